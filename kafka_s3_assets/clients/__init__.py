@@ -1,0 +1,1 @@
+"""Clients of the outside systems: Kafka (confluent-kafka), S3 (boto3), schema registry (REST)."""

@@ -1,0 +1,29 @@
+"""Errors of the outside systems, each saying which system and what to check."""
+
+
+class ExternalSystemError(Exception):
+    """Base: something outside the project failed; nothing was committed past the last good object."""
+
+
+class KafkaUnavailableError(ExternalSystemError):
+    pass
+
+
+class KafkaReadError(ExternalSystemError):
+    pass
+
+
+class BucketMissingError(ExternalSystemError):
+    pass
+
+
+class S3Error(ExternalSystemError):
+    pass
+
+
+class ManifestConflictError(ExternalSystemError):
+    """Another writer committed a manifest at the same start offset first."""
+
+
+class SchemaRegistryError(ExternalSystemError):
+    pass

@@ -1,0 +1,202 @@
+"""Export one Kafka topic-partition: the unit of work a Spark task runs.
+
+1. Resume: after the last manifest in S3; with none, from the consumer group ``connect-<name>`` (so a
+   user migrating from Kafka Connect continues where it stopped), else from the earliest offset.
+2. Read ``[resume, end)`` with ``assign()``; convert; hand records to the TopicPartitionWriter.
+3. Every committed batch is recorded in a manifest once all its objects are complete (conditional
+   write); then the consumer group offset is committed. Records after the last full object stay
+   unexported, as Kafka Connect leaves them in an open file, and are read again next run.
+
+On any failure, open objects are aborted (invisible), the manifest records only objects already
+complete, and the error names the record or system at fault. Nothing is committed past what is in S3.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from ..clients import kafka as kafka_client
+from ..clients.s3 import S3ObjectStore, check_bucket
+from ..clients.schema_registry import SchemaRegistryClient
+from ..sink.formats import build_format
+from ..sink.manifest import Manifest, ManifestLayout, manifest_for_batches
+from ..sink.naming import ObjectNaming
+from ..sink.partitioners import build_partitioner
+from ..sink.writer import CommittedBatch, TopicPartitionWriter
+from .conversion import RecordConverter
+from .settings import ExportSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PartitionExportRequest:
+    settings: ExportSettings
+    topic: str
+    partition: int
+    end_offset: int | None = None  # exclusive bound planned by the driver; None reads to end-of-partition
+    run_id: str | None = None
+
+
+@dataclass
+class PartitionExportResult:
+    topic: str
+    partition: int
+    status: str = "up_to_date"          # exported | up_to_date | failed
+    start_offset: int | None = None     # where this run resumed
+    next_offset: int | None = None      # first offset not yet exported after this run
+    records_read: int = 0
+    records_exported: int = 0
+    bytes_written: int = 0
+    object_keys: list[str] = field(default_factory=list)
+    manifest_keys: list[str] = field(default_factory=list)
+    high_watermark: int | None = None
+    duration_s: float = 0.0
+    error: str | None = None
+    error_type: str | None = None
+    error_detail: str | None = None
+
+    @property
+    def partition_key(self) -> str:
+        return f"{self.topic}/{self.partition}"
+
+    @property
+    def lag(self) -> int | None:
+        if self.high_watermark is None or self.next_offset is None:
+            return None
+        return max(0, self.high_watermark - self.next_offset)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PartitionExportResult":
+        return cls(**d)
+
+
+class ManifestCommitter:
+    """Turns completed batches into manifests, then commits the consumer offset after each."""
+
+    def __init__(self, request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout,
+                 start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str):
+        self._request = request
+        self._store = store
+        self._layout = layout
+        self.next_start = start_offset
+        self._clock_ms = clock_ms
+        self._commit_offsets = commit_consumer_offsets
+        self._group = group
+        self.pending: list[CommittedBatch] = []
+        self.written: list[Manifest] = []
+        self.manifest_keys: list[str] = []
+
+    @property
+    def pending_objects(self) -> int:
+        return sum(len(b.objects) for b in self.pending)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        r = self._request
+        manifest = manifest_for_batches(r.settings.connector_config["name"], r.topic, r.partition, self.next_start,
+                                        self.pending, self._clock_ms(), r.run_id)
+        key = self._layout.key(r.topic, r.partition, manifest.start_offset)
+        self._store.put_if_absent(key, manifest.to_json_bytes())
+        self.pending = []
+        self.written.append(manifest)
+        self.manifest_keys.append(key)
+        self.next_start = manifest.next_offset
+        if self._commit_offsets:
+            # After the manifest, so Kafka lag tools see progress; S3 stays the source of truth.
+            kafka_client.commit_offset(r.settings.kafka, self._group, r.topic, r.partition, manifest.next_offset)
+
+
+def last_manifest(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> Manifest | None:
+    keys = store.list_keys(layout.partition_prefix(topic, partition))
+    keys = [k for k in keys if k.endswith(".json")]
+    return Manifest.from_json_bytes(store.get(keys[-1])) if keys else None
+
+
+def resume_offset(request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout, group: str) -> int:
+    last = last_manifest(store, layout, request.topic, request.partition)
+    if last is not None:
+        return last.next_offset
+    kafka = request.settings.kafka
+    committed = kafka_client.committed_offset(kafka, group, request.topic, request.partition)
+    if committed is not None:
+        return committed
+    marks = kafka_client.probe_watermarks(kafka, {(request.topic, request.partition): 0})
+    return marks[(request.topic, request.partition)].low
+
+
+def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], int] | None = None
+                     ) -> PartitionExportResult:
+    """Run one export; never raises: failures come back as ``status="failed"`` with a clear message."""
+    clock_ms = clock_ms or (lambda: int(time.time() * 1000))
+    started = time.monotonic()
+    result = PartitionExportResult(request.topic, request.partition)
+    committer: ManifestCommitter | None = None
+    writer: TopicPartitionWriter | None = None
+    try:
+        config = request.settings.sink_config()
+        s3_settings = request.settings.s3
+        client = s3_settings.client()
+        check_bucket(client, s3_settings)
+        store = S3ObjectStore(client, s3_settings)
+        layout = ManifestLayout.from_config(config)
+
+        start = resume_offset(request, store, layout, config.consumer_group)
+        result.start_offset = result.next_offset = start
+        if request.end_offset is not None and start >= request.end_offset:
+            result.high_watermark = request.end_offset
+            return result
+
+        registry = SchemaRegistryClient(request.settings.registry) if request.settings.registry else None
+        converter = RecordConverter(config, registry)
+        writer = TopicPartitionWriter(
+            request.topic, request.partition,
+            flush_size=config.flush_size, partitioner=build_partitioner(config), fmt=build_format(config),
+            naming=ObjectNaming.from_config(config), store=store, clock=clock_ms,
+            behavior_on_null_values=config["behavior.on.null.values"],
+        )
+        committer = ManifestCommitter(request, store, layout, start, clock_ms,
+                                      config["kafka_s3_assets.commit.consumer.offsets"], config.consumer_group)
+        max_objects = config["kafka_s3_assets.manifest.max.objects"]
+        reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start,
+                                              request.end_offset)
+        for record in reader:
+            result.records_read += 1
+            for batch in writer.write(converter.convert(record)):
+                committer.pending.append(batch)
+            if committer.pending_objects >= max_objects:
+                committer.flush()
+        result.high_watermark = reader.high_watermark if reader.high_watermark is not None else request.end_offset
+        writer.abort()  # the tail after the last full object stays for a later run
+        committer.flush()
+        result.status = "exported" if committer.written else "up_to_date"
+    except Exception as exc:  # reported, never swallowed: the driver turns it into a failed run
+        result.status = "failed"
+        result.error = str(exc)
+        result.error_type = type(exc).__name__
+        result.error_detail = traceback.format_exc()
+        if writer is not None:
+            writer.abort()
+        if committer is not None and committer.pending:
+            try:  # record what is already complete, so a rerun does not redo it
+                committer.flush()
+            except Exception as flush_exc:
+                log.warning("Could not record completed objects after failure: %s", flush_exc)
+    finally:
+        if committer is not None:
+            result.next_offset = committer.next_start
+            result.manifest_keys = committer.manifest_keys
+            for manifest in committer.written:
+                result.records_exported += manifest.record_count
+                result.bytes_written += manifest.byte_count
+                result.object_keys.extend(o.key for o in manifest.objects)
+        result.duration_s = round(time.monotonic() - started, 3)
+    return result

@@ -1,0 +1,73 @@
+"""Everything one export needs to reach the outside systems, resolved once on the driver from the
+connector config and the environment, and shipped to Spark tasks (it pickles; secrets never print)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..clients.kafka import KafkaSettings
+from ..clients.s3 import S3Settings
+from ..clients.schema_registry import RegistrySettings
+from ..sink.config import SinkConfig, validate_connector_config
+from ..sink.errors import ConfigError, ConfigProblem
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    connector_config: Mapping[str, object] = field(repr=False)  # raw, as the user wrote it
+    kafka: KafkaSettings
+    s3: S3Settings
+    registry: RegistrySettings | None
+
+    def sink_config(self) -> SinkConfig:
+        return validate_connector_config(self.connector_config)
+
+    def __repr__(self) -> str:
+        return f"ExportSettings(kafka={self.kafka.bootstrap_servers!r}, s3={self.s3!r}, registry={self.registry!r})"
+
+
+def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | None = None, *,
+                     bootstrap_servers: str | None = None, s3_endpoint_url: str | None = None,
+                     schema_registry_url: str | None = None) -> ExportSettings:
+    """Validate the connector config and resolve endpoints: explicit overrides (Dagster resources),
+    then the connector config, then the environment (as the issue and AWS SDKs define it)."""
+    env = os.environ if env is None else env
+    config = validate_connector_config(raw_config)
+    problems = []
+
+    bootstrap = bootstrap_servers or config["bootstrap.servers"] or env.get("KAFKA_BOOTSTRAP_SERVERS")
+    if not bootstrap:
+        problems.append(ConfigProblem("bootstrap.servers", "No Kafka bootstrap servers: set bootstrap.servers in the "
+                                                           "connector config or $KAFKA_BOOTSTRAP_SERVERS"))
+    client_config = dict(config.consumer_overrides)
+    kafka = KafkaSettings(bootstrap or "", client_config, timeout_s=config["kafka_s3_assets.kafka.timeout.ms"] / 1000)
+
+    endpoint = s3_endpoint_url or config["store.url"] or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    if endpoint and "://" not in endpoint:
+        endpoint = "https://" + endpoint  # the reference prepends https:// to a scheme-less store.url
+    s3 = S3Settings(
+        bucket=config.bucket,
+        region=config["s3.region"],
+        endpoint_url=endpoint or None,
+        access_key_id=config["aws.access.key.id"] or None,
+        secret_access_key=config["aws.secret.access.key"] or None,
+        part_size=config["s3.part.size"],
+        total_attempts=config["s3.part.retries"],
+    )
+
+    registry = None
+    # Keys are converted only when they are stored (store.kafka.keys), so only the value converter
+    # decides whether a registry is needed.
+    if config.value_converter.uses_schema_registry:
+        url = schema_registry_url or config.value_converter.schema_registry_url or env.get("SCHEMA_REGISTRY_URL")
+        if not url:
+            problems.append(ConfigProblem("value.converter.schema.registry.url",
+                                          "AvroConverter needs a schema registry: set "
+                                          "value.converter.schema.registry.url or $SCHEMA_REGISTRY_URL"))
+        else:
+            registry = RegistrySettings(url, timeout_s=config["kafka_s3_assets.registry.timeout.ms"] / 1000)
+    if problems:
+        raise ConfigError(problems)
+    return ExportSettings(dict(raw_config), kafka, s3, registry)

@@ -1,0 +1,283 @@
+"""The connector's configuration keys: Kafka Connect's S3 sink keys with the reference's defaults and
+validation messages (spec §1), the Connect framework keys a connector config may carry, and our own
+extension keys under the ``kafka_s3_assets.`` prefix.
+
+Each key says how far we support it:
+
+* ``FULL``    -- any valid value works.
+* ``DEFAULT`` -- recognised, but only the reference default is implemented so far; another value is
+                 reported as "not supported yet" naming the key, never silently ignored.
+* ``INERT``   -- accepted and has no effect on the export (e.g. ``tasks.max``: Spark decides parallelism).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Callable
+
+Validator = Callable[[str, Any], "str | None"]
+
+
+class Support(Enum):
+    FULL = "full"
+    DEFAULT = "default-only"
+    INERT = "inert"
+
+
+class Type(Enum):
+    STRING = "STRING"
+    INT = "INT"
+    LONG = "LONG"
+    BOOLEAN = "BOOLEAN"
+    LIST = "LIST"
+    CLASS = "CLASS"
+    PASSWORD = "PASSWORD"
+
+
+REQUIRED = object()  # marks a key without a default
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+
+EXTENSION_PREFIX = "kafka_s3_assets."
+
+FORMAT_PACKAGE = "io.confluent.connect.s3.format."
+AVRO_FORMAT = FORMAT_PACKAGE + "avro.AvroFormat"
+JSON_FORMAT = FORMAT_PACKAGE + "json.JsonFormat"
+BYTEARRAY_FORMAT = FORMAT_PACKAGE + "bytearray.ByteArrayFormat"
+PARQUET_FORMAT = FORMAT_PACKAGE + "parquet.ParquetFormat"
+FORMAT_CLASSES = (AVRO_FORMAT, JSON_FORMAT, BYTEARRAY_FORMAT, PARQUET_FORMAT)
+SUPPORTED_FORMAT_CLASSES = (AVRO_FORMAT, JSON_FORMAT)
+
+PARTITIONER_PACKAGE = "io.confluent.connect.storage.partitioner."
+DEFAULT_PARTITIONER = PARTITIONER_PACKAGE + "DefaultPartitioner"
+PARTITIONER_CLASSES = tuple(
+    PARTITIONER_PACKAGE + n
+    for n in ("DefaultPartitioner", "HourlyPartitioner", "DailyPartitioner", "TimeBasedPartitioner", "FieldPartitioner")
+)
+SUPPORTED_PARTITIONER_CLASSES = (DEFAULT_PARTITIONER,)
+
+S3_STORAGE = "io.confluent.connect.s3.storage.S3Storage"
+S3_CONNECTOR = "io.confluent.connect.s3.S3SinkConnector"
+DEFAULT_SCHEMA_GENERATOR = "io.confluent.connect.storage.hive.schema.DefaultSchemaGenerator"
+DEFAULT_CREDENTIALS_PROVIDER = "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
+DEFAULT_CREDENTIALS_PROVIDER_V2 = "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider"
+
+AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
+BYTEARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+CONVERTER_CLASSES = (AVRO_CONVERTER, JSON_CONVERTER, STRING_CONVERTER, BYTEARRAY_CONVERTER)
+SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+
+def one_of(*allowed: str, case_sensitive: bool = True) -> Validator:
+    def check(_key: str, value: Any) -> str | None:
+        if value is None:
+            return None
+        if case_sensitive:
+            ok = value in allowed
+        else:
+            ok = str(value).lower() in {a.lower() for a in allowed}
+        return None if ok else "String must be one of: " + ", ".join(allowed)
+
+    return check
+
+
+def at_least(minimum: int, message: str | None = None) -> Validator:
+    def check(_key: str, value: Any) -> str | None:
+        if value is None or value >= minimum:
+            return None
+        return message or f"Value must be at least {minimum}"
+
+    return check
+
+
+def between(low: int, high: int) -> Validator:
+    def check(_key: str, value: Any) -> str | None:
+        if value is None or low <= value <= high:
+            return None
+        if value < low:
+            return f"Value must be at least {low}"
+        return f"Value must be no more than {high}"
+
+    return check
+
+
+def known_class(*classes: str) -> Validator:
+    def check(_key: str, value: Any) -> str | None:
+        if value is None or value in classes:
+            return None
+        return f"Class {value} could not be found."
+
+    return check
+
+
+def no_empty_segments(_key: str, value: Any) -> str | None:
+    for name in value or []:
+        if not name.strip():
+            return "Field name cannot be empty"
+        if any(not seg.strip() for seg in name.split(".")):
+            return "Field name cannot contain an empty or whitespace-only path segment"
+    return None
+
+
+@dataclass(frozen=True)
+class KeyDef:
+    name: str
+    type: Type
+    default: Any
+    support: Support
+    validator: Validator | None = None
+    doc: str = ""
+
+
+def _k(name, type_, default, support, validator=None, doc=""):
+    return KeyDef(name, type_, default, support, validator, doc)
+
+
+F, D, I = Support.FULL, Support.DEFAULT, Support.INERT
+
+# Connect framework keys that a connector config carries.
+FRAMEWORK_KEYS = [
+    _k("name", Type.STRING, REQUIRED, F, doc="Connector name; the consumer group is connect-<name>"),
+    _k("connector.class", Type.STRING, S3_CONNECTOR, I, doc="Accepted as written by Kafka Connect"),
+    _k("tasks.max", Type.INT, 1, I, at_least(1), "Ignored: Spark decides the parallelism"),
+    _k("topics", Type.LIST, REQUIRED, F, doc="Topics to export (comma separated)"),
+    _k("topics.regex", Type.STRING, "", D),
+    _k("key.converter", Type.CLASS, AVRO_CONVERTER, F, known_class(*CONVERTER_CLASSES)),
+    _k("value.converter", Type.CLASS, AVRO_CONVERTER, F, known_class(*CONVERTER_CLASSES)),
+    _k("header.converter", Type.CLASS, SIMPLE_HEADER_CONVERTER, I),
+    _k("transforms", Type.LIST, [], D),
+    _k("predicates", Type.LIST, [], D),
+    _k("config.action.reload", Type.STRING, "restart", I),
+    _k("errors.tolerance", Type.STRING, "none", D, one_of("none", "all")),
+    _k("errors.log.enable", Type.BOOLEAN, False, D),
+    _k("errors.log.include.messages", Type.BOOLEAN, False, D),
+    _k("errors.deadletterqueue.topic.name", Type.STRING, "", D),
+    _k("errors.deadletterqueue.topic.replication.factor", Type.INT, 3, I),
+    _k("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False, D),
+    _k("errors.retry.timeout", Type.LONG, 0, D),
+    _k("errors.retry.delay.max.ms", Type.LONG, 60000, D),
+    # A worker key, accepted in the connector config so one file can say where Kafka is.
+    _k("bootstrap.servers", Type.STRING, None, F, doc="Kafka bootstrap servers; else $KAFKA_BOOTSTRAP_SERVERS"),
+]
+
+# StorageSinkConnectorConfig, StorageCommonConfig, PartitionerConfig, S3SinkConnectorConfig (spec §1.1-1.4).
+SINK_KEYS = [
+    _k("format.class", Type.CLASS, REQUIRED, F, known_class(*FORMAT_CLASSES)),
+    _k("flush.size", Type.INT, REQUIRED, F, doc="Records per object (counted across a topic-partition's open objects)"),
+    _k("rotate.interval.ms", Type.LONG, -1, D),
+    _k("rotate.schedule.interval.ms", Type.LONG, -1, D),
+    _k("schemas.cache.config", Type.INT, 1000, I),
+    _k("enhanced.avro.schema.support", Type.BOOLEAN, True, I),
+    _k("connect.meta.data", Type.BOOLEAN, True, F),
+    _k("retry.backoff.ms", Type.LONG, 5000, I),
+    _k("shutdown.timeout.ms", Type.LONG, 3000, I),
+    _k("filename.offset.zero.pad.width", Type.INT, 10, F, at_least(0)),
+    _k("avro.codec", Type.STRING, "null", F, one_of("null", "deflate", "snappy", "bzip2")),
+    _k("allow.optional.map.keys", Type.BOOLEAN, False, D),
+    _k("schema.compatibility", Type.STRING, "NONE", D, one_of("NONE", "BACKWARD", "FORWARD", "FULL")),
+    _k("parquet.codec", Type.STRING, "snappy", D,
+       one_of("none", "snappy", "gzip", "lzo", "brotli", "lz4", "zstd", "lz4_raw")),
+    _k("storage.class", Type.CLASS, REQUIRED, F, known_class(S3_STORAGE)),
+    _k("topics.dir", Type.STRING, "topics", F),
+    _k("store.url", Type.STRING, None, F, doc="S3 endpoint; else $AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL"),
+    _k("directory.delim", Type.STRING, "/", F),
+    _k("file.delim", Type.STRING, "+", F),
+    _k("partitioner.class", Type.CLASS, DEFAULT_PARTITIONER, F, known_class(*PARTITIONER_CLASSES)),
+    _k("partition.field.name", Type.LIST, [], D, no_empty_segments),
+    _k("partition.duration.ms", Type.LONG, -1, D),
+    _k("path.format", Type.STRING, "", D),
+    _k("locale", Type.STRING, "", D),
+    _k("timezone", Type.STRING, "", D),
+    _k("timestamp.extractor", Type.STRING, "Wallclock", D),
+    _k("timestamp.field", Type.STRING, "timestamp", D),
+    _k("schema.generator.class", Type.CLASS, DEFAULT_SCHEMA_GENERATOR, I),
+    _k("s3.bucket.name", Type.STRING, REQUIRED, F),
+    _k("s3.object.tagging", Type.BOOLEAN, False, D),
+    _k("s3.object.tagging.key.value.pairs", Type.LIST, [], D),
+    _k("s3.object.behavior.on.tagging.error", Type.STRING, "ignore", D,
+       one_of("ignore", "fail", case_sensitive=False)),
+    _k("s3.region", Type.STRING, "us-west-2", F),
+    _k("s3.part.size", Type.INT, 26214400, F,
+       at_least(5242880, "Part size must be at least: 5242880 bytes (5MB)")),
+    _k("s3.credentials.provider.class", Type.CLASS, DEFAULT_CREDENTIALS_PROVIDER_V2, D),
+    _k("aws.access.key.id", Type.STRING, "", F),
+    _k("aws.secret.access.key", Type.PASSWORD, None, F),
+    _k("s3.ssea.name", Type.STRING, "", D, one_of("", "AES256", "aws:kms", "aws:kms:dsse")),
+    _k("s3.sse.customer.key", Type.PASSWORD, None, D),
+    _k("s3.sse.kms.key.id", Type.STRING, "", D),
+    _k("s3.acl.canned", Type.STRING, None, D),
+    _k("s3.wan.mode", Type.BOOLEAN, False, D),
+    _k("s3.compression.type", Type.STRING, "none", F, one_of("none", "gzip")),
+    _k("s3.compression.level", Type.INT, -1, F, between(-1, 9)),
+    _k("json.decimal.format", Type.STRING, "BASE64", D, one_of("BASE64", "NUMERIC", case_sensitive=False)),
+    _k("s3.part.retries", Type.INT, 3, F, at_least(0)),
+    _k("s3.retry.backoff.ms", Type.LONG, 200, F, at_least(0)),
+    _k("format.bytearray.extension", Type.STRING, ".bin", D),
+    _k("format.bytearray.separator", Type.STRING, None, D),
+    _k("s3.proxy.url", Type.STRING, "", D),
+    _k("s3.proxy.user", Type.STRING, None, D),
+    _k("s3.proxy.password", Type.PASSWORD, None, D),
+    _k("s3.http.send.expect.continue", Type.BOOLEAN, True, I),
+    _k("behavior.on.null.values", Type.STRING, "fail", D, one_of("ignore", "fail", "write", case_sensitive=False)),
+    _k("report.null.values.to.dlq", Type.BOOLEAN, True, D),
+    _k("max.write.duration.ms", Type.LONG, LONG_MAX, I),
+    _k("rotate.file.on.partition.change", Type.BOOLEAN, True, D),
+    _k("tombstone.encoded.partition", Type.STRING, "tombstone", D),
+    _k("s3.schema.partition.affix.type", Type.STRING, "NONE", D, one_of("NONE", "PREFIX", "SUFFIX")),
+    _k("s3.send.digest", Type.BOOLEAN, False, D),
+    _k("enable.conditional.writes", Type.BOOLEAN, True, I),
+    _k("max.files.scan.limit", Type.INT, 100, I),
+    _k("store.kafka.keys", Type.BOOLEAN, False, D),
+    _k("store.kafka.headers", Type.BOOLEAN, False, D),
+    _k("keys.format.class", Type.CLASS, AVRO_FORMAT, D, known_class(*FORMAT_CLASSES)),
+    _k("headers.format.class", Type.CLASS, AVRO_FORMAT, D, known_class(*FORMAT_CLASSES)),
+    _k("s3.path.style.access.enabled", Type.BOOLEAN, True, D),
+    _k("s3.elastic.buffer.enable", Type.BOOLEAN, False, I),
+    _k("s3.elastic.buffer.init.capacity", Type.INT, 131072, I, at_least(4096)),
+    _k("partitioner.max.open.files", Type.INT, -1, D),
+]
+
+# Our own keys: behaviour the reference has no key for.
+EXTENSION_KEYS = [
+    _k("kafka_s3_assets.manifests.prefix", Type.STRING, "_kafka_s3_assets/manifests", F,
+       doc="Key prefix under which progress manifests are written (outside topics.dir)"),
+    _k("kafka_s3_assets.manifest.max.objects", Type.INT, 500, F, at_least(1),
+       "Commit a manifest at least every this many objects within a run"),
+    _k("kafka_s3_assets.kafka.timeout.ms", Type.LONG, 30000, F, at_least(1),
+       "How long to wait for the broker before reporting it unreachable"),
+    _k("kafka_s3_assets.registry.timeout.ms", Type.LONG, 10000, F, at_least(1),
+       "HTTP timeout for schema registry requests"),
+    _k("kafka_s3_assets.commit.consumer.offsets", Type.BOOLEAN, True, F,
+       doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
+]
+
+ALL_KEYS: dict[str, KeyDef] = {k.name: k for k in FRAMEWORK_KEYS + SINK_KEYS + EXTENSION_KEYS}
+
+# Settings under key.converter. / value.converter. (prefix stripped) that the converters understand.
+CONVERTER_SETTINGS: dict[str, KeyDef] = {
+    k.name: k
+    for k in [
+        _k("schema.registry.url", Type.STRING, None, F),
+        _k("schemas.enable", Type.BOOLEAN, True, F),
+        _k("schemas.cache.size", Type.INT, 1000, I),
+        _k("auto.register.schemas", Type.BOOLEAN, True, I),
+        _k("use.latest.version", Type.BOOLEAN, False, I),
+        _k("latest.compatibility.strict", Type.BOOLEAN, True, I),
+        _k("enhanced.avro.schema.support", Type.BOOLEAN, False, I),
+        _k("connect.meta.data", Type.BOOLEAN, True, I),
+        _k("value.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject.TopicNameStrategy", D),
+        _k("key.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject.TopicNameStrategy", D),
+        _k("basic.auth.credentials.source", Type.STRING, "URL", D),
+        _k("basic.auth.user.info", Type.PASSWORD, None, D),
+        _k("bearer.auth.credentials.source", Type.STRING, None, D),
+        _k("decimal.format", Type.STRING, "BASE64", D),
+        _k("converter.type", Type.STRING, None, I),
+        _k("encoding", Type.STRING, "UTF8", D),
+    ]
+}
+CONVERTER_PREFIXES = ("key.converter.", "value.converter.", "header.converter.")
+# Connect passes these prefixes to other components; accepted and passed through or ignored.
+PASSTHROUGH_PREFIXES = ("consumer.override.", "transforms.", "predicates.")

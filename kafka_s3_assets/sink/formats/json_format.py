@@ -1,0 +1,69 @@
+"""Kafka Connect's JsonFormat: newline-delimited JSON, one value per line, optionally one gzip stream
+per object (spec §6.2). Not a JSON array, whatever old docs said (issue #330)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from typing import Any
+
+from ..converters import AvroDecoder
+from ..records import SinkRecord
+from ..storage import ObjectOutput, StoredObject
+
+LINE_SEPARATOR = b"\n"  # System.lineSeparator() on Linux
+
+
+def to_json_compatible(value: Any) -> Any:
+    """Bytes become base64 strings, as Jackson and Kafka's JsonConverter write them."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, dict):
+        return {str(k): to_json_compatible(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json_compatible(v) for v in value]
+    return value
+
+
+def encode_json_value(value: Any) -> bytes:
+    # Jackson's compact output: no spaces, UTF-8 text unescaped.
+    return json.dumps(to_json_compatible(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+class JsonRecordWriter:
+    def __init__(self, output: ObjectOutput, compression: str, level: int, decoder: AvroDecoder):
+        self._output = output
+        self._decoder = decoder
+        # wbits=31: a gzip stream with mtime 0, so a rerun writes identical bytes.
+        self._gzip = zlib.compressobj(level, zlib.DEFLATED, 31) if compression == "gzip" else None
+
+    def write(self, record: SinkRecord) -> None:
+        value = None if record.value is None else self._decoder.decode(record.value)
+        self._emit(encode_json_value(value) + LINE_SEPARATOR)
+
+    def _emit(self, data: bytes) -> None:
+        if self._gzip is not None:
+            data = self._gzip.compress(data)
+            if not data:
+                return
+        self._output.write(data)
+
+    def commit(self) -> StoredObject:
+        if self._gzip is not None:
+            self._output.write(self._gzip.flush())
+        return self._output.commit()
+
+    def abort(self) -> None:
+        self._output.abort()
+
+
+class JsonFormat:
+    def __init__(self, compression: str = "none", level: int = -1):
+        self.compression = compression
+        self.level = level
+        self.extension = ".json" + (".gz" if compression == "gzip" else "")
+        self._decoder = AvroDecoder()
+
+    def new_writer(self, output: ObjectOutput) -> JsonRecordWriter:
+        return JsonRecordWriter(output, self.compression, self.level, self._decoder)

@@ -1,0 +1,40 @@
+"""Object keys exactly as the reference names them (spec §2):
+``topics.dir/topic/encodedPartition/topic+partition+startOffset.ext``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ObjectNaming:
+    topics_dir: str = "topics"
+    directory_delim: str = "/"
+    file_delim: str = "+"
+    zero_pad_width: int = 10
+
+    def partitioned_path(self, topic: str, encoded_partition: str) -> str:
+        return f"{topic}{self.directory_delim}{encoded_partition}"
+
+    def file_name(self, topic: str, kafka_partition: int, start_offset: int, extension: str) -> str:
+        # Java's "%0{w}d" pads and never truncates longer offsets; Python's format spec does the same.
+        offset = f"{start_offset:0{self.zero_pad_width}d}"
+        return f"{topic}{self.file_delim}{kafka_partition}{self.file_delim}{offset}{extension}"
+
+    def object_key(self, topic: str, encoded_partition: str, kafka_partition: int, start_offset: int,
+                   extension: str) -> str:
+        directory = self.partitioned_path(topic, encoded_partition)
+        name = self.file_name(topic, kafka_partition, start_offset, extension)
+        # A blank topics.dir means no leading segment and no leading delimiter.
+        if self.topics_dir.strip():
+            return f"{self.topics_dir}{self.directory_delim}{directory}{self.directory_delim}{name}"
+        return f"{directory}{self.directory_delim}{name}"
+
+    @classmethod
+    def from_config(cls, config) -> "ObjectNaming":
+        return cls(
+            topics_dir=config["topics.dir"],
+            directory_delim=config["directory.delim"],
+            file_delim=config["file.delim"],
+            zero_pad_width=config["filename.offset.zero.pad.width"],
+        )

@@ -1,0 +1,75 @@
+"""The record model: what Kafka delivered, and what a converter made of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+NO_TIMESTAMP = None
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaRecord:
+    """A record exactly as read from one topic-partition, bytes undecoded."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int | None
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AvroSchemaRef:
+    """A registry schema as the converter resolved it.
+
+    ``header_schema`` is the schema written into container files: the writer schema with the
+    ``connect.*`` properties AvroData adds. Those properties do not change the binary encoding, so
+    a record whose datum bytes were written with ``schema_id`` can be copied as-is.
+    """
+
+    schema_id: int
+    version: int | None
+    writer_schema: dict | str | list
+    header_schema_json: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectData:
+    """A converted key or value.
+
+    ``schema`` is None for schemaless data (JSON without schemas, String, ByteArray). For Avro data the
+    undecoded datum is kept in ``avro_datum`` and ``value`` is decoded only when someone needs it:
+    decoding costs ~100x more than copying the bytes.
+    """
+
+    schema: AvroSchemaRef | None
+    avro_datum: bytes | None = None
+    decoded: Any = None
+    is_decoded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SinkRecord:
+    """A record after conversion: what partitioners, rotation and formats see."""
+
+    raw: KafkaRecord
+    value: ConnectData | None
+
+    @property
+    def topic(self) -> str:
+        return self.raw.topic
+
+    @property
+    def partition(self) -> int:
+        return self.raw.partition
+
+    @property
+    def offset(self) -> int:
+        return self.raw.offset
+
+    @property
+    def timestamp(self) -> int | None:
+        return self.raw.timestamp
