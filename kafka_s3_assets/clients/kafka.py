@@ -26,6 +26,8 @@ READ_TUNING = {
     "queued.max.messages.kbytes": 262144,
 }
 CONSUME_BATCH = 10000
+# consume() waits for a full batch or this long; short, so the end of a small range is not a wait.
+POLL_TIMEOUT_S = 0.1
 LIBRDKAFKA_LOGGER = logging.getLogger("kafka_s3_assets.librdkafka")
 
 
@@ -116,7 +118,7 @@ def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int]
                 raise KafkaUnavailableError(
                     f"No fetch response within {settings.timeout_s:g}s for "
                     f"{', '.join(f'{t}/{p}' for t, p in sorted(pending))} from {settings.bootstrap_servers}")
-            for msg in consumer.consume(num_messages=len(pending) * 4, timeout=min(remaining, 1.0)):
+            for msg in consumer.consume(num_messages=len(pending) * 4, timeout=min(remaining, POLL_TIMEOUT_S)):
                 key = (msg.topic(), msg.partition())
                 err = msg.error()
                 if err is not None and err.code() != KafkaError._PARTITION_EOF:
@@ -188,7 +190,7 @@ class PartitionReader:
     def _read(self, consumer: Consumer) -> Iterator[KafkaRecord]:
         last_progress = time.monotonic()
         while True:
-            messages = consumer.consume(num_messages=CONSUME_BATCH, timeout=1.0)
+            messages = consumer.consume(num_messages=CONSUME_BATCH, timeout=POLL_TIMEOUT_S)
             if not messages:
                 if time.monotonic() - last_progress > self.settings.timeout_s:
                     raise KafkaReadError(

@@ -1,0 +1,1 @@
+"""The Dagster surface: assets, checks, sensors and resources built from connector configs."""

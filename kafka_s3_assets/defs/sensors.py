@@ -1,0 +1,121 @@
+"""Sensors that keep exports continuous.
+
+* Discovery: adds a dynamic partition for every Kafka partition of each exported topic (metadata only).
+* Export: launches a run for each topic-partition with at least ``flush.size`` records waiting past
+  its last manifest. It reads only broker metadata (a watermark probe) and S3 manifests: it never
+  consumes for export and never commits offsets. The run key carries the high watermark, so each new
+  batch of data launches exactly once; partitions with a run queued or in flight are skipped.
+"""
+
+
+import dagster as dg
+from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
+from dagster_aws.s3 import S3Resource
+
+from ..clients import kafka as kafka_client
+from ..export.plan import plan_partitions
+from .assets import export_job_name
+from .connectors import ConnectorSpec, safe_name
+from .partitions import is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def
+from .resources import KafkaResource, SchemaRegistryResource, export_settings
+
+IN_FLIGHT = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
+
+
+def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: int = 60) -> dg.SensorDefinition:
+    @dg.sensor(
+        name=f"discover_partitions__{safe_name(connector.name)}",
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description=f"Adds new Kafka partitions of the topics of connector {connector.name} as asset partitions.",
+    )
+    def discover(context: dg.SensorEvaluationContext, kafka: KafkaResource, s3: S3Resource,
+                 schema_registry: SchemaRegistryResource) -> dg.SensorResult | dg.SkipReason:
+        settings = export_settings(connector, kafka, s3, schema_registry)
+        requests = []
+        added = []
+        for topic in connector.config.topics:
+            partitions_def = topic_partitions_def(connector.name, topic)
+            known = set(context.instance.get_dynamic_partitions(partitions_def.name))
+            new = [partition_key(topic, p) for p in kafka_client.list_partitions(settings.kafka, topic)]
+            valid = [k for k in new if is_valid_dagster_partition_key(k)]
+            for invalid in sorted(set(new) - set(valid)):
+                context.log.warning(f"Skipping {invalid}: Dagster does not accept '...' in partition keys")
+            fresh = [k for k in valid if k not in known]
+            if fresh:
+                requests.append(partitions_def.build_add_request(fresh))
+                added.extend(fresh)
+        if not requests:
+            return dg.SkipReason("No new topic-partitions")
+        context.log.info(f"Adding partitions {added}")
+        return dg.SensorResult(dynamic_partitions_requests=requests)
+
+    return discover
+
+
+def partitions_with_runs_in_flight(instance: dg.DagsterInstance, keys: list[str]) -> set[str]:
+    busy = set()
+    for key in keys:
+        runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": key}, statuses=IN_FLIGHT), limit=1)
+        if runs:
+            busy.add(key)
+    return busy
+
+
+def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, UnresolvedAssetJobDefinition],
+                        minimum_interval_seconds: int = 30) -> dg.SensorDefinition:
+    flush_size = connector.config.flush_size
+
+    @dg.sensor(
+        name=f"export_new_records__{safe_name(connector.name)}",
+        jobs=list(jobs.values()),
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=dg.DefaultSensorStatus.STOPPED,
+        description=(f"Launches exports of connector {connector.name} where at least flush.size={flush_size} "
+                     f"records wait. Reads broker metadata and S3 manifests only."),
+    )
+    def export_new_records(context: dg.SensorEvaluationContext, kafka: KafkaResource, s3: S3Resource,
+                           schema_registry: SchemaRegistryResource) -> dg.SensorResult | dg.SkipReason:
+        settings = export_settings(connector, kafka, s3, schema_registry)
+        candidates = []
+        for topic in connector.config.topics:
+            keys = context.instance.get_dynamic_partitions(topic_partitions_def(connector.name, topic).name)
+            candidates.extend(parse_partition_key(k) for k in keys)
+        if not candidates:
+            return dg.SkipReason("No topic-partitions known yet (the discovery sensor adds them)")
+        busy = partitions_with_runs_in_flight(context.instance, [partition_key(t, p) for t, p in candidates])
+        waiting = [tp for tp in candidates if partition_key(*tp) not in busy]
+        run_requests = []
+        for plan in plan_partitions(settings, waiting) if waiting else []:
+            if plan.pending >= flush_size:
+                key = partition_key(plan.topic, plan.partition)
+                run_requests.append(dg.RunRequest(
+                    job_name=jobs[plan.topic].name,
+                    partition_key=key,
+                    run_key=f"{key}@{plan.high_watermark}",
+                    tags={"kafka_s3_assets/high_watermark": str(plan.high_watermark),
+                          "kafka_s3_assets/connector": connector.name},
+                ))
+        if not run_requests:
+            return dg.SkipReason(f"No topic-partition has {flush_size}+ records waiting"
+                                 + (f" ({len(busy)} with a run in flight)" if busy else ""))
+        return dg.SensorResult(run_requests=run_requests)
+
+    return export_new_records
+
+
+def build_jobs(connector: ConnectorSpec) -> dict[str, UnresolvedAssetJobDefinition]:
+    """One asset job per topic: a sensor can target several partitioned assets only through jobs."""
+    from .assets import export_asset_key
+
+    return {
+        topic: dg.define_asset_job(export_job_name(connector.name, topic),
+                                   selection=[export_asset_key(connector.name, topic)],
+                                   partitions_def=topic_partitions_def(connector.name, topic))
+        for topic in connector.config.topics
+    }

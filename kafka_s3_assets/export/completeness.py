@@ -1,0 +1,55 @@
+"""The completeness check: manifests contiguous from the first exported offset, and every object
+they list present in S3 with its recorded size."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..clients.s3 import S3ObjectStore
+from ..sink.manifest import ContiguityReport, Manifest, ManifestLayout, check_contiguity
+
+
+@dataclass(frozen=True)
+class CompletenessReport:
+    contiguity: ContiguityReport
+    objects_listed: int
+    missing_objects: tuple[str, ...]
+    size_mismatches: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return self.contiguity.ok and not self.missing_objects and not self.size_mismatches
+
+    def describe(self) -> str:
+        if self.passed:
+            c = self.contiguity
+            if not c.manifests:
+                return "Nothing exported yet"
+            return (f"{c.manifests} manifest(s) cover offsets {c.first_offset}..{c.next_offset - 1} without gap or "
+                    f"overlap; all {self.objects_listed} object(s) present with their recorded sizes")
+        problems = []
+        problems += [f"gap: offsets {a}..{b - 1} are in no manifest" for a, b in self.contiguity.gaps]
+        problems += [f"overlap: manifest starting at {b} repeats offsets from {b} (expected {a})"
+                     for a, b in self.contiguity.overlaps]
+        problems += list(self.contiguity.bad_objects)
+        problems += [f"missing object: {k}" for k in self.missing_objects]
+        problems += list(self.size_mismatches)
+        return "; ".join(problems)
+
+
+def load_manifests(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> list[Manifest]:
+    keys = [k for k in store.list_keys(layout.partition_prefix(topic, partition)) if k.endswith(".json")]
+    return [Manifest.from_json_bytes(store.get(k)) for k in keys]
+
+
+def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> CompletenessReport:
+    manifests = load_manifests(store, layout, topic, partition)
+    listed = {o.key: o.size for m in manifests for o in m.objects}
+    # One listing per directory the objects live in, rather than a HEAD per object.
+    present: dict[str, int] = {}
+    for directory in sorted({k.rsplit("/", 1)[0] + "/" if "/" in k else "" for k in listed}):
+        present.update(store.list_sizes(directory))
+    missing = tuple(sorted(k for k in listed if k not in present))
+    mismatched = tuple(f"size mismatch: {k} is {present[k]} bytes, manifest says {size}"
+                       for k, size in sorted(listed.items()) if k in present and present[k] != size)
+    return CompletenessReport(check_contiguity(manifests), len(listed), missing, mismatched)

@@ -1,0 +1,49 @@
+"""Driver-side planning: where each topic-partition resumes and how far the broker has data.
+
+Reads only S3 manifests and broker metadata (a watermark probe), never consumes for export and never
+commits: the continuous-export sensor uses it every tick, and an asset run uses it to decide whether
+a Spark job is needed at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..clients import kafka as kafka_client
+from ..clients.s3 import S3ObjectStore, check_bucket
+from ..sink.manifest import ManifestLayout
+from .partition_export import last_manifest
+from .settings import ExportSettings
+
+
+@dataclass(frozen=True)
+class PartitionPlan:
+    topic: str
+    partition: int
+    next_offset: int | None   # first offset not exported yet (None: nothing exported, start unknown)
+    low_watermark: int
+    high_watermark: int
+
+    @property
+    def pending(self) -> int:
+        start = self.next_offset if self.next_offset is not None else self.low_watermark
+        return max(0, self.high_watermark - max(start, self.low_watermark))
+
+
+def exported_next_offsets(settings: ExportSettings, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int | None]:
+    config = settings.sink_config()
+    client = settings.s3.client()
+    check_bucket(client, settings.s3)
+    store = S3ObjectStore(client, settings.s3)
+    layout = ManifestLayout.from_config(config)
+    result = {}
+    for topic, partition in partitions:
+        manifest = last_manifest(store, layout, topic, partition)
+        result[(topic, partition)] = manifest.next_offset if manifest else None
+    return result
+
+
+def plan_partitions(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list[PartitionPlan]:
+    next_offsets = exported_next_offsets(settings, partitions)
+    marks = kafka_client.probe_watermarks(settings.kafka, {tp: (o or 0) for tp, o in next_offsets.items()})
+    return [PartitionPlan(t, p, next_offsets[(t, p)], marks[(t, p)].low, marks[(t, p)].high) for t, p in partitions]
