@@ -1,0 +1,154 @@
+import json
+
+import pytest
+
+from kafka_s3_assets.sink.config import (
+    flatten_connect_json,
+    load_connector_config,
+    parse_properties,
+    validate_connector_config,
+)
+from kafka_s3_assets.sink.errors import ConfigError
+
+from .sink_helpers import base_config
+
+QUICKSTART = """\
+name=s3-sink
+connector.class=io.confluent.connect.s3.S3SinkConnector
+tasks.max=1
+topics=s3_topic
+s3.region=us-west-2
+s3.bucket.name=confluent-kafka-connect-s3-testing
+s3.part.size=5242880
+flush.size=3
+storage.class=io.confluent.connect.s3.storage.S3Storage
+format.class=io.confluent.connect.s3.format.avro.AvroFormat
+schema.generator.class=io.confluent.connect.storage.hive.schema.DefaultSchemaGenerator
+partitioner.class=io.confluent.connect.storage.partitioner.DefaultPartitioner
+schema.compatibility=NONE
+"""
+
+
+def problems_of(config: dict) -> dict[str, str]:
+    with pytest.raises(ConfigError) as info:
+        validate_connector_config(config)
+    return {p.key: p.message for p in info.value.problems}
+
+
+def test_quickstart_properties_load_unchanged_with_reference_defaults(tmp_path):
+    path = tmp_path / "quickstart-s3.properties"
+    path.write_text(QUICKSTART)
+    config = load_connector_config(path)
+    assert config.name == "s3-sink"
+    assert config.topics == ["s3_topic"]
+    assert config.flush_size == 3
+    assert config["s3.part.size"] == 5242880
+    assert config["topics.dir"] == "topics"
+    assert config["directory.delim"] == "/"
+    assert config["file.delim"] == "+"
+    assert config["filename.offset.zero.pad.width"] == 10
+    assert config["avro.codec"] == "null"
+    assert config["behavior.on.null.values"] == "fail"
+    assert config.consumer_group == "connect-s3-sink"
+
+
+def test_connect_rest_json_and_flat_json_are_the_same_config(tmp_path):
+    flat = base_config()
+    rest = {"name": flat.pop("name"), "config": flat}
+    (tmp_path / "rest.json").write_text(json.dumps(rest))
+    (tmp_path / "flat.json").write_text(json.dumps(base_config()))
+    assert load_connector_config(tmp_path / "rest.json").values == load_connector_config(tmp_path / "flat.json").values
+    assert flatten_connect_json(rest)["name"] == "s3-sink"
+
+
+def test_missing_required_keys_use_kafka_configdef_message():
+    problems = problems_of({"name": "x", "topics": "t"})
+    assert problems["flush.size"] == 'Missing required configuration "flush.size" which has no default value.'
+    assert problems["s3.bucket.name"] == 'Missing required configuration "s3.bucket.name" which has no default value.'
+    assert "format.class" in problems and "storage.class" in problems
+
+
+def test_every_problem_is_reported_at_once_each_naming_its_key():
+    problems = problems_of(base_config(**{"flush.size": "many", "avro.codec": "lz77", "s3.part.size": "1024",
+                                          "no.such.key": "1", "s3.compression.level": "12"}))
+    assert problems["flush.size"] == "Invalid value many for configuration flush.size: Not a number of type INT"
+    assert problems["avro.codec"] == ("Invalid value lz77 for configuration avro.codec: "
+                                      "String must be one of: null, deflate, snappy, bzip2")
+    assert problems["s3.part.size"] == ("Invalid value 1024 for configuration s3.part.size: "
+                                        "Part size must be at least: 5242880 bytes (5MB)")
+    assert problems["no.such.key"] == "Unknown configuration key 'no.such.key'"
+    assert problems["s3.compression.level"].endswith("Value must be no more than 9")
+
+
+def test_gzip_with_avro_is_rejected_with_the_validator_message():
+    problems = problems_of(base_config(**{"s3.compression.type": "gzip"}))
+    assert problems["s3.compression.type"] == ("Compression Type gzip not valid for data format class: "
+                                               "( io.confluent.connect.s3.format.avro.AvroFormat ).")
+
+
+def test_gzip_with_json_is_accepted():
+    config = validate_connector_config(base_config(**{"format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                                                      "s3.compression.type": "gzip"}))
+    assert config["s3.compression.type"] == "gzip"
+
+
+def test_not_yet_supported_values_name_the_key_but_defaults_are_accepted():
+    problems = problems_of(base_config(**{"rotate.interval.ms": "60000",
+                                          "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner"}))
+    assert "rotate.interval.ms" in problems and "not supported yet" in problems["rotate.interval.ms"]
+    assert "not supported yet" in problems["partitioner.class"]
+    config = validate_connector_config(base_config(**{"rotate.interval.ms": "-1", "schema.compatibility": "NONE"}))
+    assert config["rotate.interval.ms"] == -1
+
+
+def test_unknown_class_names_are_reported_like_connect():
+    problems = problems_of(base_config(**{"format.class": "com.example.CsvFormat"}))
+    assert problems["format.class"] == ("Invalid value com.example.CsvFormat for configuration format.class: "
+                                        "Class com.example.CsvFormat could not be found.")
+
+
+def test_converter_settings_are_parsed_and_unknown_ones_rejected():
+    config = validate_connector_config(base_config(**{
+        "value.converter": "io.confluent.connect.avro.AvroConverter",
+        "value.converter.schema.registry.url": "http://registry:8081",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    }))
+    assert config.value_converter.schema_registry_url == "http://registry:8081"
+    assert config.key_converter.class_name == "org.apache.kafka.connect.storage.StringConverter"
+    problems = problems_of(base_config(**{"value.converter.frobnicate": "yes"}))
+    assert "value.converter.frobnicate" in problems
+
+
+def test_json_converter_needs_schemas_enable_false_for_now():
+    problems = problems_of(base_config(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter"}))
+    assert "value.converter.schemas.enable" in problems
+    config = validate_connector_config(base_config(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                                                      "value.converter.schemas.enable": "false"}))
+    assert config.value_converter.schemas_enable is False
+
+
+def test_zero_pad_width_zero_is_rejected_up_front():
+    assert "filename.offset.zero.pad.width" in problems_of(base_config(**{"filename.offset.zero.pad.width": "0"}))
+
+
+def test_framework_keys_and_consumer_overrides_are_accepted():
+    config = validate_connector_config(base_config(**{"tasks.max": "8", "connector.class":
+                                                      "io.confluent.connect.s3.S3SinkConnector",
+                                                      "consumer.override.security.protocol": "SASL_SSL"}))
+    assert config.consumer_overrides == {"security.protocol": "SASL_SSL"}
+
+
+def test_redacted_hides_secrets():
+    config = validate_connector_config(base_config(**{"aws.access.key.id": "AKIA", "aws.secret.access.key": "s3cr3t"}))
+    assert config.redacted()["aws.secret.access.key"] == "[hidden]"
+    assert "s3cr3t" not in json.dumps(config.redacted())
+
+
+def test_properties_syntax():
+    props = parse_properties("# comment\n! also\na=1\nb : 2\nc 3\nd=multi\\\n   line\ne=x\\=y\nf=\\u0041\n")
+    assert props == {"a": "1", "b": "2", "c": "3", "d": "multiline", "e": "x=y", "f": "A"}
+
+
+def test_unreadable_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="Cannot read connector config"):
+        load_connector_config(tmp_path / "missing.json")

@@ -1,0 +1,57 @@
+import gzip
+import json
+
+from kafka_s3_assets.sink.config import validate_connector_config
+from kafka_s3_assets.sink.converters import ByteArrayConverter, JsonSchemalessConverter, StringConverter
+from kafka_s3_assets.sink.formats.json_format import JsonFormat
+from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
+from kafka_s3_assets.sink.storage import InMemoryObjectStore
+
+from .sink_helpers import JSON, avro_records, base_config, writer_for
+
+
+def sink_records(converter, payloads):
+    return [SinkRecord(KafkaRecord("t", 0, i, None, None, p), converter.to_connect("t", p))
+            for i, p in enumerate(payloads)]
+
+
+def write_json(records, compression="none", level=-1) -> bytes:
+    store = InMemoryObjectStore()
+    writer = JsonFormat(compression, level).new_writer(store.create("k"))
+    for record in records:
+        writer.write(record)
+    writer.commit()
+    return store.objects["k"]
+
+
+def test_json_is_newline_delimited_compact_not_an_array():
+    body = write_json(sink_records(JsonSchemalessConverter(), [b'{"a": 1, "b": [1, 2]}', b'{"c": "\xc3\xa9"}']))
+    assert body == '{"a":1,"b":[1,2]}\n{"c":"é"}\n'.encode()
+
+
+def test_avro_values_are_written_as_plain_json_objects():
+    body = write_json(avro_records([{"f1": "value1"}, {"f1": "value2"}]))
+    assert body == b'{"f1":"value1"}\n{"f1":"value2"}\n'
+
+
+def test_schemaless_strings_are_quoted_and_bytes_base64():
+    assert write_json(sink_records(StringConverter(), [b'{"already":"json"}'])) == b'"{\\"already\\":\\"json\\"}"\n'
+    assert write_json(sink_records(ByteArrayConverter(), [b"\x00\x01"])) == b'"AAE="\n'
+
+
+def test_gzip_is_one_stream_with_the_level_and_deterministic():
+    records = sink_records(JsonSchemalessConverter(), [b'{"i": %d}' % i for i in range(100)])
+    body = write_json(records, "gzip", 9)
+    assert gzip.decompress(body).decode().splitlines() == [json.dumps({"i": i}, separators=(",", ":")) for i in range(100)]
+    assert body == write_json(records, "gzip", 9)
+    assert body[4:8] == b"\x00\x00\x00\x00"  # mtime 0
+    assert body[8] == 2  # XFL: maximum compression (level 9)
+    assert write_json(records, "gzip", 1)[8] == 4  # XFL: fastest (level 1)
+
+
+def test_json_gzip_objects_get_the_gz_extension():
+    writer, store = writer_for(base_config(**{"format.class": JSON, "s3.compression.type": "gzip"}))
+    for record in avro_records([{"f1": "a"}, {"f1": "b"}, {"f1": "c"}]):
+        writer.write(record)
+    assert list(store.objects) == ["topics/s3_topic/partition=0/s3_topic+0+0000000000.json.gz"]
+    assert validate_connector_config(base_config(**{"format.class": JSON}))["s3.compression.type"] == "none"

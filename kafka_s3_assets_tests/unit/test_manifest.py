@@ -1,0 +1,38 @@
+from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout, check_contiguity
+from kafka_s3_assets.sink.writer import CommittedObject
+
+
+def obj(start, end, key=None):
+    return CommittedObject(key or f"k{start}", "partition=0", start, end, end - start + 1, 10, "x", (1,))
+
+
+def manifest(start, end, objects):
+    return Manifest("c", "t", 0, start, end, tuple(objects), 0)
+
+
+def test_manifest_round_trips_through_json():
+    m = Manifest("c", "t", 3, 0, 8, (obj(0, 2), obj(3, 5), obj(6, 8)), 1234, "run-1")
+    again = Manifest.from_json_bytes(m.to_json_bytes())
+    assert again == m
+    assert again.next_offset == 9 and again.record_count == 9 and again.byte_count == 30
+
+
+def test_layout_keys_sort_by_start_offset_and_parse_back():
+    layout = ManifestLayout("_kafka_s3_assets/manifests", "topics")
+    keys = [layout.key("t", 0, o) for o in (10, 9, 100000000000)]
+    assert sorted(keys) == [keys[1], keys[0], keys[2]]
+    assert keys[0] == "_kafka_s3_assets/manifests/dir=topics/topic=t/partition=0/00000000000000000010.json"
+    assert ManifestLayout.start_offset_of(keys[2]) == 100000000000
+    assert ManifestLayout("p", "a/b").partition_prefix("t", 1) == "p/dir=a%2Fb/topic=t/partition=1/"
+
+
+def test_contiguity_accepts_tiling_and_reports_gaps_overlaps_and_stray_objects():
+    ok = check_contiguity([manifest(0, 5, [obj(0, 2), obj(3, 5)]), manifest(6, 8, [obj(6, 8)])])
+    assert ok.ok and ok.first_offset == 0 and ok.next_offset == 9 and ok.records == 9
+    gap = check_contiguity([manifest(0, 5, [obj(0, 5)]), manifest(8, 9, [obj(8, 9)])])
+    assert gap.gaps == ((6, 8),) and not gap.ok
+    overlap = check_contiguity([manifest(0, 5, [obj(0, 5)]), manifest(4, 9, [obj(6, 9)])])
+    assert overlap.overlaps == ((6, 4),)
+    stray = check_contiguity([manifest(0, 5, [obj(0, 7)])])
+    assert stray.bad_objects and not stray.ok
+    assert check_contiguity([]).ok and check_contiguity([]).manifests == 0
