@@ -8,6 +8,8 @@ error the user sees is ours (naming the record or the system), not a Java stack 
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Iterable
 
 from ..export.partition_export import PartitionExportRequest, PartitionExportResult, export_partition
@@ -47,5 +49,9 @@ DEFAULT_SPARK_CONFIG = {
 def spark_config(master: str | None = None, extra: dict | None = None) -> dict:
     config = dict(DEFAULT_SPARK_CONFIG)
     config["spark.master"] = master or "local[*]"
+    # Python workers must import kafka_s3_assets: use this interpreter (its virtualenv), not whatever
+    # "python3" is first on PATH. PySpark reads only the environment variable when it starts workers
+    # from a driver process; on a cluster, set PYSPARK_PYTHON to the executors' interpreter.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     config.update(extra or {})
     return config

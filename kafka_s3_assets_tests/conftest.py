@@ -1,0 +1,121 @@
+"""Shared fixtures: one real devstack (Tansu, S3 server, schema registry) and one real Spark session
+for the whole suite, plus helpers that create uniquely named topics and buckets per test."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+
+import boto3
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from kafka_s3_assets.devstack.stack import DevstackEndpoints, running_devstack
+
+DEMO_SCHEMA = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
+
+
+@pytest.fixture(scope="session")
+def devstack(tmp_path_factory) -> DevstackEndpoints:
+    state_dir = tmp_path_factory.mktemp("devstack")
+    with running_devstack(state_dir) as endpoints:
+        saved = {k: os.environ.get(k) for k in endpoints.env()}
+        os.environ.update(endpoints.env())
+        try:
+            yield endpoints
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pyspark.sql import SparkSession
+
+    from kafka_s3_assets.spark.job import spark_config
+
+    builder = SparkSession.builder
+    for key, value in spark_config("local[2]").items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@dataclass
+class Kafka:
+    bootstrap: str
+    registry_url: str
+
+    def create_topic(self, prefix: str = "t", partitions: int = 1) -> str:
+        name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for future in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+            future.result(timeout=30)
+        return name
+
+    def produce(self, topic: str, values: list[bytes | None], partition: int = 0, keys=None) -> None:
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5})
+        for i, value in enumerate(values):
+            producer.produce(topic, value=value, key=None if keys is None else keys[i], partition=partition)
+        assert producer.flush(30) == 0
+
+    def avro_serializer(self, schema: str = DEMO_SCHEMA) -> AvroSerializer:
+        return AvroSerializer(SchemaRegistryClient({"url": self.registry_url}), schema)
+
+    def produce_avro(self, topic: str, values: list[dict], partition: int = 0, schema: str = DEMO_SCHEMA) -> None:
+        serializer = self.avro_serializer(schema)
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        self.produce(topic, [serializer(v, ctx) for v in values], partition=partition)
+
+
+@pytest.fixture(scope="session")
+def kafka(devstack) -> Kafka:
+    return Kafka(devstack.kafka_bootstrap_servers, devstack.schema_registry_url)
+
+
+@pytest.fixture(scope="session")
+def s3_client(devstack):
+    return boto3.client("s3", endpoint_url=devstack.s3_endpoint_url, region_name=devstack.aws_region,
+                        aws_access_key_id=devstack.aws_access_key_id,
+                        aws_secret_access_key=devstack.aws_secret_access_key)
+
+
+@pytest.fixture
+def bucket(s3_client) -> str:
+    name = f"bucket-{uuid.uuid4().hex[:10]}"
+    s3_client.create_bucket(Bucket=name)
+    return name
+
+
+def list_keys(s3_client, bucket: str, prefix: str = "") -> list[str]:
+    keys = []
+    for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        keys.extend(o["Key"] for o in page.get("Contents", ()))
+    return sorted(keys)
+
+
+def connector_config(topic: str, bucket: str, **overrides) -> dict:
+    config = {
+        "name": f"sink-{topic}",
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": topic,
+        "flush.size": "3",
+        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+        "s3.bucket.name": bucket,
+        "s3.region": "us-east-1",
+        "schema.compatibility": "NONE",
+        "kafka_s3_assets.kafka.timeout.ms": "10000",
+    }
+    config.update(overrides)
+    return config

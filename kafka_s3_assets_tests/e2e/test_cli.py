@@ -1,0 +1,109 @@
+"""The command line, end to end: ``kafka-s3-assets export --json`` through Dagster, Spark and the devstack."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kafka_s3_assets.cli import main
+
+from ..conftest import connector_config
+
+pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """An empty project directory without DAGSTER_HOME: the CLI creates ./.dagster_home there."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    yield tmp_path
+    os.environ.pop("DAGSTER_HOME", None)
+
+
+def run_cli(capsys, *args) -> tuple[int, dict | str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    out = json.loads(captured.out) if "--json" in args and captured.out.strip() else captured.out
+    return code, out, captured.err
+
+
+def test_export_again_writes_nothing_and_new_records_make_only_the_next_object(spark, kafka, bucket, workdir,
+                                                                               capsys):
+    topic = kafka.create_topic("s3_topic")
+    config_path = workdir / "connector.json"
+    config_path.write_text(json.dumps({"name": f"cli-{topic}", "config": connector_config(topic, bucket)}))
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(1, 10)])
+    prefix = f"topics/{topic}/partition=0/{topic}+0+"
+
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
+    assert code == 0, err
+    [partition] = out["partitions"]
+    assert partition["partition"] == f"{topic}/0"
+    assert (partition["start_offset"], partition["end_offset"]) == (0, 8)
+    assert partition["object_keys"] == [prefix + "0000000000.avro", prefix + "0000000003.avro",
+                                        prefix + "0000000006.avro"]
+    assert partition["completeness_check_passed"] is True
+    assert (workdir / ".dagster_home" / "dagster.yaml").exists() is False  # no project dagster.yaml here
+    assert (workdir / ".dagster_home").is_dir()
+
+    code, out, _ = run_cli(capsys, "export", "--config", str(config_path), "--json", "--partition", f"{topic}/0")
+    assert code == 0 and out["partitions"][0]["object_keys"] == [] and out["partitions"][0]["records"] == 0
+
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(10, 13)])
+    code, out, _ = run_cli(capsys, "export", "--config", str(config_path), "--json")
+    assert code == 0 and out["partitions"][0]["object_keys"] == [prefix + "0000000009.avro"]
+    assert (out["partitions"][0]["start_offset"], out["partitions"][0]["end_offset"]) == (9, 11)
+
+
+def test_export_failure_exits_non_zero_with_the_message(spark, kafka, bucket, workdir, capsys):
+    topic = kafka.create_topic()
+    kafka.produce(topic, [b"\x01\x00\x00\x00\x01junk"])
+    config_path = workdir / "c.json"
+    config_path.write_text(json.dumps(connector_config(topic, bucket)))
+    code, _out, err = run_cli(capsys, "export", "--config", str(config_path))
+    assert code == 1
+    assert f"export of {topic}/0 failed: Export of {topic}/0 failed: Record topic={topic} partition=0 offset=0" in err
+
+
+def test_invalid_config_exits_2_naming_every_bad_key(workdir, capsys):
+    path = workdir / "bad.properties"
+    path.write_text("name=x\ntopics=t\nflush.size=abc\nformat.class=io.confluent.connect.s3.format.avro.AvroFormat\n"
+                    "storage.class=io.confluent.connect.s3.storage.S3Storage\nbogus.key=1\n")
+    code, _out, err = run_cli(capsys, "export", "--config", str(path))
+    assert code == 2
+    assert "flush.size: Invalid value abc for configuration flush.size: Not a number of type INT" in err
+    assert 's3.bucket.name: Missing required configuration "s3.bucket.name" which has no default value.' in err
+    assert "bogus.key: Unknown configuration key 'bogus.key'" in err
+
+
+def test_unknown_partition_topic_is_rejected(kafka, bucket, workdir, capsys):
+    config_path = workdir / "c.json"
+    config_path.write_text(json.dumps(connector_config("known_topic", bucket)))
+    code, _out, err = run_cli(capsys, "export", "--config", str(config_path), "--partition", "other/0")
+    assert code == 2 and "topic other is not in the connector's topics" in err
+
+
+def test_dagster_definitions_validate_accepts_the_code_location():
+    """The real `dagster definitions validate` on the project's workspace."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "dagster"), "definitions", "validate",
+                             "-w", "workspace.yaml"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Validation successful" in result.stdout + result.stderr
+
+
+def test_workspace_and_pyproject_point_at_the_same_code_location():
+    import tomllib
+
+    import yaml
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        dagster_table = tomllib.load(f)["tool"]["dagster"]
+    with open(os.path.join(root, "workspace.yaml")) as f:
+        [entry] = yaml.safe_load(f)["load_from"]
+    assert entry["python_module"]["module_name"] == dagster_table["module_name"]
+    assert entry["python_module"]["location_name"] == dagster_table["code_location_name"]

@@ -1,0 +1,79 @@
+"""The read path on the real local broker (Tansu), whose ListOffsets is wrong: we must not be."""
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kafka_s3_assets.clients.errors import KafkaReadError, KafkaUnavailableError
+from kafka_s3_assets.clients.kafka import (
+    KafkaSettings,
+    PartitionReader,
+    commit_offset,
+    committed_offset,
+    list_partitions,
+    probe_watermarks,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def settings(devstack):
+    return KafkaSettings(devstack.kafka_bootstrap_servers, {}, timeout_s=10)
+
+
+def test_watermark_probe_is_right_where_list_offsets_is_not(kafka, settings):
+    topic = kafka.create_topic(partitions=2)
+    kafka.produce(topic, [b"x%d" % i for i in range(10)], partition=0)  # one batch of 10
+    marks = probe_watermarks(settings, {(topic, 0): 0, (topic, 1): 0})
+    assert marks[(topic, 0)].high == 10 and marks[(topic, 0)].low == 0
+    assert marks[(topic, 1)].high == 0
+    assert probe_watermarks(settings, {(topic, 0): 10})[(topic, 0)].high == 10  # probing at the end: EOF only
+    # What a connector trusting ListOffsets would see on this broker (documents why we probe).
+    consumer = Consumer({"bootstrap.servers": settings.bootstrap_servers, "group.id": "probe-doc"})
+    try:
+        _low, listed_high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)
+    finally:
+        consumer.close()
+    assert listed_high <= 10
+
+
+def test_reader_reads_exact_ranges_and_reports_the_end(kafka, settings):
+    topic = kafka.create_topic()
+    kafka.produce(topic, [b"v%d" % i for i in range(10)], keys=[b"k%d" % i for i in range(10)])
+    reader = PartitionReader(settings, topic, 0, 3, None)
+    records = list(reader)
+    assert [r.offset for r in records] == list(range(3, 10))
+    assert records[0].value == b"v3" and records[0].key == b"k3" and records[0].timestamp is not None
+    assert reader.position == 10 and reader.high_watermark == 10
+    bounded = PartitionReader(settings, topic, 0, 2, 5)
+    assert [r.offset for r in bounded] == [2, 3, 4] and bounded.position == 5
+    assert list(PartitionReader(settings, topic, 0, 10, 10)) == []
+
+
+def test_reader_delivers_headers_and_tombstones(kafka, settings):
+    topic = kafka.create_topic()
+    producer = Producer({"bootstrap.servers": settings.bootstrap_servers})
+    producer.produce(topic, value=None, key=b"gone", headers=[("h", b"1")])
+    producer.flush(10)
+    [record] = list(PartitionReader(settings, topic, 0, 0, None))
+    assert record.value is None and record.key == b"gone" and record.headers == (("h", b"1"),)
+
+
+def test_group_offsets_commit_and_read_back_without_joining(kafka, settings):
+    topic = kafka.create_topic()
+    assert committed_offset(settings, "connect-x", topic, 0) is None
+    commit_offset(settings, "connect-x", topic, 0, 7)
+    assert committed_offset(settings, "connect-x", topic, 0) == 7
+
+
+def test_partitions_and_missing_topics(kafka, settings):
+    topic = kafka.create_topic(partitions=3)
+    assert list_partitions(settings, topic) == [0, 1, 2]
+    with pytest.raises(KafkaReadError, match="does not exist"):
+        list(PartitionReader(settings, "no_such_topic_xyz", 0, 0, None))
+
+
+def test_unreachable_broker_is_reported_quickly():
+    settings = KafkaSettings("127.0.0.1:1", {}, timeout_s=1.5)
+    with pytest.raises(KafkaUnavailableError, match="Kafka broker unreachable at 127.0.0.1:1"):
+        list_partitions(settings, "t")
