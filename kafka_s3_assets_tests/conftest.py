@@ -37,7 +37,9 @@ def devstack(tmp_path_factory) -> DevstackEndpoints:
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(devstack):
+    """Started after the devstack: Spark's Python workers inherit the environment (endpoints, dummy
+    credentials) as it is when the JVM starts."""
     from pyspark.sql import SparkSession
 
     from kafka_s3_assets.spark.job import spark_config

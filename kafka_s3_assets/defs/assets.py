@@ -79,7 +79,7 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
         context.log.info(f"{topic}/{partition}: exported up to {plan.next_offset}, broker high watermark "
                          f"{plan.high_watermark}, {plan.pending} record offset(s) waiting")
         request = PartitionExportRequest(settings, topic, partition, end_offset=plan.high_watermark,
-                                         run_id=context.run_id)
+                                         run_id=context.run.run_id)
         if plan.pending == 0:
             # Nothing new: no Spark session, no JVM start.
             result = PartitionExportResult(topic, partition, start_offset=plan.next_offset,

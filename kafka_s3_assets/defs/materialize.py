@@ -38,12 +38,14 @@ class PartitionOutcome:
         return None if self.next_offset is None else self.next_offset - 1
 
     def to_json(self) -> dict:
+        committed = bool(self.object_keys)
         return {
             "partition": self.partition,
             "success": self.success,
             "status": self.status,
-            "start_offset": self.start_offset,
-            "end_offset": self.end_offset,
+            # The offset range this run committed (null when it committed nothing).
+            "start_offset": self.start_offset if committed else None,
+            "end_offset": self.end_offset if committed else None,
             "next_offset": self.next_offset,
             "records": self.records,
             "object_keys": self.object_keys,

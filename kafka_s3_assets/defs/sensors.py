@@ -115,7 +115,6 @@ def build_jobs(connector: ConnectorSpec) -> dict[str, UnresolvedAssetJobDefiniti
 
     return {
         topic: dg.define_asset_job(export_job_name(connector.name, topic),
-                                   selection=[export_asset_key(connector.name, topic)],
-                                   partitions_def=topic_partitions_def(connector.name, topic))
+                                   selection=[export_asset_key(connector.name, topic)])
         for topic in connector.config.topics
     }

@@ -108,7 +108,8 @@ def invalid_compatibility_level(level: object) -> RegistryError:
 def invalid_mode(mode: object) -> RegistryError:
     return RegistryError(
         42204,
-        f"Invalid mode '{mode}'. Valid values are READWRITE, READONLY, READONLY_OVERRIDE and IMPORT",
+        f"Invalid mode '{mode}'. "
+        "Valid values are READWRITE, READONLY, READONLY_OVERRIDE and IMPORT",
     )
 
 

@@ -53,5 +53,7 @@ def spark_config(master: str | None = None, extra: dict | None = None) -> dict:
     # "python3" is first on PATH. PySpark reads only the environment variable when it starts workers
     # from a driver process; on a cluster, set PYSPARK_PYTHON to the executors' interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if config["spark.master"].startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback, and quiet Spark's warning
     config.update(extra or {})
     return config

@@ -50,7 +50,9 @@ def test_export_again_writes_nothing_and_new_records_make_only_the_next_object(s
     assert (workdir / ".dagster_home").is_dir()
 
     code, out, _ = run_cli(capsys, "export", "--config", str(config_path), "--json", "--partition", f"{topic}/0")
-    assert code == 0 and out["partitions"][0]["object_keys"] == [] and out["partitions"][0]["records"] == 0
+    again = out["partitions"][0]
+    assert code == 0 and again["object_keys"] == [] and again["records"] == 0
+    assert again["start_offset"] is None and again["next_offset"] == 9
 
     kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(10, 13)])
     code, out, _ = run_cli(capsys, "export", "--config", str(config_path), "--json")

@@ -92,7 +92,8 @@ def test_discovery_sensor_adds_partitions_and_export_sensor_requests_runs_with_w
     discover = defs.resolve_sensor_def(f"discover_partitions__sink_{topic}")
     export_sensor = defs.resolve_sensor_def(f"export_new_records__sink_{topic}")
     with dg.instance_for_test() as instance:
-        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)
+        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
+                                      resources=resources(None))
         added = discover.evaluate_tick(ctx)
         [request] = added.dynamic_partitions_requests
         assert sorted(request.partition_keys) == [partition_key(topic, 0), partition_key(topic, 1)]

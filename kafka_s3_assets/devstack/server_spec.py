@@ -1,0 +1,63 @@
+"""What the stack needs to know to start, probe and stop one kind of server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAIN_PORT = "main"  # the port role clients connect to; servers may need more ports
+
+# Inherited variables that would silently reconfigure a server started from a shell that
+# happens to have them set: AWS_* would point Tansu's S3 storage elsewhere, and Tansu reads
+# its listener, storage and schema-registry settings from the environment as well.
+_NOT_INHERITED_PREFIXES = ("AWS_",)
+_NOT_INHERITED = frozenset(
+    {
+        "LISTENER_URL",
+        "ADVERTISED_LISTENER_URL",
+        "KAFKA_LISTENER_URL",
+        "KAFKA_ADVERTISED_LISTENER_URL",
+        "STORAGE_ENGINE",
+        "SCHEMA_REGISTRY",
+        "SCHEMA_REGISTRY_CACHE_EXPIRY",
+        "CLUSTER_ID",
+        "KAFKA_CLUSTER_ID",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "S3_BUCKET",
+        "S3_TABLE_BUCKET",
+        "S3_EXTERNAL_URL",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """A server ready to be spawned: command, environment, ports, readiness probe."""
+
+    name: str  # role in the stack: "kafka", "s3", "schema-registry"
+    implementation: str  # what runs it: "tansu", "moto", "seaweedfs", "registry"
+    argv: tuple[str, ...]
+    ports: dict[str, int]
+    env: dict[str, str]
+    probe: Callable[[], None]  # raises until the server answers a real protocol request
+    ready_timeout_seconds: float
+    stop_grace_seconds: float
+    cwd: Path | None = None
+    prepare: Callable[[], None] = field(default=lambda: None)  # write config files etc.
+
+    @property
+    def main_port(self) -> int:
+        return self.ports[MAIN_PORT]
+
+
+def child_environment(overrides: dict[str, str] | None = None) -> dict[str, str]:
+    """The caller's environment, minus variables that would reconfigure a server, plus overrides."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in _NOT_INHERITED and not key.startswith(_NOT_INHERITED_PREFIXES)
+    }
+    env.update(overrides or {})
+    return env
