@@ -179,3 +179,27 @@ def test_a_second_writer_cannot_commit_over_the_first(kafka, s3_client, bucket):
     store.put_if_absent(key, b'{"format_version": 1}')  # another writer got there first
     with pytest.raises(ManifestConflictError):
         store.put_if_absent(key, b"{}")
+
+
+def test_transaction_markers_leave_offset_gaps_that_the_export_steps_over(kafka, s3_client, bucket):
+    """Each committed transaction adds a control record: offsets 2, 5 and 8 hold no data."""
+    from confluent_kafka import Producer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    topic = kafka.create_topic()
+    serializer = kafka.avro_serializer()
+    producer = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": f"tx-{topic}"})
+    producer.init_transactions(30)
+    for batch in range(3):
+        producer.begin_transaction()
+        for i in range(2):
+            producer.produce(topic, value=serializer({"f1": f"{batch}-{i}"}, SerializationContext(topic, MessageField.VALUE)))
+        producer.commit_transaction(30)
+    result = export(connector_config(topic, bucket, **{"flush.size": "2"}), topic)
+    prefix = f"topics/{topic}/partition=0/{topic}+0+"
+    assert result.object_keys == [prefix + "0000000000.avro", prefix + "0000000003.avro", prefix + "0000000006.avro"]
+    assert result.next_offset == 8 and result.high_watermark == 9 and result.records_exported == 6
+    [manifest] = manifests(s3_client, bucket)
+    assert [(o.start_offset, o.end_offset) for o in manifest.objects] == [(0, 1), (3, 4), (6, 7)]
+    again = export(connector_config(topic, bucket, **{"flush.size": "2"}), topic)
+    assert again.status == "up_to_date" and again.next_offset == 8 and again.records_read == 0
