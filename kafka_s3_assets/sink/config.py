@@ -60,7 +60,11 @@ def flatten_connect_json(document: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(document.get("config"), Mapping):
         flat = dict(document["config"])
         if "name" in document:
-            flat.setdefault("name", document["name"])
+            if "name" in flat and flat["name"] != document["name"]:
+                # Connect's REST API refuses this too.
+                raise ConfigError([ConfigProblem("name", f"Connector name configuration ({flat['name']}) doesn't "
+                                                         f"match connector name ({document['name']})")])
+            flat["name"] = document["name"]
         return flat
     return dict(document)
 

@@ -61,6 +61,11 @@ def test_connect_rest_json_and_flat_json_are_the_same_config(tmp_path):
     assert flatten_connect_json(rest)["name"] == "s3-sink"
 
 
+def test_rest_form_name_must_match_the_config_name():
+    with pytest.raises(ConfigError, match=r"Connector name configuration \(b\) doesn't match connector name \(a\)"):
+        flatten_connect_json({"name": "a", "config": {"name": "b"}})
+
+
 def test_missing_required_keys_use_kafka_configdef_message():
     problems = problems_of({"name": "x", "topics": "t"})
     assert problems["flush.size"] == 'Missing required configuration "flush.size" which has no default value.'
