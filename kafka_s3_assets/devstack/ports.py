@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import socket
 import sys
+import time
 from pathlib import Path
 
 LOOPBACK = "127.0.0.1"
@@ -36,6 +37,23 @@ def port_is_free(port: int, host: str = LOOPBACK) -> bool:
         except OSError:
             return False
     return True
+
+
+def wait_until_free(ports: list[int], *, timeout_seconds: float) -> bool:
+    """Wait for ports of a server that just died to be released; False if they are not.
+
+    For a moment after a server dies the kernel keeps its half-closed connections
+    (FIN-WAIT) on the port, and binding it fails even with SO_REUSEADDR; that clears within
+    a fraction of a second. A port on which something *listens* belongs to someone else:
+    no point waiting for it.
+    """
+    deadline = time.monotonic() + timeout_seconds
+    while True:
+        if all(port_is_free(port) for port in ports):
+            return True
+        if any(accepts_connections(port) for port in ports) or time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def pick_free_ports(count: int, *, avoid: set[int] | frozenset[int] = frozenset()) -> list[int]:

@@ -114,7 +114,9 @@ def inspect(record: ProcessRecord) -> Inspection:
     if info is None:
         return Inspection(ProcessState.EXITED, f"process {record.pid} has exited")
     state, argv, marker = info
-    if state == "Z":
+    if state == "Z" or not argv:
+        # A zombie, or a process in the middle of exiting: its memory, and with it the
+        # command line, is already gone.
         return Inspection(ProcessState.EXITED, f"process {record.pid} has exited")
     same_command = argv == record.argv or " ".join(argv) == " ".join(record.argv)  # ps joins
     if not same_command or (record.start_marker and marker != record.start_marker):
@@ -166,14 +168,47 @@ def log_tail(path: Path, lines: int = 15) -> str:
 
 
 def _wait_gone(record: ProcessRecord, timeout: float) -> bool:
+    """Wait until the process has fully exited, sockets closed (not merely begun to exit)."""
     deadline = time.monotonic() + timeout
     delay = 0.01
-    while time.monotonic() < deadline:
-        if inspect(record).state is not ProcessState.RUNNING:
+    while True:
+        if _fully_exited(record):
             return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
-    return inspect(record).state is not ProcessState.RUNNING
+
+
+def _fully_exited(record: ProcessRecord) -> bool:
+    """Whether the process is completely gone, its files (ports) closed.
+
+    Weaker signs are not enough: a dying process loses its memory (the command line reads
+    empty) before it closes its files, and the main thread of a multi-threaded process
+    shows as a zombie while its other threads are still exiting and holding the sockets.
+    """
+    process = _STARTED_HERE.get(record.pid)
+    if process is not None:  # our child: waitpid is authoritative
+        if process.poll() is None:
+            return False
+        del _STARTED_HERE[record.pid]
+        return True
+    info = _read_process(record.pid)
+    if info is None:
+        return True
+    state, argv, _ = info
+    if state == "Z":
+        return _thread_count(record.pid) <= 1
+    if not argv:
+        return False  # exiting right now
+    return inspect(record).state is ProcessState.REPLACED  # the pid was reused: ours is gone
+
+
+def _thread_count(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
 
 
 def _signal(pid: int, signum: int) -> None:

@@ -24,6 +24,7 @@ from kafka_s3_assets.devstack.ports import (
     accepts_connections,
     pick_free_ports,
     port_is_free,
+    wait_until_free,
 )
 from kafka_s3_assets.devstack.readiness import wait_until_ready
 from kafka_s3_assets.devstack.server_spec import MAIN_PORT, ServerSpec
@@ -47,6 +48,7 @@ START_ORDER = (S3, REGISTRY, KAFKA)
 STOP_ORDER = (KAFKA, REGISTRY, S3)
 KAFKA_STORAGE_BUCKET = "devstack-kafka"
 _START_ATTEMPTS = 3  # a port found free can be taken before the server binds it
+_PORT_RELEASE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -274,12 +276,12 @@ def _port_roles(name: str, state: StackState) -> tuple[str, ...]:
 def _choose_ports(
     roles: tuple[str, ...], preferred: dict[str, int] | None, taken: set[int]
 ) -> dict[str, int]:
-    """The previously used ports when all are still free, otherwise fresh ones."""
+    """The previously used ports when they are (or soon become) free, otherwise fresh ones."""
     if (
         preferred
         and set(preferred) == set(roles)
         and not set(preferred.values()) & taken
-        and all(port_is_free(port) for port in preferred.values())
+        and wait_until_free(list(preferred.values()), timeout_seconds=_PORT_RELEASE_SECONDS)
     ):
         return dict(preferred)
     return dict(zip(roles, pick_free_ports(len(roles), avoid=taken), strict=True))

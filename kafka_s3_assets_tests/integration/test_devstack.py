@@ -21,7 +21,7 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerialize
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from kafka_s3_assets.devstack import cli, processes, s3_servers, stack
-from kafka_s3_assets.devstack.ports import port_is_free
+from kafka_s3_assets.devstack.ports import wait_until_free
 from kafka_s3_assets.devstack.state import StackLayout, load_state, save_state
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -300,13 +300,6 @@ def test_cli_without_a_stack(tmp_path):
 # ---------------------------------------------------------------- ports taken by others
 
 
-def wait_until(condition, timeout_seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_seconds
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
-
-
 def listen_on(port: int) -> socket.socket:
     holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # ignore TIME_WAIT leftovers
@@ -339,7 +332,7 @@ def test_ports_taken_by_someone_else_are_replaced(tmp_path, monkeypatch):
             victim = recorded(state_dir, "schema-registry")
             old_port = int(endpoints.schema_registry_url.rsplit(":", 1)[1])
             assert processes.kill_now(victim)
-            wait_until(lambda: port_is_free(old_port))  # the dead server's sockets linger briefly
+            assert wait_until_free([old_port], timeout_seconds=10.0)  # its sockets linger briefly
             holders.append(listen_on(old_port))
             report = stack.bring_up(state_dir)
             new_url = report.endpoints.schema_registry_url

@@ -16,7 +16,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from kafka_s3_assets.devstack import processes
-from kafka_s3_assets.devstack.ports import pick_free_ports
+from kafka_s3_assets.devstack.ports import pick_free_ports, wait_until_free
 from kafka_s3_assets.devstack.readiness import wait_until_ready
 from kafka_s3_assets.devstack.registry_process import registry_spec, registry_url
 
@@ -39,6 +39,8 @@ class RunningRegistry:
     record: processes.ProcessRecord | None = None
 
     def start(self) -> None:
+        # A restart reuses the port, which the previous process may hold for a moment more.
+        assert wait_until_free([self.port], timeout_seconds=10.0)
         spec = registry_spec(ports={"main": self.port}, data_dir=self.data_dir)
         spec.prepare()
         self.record = processes.spawn_detached(spec.argv, log_path=self.log_path, env=spec.env)
