@@ -118,6 +118,9 @@ class MultipartOutput:
         self._buffer = bytearray()
         return StoredObject(self.key, self._size, self._digest.hexdigest())
 
+    def create_sibling(self, key: str) -> "MultipartOutput":
+        return MultipartOutput(self._client, self._bucket, key, self._part_size)
+
     def abort(self) -> None:
         self._buffer = bytearray()
         if self._upload_id is not None:

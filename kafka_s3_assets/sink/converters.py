@@ -19,7 +19,10 @@ import fastavro
 
 from .config import ConverterConfig
 from .config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
-from .records import AvroSchemaRef, ConnectData, KafkaRecord
+from .records import AvroSchemaRef, ConnectData, KafkaRecord, PrimitiveSchema
+
+OPTIONAL_STRING = PrimitiveSchema("string")
+OPTIONAL_BYTES = PrimitiveSchema("bytes")
 
 MAGIC_BYTE = 0
 WIRE_HEADER = struct.Struct(">bI")
@@ -115,7 +118,7 @@ class StringConverter:
         if data is None:
             return None
         try:
-            return ConnectData(schema=None, decoded=data.decode("utf-8"), is_decoded=True)
+            return ConnectData(schema=OPTIONAL_STRING, decoded=data.decode("utf-8"), is_decoded=True)
         except UnicodeDecodeError as exc:
             raise ConversionError(f"Failed to deserialize string: {exc}") from None
 
@@ -124,7 +127,7 @@ class ByteArrayConverter:
     def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:
         if data is None:
             return None
-        return ConnectData(schema=None, decoded=bytes(data), is_decoded=True)
+        return ConnectData(schema=OPTIONAL_BYTES, decoded=bytes(data), is_decoded=True)
 
 
 def build_converter(config: ConverterConfig, registry: SchemaSource | None, *, is_key: bool,

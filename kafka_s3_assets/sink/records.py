@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,26 @@ class AvroSchemaRef:
 
 
 @dataclass(frozen=True, slots=True)
+class PrimitiveSchema:
+    """The optional primitive schemas Connect's String and ByteArray converters attach to data.
+
+    AvroData writes an optional schema as a union with null, so such data lands in Avro files as
+    ``["null", "string"]`` / ``["null", "bytes"]``.
+    """
+
+    type: str  # "string" | "bytes"
+    optional: bool = True
+
+    @property
+    def avro_schema(self):
+        return ["null", self.type] if self.optional else self.type
+
+    @property
+    def header_schema_json(self) -> str:
+        return json.dumps(self.avro_schema, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
 class ConnectData:
     """A converted key or value.
 
@@ -45,7 +66,7 @@ class ConnectData:
     decoding costs ~100x more than copying the bytes.
     """
 
-    schema: AvroSchemaRef | None
+    schema: "AvroSchemaRef | PrimitiveSchema | None"
     avro_datum: bytes | None = None
     decoded: Any = None
     is_decoded: bool = False
@@ -57,6 +78,7 @@ class SinkRecord:
 
     raw: KafkaRecord
     value: ConnectData | None
+    key: ConnectData | None = None  # converted only when keys are stored (store.kafka.keys)
 
     @property
     def topic(self) -> str:

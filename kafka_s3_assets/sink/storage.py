@@ -26,6 +26,10 @@ class ObjectOutput(Protocol):
 
     def abort(self) -> None: ...
 
+    def create_sibling(self, key: str) -> "ObjectOutput":
+        """Another object in the same store, committed by the same writer (e.g. an index sidecar)."""
+        ...
+
 
 class ObjectStore(Protocol):
     def create(self, key: str) -> ObjectOutput: ...
@@ -54,6 +58,9 @@ class _MemoryOutput:
     def abort(self) -> None:
         self.closed = True
         self._store.aborted.append(self.key)
+
+    def create_sibling(self, key: str) -> "_MemoryOutput":
+        return _MemoryOutput(self._store, key)
 
 
 class InMemoryObjectStore:

@@ -147,7 +147,7 @@ class TopicPartitionWriter:
     def _commit_all(self) -> CommittedBatch:
         objects = []
         for encoded, obj in self._open.items():
-            stored = obj.writer.commit()
+            [stored] = obj.writer.commit()
             objects.append(CommittedObject(stored.key, encoded, obj.start_offset, obj.end_offset, obj.record_count,
                                            stored.size, stored.sha256, tuple(obj.schema_ids)))
         self._open.clear()

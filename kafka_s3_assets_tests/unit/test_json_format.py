@@ -17,7 +17,7 @@ def sink_records(converter, payloads):
 
 def write_json(records, compression="none", level=-1) -> bytes:
     store = InMemoryObjectStore()
-    writer = JsonFormat(compression, level).new_writer(store.create("k"))
+    writer = JsonFormat(compression, level).new_writer(store.create("k"))  # the value view
     for record in records:
         writer.write(record)
     writer.commit()

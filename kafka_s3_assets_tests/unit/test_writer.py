@@ -84,7 +84,7 @@ def test_null_value_with_default_behavior_fails_naming_the_record():
 def test_schemaless_value_with_avro_format_fails_naming_the_record():
     writer, _ = writer_for(base_config())
     raw = KafkaRecord("s3_topic", 0, 3, None, None, b'{"x":1}')
-    with pytest.raises(RecordError, match="offset=3: .*needs values with an Avro schema"):
+    with pytest.raises(RecordError, match="offset=3: .*AvroFormat needs value with a schema"):
         writer.write(SinkRecord(raw, JsonSchemalessConverter().to_connect("s3_topic", raw.value)))
 
 

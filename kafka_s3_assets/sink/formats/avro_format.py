@@ -9,47 +9,51 @@ import json
 import fastavro
 
 from ..converters import AvroDecoder
-from ..records import SinkRecord
+from ..records import AvroSchemaRef, SinkRecord
 from ..storage import ObjectOutput, StoredObject
+from ..views import VALUE_VIEW, RecordView
 from .avro_container import AvroContainerEncoder, sync_marker_for
 
 
 class AvroRecordWriter:
-    def __init__(self, output: ObjectOutput, codec: str):
+    def __init__(self, output: ObjectOutput, codec: str, view: RecordView = VALUE_VIEW,
+                 decoder: AvroDecoder | None = None):
         self._output = output
         self._codec = codec
+        self._view = view
+        self._decoder = decoder or AvroDecoder()
         self._encoder: AvroContainerEncoder | None = None
-        self._schema_id: int | None = None
-        self._parsed_header_schema = None
-        self._decoder: AvroDecoder | None = None
+        self._file_schema = None
+        self._parsed_file_schema = None
 
     def write(self, record: SinkRecord) -> None:
-        value = record.value
-        if value is None or value.schema is None:
-            raise ValueError("AvroFormat needs values with an Avro schema (value.converter=AvroConverter); "
-                             "this record's value has no schema")
+        data = self._view.data(record)
+        if data is None or data.schema is None:
+            raise ValueError(f"AvroFormat needs {self._view.name} with a schema (e.g. AvroConverter, "
+                             f"StringConverter); this record's {self._view.name} has none")
         if self._encoder is None:
             # Opened lazily on the first record, whose schema becomes the file's schema.
-            self._schema_id = value.schema.schema_id
-            self._encoder = AvroContainerEncoder(value.schema.header_schema_json, self._codec,
+            self._file_schema = data.schema
+            self._encoder = AvroContainerEncoder(data.schema.header_schema_json, self._codec,
                                                  sync_marker_for(self._output.key), self._output.write)
-        if value.avro_datum is not None and value.schema.schema_id == self._schema_id:
-            self._encoder.append(value.avro_datum)  # the fast path: no decode, no encode
+        if (data.avro_datum is not None and isinstance(data.schema, AvroSchemaRef)
+                and isinstance(self._file_schema, AvroSchemaRef)
+                and data.schema.schema_id == self._file_schema.schema_id):
+            self._encoder.append(data.avro_datum)  # the fast path: no decode, no encode
         else:
-            self._encoder.append(self._encode(value))
+            self._encoder.append(self._encode(data))
 
-    def _encode(self, value) -> bytes:
-        if self._parsed_header_schema is None:
-            self._parsed_header_schema = fastavro.parse_schema(json.loads(value.schema.header_schema_json))
-            self._decoder = AvroDecoder()
+    def _encode(self, data) -> bytes:
+        if self._parsed_file_schema is None:
+            self._parsed_file_schema = fastavro.parse_schema(json.loads(self._file_schema.header_schema_json))
         buffer = io.BytesIO()
-        fastavro.schemaless_writer(buffer, self._parsed_header_schema, self._decoder.decode(value))
+        fastavro.schemaless_writer(buffer, self._parsed_file_schema, self._decoder.decode(data))
         return buffer.getvalue()
 
-    def commit(self) -> StoredObject:
+    def commit(self) -> list[StoredObject]:
         if self._encoder is not None:
             self._encoder.close()
-        return self._output.commit()
+        return [self._output.commit()]
 
     def abort(self) -> None:
         self._output.abort()
@@ -60,6 +64,7 @@ class AvroFormat:
 
     def __init__(self, codec: str = "null"):
         self.codec = codec
+        self._decoder = AvroDecoder()
 
-    def new_writer(self, output: ObjectOutput) -> AvroRecordWriter:
-        return AvroRecordWriter(output, self.codec)
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> AvroRecordWriter:
+        return AvroRecordWriter(output, self.codec, view, self._decoder)

@@ -4,19 +4,23 @@ from typing import Protocol
 
 from ..records import SinkRecord
 from ..storage import ObjectOutput, StoredObject
+from ..views import RecordView
 
 
 class RecordWriter(Protocol):
-    """Writes the records of one object; ``commit`` finishes the encoding and the object."""
+    """Writes the records of one object; ``commit`` finishes the encoding and the object, and returns
+    what it stored: the object itself first, then any sidecar (e.g. a Block-GZIP index)."""
 
     def write(self, record: SinkRecord) -> None: ...
 
-    def commit(self) -> StoredObject: ...
+    def commit(self) -> list[StoredObject]: ...
 
     def abort(self) -> None: ...
 
 
 class Format(Protocol):
+    """Writes one view (values, keys or headers) of a file's records."""
+
     extension: str
 
-    def new_writer(self, output: ObjectOutput) -> RecordWriter: ...
+    def new_writer(self, output: ObjectOutput, view: RecordView) -> RecordWriter: ...

@@ -11,6 +11,7 @@ from typing import Any
 from ..converters import AvroDecoder
 from ..records import SinkRecord
 from ..storage import ObjectOutput, StoredObject
+from ..views import VALUE_VIEW, HeaderSchema, RecordView
 
 LINE_SEPARATOR = b"\n"  # System.lineSeparator() on Linux
 
@@ -32,14 +33,19 @@ def encode_json_value(value: Any) -> bytes:
 
 
 class JsonRecordWriter:
-    def __init__(self, output: ObjectOutput, compression: str, level: int, decoder: AvroDecoder):
+    def __init__(self, output: ObjectOutput, compression: str, level: int, decoder: AvroDecoder,
+                 view: RecordView = VALUE_VIEW):
         self._output = output
         self._decoder = decoder
+        self._view = view
         # wbits=31: a gzip stream with mtime 0, so a rerun writes identical bytes.
         self._gzip = zlib.compressobj(level, zlib.DEFLATED, 31) if compression == "gzip" else None
 
     def write(self, record: SinkRecord) -> None:
-        value = None if record.value is None else self._decoder.decode(record.value)
+        data = self._view.data(record)
+        value = None if data is None else self._decoder.decode(data)
+        if data is not None and isinstance(data.schema, HeaderSchema):
+            value = {"headers": value}  # the reference's header envelope
         self._emit(encode_json_value(value) + LINE_SEPARATOR)
 
     def _emit(self, data: bytes) -> None:
@@ -49,10 +55,10 @@ class JsonRecordWriter:
                 return
         self._output.write(data)
 
-    def commit(self) -> StoredObject:
+    def commit(self) -> list[StoredObject]:
         if self._gzip is not None:
             self._output.write(self._gzip.flush())
-        return self._output.commit()
+        return [self._output.commit()]
 
     def abort(self) -> None:
         self._output.abort()
@@ -65,5 +71,5 @@ class JsonFormat:
         self.extension = ".json" + (".gz" if compression == "gzip" else "")
         self._decoder = AvroDecoder()
 
-    def new_writer(self, output: ObjectOutput) -> JsonRecordWriter:
-        return JsonRecordWriter(output, self.compression, self.level, self._decoder)
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> JsonRecordWriter:
+        return JsonRecordWriter(output, self.compression, self.level, self._decoder, view)
