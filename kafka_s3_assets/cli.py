@@ -43,8 +43,27 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .sink.config import load_connector_config
 
-    config = load_connector_config(args.config)
+    config = load_connector_config(args.config)  # raises ConfigError listing every problem
     print(f"{args.config}: valid connector '{config.name}' exporting {', '.join(config.topics)}")
+    return 0
+
+
+def _cmd_read(args: argparse.Namespace) -> int:
+    from .clients.s3 import S3ObjectStore
+    from .export.read_back import read_from_offset
+    from .export.settings import resolve_settings
+    from .sink.config import read_connector_file
+    from .sink.formats.json_format import to_json_compatible
+
+    settings = resolve_settings(read_connector_file(args.config))
+    store = S3ObjectStore(settings.s3.client(), settings.s3)
+    try:
+        for record in read_from_offset(store, settings.sink_config(), args.topic, args.partition, args.offset,
+                                       args.count):
+            print(json.dumps({"offset": record.offset, "value": to_json_compatible(record.value)}, ensure_ascii=False))
+    except LookupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -73,6 +92,14 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="validate a connector config and exit")
     validate.add_argument("--config", required=True)
     validate.set_defaults(func=_cmd_validate)
+
+    read = sub.add_parser("read", help="print exported records from S3, starting at a Kafka offset")
+    read.add_argument("--config", required=True)
+    read.add_argument("--topic", required=True)
+    read.add_argument("--partition", type=int, required=True)
+    read.add_argument("--offset", type=int, required=True)
+    read.add_argument("--count", type=int, default=None, help="at most this many records (default: all)")
+    read.set_defaults(func=_cmd_read)
 
     demo = sub.add_parser("demo", help="run the end-to-end demo on the embedded local stack")
     demo.add_argument("--dir", default=".devstack", help="devstack state directory (default: ./.devstack)")

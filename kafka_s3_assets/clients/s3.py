@@ -7,6 +7,7 @@ is the same and it costs one request instead of three.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from dataclasses import dataclass
 
@@ -28,8 +29,12 @@ class S3Settings:
     part_size: int = 26214400
     total_attempts: int = 3
     path_style: bool = True
+    sse_algorithm: str = ""              # s3.ssea.name: AES256 | aws:kms | aws:kms:dsse
+    sse_kms_key_id: str = ""
+    sse_customer_key: str | None = None  # base64, as in s3.sse.customer.key; used with AES256 (SSE-C)
+    acl: str | None = None
 
-    def __repr__(self) -> str:  # never print the secret
+    def __repr__(self) -> str:  # never print the secrets
         return (f"S3Settings(bucket={self.bucket!r}, region={self.region!r}, endpoint_url={self.endpoint_url!r}, "
                 f"part_size={self.part_size})")
 
@@ -46,6 +51,24 @@ class S3Settings:
         if self.access_key_id and self.secret_access_key:
             kwargs = {"aws_access_key_id": self.access_key_id, "aws_secret_access_key": self.secret_access_key}
         return boto3.session.Session().client("s3", endpoint_url=self.endpoint_url, config=config, **kwargs)
+
+    def customer_key_args(self) -> dict:
+        """SSE-C parameters, needed on every request that writes or reads such an object."""
+        if self.sse_algorithm == "AES256" and self.sse_customer_key:
+            # boto3 base64-encodes the key and computes its MD5 itself: hand it the raw key bytes.
+            return {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": base64.b64decode(self.sse_customer_key)}
+        return {}
+
+    def write_args(self) -> dict:
+        """Encryption and ACL for object creation (PutObject, CreateMultipartUpload)."""
+        args = self.customer_key_args()
+        if not args and self.sse_algorithm:
+            args["ServerSideEncryption"] = self.sse_algorithm
+            if self.sse_algorithm.startswith("aws:kms") and self.sse_kms_key_id:
+                args["SSEKMSKeyId"] = self.sse_kms_key_id
+        if self.acl:
+            args["ACL"] = self.acl
+        return args
 
 
 def _code(exc: ClientError) -> str:
@@ -73,11 +96,14 @@ def check_bucket(client, settings: S3Settings) -> None:
 class MultipartOutput:
     """One object being written. Invisible until ``commit``; ``abort`` leaves nothing behind."""
 
-    def __init__(self, client, bucket: str, key: str, part_size: int):
+    def __init__(self, client, bucket: str, key: str, part_size: int, write_args: dict | None = None,
+                 part_args: dict | None = None):
         self.key = key
         self._client = client
         self._bucket = bucket
         self._part_size = part_size
+        self._write_args = write_args or {}
+        self._part_args = part_args or {}
         self._buffer = bytearray()
         self._digest = hashlib.sha256()
         self._size = 0
@@ -96,10 +122,11 @@ class MultipartOutput:
     def _upload_part(self, body: bytes) -> None:
         try:
             if self._upload_id is None:
-                self._upload_id = self._client.create_multipart_upload(Bucket=self._bucket, Key=self.key)["UploadId"]
+                self._upload_id = self._client.create_multipart_upload(
+                    Bucket=self._bucket, Key=self.key, **self._write_args)["UploadId"]
             number = len(self._parts) + 1
             response = self._client.upload_part(Bucket=self._bucket, Key=self.key, UploadId=self._upload_id,
-                                                PartNumber=number, Body=body)
+                                                PartNumber=number, Body=body, **self._part_args)
             self._parts.append({"PartNumber": number, "ETag": response["ETag"]})
         except (ClientError, BotoCoreError) as exc:
             raise S3Error(f"Uploading part {len(self._parts) + 1} of s3://{self._bucket}/{self.key} failed: {exc}") from exc
@@ -107,7 +134,8 @@ class MultipartOutput:
     def commit(self) -> StoredObject:
         try:
             if self._upload_id is None:
-                self._client.put_object(Bucket=self._bucket, Key=self.key, Body=bytes(self._buffer))
+                self._client.put_object(Bucket=self._bucket, Key=self.key, Body=bytes(self._buffer),
+                                        **self._write_args)
             else:
                 if self._buffer:
                     self._upload_part(bytes(self._buffer))
@@ -119,7 +147,7 @@ class MultipartOutput:
         return StoredObject(self.key, self._size, self._digest.hexdigest())
 
     def create_sibling(self, key: str) -> "MultipartOutput":
-        return MultipartOutput(self._client, self._bucket, key, self._part_size)
+        return MultipartOutput(self._client, self._bucket, key, self._part_size, self._write_args, self._part_args)
 
     def abort(self) -> None:
         self._buffer = bytearray()
@@ -142,7 +170,23 @@ class S3ObjectStore:
         return self.settings.bucket
 
     def create(self, key: str) -> MultipartOutput:
-        return MultipartOutput(self.client, self.bucket, key, self.settings.part_size)
+        return MultipartOutput(self.client, self.bucket, key, self.settings.part_size, self.settings.write_args(),
+                               self.settings.customer_key_args())
+
+    def tag(self, key: str, tags: dict[str, str]) -> None:
+        """s3.object.tagging: startOffset, endOffset, recordCount and the configured pairs."""
+        try:
+            self.client.put_object_tagging(Bucket=self.bucket, Key=key, Tagging={
+                "TagSet": [{"Key": k, "Value": v} for k, v in tags.items()]})
+        except (ClientError, BotoCoreError) as exc:
+            raise S3Error(f"Tagging s3://{self.bucket}/{key} failed: {exc}") from exc
+
+    def get_range(self, key: str, start: int, end_exclusive: int) -> bytes:
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=key, Range=f"bytes={start}-{end_exclusive - 1}",
+                                          **self.settings.customer_key_args())["Body"].read()
+        except (ClientError, BotoCoreError) as exc:
+            raise S3Error(f"Reading bytes {start}-{end_exclusive - 1} of s3://{self.bucket}/{key} failed: {exc}") from exc
 
     def list_keys(self, prefix: str) -> list[str]:
         keys = []
@@ -164,7 +208,8 @@ class S3ObjectStore:
 
     def get(self, key: str) -> bytes:
         try:
-            return self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+            return self.client.get_object(Bucket=self.bucket, Key=key,
+                                          **self.settings.customer_key_args())["Body"].read()
         except (ClientError, BotoCoreError) as exc:
             raise S3Error(f"Reading s3://{self.bucket}/{key} failed: {exc}") from exc
 

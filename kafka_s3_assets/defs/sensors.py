@@ -1,19 +1,21 @@
 """Sensors that keep exports continuous.
 
 * Discovery: adds a dynamic partition for every Kafka partition of each exported topic (metadata only).
-* Export: launches a run for each topic-partition with at least ``flush.size`` records waiting past
-  its last manifest. It reads only broker metadata (a watermark probe) and S3 manifests: it never
+* Export: launches a run for each topic-partition whose waiting records can make an object: at least
+  ``flush.size`` of them, or any with time-based rotation (see ``export_run_key``). It reads only broker metadata (a watermark probe) and S3 manifests: it never
   consumes for export and never commits offsets. The run key carries the high watermark, so each new
   batch of data launches exactly once; partitions with a run queued or in flight are skipped.
 """
 
+
+import time
 
 import dagster as dg
 from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 from dagster_aws.s3 import S3Resource
 
 from ..clients import kafka as kafka_client
-from ..export.plan import plan_partitions
+from ..export.plan import export_run_key, plan_partitions
 from .assets import export_job_name
 from .connectors import ConnectorSpec, safe_name
 from .partitions import is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def
@@ -76,8 +78,8 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, UnresolvedAsse
         jobs=list(jobs.values()),
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=dg.DefaultSensorStatus.STOPPED,
-        description=(f"Launches exports of connector {connector.name} where at least flush.size={flush_size} "
-                     f"records wait. Reads broker metadata and S3 manifests only."),
+        description=(f"Launches exports of connector {connector.name} where waiting records can make an object "
+                     f"(flush.size={flush_size}). Reads broker metadata and S3 manifests only."),
     )
     def export_new_records(context: dg.SensorEvaluationContext, kafka: KafkaResource, s3: S3Resource,
                            schema_registry: SchemaRegistryResource) -> dg.SensorResult | dg.SkipReason:
@@ -91,13 +93,14 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, UnresolvedAsse
         busy = partitions_with_runs_in_flight(context.instance, [partition_key(t, p) for t, p in candidates])
         waiting = [tp for tp in candidates if partition_key(*tp) not in busy]
         run_requests = []
+        now_ms = int(time.time() * 1000)
         for plan in plan_partitions(settings, waiting) if waiting else []:
-            if plan.pending >= flush_size:
-                key = partition_key(plan.topic, plan.partition)
+            run_key = export_run_key(plan, connector.config, now_ms)
+            if run_key is not None:
                 run_requests.append(dg.RunRequest(
                     job_name=jobs[plan.topic].name,
-                    partition_key=key,
-                    run_key=f"{key}@{plan.high_watermark}",
+                    partition_key=partition_key(plan.topic, plan.partition),
+                    run_key=run_key,
                     tags={"kafka_s3_assets/high_watermark": str(plan.high_watermark),
                           "kafka_s3_assets/connector": connector.name},
                 ))

@@ -26,7 +26,8 @@ from ..sink.formats import build_format
 from ..sink.manifest import Manifest, ManifestLayout, manifest_for_batches
 from ..sink.naming import ObjectNaming
 from ..sink.partitioners import build_partitioner
-from ..sink.writer import CommittedBatch, TopicPartitionWriter
+from ..sink.converters import AvroDecoder
+from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, WriterSettings
 from .conversion import RecordConverter
 from .settings import ExportSettings
 
@@ -133,6 +134,18 @@ def resume_offset(request: PartitionExportRequest, store: S3ObjectStore, layout:
     return marks[(request.topic, request.partition)].low
 
 
+def build_writer(config, topic: str, partition: int, store: S3ObjectStore) -> TopicPartitionWriter:
+    decoder = AvroDecoder()
+    formats = FileFormats(
+        values=build_format(config, "format.class"),
+        keys=build_format(config, "keys.format.class") if config["store.kafka.keys"] else None,
+        headers=build_format(config, "headers.format.class") if config["store.kafka.headers"] else None,
+    )
+    return TopicPartitionWriter(topic, partition, settings=WriterSettings.from_config(config),
+                                partitioner=build_partitioner(config, decoder), formats=formats,
+                                naming=ObjectNaming.from_config(config), store=store, tagger=store.tag)
+
+
 def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], int] | None = None
                      ) -> PartitionExportResult:
     """Run one export; never raises: failures come back as ``status="failed"`` with a clear message."""
@@ -157,12 +170,9 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
 
         registry = SchemaRegistryClient(request.settings.registry) if request.settings.registry else None
         converter = RecordConverter(config, registry)
-        writer = TopicPartitionWriter(
-            request.topic, request.partition,
-            flush_size=config.flush_size, partitioner=build_partitioner(config), fmt=build_format(config),
-            naming=ObjectNaming.from_config(config), store=store, clock=clock_ms,
-            behavior_on_null_values=config["behavior.on.null.values"],
-        )
+        writer = build_writer(config, request.topic, request.partition, store)
+        # One wall-clock time for the whole run, as the reference uses one per put() batch.
+        now = clock_ms()
         committer = ManifestCommitter(request, store, layout, start, clock_ms,
                                       config["kafka_s3_assets.commit.consumer.offsets"], config.consumer_group)
         max_objects = config["kafka_s3_assets.manifest.max.objects"]
@@ -170,11 +180,12 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                                               request.end_offset)
         for record in reader:
             result.records_read += 1
-            for batch in writer.write(converter.convert(record)):
+            for batch in writer.write(converter.convert(record), now):
                 committer.pending.append(batch)
             if committer.pending_objects >= max_objects:
                 committer.flush()
         result.high_watermark = reader.high_watermark if reader.high_watermark is not None else request.end_offset
+        committer.pending.extend(writer.flush_if_due(clock_ms()))  # a quiet partition's scheduled rotation
         writer.abort()  # the tail after the last full object stays for a later run
         committer.flush()
         result.status = "exported" if committer.written else "up_to_date"

@@ -47,3 +47,24 @@ def plan_partitions(settings: ExportSettings, partitions: list[tuple[str, int]])
     next_offsets = exported_next_offsets(settings, partitions)
     marks = kafka_client.probe_watermarks(settings.kafka, {tp: (o or 0) for tp, o in next_offsets.items()})
     return [PartitionPlan(t, p, next_offsets[(t, p)], marks[(t, p)].low, marks[(t, p)].high) for t, p in partitions]
+
+
+def export_run_key(plan: PartitionPlan, config, now_ms: int) -> str | None:
+    """The run key of an export worth launching now, or None.
+
+    ``flush.size`` waiting records always make an object. With time-based rotation fewer can: under
+    ``rotate.interval.ms`` only new records can change the outcome, so the key is the high watermark;
+    under ``rotate.schedule.interval.ms`` a waiting file is due once its boundary passes even without new
+    records, so the key also names the current schedule interval (one run per interval at most).
+    """
+    if plan.pending == 0:
+        return None
+    key = f"{plan.topic}/{plan.partition}@{plan.high_watermark}"
+    if plan.pending >= config.flush_size:
+        return key
+    schedule = config["rotate.schedule.interval.ms"]
+    if schedule > 0:
+        return f"{key}@t{now_ms // schedule}"
+    if config["rotate.interval.ms"] > 0:
+        return key
+    return None

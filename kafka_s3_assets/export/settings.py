@@ -55,13 +55,19 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
         secret_access_key=config["aws.secret.access.key"] or None,
         part_size=config["s3.part.size"],
         total_attempts=config["s3.part.retries"],
+        path_style=config["s3.path.style.access.enabled"],
+        sse_algorithm=config["s3.ssea.name"],
+        sse_kms_key_id=config["s3.sse.kms.key.id"],
+        sse_customer_key=config["s3.sse.customer.key"],
+        acl=config["s3.acl.canned"],
     )
 
     registry = None
-    # Keys are converted only when they are stored (store.kafka.keys), so only the value converter
-    # decides whether a registry is needed.
-    if config.value_converter.uses_schema_registry:
-        url = schema_registry_url or config.value_converter.schema_registry_url or env.get("SCHEMA_REGISTRY_URL")
+    # Keys are converted only when they are stored (store.kafka.keys).
+    keys_need_registry = config["store.kafka.keys"] and config.key_converter.uses_schema_registry
+    if config.value_converter.uses_schema_registry or keys_need_registry:
+        url = (schema_registry_url or config.value_converter.schema_registry_url
+               or config.key_converter.schema_registry_url or env.get("SCHEMA_REGISTRY_URL"))
         if not url:
             problems.append(ConfigProblem("value.converter.schema.registry.url",
                                           "AvroConverter needs a schema registry: set "

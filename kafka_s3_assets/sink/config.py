@@ -16,6 +16,8 @@ from typing import Any, Mapping
 from .config_keys import (
     ALL_KEYS,
     AVRO_CONVERTER,
+    BLOCK_GZIP_FORMAT,
+    PARQUET_FORMAT,
     CONVERTER_PREFIXES,
     CONVERTER_SETTINGS,
     EXTENSION_PREFIX,
@@ -33,6 +35,7 @@ from .config_keys import (
     Type,
 )
 from .errors import ConfigError, ConfigProblem
+from .partitioner_config import partitioner_problems
 
 SECRET_TYPES = (Type.PASSWORD,)
 
@@ -330,12 +333,35 @@ def _cross_checks(values: Mapping[str, Any]) -> list[ConfigProblem]:
     if fmt is not None and fmt not in SUPPORTED_FORMAT_CLASSES:
         problems.append(ConfigProblem("format.class", f"'format.class={fmt}' is not supported yet by kafka_s3_assets"))
     partitioner = values.get("partitioner.class")
-    if partitioner is not None and partitioner not in SUPPORTED_PARTITIONER_CLASSES:
+    if partitioner is not None and partitioner not in SUPPORTED_PARTITIONER_CLASSES:  # pragma: no cover
         problems.append(ConfigProblem("partitioner.class",
                                       f"'partitioner.class={partitioner}' is not supported yet by kafka_s3_assets"))
-    if values.get("s3.compression.type") == "gzip" and fmt is not None and fmt not in (JSON_FORMAT, BYTEARRAY_FORMAT):
-        problems.append(ConfigProblem("s3.compression.type",
-                                      f"Compression Type gzip not valid for data format class: ( {fmt} )."))
+    compression = values.get("s3.compression.type")
+    if compression not in (None, "none"):
+        # S3SinkConnectorValidator: gzip only for JSON and ByteArray, for each file that is written.
+        checked = [("data", fmt)]
+        if values.get("store.kafka.keys"):
+            checked.append(("keys", values.get("keys.format.class")))
+        if values.get("store.kafka.headers"):
+            checked.append(("headers", values.get("headers.format.class")))
+        for label, cls in checked:
+            if cls is not None and cls not in (JSON_FORMAT, BYTEARRAY_FORMAT):
+                problems.append(ConfigProblem("s3.compression.type", f"Compression Type {compression} not valid for "
+                                                                     f"{label} format class: ( {cls} )."))
+    if fmt == PARQUET_FORMAT and values.get("parquet.codec") in ("lzo", "lz4"):
+        problems.append(ConfigProblem("parquet.codec", f"Invalid value {values['parquet.codec']} for configuration "
+                                                       "parquet.codec: pyarrow cannot write it (lzo, or Hadoop-framed "
+                                                       "lz4); use lz4_raw, zstd, snappy, gzip, brotli or none"))
+    for key in ("keys.format.class", "headers.format.class"):
+        if values.get(key) == BLOCK_GZIP_FORMAT:
+            problems.append(ConfigProblem(key, f"Invalid value {BLOCK_GZIP_FORMAT} for configuration {key}: "
+                                               "Block-GZIP is a format for values only"))
+    if values.get("behavior.on.null.values", "").lower() == "write" and not values.get("store.kafka.keys"):
+        problems.append(ConfigProblem("behavior.on.null.values", "Writing Kafka record keys to storage is mandatory "
+                                                                 "when tombstone writing is enabled."))
+    # Keys that failed their own check are absent from ``values``; judge the rest against defaults.
+    defaults = {k: d.default for k, d in ALL_KEYS.items() if d.default is not REQUIRED}
+    problems.extend(partitioner_problems({**defaults, **values}))
     if values.get("filename.offset.zero.pad.width") == 0:
         # Java builds "%00d", which throws DuplicateFormatFlagsException at the first commit.
         problems.append(ConfigProblem("filename.offset.zero.pad.width",

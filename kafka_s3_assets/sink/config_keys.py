@@ -46,8 +46,10 @@ AVRO_FORMAT = FORMAT_PACKAGE + "avro.AvroFormat"
 JSON_FORMAT = FORMAT_PACKAGE + "json.JsonFormat"
 BYTEARRAY_FORMAT = FORMAT_PACKAGE + "bytearray.ByteArrayFormat"
 PARQUET_FORMAT = FORMAT_PACKAGE + "parquet.ParquetFormat"
-FORMAT_CLASSES = (AVRO_FORMAT, JSON_FORMAT, BYTEARRAY_FORMAT, PARQUET_FORMAT)
-SUPPORTED_FORMAT_CLASSES = (AVRO_FORMAT, JSON_FORMAT)
+# Our extension: the spredfast sink's Block-GZIP layout (gzip members plus a byte-range index).
+BLOCK_GZIP_FORMAT = "kafka_s3_assets.format.BlockGzipFormat"
+FORMAT_CLASSES = (AVRO_FORMAT, JSON_FORMAT, BYTEARRAY_FORMAT, PARQUET_FORMAT, BLOCK_GZIP_FORMAT)
+SUPPORTED_FORMAT_CLASSES = FORMAT_CLASSES
 
 PARTITIONER_PACKAGE = "io.confluent.connect.storage.partitioner."
 DEFAULT_PARTITIONER = PARTITIONER_PACKAGE + "DefaultPartitioner"
@@ -55,7 +57,7 @@ PARTITIONER_CLASSES = tuple(
     PARTITIONER_PACKAGE + n
     for n in ("DefaultPartitioner", "HourlyPartitioner", "DailyPartitioner", "TimeBasedPartitioner", "FieldPartitioner")
 )
-SUPPORTED_PARTITIONER_CLASSES = (DEFAULT_PARTITIONER,)
+SUPPORTED_PARTITIONER_CLASSES = PARTITIONER_CLASSES
 
 S3_STORAGE = "io.confluent.connect.s3.storage.S3Storage"
 S3_CONNECTOR = "io.confluent.connect.s3.S3SinkConnector"
@@ -167,18 +169,19 @@ FRAMEWORK_KEYS = [
 SINK_KEYS = [
     _k("format.class", Type.CLASS, REQUIRED, F, known_class(*FORMAT_CLASSES)),
     _k("flush.size", Type.INT, REQUIRED, F, doc="Records per object (counted across a topic-partition's open objects)"),
-    _k("rotate.interval.ms", Type.LONG, -1, D),
-    _k("rotate.schedule.interval.ms", Type.LONG, -1, D),
+    _k("rotate.interval.ms", Type.LONG, -1, F),
+    _k("rotate.schedule.interval.ms", Type.LONG, -1, F),
     _k("schemas.cache.config", Type.INT, 1000, I),
     _k("enhanced.avro.schema.support", Type.BOOLEAN, True, I),
     _k("connect.meta.data", Type.BOOLEAN, True, F),
     _k("retry.backoff.ms", Type.LONG, 5000, I),
     _k("shutdown.timeout.ms", Type.LONG, 3000, I),
     _k("filename.offset.zero.pad.width", Type.INT, 10, F, at_least(0)),
-    _k("avro.codec", Type.STRING, "null", F, one_of("null", "deflate", "snappy", "bzip2")),
+    # zstandard and xz are our extension (Avro's own codec names); the reference stops at bzip2.
+    _k("avro.codec", Type.STRING, "null", F, one_of("null", "deflate", "snappy", "bzip2", "zstandard", "xz")),
     _k("allow.optional.map.keys", Type.BOOLEAN, False, D),
     _k("schema.compatibility", Type.STRING, "NONE", D, one_of("NONE", "BACKWARD", "FORWARD", "FULL")),
-    _k("parquet.codec", Type.STRING, "snappy", D,
+    _k("parquet.codec", Type.STRING, "snappy", F,
        one_of("none", "snappy", "gzip", "lzo", "brotli", "lz4", "zstd", "lz4_raw")),
     _k("storage.class", Type.CLASS, REQUIRED, F, known_class(S3_STORAGE)),
     _k("topics.dir", Type.STRING, "topics", F),
@@ -186,18 +189,18 @@ SINK_KEYS = [
     _k("directory.delim", Type.STRING, "/", F),
     _k("file.delim", Type.STRING, "+", F),
     _k("partitioner.class", Type.CLASS, DEFAULT_PARTITIONER, F, known_class(*PARTITIONER_CLASSES)),
-    _k("partition.field.name", Type.LIST, [], D, no_empty_segments),
-    _k("partition.duration.ms", Type.LONG, -1, D),
-    _k("path.format", Type.STRING, "", D),
-    _k("locale", Type.STRING, "", D),
-    _k("timezone", Type.STRING, "", D),
-    _k("timestamp.extractor", Type.STRING, "Wallclock", D),
-    _k("timestamp.field", Type.STRING, "timestamp", D),
+    _k("partition.field.name", Type.LIST, [], F, no_empty_segments),
+    _k("partition.duration.ms", Type.LONG, -1, F),
+    _k("path.format", Type.STRING, "", F),
+    _k("locale", Type.STRING, "", F),
+    _k("timezone", Type.STRING, "", F),
+    _k("timestamp.extractor", Type.STRING, "Wallclock", F),
+    _k("timestamp.field", Type.STRING, "timestamp", F),
     _k("schema.generator.class", Type.CLASS, DEFAULT_SCHEMA_GENERATOR, I),
     _k("s3.bucket.name", Type.STRING, REQUIRED, F),
-    _k("s3.object.tagging", Type.BOOLEAN, False, D),
-    _k("s3.object.tagging.key.value.pairs", Type.LIST, [], D),
-    _k("s3.object.behavior.on.tagging.error", Type.STRING, "ignore", D,
+    _k("s3.object.tagging", Type.BOOLEAN, False, F),
+    _k("s3.object.tagging.key.value.pairs", Type.LIST, [], F),
+    _k("s3.object.behavior.on.tagging.error", Type.STRING, "ignore", F,
        one_of("ignore", "fail", case_sensitive=False)),
     _k("s3.region", Type.STRING, "us-west-2", F),
     _k("s3.part.size", Type.INT, 26214400, F,
@@ -205,39 +208,42 @@ SINK_KEYS = [
     _k("s3.credentials.provider.class", Type.CLASS, DEFAULT_CREDENTIALS_PROVIDER_V2, D),
     _k("aws.access.key.id", Type.STRING, "", F),
     _k("aws.secret.access.key", Type.PASSWORD, None, F),
-    _k("s3.ssea.name", Type.STRING, "", D, one_of("", "AES256", "aws:kms", "aws:kms:dsse")),
-    _k("s3.sse.customer.key", Type.PASSWORD, None, D),
-    _k("s3.sse.kms.key.id", Type.STRING, "", D),
-    _k("s3.acl.canned", Type.STRING, None, D),
+    _k("s3.ssea.name", Type.STRING, "", F, one_of("", "AES256", "aws:kms", "aws:kms:dsse")),
+    _k("s3.sse.customer.key", Type.PASSWORD, None, F),
+    _k("s3.sse.kms.key.id", Type.STRING, "", F),
+    _k("s3.acl.canned", Type.STRING, None, F,
+       one_of("private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read",
+              "bucket-owner-read", "bucket-owner-full-control")),
     _k("s3.wan.mode", Type.BOOLEAN, False, D),
-    _k("s3.compression.type", Type.STRING, "none", F, one_of("none", "gzip")),
+    # zstd is our extension (JSON and ByteArray, ".zst"), as asked in the reference's issue #727.
+    _k("s3.compression.type", Type.STRING, "none", F, one_of("none", "gzip", "zstd")),
     _k("s3.compression.level", Type.INT, -1, F, between(-1, 9)),
     _k("json.decimal.format", Type.STRING, "BASE64", D, one_of("BASE64", "NUMERIC", case_sensitive=False)),
     _k("s3.part.retries", Type.INT, 3, F, at_least(0)),
     _k("s3.retry.backoff.ms", Type.LONG, 200, F, at_least(0)),
-    _k("format.bytearray.extension", Type.STRING, ".bin", D),
-    _k("format.bytearray.separator", Type.STRING, None, D),
+    _k("format.bytearray.extension", Type.STRING, ".bin", F),
+    _k("format.bytearray.separator", Type.STRING, None, F),
     _k("s3.proxy.url", Type.STRING, "", D),
     _k("s3.proxy.user", Type.STRING, None, D),
     _k("s3.proxy.password", Type.PASSWORD, None, D),
     _k("s3.http.send.expect.continue", Type.BOOLEAN, True, I),
-    _k("behavior.on.null.values", Type.STRING, "fail", D, one_of("ignore", "fail", "write", case_sensitive=False)),
+    _k("behavior.on.null.values", Type.STRING, "fail", F, one_of("ignore", "fail", "write", case_sensitive=False)),
     _k("report.null.values.to.dlq", Type.BOOLEAN, True, D),
     _k("max.write.duration.ms", Type.LONG, LONG_MAX, I),
-    _k("rotate.file.on.partition.change", Type.BOOLEAN, True, D),
-    _k("tombstone.encoded.partition", Type.STRING, "tombstone", D),
-    _k("s3.schema.partition.affix.type", Type.STRING, "NONE", D, one_of("NONE", "PREFIX", "SUFFIX")),
+    _k("rotate.file.on.partition.change", Type.BOOLEAN, True, F),
+    _k("tombstone.encoded.partition", Type.STRING, "tombstone", F),
+    _k("s3.schema.partition.affix.type", Type.STRING, "NONE", F, one_of("NONE", "PREFIX", "SUFFIX")),
     _k("s3.send.digest", Type.BOOLEAN, False, D),
     _k("enable.conditional.writes", Type.BOOLEAN, True, I),
     _k("max.files.scan.limit", Type.INT, 100, I),
-    _k("store.kafka.keys", Type.BOOLEAN, False, D),
-    _k("store.kafka.headers", Type.BOOLEAN, False, D),
-    _k("keys.format.class", Type.CLASS, AVRO_FORMAT, D, known_class(*FORMAT_CLASSES)),
-    _k("headers.format.class", Type.CLASS, AVRO_FORMAT, D, known_class(*FORMAT_CLASSES)),
-    _k("s3.path.style.access.enabled", Type.BOOLEAN, True, D),
+    _k("store.kafka.keys", Type.BOOLEAN, False, F),
+    _k("store.kafka.headers", Type.BOOLEAN, False, F),
+    _k("keys.format.class", Type.CLASS, AVRO_FORMAT, F, known_class(*FORMAT_CLASSES)),
+    _k("headers.format.class", Type.CLASS, AVRO_FORMAT, F, known_class(*FORMAT_CLASSES)),
+    _k("s3.path.style.access.enabled", Type.BOOLEAN, True, F),
     _k("s3.elastic.buffer.enable", Type.BOOLEAN, False, I),
     _k("s3.elastic.buffer.init.capacity", Type.INT, 131072, I, at_least(4096)),
-    _k("partitioner.max.open.files", Type.INT, -1, D),
+    _k("partitioner.max.open.files", Type.INT, -1, F),
 ]
 
 # Our own keys: behaviour the reference has no key for.
@@ -250,6 +256,8 @@ EXTENSION_KEYS = [
        "How long to wait for the broker before reporting it unreachable"),
     _k("kafka_s3_assets.registry.timeout.ms", Type.LONG, 10000, F, at_least(1),
        "HTTP timeout for schema registry requests"),
+    _k("kafka_s3_assets.block.gzip.compressed.block.size", Type.INT, 67108864, F, at_least(1),
+       doc="Block-GZIP: uncompressed bytes per gzip member (spredfast's compressed_block_size)"),
     _k("kafka_s3_assets.commit.consumer.offsets", Type.BOOLEAN, True, F,
        doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
 ]

@@ -28,6 +28,7 @@ class Manifest:
     start_offset: int  # first offset covered (the resume point of the run that wrote it)
     end_offset: int    # last offset covered, inclusive
     objects: tuple[CommittedObject, ...]
+    record_count: int  # records written (a record is in a value file, and in its keys/headers files)
     written_at_ms: int
     run_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -35,10 +36,6 @@ class Manifest:
     @property
     def next_offset(self) -> int:
         return self.end_offset + 1
-
-    @property
-    def record_count(self) -> int:
-        return sum(o.record_count for o in self.objects)
 
     @property
     def byte_count(self) -> int:
@@ -69,11 +66,12 @@ class Manifest:
             raise ValueError(f"Unsupported manifest format_version {d.get('format_version')!r}")
         objects = tuple(
             CommittedObject(o["key"], o["encoded_partition"], o["start_offset"], o["end_offset"], o["record_count"],
-                            o["size"], o["sha256"], tuple(o.get("schema_ids", ())))
+                            o["size"], o["sha256"], tuple(o.get("schema_ids", ())), o.get("view", "value"),
+                            tuple((s, e) for s, e in o.get("offset_ranges", ())))
             for o in d["objects"]
         )
         return cls(d["connector"], d["topic"], d["partition"], d["start_offset"], d["end_offset"], objects,
-                   d["written_at_ms"], d.get("run_id"), d.get("extra", {}))
+                   d["record_count"], d["written_at_ms"], d.get("run_id"), d.get("extra", {}))
 
 
 @dataclass(frozen=True)
@@ -107,7 +105,8 @@ def manifest_for_batches(connector: str, topic: str, partition: int, start_offse
                          batches: Iterable[CommittedBatch], written_at_ms: int, run_id: str | None) -> Manifest:
     batches = list(batches)
     objects = tuple(o for b in batches for o in b.objects)
-    return Manifest(connector, topic, partition, start_offset, batches[-1].last_offset, objects, written_at_ms, run_id)
+    return Manifest(connector, topic, partition, start_offset, batches[-1].last_offset, objects,
+                    sum(b.record_count for b in batches), written_at_ms, run_id)
 
 
 @dataclass(frozen=True)

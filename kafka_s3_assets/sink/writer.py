@@ -1,25 +1,84 @@
 """The TopicPartitionWriter: the reference's rotation state machine for one Kafka topic-partition
-(spec §3.2, §3.3).
+(spec §3.2-§3.5).
 
-Records arrive in offset order. Each goes to the open object of its encoded partition; objects are
-committed together when a rotation fires. ``flush.size`` counts records across all open objects of
-the topic-partition and the record that reaches it is included; the record that triggers a schema or
-null-schema rotation is not, it starts the next object. Any rotation commits every open object.
+Records arrive in offset order. Each goes to the open file of its encoded partition; a file is up to
+three objects (values, keys, headers) committed together. Any rotation commits every open file.
+``flush.size`` counts records across all open files and the record that reaches it is included; the
+record that triggers a time, schema, null-schema or open-files rotation is not, it starts the next file.
+
+Scheduled rotation (``rotate.schedule.interval.ms``) takes a record's Kafka timestamp as the wall-clock
+time it arrived (exactly the broker's clock for LogAppendTime topics): a file opened by a record that
+arrived at T is committed at the first boundary after T, with the records that arrived before it. That
+makes it deterministic, so a rerun writes the same objects (the reference gives up exactly-once here),
+and ``flush_if_due`` commits a quiet partition's waiting file once its boundary has passed, even when no
+new record arrives (the reference needs a new record, or a running task, for that).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 from .errors import RecordError
 from .formats.base import Format, RecordWriter
 from .naming import ObjectNaming
-from .partitioners import Partitioner
 from .records import SinkRecord
+from .schedule import next_scheduled_rotation
 from .storage import ObjectStore
+from .views import HEADER_VIEW, KEY_VIEW, VALUE_VIEW, RecordView, ViewError
+
+log = logging.getLogger(__name__)
 
 NULL_VALUE_FAIL = "Null valued records are not writeable with current behavior.on.null.values 'settings."
+
+
+@dataclass(frozen=True)
+class WriterSettings:
+    """The rotation-relevant part of a connector config."""
+
+    flush_size: int
+    rotate_interval_ms: int = -1
+    rotate_schedule_interval_ms: int = -1
+    timezone: str = ""
+    rotate_on_partition_change: bool = True
+    max_open_files: int = -1
+    null_behavior: str = "fail"           # fail | ignore | write
+    tombstone_partition: str = "tombstone"
+    tagging: bool = False
+    extra_tags: Mapping[str, str] = field(default_factory=dict)
+    tagging_error: str = "ignore"         # ignore | fail
+    tagging_attempts: int = 3
+
+    @classmethod
+    def from_config(cls, config) -> "WriterSettings":
+        pairs = {}
+        for item in config["s3.object.tagging.key.value.pairs"]:
+            parts = item.split(":")
+            pairs[parts[0].strip()] = parts[1].strip() if len(parts) > 1 else ""
+        return cls(
+            flush_size=max(config["flush.size"], 1),
+            rotate_interval_ms=config["rotate.interval.ms"],
+            rotate_schedule_interval_ms=config["rotate.schedule.interval.ms"],
+            timezone=config["timezone"],
+            rotate_on_partition_change=config["rotate.file.on.partition.change"],
+            max_open_files=config["partitioner.max.open.files"],
+            null_behavior=config["behavior.on.null.values"].lower(),
+            tombstone_partition=config["tombstone.encoded.partition"],
+            tagging=config["s3.object.tagging"],
+            extra_tags=pairs,
+            tagging_error=config["s3.object.behavior.on.tagging.error"].lower(),
+            tagging_attempts=max(config["s3.part.retries"], 1),
+        )
+
+
+@dataclass(frozen=True)
+class FileFormats:
+    """The format of each object of a file: values always, keys and headers when stored."""
+
+    values: Format
+    keys: Format | None = None
+    headers: Format | None = None
 
 
 @dataclass(frozen=True)
@@ -32,13 +91,22 @@ class CommittedObject:
     size: int
     sha256: str
     schema_ids: tuple[int, ...]
+    view: str = "value"  # value | keys | headers | index
+    # The exact offsets of the object's records, as inclusive ranges: with FieldPartitioner or a
+    # time-based one a file's records interleave with other files', and objects do not store offsets.
+    offset_ranges: tuple[tuple[int, int], ...] = ()
+
+    def offsets(self) -> list[int]:
+        return [o for start, end in self.offset_ranges for o in range(start, end + 1)]
 
     def to_json(self) -> dict:
         return {
             "key": self.key,
+            "view": self.view,
             "encoded_partition": self.encoded_partition,
             "start_offset": self.start_offset,
             "end_offset": self.end_offset,
+            "offset_ranges": [list(r) for r in self.offset_ranges],
             "record_count": self.record_count,
             "size": self.size,
             "sha256": self.sha256,
@@ -48,46 +116,56 @@ class CommittedObject:
 
 @dataclass(frozen=True)
 class CommittedBatch:
-    """The objects one rotation committed; ``last_offset`` is the last record written before it."""
+    """What one rotation committed. ``last_offset`` is the last record written before it."""
 
     objects: tuple[CommittedObject, ...]
     last_offset: int
-
-    @property
-    def record_count(self) -> int:
-        return sum(o.record_count for o in self.objects)
+    record_count: int
 
 
 @dataclass
-class _OpenObject:
-    key: str
-    writer: RecordWriter
+class _OpenFile:
+    base_key: str           # the key without extension; each view adds its infix and extension
+    writers: list[tuple[RecordView, Format, RecordWriter]]
     start_offset: int
     end_offset: int = -1
     record_count: int = 0
     schema_ids: list[int] = field(default_factory=list)
+    offset_ranges: list[list[int]] = field(default_factory=list)
+
+    def add_offset(self, offset: int) -> None:
+        if self.offset_ranges and self.offset_ranges[-1][1] == offset - 1:
+            self.offset_ranges[-1][1] = offset
+        else:
+            self.offset_ranges.append([offset, offset])
 
 
 _UNSET = object()
 
 
 class TopicPartitionWriter:
-    def __init__(self, topic: str, partition: int, *, flush_size: int, partitioner: Partitioner, fmt: Format,
-                 naming: ObjectNaming, store: ObjectStore, clock: Callable[[], int],
-                 behavior_on_null_values: str = "fail"):
+    def __init__(self, topic: str, partition: int, *, settings: WriterSettings, partitioner, formats: FileFormats,
+                 naming: ObjectNaming, store: ObjectStore,
+                 tagger: Callable[[str, dict[str, str]], None] | None = None):
         self.topic = topic
         self.partition = partition
-        self._flush_size = max(flush_size, 1)
+        self._settings = settings
         self._partitioner = partitioner
-        self._format = fmt
+        self._extractor = getattr(partitioner, "timestamp_extractor", None)
+        self._formats = formats
         self._naming = naming
         self._store = store
-        self._clock = clock
-        self._null_behavior = behavior_on_null_values.lower()
-        self._open: dict[str, _OpenObject] = {}  # insertion-ordered: committed in the order opened
+        self._tagger = tagger
+        self._open: dict[str, _OpenFile] = {}  # insertion-ordered: committed in the order opened
         self._current_schemas: dict[str, object] = {}
         self._record_count = 0
         self._last_written_offset: int | None = None
+        self._current_encoded: str | None = None
+        self._current_timestamp: int | None = None
+        self._base_timestamp: int | None = None
+        self._rotation_deadline: int | None = None  # scheduled rotation of the open files
+
+    # ---- state the export layer reads -------------------------------------------------------------
 
     @property
     def open_record_count(self) -> int:
@@ -95,80 +173,204 @@ class TopicPartitionWriter:
 
     @property
     def first_open_offset(self) -> int | None:
-        return min((o.start_offset for o in self._open.values()), default=None)
+        return min((f.start_offset for f in self._open.values()), default=None)
 
-    def write(self, record: SinkRecord) -> list[CommittedBatch]:
-        """Write one record; return the batches this record's processing committed (usually none)."""
-        if record.value is None and self._null_behavior == "fail":
+    # ---- writing -------------------------------------------------------------------------------------
+
+    def write(self, record: SinkRecord, now_ms: int) -> list[CommittedBatch]:
+        """Write one record; return the batches its processing committed (usually none)."""
+        tombstone = record.value is None
+        if tombstone and self._settings.null_behavior == "fail":
             raise RecordError(record.topic, record.partition, record.offset, NULL_VALUE_FAIL)
-        now = self._clock()
-        try:
-            encoded = self._partitioner.encode_partition(record, now)
-        except Exception as exc:  # a partitioner failure is a record failure
-            raise RecordError(record.topic, record.partition, record.offset, f"Error encoding partition: {exc}") from exc
+        if tombstone and self._settings.null_behavior == "ignore":
+            return []
+        self._check_views(record)
+        timestamp = self._extract_timestamp(record, now_ms)
+        encoded = self._encode_partition(record, now_ms)
         committed = []
-        if self._needs_rotation_before(encoded, record):
+        if self._must_rotate_before(encoded, record, timestamp, now_ms):
             committed.append(self._commit_all())
-        self._append(encoded, record)
-        if self._record_count >= self._flush_size:
+            if timestamp is not None:
+                self._base_timestamp = timestamp  # the record is processed again as the next file's first
+        self._append(encoded, record, now_ms)
+        if self._record_count >= self._settings.flush_size:
             committed.append(self._commit_all())
         return committed
 
-    def _needs_rotation_before(self, encoded: str, record: SinkRecord) -> bool:
-        """Schema and null-schema switches rotate; the triggering record starts the next object."""
+    def flush_if_due(self, now_ms: int) -> list[CommittedBatch]:
+        """Commit the open files if their scheduled rotation has passed (commitOnTimeIfNoData)."""
+        if (self._record_count > 0 and self._settings.rotate_schedule_interval_ms > 0
+                and self._rotation_deadline is not None and now_ms >= self._rotation_deadline):
+            return [self._commit_all()]
+        return []
+
+    def _check_views(self, record: SinkRecord) -> None:
+        # Keys and headers are checked before anything is written, so the files never misalign.
+        try:
+            if self._formats.keys is not None:
+                KEY_VIEW.data(record)
+            if self._formats.headers is not None:
+                HEADER_VIEW.data(record)
+        except ViewError as exc:
+            raise RecordError(record.topic, record.partition, record.offset, str(exc)) from None
+
+    def _extract_timestamp(self, record: SinkRecord, now_ms: int) -> int | None:
+        if self._extractor is None:
+            return None
+        if record.value is None:
+            timestamp = record.timestamp  # tombstones: the Kafka timestamp (TombstoneTimestampExtractor)
+        else:
+            try:
+                timestamp = self._extractor.extract(record, now_ms)
+            except Exception as exc:
+                raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
+        if timestamp is not None:
+            self._current_timestamp = timestamp
+            if self._base_timestamp is None:
+                self._base_timestamp = timestamp
+        return timestamp
+
+    def _encode_partition(self, record: SinkRecord, now_ms: int) -> str:
+        if record.value is None:
+            return self._settings.tombstone_partition
+        try:
+            return self._partitioner.encode_partition(record, now_ms)
+        except Exception as exc:
+            raise RecordError(record.topic, record.partition, record.offset, str(exc) or type(exc).__name__) from exc
+
+    def _must_rotate_before(self, encoded: str, record: SinkRecord, timestamp: int | None, now_ms: int) -> bool:
+        if self._record_count == 0:
+            return False
         schema = _schema_identity(record)
         current = self._current_schemas.get(encoded, _UNSET)
-        if current is _UNSET or self._record_count == 0:
-            return False
-        if (current is None) != (schema is None):
+        if current is not _UNSET and (current is None) != (schema is None):
             return True  # switch between schema-based and schema-less data
-        return current != schema  # schema.compatibility=NONE: any difference rotates
+        if self._rotate_on_time(encoded, record, timestamp, now_ms):
+            return True
+        if current is not _UNSET and current != schema:
+            return True  # schema.compatibility=NONE: any schema difference rotates
+        max_open = self._settings.max_open_files
+        return max_open != -1 and encoded not in self._open and len(self._open) >= max_open
 
-    def _append(self, encoded: str, record: SinkRecord) -> None:
+    def _rotate_on_time(self, encoded: str, record: SinkRecord, timestamp: int | None, now_ms: int) -> bool:
+        s = self._settings
+        if s.rotate_interval_ms > 0 and self._extractor is not None:
+            if (self._base_timestamp is not None and timestamp is not None
+                    and timestamp - self._base_timestamp >= s.rotate_interval_ms):
+                return True
+            if (s.rotate_on_partition_change and self._current_encoded is not None
+                    and encoded != self._current_encoded and not self._tombstone_transition(encoded)):
+                return True
+        if s.rotate_schedule_interval_ms > 0 and self._rotation_deadline is not None:
+            return _arrival(record, now_ms) >= self._rotation_deadline
+        return False
+
+    def _tombstone_transition(self, encoded: str) -> bool:
+        # The reference tests a substring, so a topic or topics.dir containing "tombstone" misbehaves;
+        # we compare the encoded partitions exactly.
+        tombstone = self._settings.tombstone_partition
+        return self._settings.null_behavior == "write" and tombstone in (encoded, self._current_encoded)
+
+    def _append(self, encoded: str, record: SinkRecord, now_ms: int) -> None:
         self._current_schemas.setdefault(encoded, _schema_identity(record))
-        obj = self._open.get(encoded)
-        if obj is None:
-            key = self._naming.object_key(self.topic, encoded, self.partition, record.offset, self._format.extension)
-            obj = _OpenObject(key, self._format.new_writer(self._store.create(key)), record.offset)
-            self._open[encoded] = obj
-        try:
-            obj.writer.write(record)
-        except Exception as exc:
-            raise RecordError(record.topic, record.partition, record.offset,
-                              f"Failed to write record to {obj.key}: {exc}") from exc
-        obj.end_offset = record.offset
-        obj.record_count += 1
+        file = self._open.get(encoded) or self._open_file(encoded, record)
+        for view, _fmt, writer in file.writers:
+            try:
+                writer.write(record)
+            except Exception as exc:
+                raise RecordError(record.topic, record.partition, record.offset,
+                                  f"Failed to write {view.name} of record to {file.base_key}: {exc}") from exc
+        file.end_offset = record.offset
+        file.record_count += 1
+        file.add_offset(record.offset)
         schema_id = getattr(record.value.schema if record.value else None, "schema_id", None)
-        if schema_id is not None and schema_id not in obj.schema_ids:
-            obj.schema_ids.append(schema_id)
+        if schema_id is not None and schema_id not in file.schema_ids:
+            file.schema_ids.append(schema_id)
+        if self._record_count == 0 and self._settings.rotate_schedule_interval_ms > 0:
+            self._rotation_deadline = next_scheduled_rotation(
+                _arrival(record, now_ms), self._settings.rotate_schedule_interval_ms, self._settings.timezone)
         self._record_count += 1
         self._last_written_offset = record.offset
+        self._current_encoded = encoded
+
+    def _open_file(self, encoded: str, record: SinkRecord) -> _OpenFile:
+        base = self._naming.object_key(self.topic, encoded, self.partition, record.offset, "")
+        views: list[tuple[RecordView, Format]] = []
+        if not (record.value is None and encoded == self._settings.tombstone_partition):
+            views.append((VALUE_VIEW, self._formats.values))  # tombstone files hold only keys (and headers)
+        if self._formats.keys is not None:
+            views.append((KEY_VIEW, self._formats.keys))
+        if self._formats.headers is not None:
+            views.append((HEADER_VIEW, self._formats.headers))
+        writers = [(view, fmt, fmt.new_writer(self._store.create(base + view.infix + fmt.extension), view))
+                   for view, fmt in views]
+        file = _OpenFile(base, writers, record.offset)
+        self._open[encoded] = file
+        return file
 
     def _commit_all(self) -> CommittedBatch:
         objects = []
-        for encoded, obj in self._open.items():
-            [stored] = obj.writer.commit()
-            objects.append(CommittedObject(stored.key, encoded, obj.start_offset, obj.end_offset, obj.record_count,
-                                           stored.size, stored.sha256, tuple(obj.schema_ids)))
+        for encoded, file in self._open.items():
+            for view, _fmt, writer in file.writers:
+                stored = writer.commit()
+                for i, obj in enumerate(stored):
+                    objects.append(CommittedObject(obj.key, encoded, file.start_offset, file.end_offset,
+                                                   file.record_count, obj.size, obj.sha256, tuple(file.schema_ids),
+                                                   view.name if i == 0 else "index",
+                                                   tuple((s, e) for s, e in file.offset_ranges)))
+                    if i == 0:
+                        self._tag(obj.key, file)
+        assert self._last_written_offset is not None
+        batch = CommittedBatch(tuple(objects), self._last_written_offset, self._record_count)
         self._open.clear()
         self._current_schemas.clear()
         self._record_count = 0
-        assert self._last_written_offset is not None
-        return CommittedBatch(tuple(objects), self._last_written_offset)
+        self._base_timestamp = None
+        self._rotation_deadline = None
+        return batch
+
+    def _tag(self, key: str, file: _OpenFile) -> None:
+        s = self._settings
+        if not s.tagging or self._tagger is None:
+            return
+        tags = {"startOffset": str(file.start_offset), "endOffset": str(file.end_offset),
+                "recordCount": str(file.record_count), **s.extra_tags}
+        last_error = None
+        for _attempt in range(s.tagging_attempts):
+            try:
+                self._tagger(key, tags)
+                return
+            except Exception as exc:  # retried as the reference retries tagging
+                last_error = exc
+        if s.tagging_error == "fail":
+            raise RuntimeError(f"Unable to tag S3 object {key}") from last_error
+        log.warning("Unable to tag S3 object %s (s3.object.behavior.on.tagging.error=ignore): %s", key, last_error)
 
     def abort(self) -> None:
-        """Discard every open object (the reference's close(): uncommitted data is re-read next time)."""
-        for obj in self._open.values():
-            try:
-                obj.writer.abort()
-            except Exception:  # best effort: an unfinished multipart upload is invisible anyway
-                pass
+        """Discard every open file (the reference's close(): uncommitted data is re-read next time)."""
+        for file in self._open.values():
+            for _view, _fmt, writer in file.writers:
+                try:
+                    writer.abort()
+                except Exception:  # best effort: an unfinished multipart upload is invisible anyway
+                    pass
         self._open.clear()
         self._current_schemas.clear()
         self._record_count = 0
+        self._base_timestamp = None
+        self._rotation_deadline = None
+
+
+def _arrival(record: SinkRecord, now_ms: int) -> int:
+    """When a record reached Kafka: its timestamp, else the time we processed it."""
+    if record.timestamp is not None and record.timestamp >= 0:
+        return record.timestamp
+    return now_ms
 
 
 def _schema_identity(record: SinkRecord):
     if record.value is None or record.value.schema is None:
         return None
-    return (record.value.schema.schema_id, record.value.schema.version)
+    schema = record.value.schema
+    schema_id = getattr(schema, "schema_id", None)
+    return (schema_id, getattr(schema, "version", None)) if schema_id is not None else schema

@@ -9,13 +9,13 @@ import struct
 import fastavro
 
 from kafka_s3_assets.sink.config import validate_connector_config
-from kafka_s3_assets.sink.converters import AvroConverter, RegisteredSchema
+from kafka_s3_assets.sink.converters import AvroConverter, AvroDecoder, RegisteredSchema
 from kafka_s3_assets.sink.formats import build_format
 from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.partitioners import build_partitioner
 from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
-from kafka_s3_assets.sink.writer import TopicPartitionWriter
+from kafka_s3_assets.sink.writer import FileFormats, TopicPartitionWriter, WriterSettings
 
 AVRO = "io.confluent.connect.s3.format.avro.AvroFormat"
 JSON = "io.confluent.connect.s3.format.json.JsonFormat"
@@ -65,13 +65,29 @@ def avro_records(values, schema=SCHEMA_V1, schema_id=1, start=0, topic="s3_topic
     return out
 
 
+class _Writer:
+    """A TopicPartitionWriter whose ``write`` defaults the wall clock, for tests that do not need it."""
+
+    def __init__(self, inner: TopicPartitionWriter):
+        self.inner = inner
+
+    def write(self, record, now_ms: int = 0):
+        return self.inner.write(record, now_ms)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
 def writer_for(config: dict, store: InMemoryObjectStore | None = None, topic="s3_topic", partition=0):
     cfg = validate_connector_config(config)
     store = store if store is not None else InMemoryObjectStore()
-    writer = TopicPartitionWriter(topic, partition, flush_size=cfg.flush_size, partitioner=build_partitioner(cfg),
-                                  fmt=build_format(cfg), naming=ObjectNaming.from_config(cfg), store=store,
-                                  clock=lambda: 0, behavior_on_null_values=cfg["behavior.on.null.values"])
-    return writer, store
+    formats = FileFormats(build_format(cfg, "format.class"),
+                          build_format(cfg, "keys.format.class") if cfg["store.kafka.keys"] else None,
+                          build_format(cfg, "headers.format.class") if cfg["store.kafka.headers"] else None)
+    writer = TopicPartitionWriter(topic, partition, settings=WriterSettings.from_config(cfg),
+                                  partitioner=build_partitioner(cfg, AvroDecoder()), formats=formats,
+                                  naming=ObjectNaming.from_config(cfg), store=store, tagger=None)
+    return _Writer(writer), store
 
 
 def read_container(body: bytes) -> tuple[list, dict]:

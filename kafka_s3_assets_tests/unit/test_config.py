@@ -78,7 +78,7 @@ def test_every_problem_is_reported_at_once_each_naming_its_key():
                                           "no.such.key": "1", "s3.compression.level": "12"}))
     assert problems["flush.size"] == "Invalid value many for configuration flush.size: Not a number of type INT"
     assert problems["avro.codec"] == ("Invalid value lz77 for configuration avro.codec: "
-                                      "String must be one of: null, deflate, snappy, bzip2")
+                                      "String must be one of: null, deflate, snappy, bzip2, zstandard, xz")
     assert problems["s3.part.size"] == ("Invalid value 1024 for configuration s3.part.size: "
                                         "Part size must be at least: 5242880 bytes (5MB)")
     assert problems["no.such.key"] == "Unknown configuration key 'no.such.key'"
@@ -98,12 +98,30 @@ def test_gzip_with_json_is_accepted():
 
 
 def test_not_yet_supported_values_name_the_key_but_defaults_are_accepted():
-    problems = problems_of(base_config(**{"rotate.interval.ms": "60000",
-                                          "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner"}))
-    assert "rotate.interval.ms" in problems and "not supported yet" in problems["rotate.interval.ms"]
-    assert "not supported yet" in problems["partitioner.class"]
-    config = validate_connector_config(base_config(**{"rotate.interval.ms": "-1", "schema.compatibility": "NONE"}))
-    assert config["rotate.interval.ms"] == -1
+    problems = problems_of(base_config(**{"schema.compatibility": "BACKWARD", "errors.tolerance": "all"}))
+    assert "not supported yet" in problems["schema.compatibility"]
+    assert "not supported yet" in problems["errors.tolerance"]
+    config = validate_connector_config(base_config(**{"errors.tolerance": "none", "schema.compatibility": "NONE"}))
+    assert config["errors.tolerance"] == "none"
+
+
+def test_parquet_codecs_pyarrow_cannot_write_are_rejected_up_front():
+    parquet = "io.confluent.connect.s3.format.parquet.ParquetFormat"
+    for codec in ("lzo", "lz4"):
+        problems = problems_of(base_config(**{"format.class": parquet, "parquet.codec": codec}))
+        assert "parquet.codec" in problems and "lz4_raw" in problems["parquet.codec"]
+    assert validate_connector_config(base_config(**{"format.class": parquet, "parquet.codec": "zstd"}))
+
+
+def test_cross_key_rules_of_the_reference_validator():
+    json_fmt = "io.confluent.connect.s3.format.json.JsonFormat"
+    problems = problems_of(base_config(**{"format.class": json_fmt, "s3.compression.type": "gzip",
+                                          "store.kafka.keys": "true"}))
+    assert problems["s3.compression.type"] == ("Compression Type gzip not valid for keys format class: "
+                                               "( io.confluent.connect.s3.format.avro.AvroFormat ).")
+    problems = problems_of(base_config(**{"behavior.on.null.values": "write"}))
+    assert problems["behavior.on.null.values"] == ("Writing Kafka record keys to storage is mandatory when "
+                                                   "tombstone writing is enabled.")
 
 
 def test_unknown_class_names_are_reported_like_connect():

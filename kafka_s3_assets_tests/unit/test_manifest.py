@@ -3,18 +3,20 @@ from kafka_s3_assets.sink.writer import CommittedObject
 
 
 def obj(start, end, key=None):
-    return CommittedObject(key or f"k{start}", "partition=0", start, end, end - start + 1, 10, "x", (1,))
+    return CommittedObject(key or f"k{start}", "partition=0", start, end, end - start + 1, 10, "x", (1,),
+                           offset_ranges=((start, end),))
 
 
 def manifest(start, end, objects):
-    return Manifest("c", "t", 0, start, end, tuple(objects), 0)
+    return Manifest("c", "t", 0, start, end, tuple(objects), sum(o.record_count for o in objects), 0)
 
 
 def test_manifest_round_trips_through_json():
-    m = Manifest("c", "t", 3, 0, 8, (obj(0, 2), obj(3, 5), obj(6, 8)), 1234, "run-1")
+    m = Manifest("c", "t", 3, 0, 8, (obj(0, 2), obj(3, 5), obj(6, 8)), 9, 1234, "run-1")
     again = Manifest.from_json_bytes(m.to_json_bytes())
     assert again == m
     assert again.next_offset == 9 and again.record_count == 9 and again.byte_count == 30
+    assert again.objects[1].offsets() == [3, 4, 5]
 
 
 def test_layout_keys_sort_by_start_offset_and_parse_back():

@@ -19,6 +19,7 @@ def test_flush_size_rotation_includes_the_triggering_record_and_leaves_the_tail_
                                                            [PREFIX + "0000000006.avro"]]
     assert [(o.start_offset, o.end_offset, o.record_count) for b in batches for o in b.objects] == [
         (0, 2, 3), (3, 5, 3), (6, 8, 3)]
+    assert batches[0].objects[0].offset_ranges == ((0, 2),)
     assert writer.open_record_count == 1 and writer.first_open_offset == 9
     writer.abort()
     assert PREFIX + "0000000009.avro" not in store.objects

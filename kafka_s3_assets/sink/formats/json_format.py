@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import base64
 import json
-import zlib
 from typing import Any
 
 from ..converters import AvroDecoder
 from ..records import SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
+from .compression import StreamCompressor
+from .compression import extension as compression_extension
 
 LINE_SEPARATOR = b"\n"  # System.lineSeparator() on Linux
 
@@ -38,8 +39,7 @@ class JsonRecordWriter:
         self._output = output
         self._decoder = decoder
         self._view = view
-        # wbits=31: a gzip stream with mtime 0, so a rerun writes identical bytes.
-        self._gzip = zlib.compressobj(level, zlib.DEFLATED, 31) if compression == "gzip" else None
+        self._compressor = StreamCompressor(compression, level)
 
     def write(self, record: SinkRecord) -> None:
         data = self._view.data(record)
@@ -49,15 +49,12 @@ class JsonRecordWriter:
         self._emit(encode_json_value(value) + LINE_SEPARATOR)
 
     def _emit(self, data: bytes) -> None:
-        if self._gzip is not None:
-            data = self._gzip.compress(data)
-            if not data:
-                return
-        self._output.write(data)
+        data = self._compressor.compress(data)
+        if data:
+            self._output.write(data)
 
     def commit(self) -> list[StoredObject]:
-        if self._gzip is not None:
-            self._output.write(self._gzip.flush())
+        self._output.write(self._compressor.flush())
         return [self._output.commit()]
 
     def abort(self) -> None:
@@ -68,7 +65,7 @@ class JsonFormat:
     def __init__(self, compression: str = "none", level: int = -1):
         self.compression = compression
         self.level = level
-        self.extension = ".json" + (".gz" if compression == "gzip" else "")
+        self.extension = ".json" + compression_extension(compression)
         self._decoder = AvroDecoder()
 
     def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> JsonRecordWriter:

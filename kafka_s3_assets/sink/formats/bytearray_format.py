@@ -1,0 +1,124 @@
+"""Kafka Connect's ByteArrayFormat: each record's raw bytes followed by a separator (spec §6.3).
+
+The separator follows **every** record, the last one included, so an object is a plain concatenation
+of ``bytes + separator`` pairs. Values that contain the separator are indistinguishable from record
+boundaries; that is the reference's behaviour, not ours to fix. With ``s3.compression.type=gzip`` the
+whole object is one gzip stream (``zstd``, our extension: one zstd frame).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..converters import AvroDecoder
+from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
+from ..storage import ObjectOutput, StoredObject
+from ..views import VALUE_VIEW, HeaderSchema, RecordView
+from .compression import StreamCompressor
+from .compression import extension as compression_extension
+
+DEFAULT_SEPARATOR = "\n"  # System.lineSeparator() on Linux, used when format.bytearray.separator is unset
+DEFAULT_EXTENSION = ".bin"
+
+# The Java classes Kafka's JsonConverter (schemaless) produces, named in the reference's error message.
+_JAVA_CLASS = {dict: "java.util.HashMap", list: "java.util.ArrayList", str: "java.lang.String",
+               bool: "java.lang.Boolean", int: "java.lang.Long", float: "java.lang.Double"}
+
+
+class ByteArrayDataError(ValueError):
+    """Data that is not bytes: the reference's DataException from ByteArrayConverter.fromConnectData."""
+
+
+def connect_type_name(avro_schema: Any) -> str:
+    """The Connect schema type AvroData makes of an Avro schema, as the reference's message prints it."""
+    if isinstance(avro_schema, list):
+        branches = [s for s in avro_schema if s != "null"]
+        return connect_type_name(branches[0]) if len(branches) == 1 else "STRUCT"  # AvroData's Union struct
+    if isinstance(avro_schema, dict):
+        kind = avro_schema.get("type")
+        if kind == "record":
+            return "STRUCT"
+        if kind in ("array", "map"):
+            return kind.upper()
+        if kind == "enum":
+            return "STRING"
+        if kind == "fixed":
+            return "BYTES"
+        return connect_type_name(kind)
+    return {"boolean": "BOOLEAN", "int": "INT32", "long": "INT64", "float": "FLOAT32", "double": "FLOAT64",
+            "bytes": "BYTES", "string": "STRING"}.get(avro_schema, str(avro_schema).upper())
+
+
+def schema_type_name(data: ConnectData) -> str | None:
+    schema = data.schema
+    if schema is None:
+        return None
+    if isinstance(schema, PrimitiveSchema):
+        return connect_type_name(schema.type)
+    if isinstance(schema, AvroSchemaRef):
+        return connect_type_name(schema.writer_schema)
+    if isinstance(schema, HeaderSchema):
+        return "ARRAY"
+    return type(schema).__name__
+
+
+def raw_bytes(data: ConnectData | None, decoder: AvroDecoder, view_name: str) -> bytes:
+    """The bytes ByteArrayConverter.fromConnectData would return, or its DataException."""
+    if data is None:
+        raise ByteArrayDataError(f"ByteArrayFormat cannot write a null {view_name}")
+    schema_type = schema_type_name(data)
+    if schema_type is not None and schema_type != "BYTES":
+        raise ByteArrayDataError(f"Invalid schema type for ByteArrayConverter: {schema_type} "
+                                 f"(ByteArrayFormat writes {view_name} with a bytes schema or none)")
+    value = decoder.decode(data)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if value is None:
+        raise ByteArrayDataError(f"ByteArrayFormat cannot write a null {view_name}")
+    java_class = _JAVA_CLASS.get(type(value), type(value).__name__)
+    raise ByteArrayDataError(f"ByteArrayConverter is not compatible with objects of type class {java_class} "
+                             f"(ByteArrayFormat writes {view_name} that are bytes)")
+
+
+class ByteArrayRecordWriter:
+    def __init__(self, output: ObjectOutput, separator: bytes, compression: str, level: int,
+                 decoder: AvroDecoder, view: RecordView = VALUE_VIEW):
+        self._output = output
+        self._separator = separator
+        self._decoder = decoder
+        self._view = view
+        self._compressor = StreamCompressor(compression, level)
+
+    def write(self, record: SinkRecord) -> None:
+        payload = raw_bytes(self._view.data(record), self._decoder, self._view.name)
+        self._emit(payload + self._separator)
+
+    def _emit(self, data: bytes) -> None:
+        data = self._compressor.compress(data)
+        if data:
+            self._output.write(data)
+
+    def commit(self) -> list[StoredObject]:
+        tail = self._compressor.flush()
+        if tail:
+            self._output.write(tail)
+        return [self._output.commit()]
+
+    def abort(self) -> None:
+        self._output.abort()
+
+
+class ByteArrayFormat:
+    """``separator`` is ``format.bytearray.separator`` as given (None: a newline); it is not unescaped,
+    so ``\\n`` typed in a properties file arrives as a real newline only if the file format made it one."""
+
+    def __init__(self, extension: str = DEFAULT_EXTENSION, separator: str | None = None,
+                 compression: str = "none", level: int = -1):
+        self.separator = (DEFAULT_SEPARATOR if separator is None else separator).encode("utf-8")
+        self.compression = compression
+        self.level = level
+        self.extension = extension + compression_extension(compression)
+        self._decoder = AvroDecoder()
+
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> ByteArrayRecordWriter:
+        return ByteArrayRecordWriter(output, self.separator, self.compression, self.level, self._decoder, view)

@@ -1,0 +1,497 @@
+"""Kafka Connect's ParquetFormat through pyarrow: one Parquet file per object (spec §6.4).
+
+The reference writes with ``AvroParquetWriter`` on the Avro schema of the object's first record:
+dictionary encoding on, page size 65536, codec ``parquet.codec``. Here the Avro schema is mapped to an
+Arrow schema (``AvroToArrow``) the way parquet-avro maps it to a Parquet schema, so Spark, Athena and
+pyarrow see the same columns: records are groups, ``[null, X]`` unions are optional X, other unions
+are groups of optional ``member0…memberN`` fields, enums are strings, fixed is a fixed-length binary,
+and the Avro logical types become Parquet's (timestamps in UTC, date, time, decimal).
+
+Differences that readers do not notice: lists are always written in the 3-level ``list/element``
+layout (parquet-avro writes its old 2-level layout unless items are nullable); enums carry the
+STRING annotation, not ENUM; LZ4 is only available as ``lz4_raw`` (see ``PARQUET_CODECS``).
+
+Memory (DESIGN §7): the reference builds the whole file in memory until ``close()``. Here rows are
+buffered and written as a row group as soon as the buffered Arrow data reaches ``row_group_bytes``
+(8 MiB by default, never more than ``s3.part.size``) or ``row_group_rows`` rows. The ParquetWriter
+writes through ``_OutputFile`` straight onto the ObjectOutput, so a finished row group's bytes go to the
+object (and its multipart upload) at once, and an object costs about one row group plus one part
+buffer. Decoded rows are turned into Arrow arrays every ``batch_rows`` rows (or ~256 KiB of record
+bytes), so Python objects never pile up. Small row groups compress a little worse than parquet-java's
+128 MiB ones; raise ``row_group_bytes`` to trade memory for that.
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import fastavro
+import fastavro.validation
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..converters import AvroDecoder, _strip_logical_types
+from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
+from ..storage import ObjectOutput, StoredObject
+from ..views import VALUE_VIEW, HeaderSchema, RecordView
+
+PAGE_SIZE = 65536  # withPageSize(65536) in the reference
+DEFAULT_ROW_GROUP_BYTES = 8 * 1024 * 1024  # Arrow bytes buffered before a row group is written
+DEFAULT_ROW_GROUP_ROWS = 1024 * 1024
+DEFAULT_BATCH_ROWS = 1024
+BATCH_RECORD_BYTES = 256 * 1024
+UNKNOWN_RECORD_SIZE = 256  # size estimate for data that has no Avro datum (decoded or projected data)
+
+
+# ---- codecs ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParquetCodec:
+    name: str                  # the parquet.codec value
+    extension: str             # CompressionCodecName.getExtension() + ".parquet" (spec §2.2)
+    pyarrow_name: str | None   # None: pyarrow cannot write it
+    unsupported_reason: str = ""
+
+
+PARQUET_CODECS: dict[str, ParquetCodec] = {c.name: c for c in (
+    ParquetCodec("none", ".parquet", "NONE"),
+    ParquetCodec("snappy", ".snappy.parquet", "SNAPPY"),
+    ParquetCodec("gzip", ".gz.parquet", "GZIP"),
+    ParquetCodec("lzo", ".lzo.parquet", None, "pyarrow (Arrow C++) cannot write LZO"),
+    ParquetCodec("brotli", ".br.parquet", "BROTLI"),
+    ParquetCodec("lz4", ".lz4hadoop.parquet", None,
+                 "parquet-java writes lz4 as the Hadoop-framed LZ4 codec, which pyarrow cannot write "
+                 "(pyarrow's 'lz4' writes LZ4_RAW); use parquet.codec=lz4_raw"),
+    ParquetCodec("zstd", ".zstd.parquet", "ZSTD"),
+    ParquetCodec("lz4_raw", ".lz4raw.parquet", "LZ4_RAW"),
+)}
+SUPPORTED_PARQUET_CODECS = tuple(name for name, c in PARQUET_CODECS.items() if c.pyarrow_name is not None)
+
+
+def parquet_codec(name: str) -> ParquetCodec:
+    """The codec for ``parquet.codec``, or a ValueError saying why it cannot be written."""
+    codec = PARQUET_CODECS.get(name)
+    if codec is None:
+        raise ValueError(f"Invalid value {name} for configuration parquet.codec: "
+                         f"String must be one of: {', '.join(PARQUET_CODECS)}")
+    if codec.pyarrow_name is None:
+        raise ValueError(f"parquet.codec={name} is not supported by kafka_s3_assets: {codec.unsupported_reason}. "
+                         f"Supported: {', '.join(SUPPORTED_PARQUET_CODECS)}")
+    if codec.pyarrow_name != "NONE" and not pa.Codec.is_available(codec.pyarrow_name.lower()):
+        raise ValueError(f"parquet.codec={name} is not available in this pyarrow build")
+    return codec
+
+
+# ---- Avro schema -> Arrow schema --------------------------------------------------------------------
+
+Convert = Callable[[Any], Any]
+PRIMITIVES = {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
+              "double": pa.float64(), "bytes": pa.binary(), "string": pa.string()}
+LOGICAL_TYPES = {
+    ("int", "date"): pa.date32(),
+    ("int", "time-millis"): pa.time32("ms"),
+    ("long", "time-micros"): pa.time64("us"),
+    ("long", "timestamp-millis"): pa.timestamp("ms", tz="UTC"),
+    ("long", "timestamp-micros"): pa.timestamp("us", tz="UTC"),
+    ("long", "timestamp-nanos"): pa.timestamp("ns", tz="UTC"),
+    ("long", "local-timestamp-millis"): pa.timestamp("ms"),
+    ("long", "local-timestamp-micros"): pa.timestamp("us"),
+    ("long", "local-timestamp-nanos"): pa.timestamp("ns"),
+}
+_DECIMAL_CONTEXT = decimal.Context(prec=100)
+
+
+@dataclass(frozen=True)
+class ArrowNode:
+    """An Avro (sub)schema as Arrow sees it. ``convert`` turns a decoded Avro value into what pyarrow
+    accepts for ``type``; None means the decoded value is taken as it is (the common, fast case).
+    Every ``convert`` passes None through."""
+
+    type: pa.DataType
+    nullable: bool
+    convert: Convert | None = None
+    accepts: Callable[[Any], bool] = lambda value: True  # picks the branch of a multi-type union
+
+
+def _none_safe(convert: Convert) -> Convert:
+    return lambda value: None if value is None else convert(value)
+
+
+def _decimal_from_unscaled(scale: int) -> Convert:
+    # AvroDecoder leaves decimals as their unscaled two's-complement big-endian bytes.
+    def convert(raw: bytes) -> decimal.Decimal:
+        return decimal.Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-scale, _DECIMAL_CONTEXT)
+
+    return _none_safe(convert)
+
+
+class AvroToArrow:
+    """Maps one Avro schema (with its named types) to Arrow, once per object."""
+
+    def __init__(self) -> None:
+        self._named: dict[str, ArrowNode] = {}
+        self._in_progress: set[str] = set()
+
+    def node(self, schema: Any, namespace: str | None = None) -> ArrowNode:
+        if isinstance(schema, list):
+            return self._union(schema, namespace)
+        if isinstance(schema, str):
+            if schema in PRIMITIVES:
+                return self._primitive(schema)
+            if schema == "null":
+                raise ValueError("Parquet cannot hold a field whose Avro type is only null")
+            return self._reference(schema, namespace)
+        if not isinstance(schema, dict):
+            raise ValueError(f"Not an Avro schema: {schema!r}")
+        kind = schema.get("type")
+        if not isinstance(kind, str):
+            return self.node(kind, namespace)
+        if kind in ("record", "error"):
+            return self._record(schema, namespace)
+        if kind == "enum":
+            symbols = set(schema.get("symbols", ()))
+            return self._register(schema, namespace, ArrowNode(pa.string(), False,
+                                                              accepts=lambda v: isinstance(v, str) and v in symbols))
+        if kind == "fixed":
+            return self._register(schema, namespace, self._bytes_like(schema, pa.binary(int(schema["size"])),
+                                                                      size=int(schema["size"])))
+        if kind == "array":
+            items = self.node(schema["items"], namespace)
+            convert = None if items.convert is None else _none_safe(lambda v, f=items.convert: [f(x) for x in v])
+            return ArrowNode(pa.list_(pa.field("element", items.type, nullable=items.nullable)), False, convert,
+                             lambda v: isinstance(v, (list, tuple)))
+        if kind == "map":
+            values = self.node(schema["values"], namespace)
+            convert = None if values.convert is None else _none_safe(
+                lambda v, f=values.convert: {k: f(x) for k, x in v.items()})
+            return ArrowNode(pa.map_(pa.string(), pa.field("value", values.type, nullable=values.nullable)),
+                             False, convert, lambda v: isinstance(v, dict))
+        if kind == "bytes":
+            return self._bytes_like(schema, pa.binary())
+        logical = LOGICAL_TYPES.get((kind, schema.get("logicalType")))
+        if logical is not None:
+            return ArrowNode(logical, False, accepts=lambda v: isinstance(v, int) and not isinstance(v, bool))
+        return self.node(kind, namespace)  # a primitive with an unknown (ignored) logicalType, or a name
+
+    # -- pieces --
+
+    @staticmethod
+    def _primitive(name: str) -> ArrowNode:
+        accepts = {
+            "boolean": lambda v: isinstance(v, bool),
+            "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and -2**31 <= v < 2**31,
+            "long": lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            "double": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            "bytes": lambda v: isinstance(v, (bytes, bytearray)),
+            "string": lambda v: isinstance(v, str),
+        }[name]
+        return ArrowNode(PRIMITIVES[name], False, accepts=accepts)
+
+    @staticmethod
+    def _bytes_like(schema: dict, plain: pa.DataType, size: int | None = None) -> ArrowNode:
+        accepts = ((lambda v: isinstance(v, (bytes, bytearray))) if size is None
+                   else (lambda v: isinstance(v, (bytes, bytearray)) and len(v) == size))
+        precision, scale = schema.get("precision"), schema.get("scale", 0)
+        if schema.get("logicalType") != "decimal" or not isinstance(precision, int) or not isinstance(scale, int) \
+                or not 0 < precision <= 76 or not 0 <= scale <= precision:
+            return ArrowNode(plain, False, accepts=accepts)  # Avro ignores an invalid logical type; so do we
+        arrow = pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+        return ArrowNode(arrow, False, _decimal_from_unscaled(scale), accepts)
+
+    def _record(self, schema: dict, namespace: str | None) -> ArrowNode:
+        full = _full_name(schema, namespace)
+        if full in self._in_progress:
+            raise ValueError(f"Parquet cannot hold the recursive Avro type {full}")
+        self._in_progress.add(full)
+        inner_namespace = full.rpartition(".")[0] or None
+        fields, converters, names, required = [], [], set(), set()
+        for field in schema.get("fields", ()):
+            child = self.node(field["type"], inner_namespace)
+            fields.append(pa.field(field["name"], child.type, nullable=child.nullable))
+            names.add(field["name"])
+            if not child.nullable and "default" not in field:
+                required.add(field["name"])
+            if child.convert is not None:
+                converters.append((field["name"], child.convert))
+        self._in_progress.discard(full)
+        if not fields:
+            raise ValueError(f"Parquet cannot hold the Avro record {full}, which has no fields")
+
+        def convert(value: dict) -> dict:
+            row = dict(value)
+            for name, f in converters:
+                row[name] = f(value.get(name))
+            return row
+
+        def accepts(value: Any) -> bool:
+            return isinstance(value, dict) and set(value) <= names and required <= set(value)
+
+        return self._register(schema, namespace, ArrowNode(pa.struct(fields), False,
+                                                           _none_safe(convert) if converters else None, accepts))
+
+    def _union(self, branches: list, namespace: str | None) -> ArrowNode:
+        non_null = [b for b in branches if b != "null" and b != {"type": "null"}]
+        nullable = len(non_null) < len(branches)
+        if not non_null:
+            raise ValueError("Parquet cannot hold a field whose Avro type is only null")
+        if len(non_null) == 1:
+            inner = self.node(non_null[0], namespace)
+            return ArrowNode(inner.type, nullable or inner.nullable, inner.convert, inner.accepts)
+        # parquet-avro: a group with one optional field per non-null branch, named member0, member1, …
+        members = [self.node(b, namespace) for b in non_null]
+        arrow = pa.struct([pa.field(f"member{i}", m.type, nullable=True) for i, m in enumerate(members)])
+
+        def convert(value: Any) -> dict:
+            for i, member in enumerate(members):
+                if member.accepts(value):
+                    return {f"member{i}": value if member.convert is None else member.convert(value)}
+            raise ValueError(f"The value {value!r} matches no branch of the Avro union {branches}")
+
+        return ArrowNode(arrow, nullable, _none_safe(convert),
+                         lambda v: any(m.accepts(v) for m in members))
+
+    def _register(self, schema: dict, namespace: str | None, node: ArrowNode) -> ArrowNode:
+        if "name" in schema:
+            self._named[_full_name(schema, namespace)] = node
+        return node
+
+    def _reference(self, name: str, namespace: str | None) -> ArrowNode:
+        for candidate in (f"{namespace}.{name}" if namespace and "." not in name else None, name):
+            if candidate in self._in_progress:
+                raise ValueError(f"Parquet cannot hold the recursive Avro type {candidate}")
+            if candidate in self._named:
+                return self._named[candidate]
+        raise ValueError(f"Unknown Avro type {name}")
+
+
+def _full_name(schema: dict, namespace: str | None) -> str:
+    name = schema["name"]
+    if "." in name:
+        return name
+    space = schema.get("namespace", namespace)
+    return f"{space}.{name}" if space else name
+
+
+# ---- what a file holds: the Avro schema of its rows -------------------------------------------------
+
+def key_envelope(key_schema: Any) -> dict:
+    """Keys are written as ``RecordKey{key: <keySchema>}`` (spec §6.4)."""
+    return {"type": "record", "name": "RecordKey", "fields": [{"name": "key", "type": key_schema}]}
+
+
+def headers_envelope(headers_schema: Any) -> dict:
+    """Headers are written as ``RecordHeaders{headers: array<{key, value}>}`` (spec §6.4)."""
+    return {"type": "record", "name": "RecordHeaders", "fields": [{"name": "headers", "type": headers_schema}]}
+
+
+def _avro_schema(data: ConnectData) -> Any:
+    schema = data.schema
+    if isinstance(schema, AvroSchemaRef):
+        return schema.writer_schema
+    if isinstance(schema, (PrimitiveSchema, HeaderSchema)):
+        return schema.avro_schema
+    return None
+
+
+def _unwrap_optional(schema: Any) -> Any:
+    if isinstance(schema, list):
+        non_null = [s for s in schema if s != "null"]
+        if len(non_null) == 1:
+            return non_null[0]
+    return schema
+
+
+def row_schema(data: ConnectData, view_name: str) -> dict:
+    """The Avro record schema of one row of the file: the value's own record schema, or the key and
+    header envelopes. Raises a ValueError for data Parquet cannot hold."""
+    avro = _avro_schema(data)
+    if avro is None:
+        raise ValueError(f"ParquetFormat needs {view_name} with a schema (AvroConverter); this record's "
+                         f"{view_name} is schemaless")
+    if isinstance(data.schema, HeaderSchema):
+        return headers_envelope(avro)
+    if view_name == "keys":
+        return key_envelope(avro)
+    record = _unwrap_optional(avro)
+    if not (isinstance(record, dict) and record.get("type") in ("record", "error")):
+        raise ValueError(f"ParquetFormat writes only record (Struct) values, as the reference casts each value "
+                         f"to a GenericRecord; this record's {view_name} schema is {json.dumps(avro)}")
+    return record
+
+
+def row_of(value: Any, data: ConnectData, view_name: str) -> Any:
+    if isinstance(data.schema, HeaderSchema):
+        return {"headers": value}
+    if view_name == "keys":
+        return {"key": value}
+    return value
+
+
+def _estimated_size(data: ConnectData) -> int:
+    if data.avro_datum is not None:
+        return len(data.avro_datum)
+    if isinstance(data.decoded, (str, bytes)):
+        return len(data.decoded)
+    return UNKNOWN_RECORD_SIZE
+
+
+# ---- writing -------------------------------------------------------------------------------------------
+
+class _OutputFile:
+    """The file-like object pyarrow's ParquetWriter writes to: passes bytes straight on to the
+    ObjectOutput. ``discard`` drops them instead, for an aborted object whose writer must still be closed."""
+
+    def __init__(self, output: ObjectOutput):
+        self._output = output
+        self._position = 0
+        self.closed = False
+        self.discard = False
+
+    def write(self, data) -> int:
+        size = len(data)
+        if not self.discard and size:
+            self._output.write(bytes(data))
+        self._position += size
+        return size
+
+    def tell(self) -> int:
+        return self._position
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+    def writable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class RowGroupPolicy:
+    """When buffered rows become an Arrow batch, and when batches become a row group."""
+
+    row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES
+    row_group_rows: int = DEFAULT_ROW_GROUP_ROWS
+    batch_rows: int = DEFAULT_BATCH_ROWS
+    batch_record_bytes: int = BATCH_RECORD_BYTES
+
+
+class ParquetRecordWriter:
+    def __init__(self, output: ObjectOutput, codec: ParquetCodec, policy: RowGroupPolicy,
+                 view: RecordView = VALUE_VIEW, decoder: AvroDecoder | None = None):
+        self._output = output
+        self._file = _OutputFile(output)
+        self._codec = codec
+        self._policy = policy
+        self._view = view
+        self._decoder = decoder or AvroDecoder()
+        self._writer: pq.ParquetWriter | None = None
+        self._arrow_schema: pa.Schema | None = None
+        self._file_schema = None  # the Connect schema of the first record
+        self._file_avro_schema = None  # the Avro schema of a row (the value's, or the key/header envelope)
+        self._row_convert: Convert | None = None
+        self._validator_schema = None  # parsed lazily, for records whose schema is not the file's
+        self._rows: list = []
+        self._rows_bytes = 0
+        self._batches: list[pa.RecordBatch] = []
+        self._batches_bytes = 0
+        self._batches_rows = 0
+        self._last_offset: int | None = None
+
+    def write(self, record: SinkRecord) -> None:
+        data = self._view.data(record)
+        if data is None:
+            raise ValueError(f"ParquetFormat cannot write a null {self._view.name}")
+        if self._writer is None:
+            self._open(data)
+        value = self._decoder.decode(data)
+        if data.schema != self._file_schema:
+            self._check(value, data)
+        row = row_of(value, data, self._view.name)
+        self._rows.append(row if self._row_convert is None else self._row_convert(row))
+        self._rows_bytes += _estimated_size(data)
+        self._last_offset = record.offset
+        if len(self._rows) >= self._policy.batch_rows or self._rows_bytes >= self._policy.batch_record_bytes:
+            self._convert_rows()
+        if self._batches_bytes >= self._policy.row_group_bytes or self._batches_rows >= self._policy.row_group_rows:
+            self._write_row_group()
+
+    def _open(self, data: ConnectData) -> None:
+        # Opened on the first record, whose schema becomes the file's schema (as the reference).
+        self._file_avro_schema = row_schema(data, self._view.name)
+        root = AvroToArrow().node(self._file_avro_schema)
+        self._arrow_schema = pa.schema(list(root.type))
+        self._row_convert = root.convert
+        self._file_schema = data.schema
+        self._writer = pq.ParquetWriter(self._file, self._arrow_schema, compression=self._codec.pyarrow_name,
+                                        use_dictionary=True, data_page_size=PAGE_SIZE)
+
+    def _check(self, value: Any, data: ConnectData) -> None:
+        """A record whose schema is not the file's (e.g. projected under schema.compatibility) must fit
+        the file's schema; say so now, for this record, rather than fail a whole row group later."""
+        if self._validator_schema is None:
+            self._validator_schema = fastavro.parse_schema(_strip_logical_types(self._file_avro_schema))
+        row = row_of(value, data, self._view.name)
+        try:
+            fastavro.validation.validate(row, self._validator_schema, raise_errors=True)
+        except (fastavro.validation.ValidationError, ValueError, TypeError) as exc:
+            raise ValueError(f"This {self._view.name} does not fit the Parquet file's schema "
+                             f"(taken from the file's first record): {exc}") from None
+
+    def _convert_rows(self) -> None:
+        if not self._rows:
+            return
+        try:
+            batch = pa.RecordBatch.from_pylist(self._rows, schema=self._arrow_schema)
+        except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+            raise ValueError(f"Could not encode {len(self._rows)} {self._view.name} ending at offset "
+                             f"{self._last_offset} as Parquet: {exc}") from exc
+        self._rows, self._rows_bytes = [], 0
+        self._batches.append(batch)
+        self._batches_bytes += batch.nbytes
+        self._batches_rows += batch.num_rows
+
+    def _write_row_group(self) -> None:
+        self._convert_rows()
+        if not self._batches:
+            return
+        table = pa.Table.from_batches(self._batches, schema=self._arrow_schema)
+        self._batches, self._batches_bytes, self._batches_rows = [], 0, 0
+        self._writer.write_table(table, row_group_size=table.num_rows)  # one row group, streamed out now
+
+    def commit(self) -> list[StoredObject]:
+        if self._writer is not None:
+            self._write_row_group()
+            self._writer.close()  # the footer
+        return [self._output.commit()]
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._file.discard = True
+            try:
+                self._writer.close()  # releases the native writer; its footer goes nowhere
+            except Exception:  # noqa: BLE001 - the object is being thrown away anyway
+                pass
+            self._writer = None
+        self._output.abort()
+
+
+class ParquetFormat:
+    def __init__(self, codec: str = "snappy", *, row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+                 row_group_rows: int = DEFAULT_ROW_GROUP_ROWS, batch_rows: int = DEFAULT_BATCH_ROWS):
+        self.codec = parquet_codec(codec)  # fails at build time, naming parquet.codec
+        self.extension = self.codec.extension
+        self.policy = RowGroupPolicy(row_group_bytes=row_group_bytes, row_group_rows=row_group_rows,
+                                     batch_rows=batch_rows, batch_record_bytes=min(BATCH_RECORD_BYTES, row_group_bytes))
+        self._decoder = AvroDecoder()
+
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> ParquetRecordWriter:
+        return ParquetRecordWriter(output, self.codec, self.policy, view, self._decoder)
