@@ -18,10 +18,6 @@ MILLIS_PER_DAY = 24 * MILLIS_PER_HOUR
 LONG_MIN = -(2**63)
 LONG_MAX = 2**63 - 1
 
-# Joda ISOChronology's supported year range (year field min/max).
-MIN_YEAR = -292275054
-MAX_YEAR = 292278993
-
 
 def java_div(dividend: int, divisor: int) -> int:
     """Java's ``long / long``: truncates toward zero (Python's ``//`` floors)."""
@@ -119,10 +115,6 @@ class LocalFields:
     def era(self) -> int:
         """1 = AD (CE), 0 = BC (BCE)."""
         return 1 if self.year > 0 else 0
-
-    @property
-    def millis_of_second(self) -> int:
-        return self.millis
 
 
 def local_fields(local_millis: int) -> LocalFields:

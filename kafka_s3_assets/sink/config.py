@@ -318,7 +318,7 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
             continue
         values[key] = value
 
-    problems.extend(_cross_checks(values))
+    problems.extend(_cross_checks(values, problems))
     key_converter = _converter(values, converter_settings, "key.converter")
     value_converter = _converter(values, converter_settings, "value.converter")
     problems.extend(_converter_checks(value_converter, "value.converter"))
@@ -327,7 +327,7 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
     return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit)
 
 
-def _cross_checks(values: Mapping[str, Any]) -> list[ConfigProblem]:
+def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]) -> list[ConfigProblem]:
     problems = []
     fmt = values.get("format.class")
     if fmt is not None and fmt not in SUPPORTED_FORMAT_CLASSES:
@@ -359,9 +359,11 @@ def _cross_checks(values: Mapping[str, Any]) -> list[ConfigProblem]:
     if values.get("behavior.on.null.values", "").lower() == "write" and not values.get("store.kafka.keys"):
         problems.append(ConfigProblem("behavior.on.null.values", "Writing Kafka record keys to storage is mandatory "
                                                                  "when tombstone writing is enabled."))
-    # Keys that failed their own check are absent from ``values``; judge the rest against defaults.
+    # Keys that failed their own check are absent from ``values``: judge the rest against defaults, and
+    # do not report a failed key a second time through its default.
+    failed = {p.key for p in prior_problems}
     defaults = {k: d.default for k, d in ALL_KEYS.items() if d.default is not REQUIRED}
-    problems.extend(partitioner_problems({**defaults, **values}))
+    problems.extend(p for p in partitioner_problems({**defaults, **values}) if p.key not in failed)
     if values.get("filename.offset.zero.pad.width") == 0:
         # Java builds "%00d", which throws DuplicateFormatFlagsException at the first commit.
         problems.append(ConfigProblem("filename.offset.zero.pad.width",

@@ -118,7 +118,7 @@ def known_class(*classes: str) -> Validator:
 def no_empty_segments(_key: str, value: Any) -> str | None:
     for name in value or []:
         if not name.strip():
-            return "Field name cannot be empty"
+            return "Field name cannot be null or empty"
         if any(not seg.strip() for seg in name.split(".")):
             return "Field name cannot contain an empty or whitespace-only path segment"
     return None

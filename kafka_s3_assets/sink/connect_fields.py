@@ -65,6 +65,7 @@ class AvroConnectView:
         self._named: dict[str, tuple[dict, str | None]] = {}
         self._collect(writer_schema, None)
         self.top = self.resolve(writer_schema, None)
+        self._nested: dict[str, ConnectType | None] = {}  # partitioners ask the same paths for every record
 
     def _collect(self, schema: Any, namespace: str | None) -> None:
         if isinstance(schema, list):
@@ -136,6 +137,11 @@ class AvroConnectView:
         Looking up a field inside a non-struct (e.g. ``a.b`` where ``a`` is a map) is the reference's
         DataException "Unable to get field ...".
         """
+        if path not in self._nested:
+            self._nested[path] = self._lookup_nested(path)
+        return self._nested[path]
+
+    def _lookup_nested(self, path: str) -> ConnectType | None:
         current = self.top
         for segment in path.split("."):
             if current.type != "STRUCT":

@@ -3,7 +3,7 @@
 Rebuilt from Joda's own parser combinators (``DateTimeFormatterBuilder``: literals, numbers, fractions,
 offsets, the sequence and the longest-match choice), so exactly the same strings are accepted, with the
 same quirks: literals match case-insensitively (``t``, ``z``), months and days may have one digit
-(``2015-4-2``), the year may be signed and up to 9 digits, ``2015-W14`` is the Thursday of week 14,
+(``2015-4-2``), the year may be signed and up to 9 digits, ``2015-W14`` is the Monday of week 14,
 fractions are truncated to milliseconds. Errors carry Joda's messages (``Invalid format: "x"``,
 ``Cannot parse "x": Value 13 for monthOfYear must be in the range [1,12]``).
 
@@ -16,18 +16,20 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from .calendar_math import (
-    MAX_YEAR,
     MILLIS_PER_DAY,
     MILLIS_PER_HOUR,
     MILLIS_PER_MINUTE,
     MILLIS_PER_SECOND,
-    MIN_YEAR,
     days_from_civil,
     days_in_month,
     is_leap_year,
     iso_week_start,
     iso_weeks_in_year,
 )
+
+
+# The year bounds Joda's parser enforces (one beyond ISOChronology's documented range, as observed).
+MIN_PARSED_YEAR, MAX_PARSED_YEAR = -292275055, 292278994
 
 
 class TimestampFormatError(ValueError):
@@ -322,15 +324,17 @@ def _local_millis(text: str, fields: dict[str, int], fractions: list[tuple[int, 
     """DateTimeParserBucket.computeMillis on 1970-01-01T00:00, fields set largest first."""
     if "weekyear" in fields:
         week_year = fields["weekyear"]
-        _check(text, "weekyear", week_year, MIN_YEAR, MAX_YEAR)
+        _check(text, "weekyear", week_year, MIN_PARSED_YEAR, MAX_PARSED_YEAR)
         week = fields.get("weekOfWeekyear", 1)
-        _check(text, "weekOfWeekyear", week, 1, iso_weeks_in_year(week_year))
-        day_of_week = fields.get("dayOfWeek", 4)  # the base instant, 1970-01-01, is a Thursday
+        # Joda's getMaximumValueForSet: 52 unless the value is above 52.
+        _check(text, "weekOfWeekyear", week, 1, iso_weeks_in_year(week_year) if week > 52 else 52)
+        # Without a day the week's Monday: computeMillis(resetFields=true) floors the last field set.
+        day_of_week = fields.get("dayOfWeek", 1)
         _check(text, "dayOfWeek", day_of_week, 1, 7)
         days = iso_week_start(week_year) + (week - 1) * 7 + day_of_week - 1
     else:
         year = fields.get("year", 1970)
-        _check(text, "year", year, MIN_YEAR, MAX_YEAR)
+        _check(text, "year", year, MIN_PARSED_YEAR, MAX_PARSED_YEAR)
         if "dayOfYear" in fields:
             _check(text, "dayOfYear", fields["dayOfYear"], 1, 366 if is_leap_year(year) else 365)
             days = days_from_civil(year, 1, 1) + fields["dayOfYear"] - 1

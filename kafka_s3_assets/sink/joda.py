@@ -112,6 +112,8 @@ def compile_pattern(pattern: str) -> list[_Field]:
         elif unsupported is None and letter == "Z" and len(token) >= 3:
             unsupported = f"time zone ids ('{token}') are not supported by kafka_s3_assets; use 'Z' or 'ZZ' offsets"
         fields.append(_Field(letter, len(token)))
+    if not any(f.letter != "'" or f.literal for f in fields):  # e.g. "'": Joda builds an empty formatter
+        raise IllegalPatternError("Both printing and parsing not supported")
     if unsupported is not None:
         raise UnsupportedPatternError(unsupported)
     return fields
@@ -193,8 +195,8 @@ class JodaFormatter:
             return _pad(t.year_of_era, width)
         if letter == "x":
             return _pad(t.week_year, width)
-        if letter == "C":
-            return _pad(t.year_of_era // 100, width)
+        if letter == "C":  # ISOChronology's centuryOfEra divides the unsigned year, not the year of era
+            return _pad(abs(t.year) // 100, width)
         if letter == "G":
             return text.eras[t.era]
         if letter == "M":

@@ -101,7 +101,7 @@ class RecordFieldTimestampExtractor:
     def _from_struct(self, struct: dict, view) -> int:
         value = self._field_value(struct)
         field_type = view.nested_field(self.field_name)
-        if field_type is None:  # a path through a map value: the reference's schema lookup NPEs
+        if field_type is None:  # unreachable for decoded Avro records (they hold every schema field)
             raise PartitionDataError(f"Field '{self.field_name}' is not present in the schema.")
         if field_type.logical == TIMESTAMP:
             return value

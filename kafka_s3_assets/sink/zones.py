@@ -1,4 +1,5 @@
-"""Joda-Time ``DateTimeZone`` semantics over the IANA zone data Python ships (``zoneinfo``).
+"""Joda-Time ``DateTimeZone`` semantics over the IANA zone data Python has (``zoneinfo``, preferably from
+the ``tzdata`` package).
 
 The reference buckets and schedules with Joda's conversions, whose DST behaviour is specific: e.g.
 ``convertLocalToUTC(local, strict=false)`` maps a local time inside a spring-forward gap to the instant
@@ -14,6 +15,7 @@ optionally after a ``UTC``/``GMT``/``UT`` prefix.
 from __future__ import annotations
 
 import functools
+import importlib.resources
 import zoneinfo
 from datetime import datetime, timedelta
 
@@ -180,6 +182,20 @@ class JodaZone:
         return local - self.offset_from_local(local)
 
 
+def _load_iana(zone_id: str) -> zoneinfo.ZoneInfo:
+    """The zone from the ``tzdata`` package when installed, else from the system's zoneinfo.
+
+    Joda ships its own, recent tz database whatever the OS has; the ``tzdata`` package is the
+    equivalent here (the OS copy can be years old: Moldova's 2022+ transitions differ, e.g.).
+    """
+    try:
+        resource = importlib.resources.files("tzdata.zoneinfo").joinpath(*zone_id.split("/"))
+        with resource.open("rb") as data:
+            return zoneinfo.ZoneInfo.from_file(data, key=zone_id)
+    except (ImportError, OSError, ValueError):
+        return zoneinfo.ZoneInfo(zone_id)
+
+
 @functools.lru_cache(maxsize=None)
 def _iana_ids() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones() - {"Factory", "localtime", "posixrules"})
@@ -191,7 +207,7 @@ def zone_for_id(zone_id: str) -> JodaZone:
     if zone_id == "UTC":
         return JodaZone("UTC", fixed_offset_ms=0)
     if zone_id in _iana_ids():
-        return JodaZone(zone_id, tz=zoneinfo.ZoneInfo(zone_id))
+        return JodaZone(zone_id, tz=_load_iana(zone_id))
     if zone_id in ("UT", "GMT", "Z"):
         return JodaZone("UTC", fixed_offset_ms=0)
     to_parse = zone_id

@@ -51,13 +51,15 @@ def test_two_letter_years_print_the_last_two_digits():
 def test_years_before_year_one():
     # Proleptic ISO: year 0 is 1 BC, so year-of-era 1 and era BC; yyyy is signed.
     instant = ms("0000-06-01T00:00:00Z")
-    assert fmt("yyyy YYYY G C", instant) == "0000 0001 BC 00"
+    assert fmt("yyyy YYYY G CC", instant) == "0000 0001 BC 00"
     assert fmt("yyyy YYYY G", ms("-0043-03-15T00:00:00Z")) == "-0043 0044 BC"
+    # ISO centuryOfEra divides the unsigned year: -0100 is year-of-era 101 but century 1.
+    assert fmt("YYYY C", ms("-0100-01-01T00:00:00Z")) == "0101 1"
 
 
 def test_numeric_fields():
     instant = ms("2015-04-02T13:05:09.078Z")
-    assert fmt("yyyy-MM-dd HH:mm:ss.SSS D w e", instant) == "2015-04-02 13:05:09.078 092 14 4"
+    assert fmt("yyyy-MM-dd HH:mm:ss.SSS D DDD w e", instant) == "2015-04-02 13:05:09.078 92 092 14 4"
     assert fmt("h K k a", instant) == "1 1 13 PM"
     assert fmt("h K k a", ms("2015-04-02T00:30:00Z")) == "12 0 24 AM"
     assert fmt("C G", instant) == "20 AD"
@@ -99,7 +101,8 @@ def test_joda_dst_overlap_example_prints_one_directory():
 def test_extreme_instants():
     assert fmt("yyyy-MM-dd'T'HH:mm:ss.SSS", 2**63 - 1) == "292278994-08-17T07:12:55.807"
     assert fmt("yyyy-MM-dd'T'HH:mm:ss.SSS", -(2**63)) == "-292275055-05-16T16:47:04.192"
-    assert fmt("yyyy-MM-dd HH:mm", 2**63 - 1, LA) == "292278994-08-16 23:12"
+    # Far-future zone rules repeat: August is daylight time (-07:00) in Los Angeles.
+    assert fmt("yyyy-MM-dd HH:mm", 2**63 - 1, LA) == "292278994-08-17 00:12"
 
 
 def test_illegal_pattern_component_is_joda_error():
@@ -107,6 +110,12 @@ def test_illegal_pattern_component_is_joda_error():
         JodaFormatter("year='YYYY'/month='MM'", UTC, "en")
     with pytest.raises(IllegalPatternError, match=r"^Illegal pattern component: q$"):
         JodaFormatter("zzz/q", UTC, "en")  # Joda stops at the illegal letter even after a legal 'z'
+
+
+def test_pattern_without_any_element_is_refused_like_joda():
+    with pytest.raises(IllegalPatternError, match=r"^Both printing and parsing not supported$"):
+        JodaFormatter("'", UTC, "en")
+    assert fmt("''", 0) == "'"
 
 
 def test_zone_names_and_ids_are_refused_not_printed_differently():
