@@ -48,6 +48,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _readable(value):
+    """Values independent readers decode into richer types (Avro/Parquet logical types)."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
 def _cmd_read(args: argparse.Namespace) -> int:
     from .clients.s3 import S3ObjectStore
     from .export.read_back import read_from_offset
@@ -60,7 +67,8 @@ def _cmd_read(args: argparse.Namespace) -> int:
     try:
         for record in read_from_offset(store, settings.sink_config(), args.topic, args.partition, args.offset,
                                        args.count):
-            print(json.dumps({"offset": record.offset, "value": to_json_compatible(record.value)}, ensure_ascii=False))
+            print(json.dumps({"offset": record.offset, "value": to_json_compatible(record.value)},
+                             ensure_ascii=False, default=_readable))
     except LookupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

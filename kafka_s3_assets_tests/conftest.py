@@ -65,19 +65,27 @@ class Kafka:
             future.result(timeout=30)
         return name
 
-    def produce(self, topic: str, values: list[bytes | None], partition: int = 0, keys=None) -> None:
+    def produce(self, topic: str, values: list[bytes | None], partition: int = 0, keys=None, timestamps=None,
+                headers=None) -> None:
         producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5})
         for i, value in enumerate(values):
-            producer.produce(topic, value=value, key=None if keys is None else keys[i], partition=partition)
+            extra = {}
+            if timestamps is not None:
+                extra["timestamp"] = timestamps[i]
+            if headers is not None and headers[i]:
+                extra["headers"] = headers[i]
+            producer.produce(topic, value=value, key=None if keys is None else keys[i], partition=partition, **extra)
         assert producer.flush(30) == 0
 
     def avro_serializer(self, schema: str = DEMO_SCHEMA) -> AvroSerializer:
         return AvroSerializer(SchemaRegistryClient({"url": self.registry_url}), schema)
 
-    def produce_avro(self, topic: str, values: list[dict], partition: int = 0, schema: str = DEMO_SCHEMA) -> None:
+    def produce_avro(self, topic: str, values: list[dict], partition: int = 0, schema: str = DEMO_SCHEMA,
+                     **kwargs) -> None:
         serializer = self.avro_serializer(schema)
         ctx = SerializationContext(topic, MessageField.VALUE)
-        self.produce(topic, [serializer(v, ctx) for v in values], partition=partition)
+        self.produce(topic, [None if v is None else serializer(v, ctx) for v in values], partition=partition,
+                     **kwargs)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 from ..clients.s3 import S3ObjectStore
 from ..sink.config import SinkConfig
 from ..sink.config_keys import BLOCK_GZIP_FORMAT, BYTEARRAY_FORMAT
+from ..sink.formats.block_gzip_format import index_key_for
 from ..sink.formats.readers import read_block_gzip_chunk, read_records
 from ..sink.manifest import ManifestLayout
 from ..sink.writer import CommittedObject
@@ -33,19 +34,31 @@ def _separator(config: SinkConfig) -> bytes:
 
 
 def _records_of(store: S3ObjectStore, config: SinkConfig, obj: CommittedObject, index_key: str | None,
-                from_offset: int) -> list[tuple[int, Any]]:
+                from_offset: int, wanted: int | None) -> list[tuple[int, Any]]:
     offsets = obj.offsets()
     fmt = config["format.class"]
     if fmt == BLOCK_GZIP_FORMAT and index_key is not None:
-        index = json.loads(store.get(index_key))
-        first, records = read_block_gzip_chunk(index, max(from_offset, obj.start_offset),
-                                               lambda start, end: store.get_range(obj.key, start, end))
-        position = offsets.index(first)
-        return list(zip(offsets[position:position + len(records)], records))
+        return _block_gzip_records(store, obj, json.loads(store.get(index_key)), offsets, from_offset, wanted)
     records = read_records(fmt, store.get(obj.key), separator=_separator(config) if fmt == BYTEARRAY_FORMAT else b"\n")
     if len(records) != len(offsets):
         raise ValueError(f"{obj.key} holds {len(records)} records but its manifest lists {len(offsets)} offsets")
     return list(zip(offsets, records))
+
+
+def _block_gzip_records(store: S3ObjectStore, obj: CommittedObject, index: dict, offsets: list[int],
+                        from_offset: int, wanted: int | None) -> list[tuple[int, Any]]:
+    """Chunk by chunk from the one holding ``from_offset``, each with one ranged GET, until enough."""
+    out: list[tuple[int, Any]] = []
+    position = next((i for i, o in enumerate(offsets) if o >= from_offset), len(offsets))
+    while position < len(offsets) and (wanted is None or len(out) < wanted):
+        first, records = read_block_gzip_chunk(index, offsets[position],
+                                               lambda start, end: store.get_range(obj.key, start, end),
+                                               last_offset=obj.end_offset)
+        start = offsets.index(first)
+        chunk = list(zip(offsets[start:start + len(records)], records))
+        out.extend((o, v) for o, v in chunk if o >= from_offset)
+        position = start + len(records)
+    return out
 
 
 def read_from_offset(store: S3ObjectStore, config: SinkConfig, topic: str, partition: int, offset: int,
@@ -57,13 +70,14 @@ def read_from_offset(store: S3ObjectStore, config: SinkConfig, topic: str, parti
         raise LookupError(f"Offset {offset} of {topic}/{partition} has not been exported")
     emitted = 0
     for manifest in manifests:
-        index_keys = {o.key.rsplit(".", 1)[0]: o.key for o in manifest.objects if o.view == "index"}
+        index_keys = {o.key for o in manifest.objects if o.view == "index"}
         found: dict[int, ExportedRecord] = {}
         for obj in manifest.objects:
             if obj.view != "value" or obj.end_offset < offset:
                 continue
-            index_key = index_keys.get(obj.key.rsplit(".", 1)[0])
-            for record_offset, value in _records_of(store, config, obj, index_key, offset):
+            index_key = index_key_for(obj.key) if index_key_for(obj.key) in index_keys else None
+            wanted = None if count is None else count - emitted
+            for record_offset, value in _records_of(store, config, obj, index_key, offset, wanted):
                 if record_offset >= offset:
                     found[record_offset] = ExportedRecord(record_offset, value, obj.key)
         for record_offset in sorted(found):
