@@ -75,6 +75,13 @@ def _cmd_read(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_config_reference(_args: argparse.Namespace) -> int:
+    from .config_reference import markdown
+
+    print(markdown())
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -108,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--offset", type=int, required=True)
     read.add_argument("--count", type=int, default=None, help="at most this many records (default: all)")
     read.set_defaults(func=_cmd_read)
+
+    reference = sub.add_parser("config-reference", help="print the configuration reference (Markdown)")
+    reference.set_defaults(func=_cmd_config_reference)
 
     demo = sub.add_parser("demo", help="run the end-to-end demo on the embedded local stack")
     demo.add_argument("--dir", default=".devstack", help="devstack state directory (default: ./.devstack)")

@@ -220,7 +220,8 @@ SINK_KEYS = [
     _k("s3.compression.level", Type.INT, -1, F, between(-1, 9)),
     _k("json.decimal.format", Type.STRING, "BASE64", D, one_of("BASE64", "NUMERIC", case_sensitive=False)),
     _k("s3.part.retries", Type.INT, 3, F, at_least(0)),
-    _k("s3.retry.backoff.ms", Type.LONG, 200, F, at_least(0)),
+    _k("s3.retry.backoff.ms", Type.LONG, 200, I, at_least(0),
+       "Accepted; S3 retries currently use botocore's standard exponential backoff with jitter"),
     _k("format.bytearray.extension", Type.STRING, ".bin", F),
     _k("format.bytearray.separator", Type.STRING, None, F),
     _k("s3.proxy.url", Type.STRING, "", D),
@@ -262,7 +263,69 @@ EXTENSION_KEYS = [
        doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
 ]
 
-ALL_KEYS: dict[str, KeyDef] = {k.name: k for k in FRAMEWORK_KEYS + SINK_KEYS + EXTENSION_KEYS}
+# One line per key for the README's configuration reference (generated: kafka-s3-assets config-reference).
+DOCS = {
+    "key.converter": "Converter of record keys (used when store.kafka.keys): Avro, JSON, String, ByteArray",
+    "value.converter": "Converter of record values: AvroConverter, JsonConverter (schemas.enable=false), "
+                       "StringConverter, ByteArrayConverter",
+    "format.class": "AvroFormat, JsonFormat, ByteArrayFormat, ParquetFormat, or kafka_s3_assets.format.BlockGzipFormat",
+    "rotate.interval.ms": "Rotate when a record's timestamp is this far past the file's first (time-based partitioners)",
+    "rotate.schedule.interval.ms": "Rotate on wall-clock boundaries from local midnight, taking a record's Kafka "
+                                   "timestamp as its arrival; quiet partitions are flushed too (needs timezone)",
+    "connect.meta.data": "Add connect.version / connect.name to Avro file schemas, as AvroData does",
+    "filename.offset.zero.pad.width": "Digits of the start offset in file names; longer offsets are not truncated",
+    "avro.codec": "Avro container codec: null, deflate, snappy, bzip2 (zstandard, xz: our extension)",
+    "parquet.codec": "Parquet codec: none, snappy, gzip, brotli, zstd, lz4_raw (lzo and Hadoop lz4 cannot be "
+                     "written by pyarrow)",
+    "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+    "topics.dir": "First key segment; blank for none",
+    "directory.delim": "Separator between key segments and partition fields",
+    "file.delim": "Separator inside file names",
+    "partitioner.class": "Default, Field, TimeBased, Daily or Hourly partitioner (Confluent class names)",
+    "partition.field.name": "FieldPartitioner fields, comma separated; dotted paths are nested",
+    "partition.duration.ms": "TimeBasedPartitioner bucket width",
+    "path.format": "TimeBasedPartitioner directory pattern (Joda-Time syntax)",
+    "locale": "Locale of month and day names in path.format",
+    "timezone": "Time zone of time buckets and scheduled rotation (IANA / Joda id)",
+    "timestamp.extractor": "Wallclock, Record (Kafka timestamp) or RecordField",
+    "timestamp.field": "RecordField: the field holding the timestamp; dotted path for nested",
+    "s3.bucket.name": "Bucket to write to; checked first (Non-existent S3 bucket: <name>)",
+    "s3.object.tagging": "Tag each object with startOffset, endOffset and recordCount",
+    "s3.object.tagging.key.value.pairs": "Extra tags, as key:value,key:value",
+    "s3.object.behavior.on.tagging.error": "ignore or fail when tagging fails",
+    "s3.region": "AWS region",
+    "s3.part.size": "Multipart part size, and the most an object being written holds in memory (>= 5 MiB)",
+    "aws.access.key.id": "Static credentials; else the standard AWS chain",
+    "aws.secret.access.key": "Static credentials (never printed)",
+    "s3.ssea.name": "Server-side encryption: AES256 (SSE-S3, or SSE-C with s3.sse.customer.key), aws:kms, aws:kms:dsse",
+    "s3.sse.customer.key": "SSE-C key, base64 (with s3.ssea.name=AES256; never printed)",
+    "s3.sse.kms.key.id": "KMS key for aws:kms / aws:kms:dsse",
+    "s3.acl.canned": "Canned ACL of each object",
+    "s3.compression.type": "none or gzip for JSON and ByteArray (zstd: our extension)",
+    "s3.compression.level": "gzip level, -1 (default) to 9",
+    "s3.part.retries": "Total attempts of each S3 request",
+    "format.bytearray.extension": "ByteArrayFormat file extension",
+    "format.bytearray.separator": "ByteArrayFormat bytes after every record, as written (default: newline)",
+    "behavior.on.null.values": "Null values: fail, ignore, or write (to tombstone.encoded.partition; needs keys)",
+    "rotate.file.on.partition.change": "With rotate.interval.ms, rotate when the encoded partition changes",
+    "tombstone.encoded.partition": "Directory of tombstones with behavior.on.null.values=write",
+    "s3.schema.partition.affix.type": "NONE, PREFIX or SUFFIX: add schema_name=<name> to the partition path",
+    "store.kafka.keys": "Also write keys to <file>.keys<ext>",
+    "store.kafka.headers": "Also write headers to <file>.headers<ext>",
+    "keys.format.class": "Format of key files",
+    "headers.format.class": "Format of header files",
+    "s3.path.style.access.enabled": "Path-style S3 addressing (needed by most S3-compatible servers)",
+    "partitioner.max.open.files": "Commit all open files before one more would be opened (-1: no limit)",
+}
+
+
+def _documented(key: KeyDef) -> KeyDef:
+    from dataclasses import replace
+
+    return key if key.doc else replace(key, doc=DOCS.get(key.name, ""))
+
+
+ALL_KEYS: dict[str, KeyDef] = {k.name: _documented(k) for k in FRAMEWORK_KEYS + SINK_KEYS + EXTENSION_KEYS}
 
 # Settings under key.converter. / value.converter. (prefix stripped) that the converters understand.
 CONVERTER_SETTINGS: dict[str, KeyDef] = {

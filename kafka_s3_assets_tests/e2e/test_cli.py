@@ -109,3 +109,33 @@ def test_workspace_and_pyproject_point_at_the_same_code_location():
         [entry] = yaml.safe_load(f)["load_from"]
     assert entry["python_module"]["module_name"] == dagster_table["module_name"]
     assert entry["python_module"]["location_name"] == dagster_table["code_location_name"]
+
+
+FMT = "io.confluent.connect.s3.format."
+PART = "io.confluent.connect.storage.partitioner."
+
+
+@pytest.mark.parametrize("overrides, expected_suffixes", [
+    ({"format.class": FMT + "parquet.ParquetFormat", "partitioner.class": PART + "TimeBasedPartitioner",
+      "partition.duration.ms": "86400000", "path.format": "'dt'=YYYY-MM-dd", "locale": "en", "timezone": "UTC",
+      "timestamp.extractor": "Record"},
+     ["dt=2025-04-02/{t}+0+0000000000.snappy.parquet"]),
+    ({"format.class": FMT + "json.JsonFormat", "partitioner.class": PART + "FieldPartitioner",
+      "partition.field.name": "f1", "s3.compression.type": "gzip"},
+     ["f1=a/{t}+0+0000000000.json.gz", "f1=b/{t}+0+0000000001.json.gz"]),
+    ({"format.class": "kafka_s3_assets.format.BlockGzipFormat"},
+     ["partition=0/{t}+0+0000000000.gz", "partition=0/{t}+0+0000000000.index.json"]),
+    ({"store.kafka.headers": "true", "headers.format.class": FMT + "json.JsonFormat"},
+     ["partition=0/{t}+0+0000000000.avro", "partition=0/{t}+0+0000000000.headers.json"]),
+])
+def test_export_cli_for_each_kind_of_connector(spark, kafka, bucket, workdir, capsys, overrides, expected_suffixes):
+    topic = kafka.create_topic()
+    kafka.produce_avro(topic, [{"f1": v} for v in ("a", "b", "a")], timestamps=[1743555600000] * 3,
+                       headers=[[("h", b"1")]] * 3)
+    path = workdir / "c.json"
+    path.write_text(json.dumps(connector_config(topic, bucket, **overrides)))
+    code, out, err = run_cli(capsys, "export", "--config", str(path), "--json")
+    assert code == 0, err
+    [partition] = out["partitions"]
+    assert partition["object_keys"] == [f"topics/{topic}/" + s.format(t=topic) for s in expected_suffixes]
+    assert partition["completeness_check_passed"] is True
