@@ -218,7 +218,8 @@ SINK_KEYS = [
     # zstd is our extension (JSON and ByteArray, ".zst"), as asked in the reference's issue #727.
     _k("s3.compression.type", Type.STRING, "none", F, one_of("none", "gzip", "zstd")),
     _k("s3.compression.level", Type.INT, -1, F, between(-1, 9)),
-    _k("json.decimal.format", Type.STRING, "BASE64", D, one_of("BASE64", "NUMERIC", case_sensitive=False)),
+    _k("json.decimal.format", Type.STRING, "BASE64", F, one_of("BASE64", "NUMERIC", case_sensitive=False),
+       "Decimals in JSON: BASE64 of the unscaled bytes, or NUMERIC (an exact JSON number)"),
     _k("s3.part.retries", Type.INT, 3, F, at_least(0)),
     _k("s3.retry.backoff.ms", Type.LONG, 200, I, at_least(0),
        "Accepted; S3 retries currently use botocore's standard exponential backoff with jitter"),

@@ -55,3 +55,27 @@ def test_json_gzip_objects_get_the_gz_extension():
         writer.write(record)
     assert list(store.objects) == ["topics/s3_topic/partition=0/s3_topic+0+0000000000.json.gz"]
     assert validate_connector_config(base_config(**{"format.class": JSON}))["s3.compression.type"] == "none"
+
+
+def test_decimals_are_base64_by_default_and_exact_numbers_with_numeric():
+    from kafka_s3_assets.sink.converters import AvroConverter
+
+    from .sink_helpers import FakeRegistry, framed
+
+    schema = {"type": "record", "name": "price", "fields": [
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+        {"name": "maybe", "type": ["null", {"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 3}]},
+        {"name": "list", "type": {"type": "array", "items": {"type": "bytes", "logicalType": "decimal",
+                                                             "precision": 4, "scale": 1}}}]}
+    import decimal
+
+    value = {"amount": decimal.Decimal("-1234.56"), "maybe": decimal.Decimal("0.125"),
+             "list": [decimal.Decimal("1.5"), decimal.Decimal("-0.5")]}
+    raw = KafkaRecord("t", 0, 0, None, None, framed(schema, value, 9))
+    record = SinkRecord(raw, AvroConverter(FakeRegistry({9: schema}), is_key=False).to_connect("t", raw.value))
+    assert write_json([record]) == b'{"amount":"/h3A","maybe":"fQ==","list":["Dw==","+w=="]}\n'  # unscaled two's complement
+    store = InMemoryObjectStore()
+    writer = JsonFormat(decimal_format="NUMERIC").new_writer(store.create("k"))
+    writer.write(record)
+    writer.commit()
+    assert store.objects["k"] == b'{"amount":-1234.56,"maybe":0.125,"list":[1.5,-0.5]}\n'

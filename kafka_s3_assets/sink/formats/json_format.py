@@ -11,7 +11,9 @@ from ..converters import AvroDecoder
 from ..records import SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
+from ..records import AvroSchemaRef
 from .compression import StreamCompressor
+from .json_decimals import dumps_with_decimals, mark_decimals
 from .compression import extension as compression_extension
 
 LINE_SEPARATOR = b"\n"  # System.lineSeparator() on Linux
@@ -35,18 +37,23 @@ def encode_json_value(value: Any) -> bytes:
 
 class JsonRecordWriter:
     def __init__(self, output: ObjectOutput, compression: str, level: int, decoder: AvroDecoder,
-                 view: RecordView = VALUE_VIEW):
+                 view: RecordView = VALUE_VIEW, numeric_decimals: bool = False):
         self._output = output
         self._decoder = decoder
         self._view = view
         self._compressor = StreamCompressor(compression, level)
+        self._numeric_decimals = numeric_decimals
 
     def write(self, record: SinkRecord) -> None:
         data = self._view.data(record)
         value = None if data is None else self._decoder.decode(data)
         if data is not None and isinstance(data.schema, HeaderSchema):
             value = {"headers": value}  # the reference's header envelope
-        self._emit(encode_json_value(value) + LINE_SEPARATOR)
+        if self._numeric_decimals and isinstance(getattr(data, "schema", None), AvroSchemaRef):
+            line = dumps_with_decimals(to_json_compatible(mark_decimals(value, data.schema.writer_schema)))
+            self._emit(line.encode("utf-8") + LINE_SEPARATOR)
+        else:
+            self._emit(encode_json_value(value) + LINE_SEPARATOR)
 
     def _emit(self, data: bytes) -> None:
         data = self._compressor.compress(data)
@@ -62,11 +69,12 @@ class JsonRecordWriter:
 
 
 class JsonFormat:
-    def __init__(self, compression: str = "none", level: int = -1):
+    def __init__(self, compression: str = "none", level: int = -1, decimal_format: str = "BASE64"):
         self.compression = compression
         self.level = level
+        self.numeric_decimals = decimal_format.upper() == "NUMERIC"
         self.extension = ".json" + compression_extension(compression)
         self._decoder = AvroDecoder()
 
     def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> JsonRecordWriter:
-        return JsonRecordWriter(output, self.compression, self.level, self._decoder, view)
+        return JsonRecordWriter(output, self.compression, self.level, self._decoder, view, self.numeric_decimals)
