@@ -53,10 +53,10 @@ def mark_decimals(value: Any, schema: Any, named: dict | None = None) -> Any:
 
 def dumps_with_decimals(value: Any) -> str:
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    if _MARK not in text:
+    quoted_mark = '"\\u0000dec:'  # how json.dumps writes the placeholder's opening (NUL is escaped)
+    if quoted_mark not in text:
         return text
     out, i = [], 0
-    quoted_mark = '"\\u0000dec:'
     while (start := text.find(quoted_mark, i)) != -1:
         end = text.index('"', start + len(quoted_mark))
         out.append(text[i:start])
