@@ -139,3 +139,24 @@ def test_export_cli_for_each_kind_of_connector(spark, kafka, bucket, workdir, ca
     [partition] = out["partitions"]
     assert partition["object_keys"] == [f"topics/{topic}/" + s.format(t=topic) for s in expected_suffixes]
     assert partition["completeness_check_passed"] is True
+
+
+def test_validate_reports_every_problem_or_confirms(workdir, capsys):
+    bad = workdir / "bad.json"
+    bad.write_text(json.dumps({"name": "x", "topics": "t", "flush.size": "3", "s3.bucket.name": "b",
+                               "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+                               "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+                               "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+                               "s3.compression.type": "gzip"}))
+    code, _out, err = run_cli(capsys, "validate", "--config", str(bad))
+    assert code == 2
+    for fragment in ("s3.compression.type: Compression Type gzip not valid for data format class",
+                     "partition.duration.ms:", "path.format: Path format cannot be empty.",
+                     "locale: Locale cannot be empty.", "timezone: Timezone cannot be empty."):
+        assert fragment in err
+    good = workdir / "good.properties"
+    good.write_text("name=x\ntopics=t\nflush.size=3\ns3.bucket.name=b\n"
+                    "storage.class=io.confluent.connect.s3.storage.S3Storage\n"
+                    "format.class=io.confluent.connect.s3.format.avro.AvroFormat\n")
+    code, out, _err = run_cli(capsys, "validate", "--config", str(good))
+    assert code == 0 and "valid connector 'x' exporting t" in out

@@ -244,3 +244,51 @@ def test_read_back_by_offset_through_the_cli(kafka, s3_client, bucket, tmp_path,
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(line["offset"], line["value"]["n"]) for line in lines] == [(2, 2), (3, 3), (4, 4)]
     assert main(["read", "--config", str(path), "--topic", topic, "--partition", "0", "--offset", "99"]) == 1
+
+
+def test_kms_encryption(kafka, s3_client, bucket):
+    topic = kafka.create_topic()
+    kafka.produce_avro(topic, [event(i) for i in range(3)], schema=EVENT_SCHEMA)
+    config = connector_config(topic, bucket, **{"s3.ssea.name": "aws:kms", "s3.sse.kms.key.id": "alias/export"})
+    [key] = export(config, topic).object_keys
+    head = s3_client.head_object(Bucket=bucket, Key=key)
+    assert head["ServerSideEncryption"] == "aws:kms" and head["SSEKMSKeyId"].endswith("alias/export")
+
+
+def test_customer_key_encryption_is_sent_on_every_write_and_part(devstack, bucket):
+    """The local S3 server does not enforce SSE-C, so check what is sent: the algorithm and the key's MD5
+    on PutObject, CreateMultipartUpload and every UploadPart; never the key in clear text in our errors."""
+    import base64
+    import hashlib
+
+    from kafka_s3_assets.clients.s3 import S3ObjectStore, S3Settings
+
+    key_b64 = base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
+    settings = S3Settings(bucket=bucket, region="us-east-1", endpoint_url=devstack.s3_endpoint_url,
+                          part_size=5 * 1024 * 1024, sse_algorithm="AES256", sse_customer_key=key_b64)
+    client = settings.client()
+    sent = []
+    client.meta.events.register("before-send.s3", lambda request, **_: sent.append(
+        (request.method, request.url, {k: v.decode() if isinstance(v, bytes) else v
+                                       for k, v in request.headers.items()})))
+    store = S3ObjectStore(client, settings)
+    small = store.create("small.bin")
+    small.write(b"x")
+    small.commit()
+    big = store.create("big.bin")
+    big.write(b"y" * (5 * 1024 * 1024 + 1))
+    big.commit()
+    md5 = base64.b64encode(hashlib.md5(b"0123456789abcdef0123456789abcdef").digest()).decode()
+    # PutObject and UploadPart are PUTs; CreateMultipartUpload is the POST with "?uploads".
+    writes = [h for method, url, h in sent if method == "PUT" or (method == "POST" and url.endswith("?uploads"))]
+    assert len(writes) == 4 and all(h.get("x-amz-server-side-encryption-customer-algorithm") == "AES256" for h in writes)
+    assert all(h.get("x-amz-server-side-encryption-customer-key-MD5") == md5 for h in writes)
+    assert key_b64 not in repr(settings)
+
+
+def test_canned_acl_is_applied(kafka, s3_client, bucket):
+    topic = kafka.create_topic()
+    kafka.produce_avro(topic, [event(i) for i in range(3)], schema=EVENT_SCHEMA)
+    [key] = export(connector_config(topic, bucket, **{"s3.acl.canned": "public-read"}), topic).object_keys
+    grants = s3_client.get_object_acl(Bucket=bucket, Key=key)["Grants"]
+    assert any(g["Permission"] == "READ" and g["Grantee"].get("URI", "").endswith("/global/AllUsers") for g in grants)
