@@ -6,7 +6,7 @@ other failures kill the reference's task, so the writer must treat them as fatal
 
 from __future__ import annotations
 
-from .iso_datetime import TimestampFormatError
+from .timebased.iso_datetime import TimestampFormatError
 
 
 class PartitionError(Exception):

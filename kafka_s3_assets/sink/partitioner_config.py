@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .calendar_math import MILLIS_PER_DAY, MILLIS_PER_HOUR
+from .timebased.calendar_math import MILLIS_PER_DAY, MILLIS_PER_HOUR
 from .config_keys import ALL_KEYS, PARTITIONER_PACKAGE, REQUIRED
 from .errors import ConfigProblem
-from .joda import IllegalPatternError, JodaFormatter, UnsupportedLocaleTextError, UnsupportedPatternError
-from .timestamps import BUILTIN_EXTRACTORS, RECORD_FIELD
-from .zones import UTC, zone_for_id
+from .timebased.joda import IllegalPatternError, JodaFormatter, UnsupportedLocaleTextError, UnsupportedPatternError
+from .timebased.timestamps import BUILTIN_EXTRACTORS, RECORD_FIELD
+from .timebased.zones import UTC, zone_for_id
 
 DEFAULT_PARTITIONER = PARTITIONER_PACKAGE + "DefaultPartitioner"
 FIELD_PARTITIONER = PARTITIONER_PACKAGE + "FieldPartitioner"

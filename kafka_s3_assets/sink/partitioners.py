@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .calendar_math import java_div
+from .timebased.calendar_math import java_div
 from .connect_fields import DATE, TIME, TIMESTAMP, AvroConnectView, ValueReader, is_missing, nested_value
 from .errors import ConfigError
-from .joda import JodaFormatter
+from .timebased.joda import JodaFormatter
 from .partition_errors import PartitionDataError, PartitionError, TimestampFormatError
 from .partitioner_config import (
     AFFIX_TYPES,
@@ -27,8 +27,8 @@ from .partitioner_config import (
     time_based_settings,
 )
 from .records import SinkRecord
-from .timestamps import TimestampExtractor, build_timestamp_extractor
-from .zones import JodaZone, zone_for_id
+from .timebased.timestamps import TimestampExtractor, build_timestamp_extractor
+from .timebased.zones import JodaZone, zone_for_id
 
 _ENCODING_ERROR = "Error encoding partition."
 _INTEGER_TYPES = ("INT8", "INT16", "INT32", "INT64")

@@ -24,7 +24,7 @@ from .errors import RecordError
 from .formats.base import Format, RecordWriter
 from .naming import ObjectNaming
 from .records import SinkRecord
-from .schedule import next_scheduled_rotation
+from .timebased.schedule import next_scheduled_rotation
 from .storage import ObjectStore
 from .views import HEADER_VIEW, KEY_VIEW, VALUE_VIEW, RecordView, ViewError
 

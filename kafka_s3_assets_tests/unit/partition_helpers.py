@@ -11,7 +11,7 @@ import json
 
 import fastavro
 
-from kafka_s3_assets.sink.iso_datetime import parse_iso_millis
+from kafka_s3_assets.sink.timebased.iso_datetime import parse_iso_millis
 from kafka_s3_assets.sink.records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
 
 PACKAGE = "io.confluent.connect.storage.partitioner."

@@ -2,14 +2,14 @@
 
 import pytest
 
-from kafka_s3_assets.sink.joda import (
+from kafka_s3_assets.sink.timebased.joda import (
     IllegalPatternError,
     JodaFormatter,
     UnsupportedLocaleTextError,
     UnsupportedPatternError,
     tokenize,
 )
-from kafka_s3_assets.sink.zones import UTC, zone_for_id
+from kafka_s3_assets.sink.timebased.zones import UTC, zone_for_id
 
 from .partition_helpers import LA, ms
 

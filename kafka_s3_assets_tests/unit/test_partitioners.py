@@ -15,7 +15,7 @@ from kafka_s3_assets.sink.partitioners import (
     TimestampFormatError,
     build_partitioner,
 )
-from kafka_s3_assets.sink.timestamps import (
+from kafka_s3_assets.sink.timebased.timestamps import (
     RecordFieldTimestampExtractor,
     RecordTimestampExtractor,
     WallclockTimestampExtractor,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from kafka_s3_assets.sink.schedule import next_scheduled_rotation
-from kafka_s3_assets.sink.zones import zone_for_id
+from kafka_s3_assets.sink.timebased.schedule import next_scheduled_rotation
+from kafka_s3_assets.sink.timebased.zones import zone_for_id
 
 from .partition_helpers import HOUR, LA, ms
 

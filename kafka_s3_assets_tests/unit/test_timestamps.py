@@ -2,9 +2,9 @@
 
 import pytest
 
-from kafka_s3_assets.sink.iso_datetime import TimestampFormatError, parse_iso_millis
+from kafka_s3_assets.sink.timebased.iso_datetime import TimestampFormatError, parse_iso_millis
 from kafka_s3_assets.sink.partition_errors import PartitionDataError, PartitionError
-from kafka_s3_assets.sink.timestamps import (
+from kafka_s3_assets.sink.timebased.timestamps import (
     RecordFieldTimestampExtractor,
     RecordTimestampExtractor,
     WallclockTimestampExtractor,
@@ -213,8 +213,8 @@ def test_numeric_pattern_needs_the_whole_string():
     ("2016-02-29T23:59:59.999Z", "2016-02-29T23:59:59.999"),
 ])
 def test_iso_parser_accepts_what_joda_accepts(text, expected):
-    from kafka_s3_assets.sink.joda import JodaFormatter
-    from kafka_s3_assets.sink.zones import UTC
+    from kafka_s3_assets.sink.timebased.joda import JodaFormatter
+    from kafka_s3_assets.sink.timebased.zones import UTC
 
     assert JodaFormatter("yyyy-MM-dd'T'HH:mm:ss.SSS", UTC, "en").print(parse_iso_millis(text)) == expected
 

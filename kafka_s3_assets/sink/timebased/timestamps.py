@@ -21,10 +21,10 @@ import re
 from typing import Any, Protocol
 
 from .calendar_math import double_to_long, wrap_long
-from .connect_fields import TIMESTAMP, ValueReader, is_missing, nested_value
+from ..connect_fields import TIMESTAMP, ValueReader, is_missing, nested_value
 from .iso_datetime import parse_iso_millis
-from .partition_errors import PartitionDataError, PartitionError
-from .records import SinkRecord
+from ..partition_errors import PartitionDataError, PartitionError
+from ..records import SinkRecord
 
 _EXTRACTOR_PREFIX = "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$"
 WALLCLOCK, RECORD, RECORD_FIELD = "Wallclock", "Record", "RecordField"
@@ -139,7 +139,7 @@ def build_timestamp_extractor(config, decoder=None, values: ValueReader | None =
     if kind == RECORD_FIELD:
         if values is None:
             if decoder is None:
-                from .converters import AvroDecoder  # imported late: converters imports the config module
+                from ..converters import AvroDecoder  # imported late: converters imports the config module
 
                 decoder = AvroDecoder()
             values = ValueReader(decoder)
