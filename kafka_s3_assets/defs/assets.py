@@ -76,8 +76,9 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
         if key_topic != topic:
             raise dg.Failure(f"Partition {context.partition_key} does not belong to topic {topic}")
         [plan] = plan_partitions(settings, [(topic, partition)])
-        context.log.info(f"{topic}/{partition}: exported up to {plan.next_offset}, broker high watermark "
-                         f"{plan.high_watermark}, {plan.pending} record offset(s) waiting")
+        done = "nothing exported yet" if plan.next_offset is None else f"exported up to offset {plan.next_offset - 1}"
+        context.log.info(f"{topic}/{partition}: {done}, broker high watermark {plan.high_watermark}, "
+                         f"{plan.pending} record offset(s) waiting")
         request = PartitionExportRequest(settings, topic, partition, end_offset=plan.high_watermark,
                                          run_id=context.run.run_id)
         if plan.pending == 0:

@@ -93,7 +93,8 @@ def _failure_message(result: dg.ExecuteInProcessResult) -> str:
 
 
 def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, keys: list[str],
-                           instance: dg.DagsterInstance, resources: dict | None = None) -> list[PartitionOutcome]:
+                           instance: dg.DagsterInstance, resources: dict | None = None,
+                           log_level: str = "WARNING") -> list[PartitionOutcome]:
     resources = resources if resources is not None else default_resources()
     assets = {topic: build_export_asset(connector, topic) for topic in connector.config.topics}
     store = S3ObjectStore(settings.s3.client(), settings.s3)
@@ -104,8 +105,10 @@ def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, k
         if not instance.has_dynamic_partition(partitions_def.name, key):
             instance.add_dynamic_partitions(partitions_def.name, [key])
         asset = assets[topic]
+        # The run's full event log is in the instance (and the UI); the console shows only problems.
         result = dg.materialize([asset], partition_key=key, instance=instance, resources=resources,
-                                raise_on_error=False, tags={"kafka_s3_assets/launched_by": "cli"})
+                                raise_on_error=False, tags={"kafka_s3_assets/launched_by": "cli"},
+                                run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
         if not result.success:
             outcomes.append(PartitionOutcome(key, False, status="failed", error=_failure_message(result)))
             continue
