@@ -3,14 +3,15 @@
 The store decides *which* earlier versions a new schema is compared with (the latest one,
 or all of them for the ``*_TRANSITIVE`` levels) and in which direction; a
 :class:`CompatibilityChecker` answers whether one pair of schemas is compatible in one
-direction. Keeping the two apart lets a real Avro checker replace the permissive stand-in
-below without touching the store's bookkeeping.
+direction. Keeping the two apart lets each schema type bring its own rules: AVRO schemas are
+checked with Avro's reader/writer resolution (:mod:`registry_avro_compat`); JSON and PROTOBUF have
+no checker here and are accepted, as a registry with those levels set to NONE would.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Mapping, Protocol
 
 from kafka_s3_assets.devstack.registry_schemas import ParsedSchema
 
@@ -64,13 +65,36 @@ class CompatibilityChecker(Protocol):
 
 
 class AcceptEverythingChecker:
-    """Stand-in that reports every pair as compatible.
-
-    Real Avro schema-resolution checks are a separate piece of work; until they land, every
-    level behaves like NONE for registration and for the compatibility endpoint.
-    """
+    """Reports every pair as compatible: the rule for schema types without a real checker, and
+    for tests of the store's bookkeeping."""
 
     def incompatibilities(
         self, new: ParsedSchema, existing: ParsedSchema, direction: str
     ) -> list[str]:
         return []
+
+
+class PerSchemaTypeChecker:
+    """Sends each pair to the checker of its schema type; other types go to ``fallback``."""
+
+    def __init__(
+        self,
+        checkers: Mapping[str, CompatibilityChecker],
+        fallback: CompatibilityChecker | None = None,
+    ) -> None:
+        self.checkers = dict(checkers)
+        self.fallback = fallback or AcceptEverythingChecker()
+
+    def incompatibilities(
+        self, new: ParsedSchema, existing: ParsedSchema, direction: str
+    ) -> list[str]:
+        checker = self.checkers.get(new.schema_type, self.fallback)
+        return checker.incompatibilities(new, existing, direction)
+
+
+def default_checker() -> CompatibilityChecker:
+    """What the devstack registry enforces: Avro resolution rules for AVRO, nothing for others."""
+    # Imported here: registry_avro_compat uses this module's direction constants.
+    from kafka_s3_assets.devstack.registry_avro_compat import AvroCompatibilityChecker
+
+    return PerSchemaTypeChecker({"AVRO": AvroCompatibilityChecker()})

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from kafka_s3_assets.devstack import registry_errors as errors
+from kafka_s3_assets.devstack.registry_compat import default_checker
 from kafka_s3_assets.devstack.registry_persistence import RegistryStateFile
 from kafka_s3_assets.devstack.registry_schemas import SCHEMA_TYPES
 from kafka_s3_assets.devstack.registry_store import RegistryStore, SchemaRequest
@@ -428,7 +429,8 @@ def make_server(host: str, port: int, data_dir: Path | None) -> ThreadingHTTPSer
     ``data_dir`` None keeps the state in memory only (handy for in-process tests).
     """
     state_file = RegistryStateFile(data_dir) if data_dir is not None else None
-    store = state_file.load() if state_file is not None else RegistryStore()
+    checker = default_checker()  # Confluent's Avro compatibility rules
+    store = state_file.load(checker) if state_file is not None else RegistryStore(checker=checker)
     api = RegistryApi(store, state_file)
     handler = type("BoundRegistryRequestHandler", (RegistryRequestHandler,), {"api": api})
     server = ThreadingHTTPServer((host, port), handler)

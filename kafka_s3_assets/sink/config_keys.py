@@ -340,12 +340,42 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
         _k("latest.compatibility.strict", Type.BOOLEAN, True, I),
         _k("enhanced.avro.schema.support", Type.BOOLEAN, False, I),
         _k("connect.meta.data", Type.BOOLEAN, True, I),
-        _k("value.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject.TopicNameStrategy", D),
-        _k("key.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject.TopicNameStrategy", D),
-        _k("basic.auth.credentials.source", Type.STRING, "URL", D),
-        _k("basic.auth.user.info", Type.PASSWORD, None, D),
-        _k("bearer.auth.credentials.source", Type.STRING, None, D),
-        _k("decimal.format", Type.STRING, "BASE64", D),
+        # The subject whose version of the schema becomes connect.version (sink.subject_names).
+        _k("value.subject.name.strategy", Type.CLASS, "io.confluent.kafka.serializers.subject.TopicNameStrategy", F,
+           known_class(*("io.confluent.kafka.serializers.subject." + n
+                         for n in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"))),
+           "AvroConverter (values): TopicNameStrategy (<topic>-value), RecordNameStrategy (<record full name>) or "
+           "TopicRecordNameStrategy (<topic>-<record full name>), io.confluent.kafka.serializers.subject.*"),
+        _k("key.subject.name.strategy", Type.CLASS, "io.confluent.kafka.serializers.subject.TopicNameStrategy", F,
+           known_class(*("io.confluent.kafka.serializers.subject." + n
+                         for n in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"))),
+           "AvroConverter (keys): as value.subject.name.strategy, with <topic>-key for TopicNameStrategy"),
+        # Schema registry client (AvroConverter). Secrets are PASSWORD keys: never printed.
+        _k("basic.auth.credentials.source", Type.STRING, "URL", F, one_of("URL", "USER_INFO"),
+           "Registry basic auth: URL (user:password@ in schema.registry.url) or USER_INFO (basic.auth.user.info)"),
+        _k("basic.auth.user.info", Type.PASSWORD, None, F, doc="Registry basic auth user:password (USER_INFO)"),
+        _k("bearer.auth.credentials.source", Type.STRING, None, F, one_of("STATIC_TOKEN"),
+           "Registry bearer auth: STATIC_TOKEN (bearer.auth.token); excludes basic.auth.credentials.source"),
+        _k("bearer.auth.token", Type.PASSWORD, None, F, doc="Registry bearer token (STATIC_TOKEN)"),
+        _k("bearer.auth.logical.cluster", Type.STRING, None, F,
+           doc="With bearer auth: sent as the target-sr-cluster header (Confluent Cloud)"),
+        _k("bearer.auth.identity.pool.id", Type.STRING, None, F,
+           doc="With bearer auth: sent as the Confluent-Identity-Pool-Id header (Confluent Cloud)"),
+        # PEM files, as Python's ssl and confluent-kafka-python take them; Java's JKS/PKCS12 truststore and
+        # keystore settings (schema.registry.ssl.truststore.location, ...) are not read.
+        _k("schema.registry.ssl.ca.location", Type.STRING, None, F,
+           doc="PEM CA bundle that signs the registry's certificate (else the system CAs)"),
+        _k("schema.registry.ssl.certificate.location", Type.STRING, None, F,
+           doc="PEM client certificate for mutual TLS (may also hold the key)"),
+        _k("schema.registry.ssl.key.location", Type.STRING, None, F,
+           doc="PEM private key of the client certificate (unencrypted)"),
+        _k("max.retries", Type.INT, 3, F, at_least(0),
+           "Registry request retries per URL on connection errors, 408, 429, 500, 502, 503, 504"),
+        _k("retries.wait.ms", Type.INT, 1000, F, at_least(0),
+           "First retry backoff; doubles per retry, full jitter"),
+        _k("retries.max.wait.ms", Type.INT, 20000, F, at_least(0), "Longest retry backoff"),
+        _k("decimal.format", Type.STRING, "BASE64", F, one_of("BASE64", "NUMERIC", case_sensitive=False),
+           "JsonConverter: how Kafka writes decimals; reading accepts base64 and numbers either way, as Kafka does"),
         _k("converter.type", Type.STRING, None, I),
         _k("encoding", Type.STRING, "UTF8", D),
     ]

@@ -2,7 +2,8 @@
 
 * ``io.confluent.connect.avro.AvroConverter``: Confluent wire format (magic byte 0, 4-byte big-endian
   schema id, Avro binary datum). The datum is kept undecoded; see ``decode_avro``.
-* ``org.apache.kafka.connect.json.JsonConverter`` with ``schemas.enable=false``: parsed JSON.
+* ``org.apache.kafka.connect.json.JsonConverter`` with ``schemas.enable=false``: parsed JSON; with
+  ``schemas.enable=true``: the ``{"schema", "payload"}`` envelope, as Avro-shaped data (``json_envelope``).
 * ``org.apache.kafka.connect.storage.StringConverter``: UTF-8 text.
 * ``org.apache.kafka.connect.converters.ByteArrayConverter``: the bytes.
 """
@@ -19,7 +20,9 @@ import fastavro
 
 from .config import ConverterConfig
 from .config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
+from .json_envelope import EnvelopeError, EnvelopeReader
 from .records import AvroSchemaRef, ConnectData, KafkaRecord, PrimitiveSchema
+from .subject_names import TOPIC_NAME_STRATEGY, TOPIC_NAMES, SubjectNameError, SubjectNameStrategy, strategy_setting
 
 OPTIONAL_STRING = PrimitiveSchema("string")
 OPTIONAL_BYTES = PrimitiveSchema("bytes")
@@ -52,12 +55,18 @@ class Converter(Protocol):
 
 
 class AvroConverter:
-    """Splits the Confluent wire format and resolves the writer schema, without decoding the datum."""
+    """Splits the Confluent wire format and resolves the writer schema, without decoding the datum.
 
-    def __init__(self, registry: SchemaSource, *, is_key: bool, connect_meta_data: bool = True):
+    The schema's version (``connect.version``) is looked up in the subject the producers registered it
+    under, named by ``subject_strategy`` (TopicNameStrategy unless configured).
+    """
+
+    def __init__(self, registry: SchemaSource, *, is_key: bool, connect_meta_data: bool = True,
+                 subject_strategy: SubjectNameStrategy = TOPIC_NAMES):
         self._registry = registry
         self._is_key = is_key
         self._connect_meta_data = connect_meta_data
+        self._subject_strategy = subject_strategy
         self._schemas: dict[tuple[str, int], AvroSchemaRef] = {}
 
     def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:
@@ -78,9 +87,12 @@ class AvroConverter:
             registered = self._registry.schema_by_id(schema_id)
             if registered.schema_type.upper() != "AVRO":
                 raise ConversionError(f"Schema id {schema_id} is a {registered.schema_type} schema, not Avro")
-            subject = f"{topic}-{'key' if self._is_key else 'value'}"  # TopicNameStrategy
-            version = self._registry.version_in_subject(schema_id, subject)
             writer = json.loads(registered.schema)
+            try:
+                subject = self._subject_strategy.subject(topic, self._is_key, writer)
+            except SubjectNameError as exc:
+                raise ConversionError(f"Schema id {schema_id}: {exc}") from None
+            version = self._registry.version_in_subject(schema_id, subject)
             header = connect_header_schema(writer, version) if self._connect_meta_data else writer
             ref = AvroSchemaRef(schema_id, version, writer, json.dumps(header, separators=(",", ":")))
             self._schemas[cache_key] = ref
@@ -113,6 +125,22 @@ class JsonSchemalessConverter:
                                   f"{exc}") from None
 
 
+class JsonEnvelopeConverter:
+    """Kafka's JsonConverter with ``schemas.enable=true``: ``{"schema": …, "payload": …}`` envelopes,
+    turned into the Avro schema and datum AvroData would make of them, so every format writes them."""
+
+    def __init__(self, *, connect_meta_data: bool = True, cache_size: int = 1000):
+        self._reader = EnvelopeReader(connect_meta_data=connect_meta_data, cache_size=cache_size)
+
+    def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:
+        if data is None:
+            return None
+        try:
+            return self._reader.read(data)
+        except EnvelopeError as exc:
+            raise ConversionError(str(exc)) from None
+
+
 class StringConverter:
     def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:
         if data is None:
@@ -132,11 +160,17 @@ class ByteArrayConverter:
 
 def build_converter(config: ConverterConfig, registry: SchemaSource | None, *, is_key: bool,
                     connect_meta_data: bool = True) -> Converter:
+    """The converter ``config`` names, with its settings. ``connect_meta_data`` is the sink's
+    ``connect.meta.data``: it shapes the Avro schemas written for AvroConverter and JsonConverter data."""
     if config.class_name == AVRO_CONVERTER:
         if registry is None:
             raise ValueError("AvroConverter needs a schema registry")
-        return AvroConverter(registry, is_key=is_key, connect_meta_data=connect_meta_data)
+        strategy = SubjectNameStrategy(config.settings.get(strategy_setting(is_key)) or TOPIC_NAME_STRATEGY)
+        return AvroConverter(registry, is_key=is_key, connect_meta_data=connect_meta_data, subject_strategy=strategy)
     if config.class_name == JSON_CONVERTER:
+        if config.schemas_enable:
+            return JsonEnvelopeConverter(connect_meta_data=connect_meta_data,
+                                         cache_size=int(config.settings.get("schemas.cache.size") or 1000))
         return JsonSchemalessConverter()
     if config.class_name == STRING_CONVERTER:
         return StringConverter()

@@ -273,7 +273,8 @@ def test_state_survives_restart_and_crash(tmp_path):
         assert client.get_versions("persisted-value") == [1, 2]
         assert client.get_schema(second).schema_str == RECORD_V2
         assert client.register_schema("another-value", Schema(RECORD_V2)) == second
-        third = client.register_schema("another-value", Schema('{"type":"string"}'))
+        # A new subject: under the default BACKWARD a string after a record would be rejected (409).
+        third = client.register_schema("third-value", Schema('{"type":"string"}'))
         assert third == second + 1  # the id counter was persisted too
     finally:
         registry.stop()
