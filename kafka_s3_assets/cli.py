@@ -77,10 +77,14 @@ def _cmd_read(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_config_reference(_args: argparse.Namespace) -> int:
-    from .config_reference import markdown
+def _cmd_config_reference(args: argparse.Namespace) -> int:
+    from .config_reference import markdown, replace_in
 
-    print(markdown())
+    if args.update:
+        replace_in(Path(args.update))
+        print(f"updated the configuration reference in {args.update}")
+    else:
+        print(markdown())
     return 0
 
 
@@ -119,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     read.set_defaults(func=_cmd_read)
 
     reference = sub.add_parser("config-reference", help="print the configuration reference (Markdown)")
+    reference.add_argument("--update", metavar="README", help="rewrite the reference block in this file instead")
     reference.set_defaults(func=_cmd_config_reference)
 
     demo = sub.add_parser("demo", help="run the end-to-end demo on the embedded local stack")

@@ -274,11 +274,11 @@ class SchemaRegistryClient:
         self._rng = rng
         self._session = requests.Session()
         self._session.headers["Accept"] = ACCEPT
-        if settings.ssl_ca_location:
-            self._session.verify = settings.ssl_ca_location
+        # Passed with every request: requests lets $REQUESTS_CA_BUNDLE override a Session's own verify.
+        self._tls: dict[str, Any] = {"verify": settings.ssl_ca_location or True}
         if settings.ssl_certificate_location:
-            self._session.cert = ((settings.ssl_certificate_location, settings.ssl_key_location)
-                                  if settings.ssl_key_location else settings.ssl_certificate_location)
+            self._tls["cert"] = ((settings.ssl_certificate_location, settings.ssl_key_location)
+                                 if settings.ssl_key_location else settings.ssl_certificate_location)
         self._cache = _shared_cache(settings.cache_identity())
         self._rechecked: set[tuple[int, str]] = set()
 
@@ -350,7 +350,8 @@ class SchemaRegistryClient:
             if retries_done:
                 self._sleep(backoff_delay_s(retries_done - 1, s.retries_wait_ms, s.retries_max_wait_ms, self._rng))
             try:
-                response = self._session.get(endpoint.base + path, headers=endpoint.headers, timeout=s.timeout_s)
+                response = self._session.get(endpoint.base + path, headers=endpoint.headers, timeout=s.timeout_s,
+                                             **self._tls)
             except requests.exceptions.SSLError as exc:  # a configuration problem: retrying cannot help
                 raise SchemaRegistryError(f"TLS with the schema registry at {endpoint.shown} failed (check "
                                           f"schema.registry.ssl.*): {self._brief(exc)}") from None
@@ -380,7 +381,7 @@ class SchemaRegistryClient:
         if response.status_code in (401, 403):
             hint = (" (check the registry credentials: basic.auth.credentials.source / basic.auth.user.info / "
                     "bearer.auth.token, or user info in schema.registry.url)")
-        body = self._scrub(response.text[:300])
+        body = self._scrub(response.text)[:300]  # scrubbed whole: a cut could leave part of a secret
         return (f"Schema registry at {endpoint.shown} answered {response.status_code} for GET {path}{hint}: "
                 f"{body}")
 

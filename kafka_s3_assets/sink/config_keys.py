@@ -180,7 +180,9 @@ SINK_KEYS = [
     # zstandard and xz are our extension (Avro's own codec names); the reference stops at bzip2.
     _k("avro.codec", Type.STRING, "null", F, one_of("null", "deflate", "snappy", "bzip2", "zstandard", "xz")),
     _k("allow.optional.map.keys", Type.BOOLEAN, False, D),
-    _k("schema.compatibility", Type.STRING, "NONE", D, one_of("NONE", "BACKWARD", "FORWARD", "FULL")),
+    # No validator, as the reference: an unknown value (even "backward") silently behaves as NONE.
+    _k("schema.compatibility", Type.STRING, "NONE", F,
+       doc="NONE, BACKWARD, FORWARD or FULL: when a new schema rotates and when records are projected"),
     _k("parquet.codec", Type.STRING, "snappy", F,
        one_of("none", "snappy", "gzip", "lzo", "brotli", "lz4", "zstd", "lz4_raw")),
     _k("storage.class", Type.CLASS, REQUIRED, F, known_class(S3_STORAGE)),

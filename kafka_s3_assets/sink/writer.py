@@ -20,10 +20,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from .compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide
+from .converters import AvroDecoder
 from .errors import RecordError
 from .formats.base import Format, RecordWriter
 from .naming import ObjectNaming
-from .records import SinkRecord
+from .projection import project
+from .records import ConnectData, SinkRecord
 from .timebased.schedule import next_scheduled_rotation
 from .storage import ObjectStore
 from .views import HEADER_VIEW, KEY_VIEW, VALUE_VIEW, RecordView, ViewError
@@ -49,6 +52,8 @@ class WriterSettings:
     extra_tags: Mapping[str, str] = field(default_factory=dict)
     tagging_error: str = "ignore"         # ignore | fail
     tagging_attempts: int = 3
+    compatibility: str = "NONE"           # schema.compatibility, looked up exactly as the reference does
+    connect_meta_data: bool = True        # the value converter's connect.meta.data
 
     @classmethod
     def from_config(cls, config) -> "WriterSettings":
@@ -69,6 +74,8 @@ class WriterSettings:
             extra_tags=pairs,
             tagging_error=config["s3.object.behavior.on.tagging.error"].lower(),
             tagging_attempts=max(config["s3.part.retries"], 1),
+            compatibility=config["schema.compatibility"],
+            connect_meta_data=config.value_converter.settings.get("connect.meta.data", True),
         )
 
 
@@ -164,6 +171,8 @@ class TopicPartitionWriter:
         self._current_timestamp: int | None = None
         self._base_timestamp: int | None = None
         self._rotation_deadline: int | None = None  # scheduled rotation of the open files
+        self._decoder = AvroDecoder()
+        self._decisions: dict[tuple, SchemaDecision] = {}
 
     # ---- state the export layer reads -------------------------------------------------------------
 
@@ -241,16 +250,43 @@ class TopicPartitionWriter:
     def _must_rotate_before(self, encoded: str, record: SinkRecord, timestamp: int | None, now_ms: int) -> bool:
         if self._record_count == 0:
             return False
-        schema = _schema_identity(record)
+        schema = _value_schema(record)
         current = self._current_schemas.get(encoded, _UNSET)
         if current is not _UNSET and (current is None) != (schema is None):
             return True  # switch between schema-based and schema-less data
         if self._rotate_on_time(encoded, record, timestamp, now_ms):
             return True
-        if current is not _UNSET and current != schema:
-            return True  # schema.compatibility=NONE: any schema difference rotates
+        if current is not _UNSET and current is not None and self._decide(record, schema, current).rotate:
+            return True  # incompatible under schema.compatibility: the new file takes the record's schema
         max_open = self._settings.max_open_files
         return max_open != -1 and encoded not in self._open and len(self._open) >= max_open
+
+    def _decide(self, record: SinkRecord, schema, current) -> SchemaDecision:
+        if schema is current:
+            return UNCHANGED
+        key = (_schema_key(schema), _schema_key(current))
+        decision = self._decisions.get(key)
+        if decision is None:
+            try:
+                decision = decide(self._settings.compatibility, schema, current,
+                                  connect_meta_data=self._settings.connect_meta_data)
+            except SchemaCompatibilityError as exc:
+                raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
+            self._decisions[key] = decision
+        return decision
+
+    def _projected(self, encoded: str, record: SinkRecord) -> SinkRecord:
+        """The record as the open file's schema needs it (BACKWARD/FORWARD/FULL projection)."""
+        current = self._current_schemas.get(encoded)
+        schema = _value_schema(record)
+        if current is None or schema is None or not self._decide(record, schema, current).project:
+            return record
+        try:
+            value = project(self._decoder.decode(record.value), schema.writer_schema, current.writer_schema,
+                            connect_meta_data=self._settings.connect_meta_data)
+        except SchemaCompatibilityError as exc:
+            raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
+        return SinkRecord(record.raw, ConnectData(schema=current, decoded=value, is_decoded=True), record.key)
 
     def _rotate_on_time(self, encoded: str, record: SinkRecord, timestamp: int | None, now_ms: int) -> bool:
         s = self._settings
@@ -272,7 +308,8 @@ class TopicPartitionWriter:
         return self._settings.null_behavior == "write" and tombstone in (encoded, self._current_encoded)
 
     def _append(self, encoded: str, record: SinkRecord, now_ms: int) -> None:
-        self._current_schemas.setdefault(encoded, _schema_identity(record))
+        self._current_schemas.setdefault(encoded, _value_schema(record))
+        record = self._projected(encoded, record)
         file = self._open.get(encoded) or self._open_file(encoded, record)
         for view, _fmt, writer in file.writers:
             try:
@@ -368,9 +405,13 @@ def _arrival(record: SinkRecord, now_ms: int) -> int:
     return now_ms
 
 
-def _schema_identity(record: SinkRecord):
-    if record.value is None or record.value.schema is None:
-        return None
-    schema = record.value.schema
+def _value_schema(record: SinkRecord):
+    return None if record.value is None else record.value.schema
+
+
+def _schema_key(schema):
+    """Registry schemas are identified by id and version; other schemas are small, hashable values."""
     schema_id = getattr(schema, "schema_id", None)
-    return (schema_id, getattr(schema, "version", None)) if schema_id is not None else schema
+    if schema_id is not None:
+        return ("registry", schema_id, getattr(schema, "version", None))
+    return ("inline", getattr(schema, "header_schema_json", repr(schema)))

@@ -354,8 +354,10 @@ def test_bearer_token_with_confluent_cloud_headers(servers):
 
 
 def test_secrets_never_reach_errors_or_reprs(servers):
-    def echo(_n, path, headers) -> Reply:  # a proxy that echoes what it got: the worst case
-        return 401, json.dumps({"message": f"bad credentials {headers} for {path} {PASSWORD} {TOKEN}"}).encode()
+    def echo(_n, path, headers) -> Reply:  # a server that echoes the credentials it got: the worst case
+        auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+        plain = base64.b64decode(auth.removeprefix("Basic ")).decode() if auth.startswith("Basic ") else ""
+        return 401, json.dumps({"message": f"bad credentials {auth} {plain} for {path}: {headers}"}).encode()
 
     server = servers(echo)
     host = server.url.removeprefix("http://")

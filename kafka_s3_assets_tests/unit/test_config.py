@@ -98,8 +98,8 @@ def test_gzip_with_json_is_accepted():
 
 
 def test_not_yet_supported_values_name_the_key_but_defaults_are_accepted():
-    problems = problems_of(base_config(**{"schema.compatibility": "BACKWARD", "errors.tolerance": "all"}))
-    assert "not supported yet" in problems["schema.compatibility"]
+    problems = problems_of(base_config(**{"s3.wan.mode": "true", "errors.tolerance": "all"}))
+    assert "not supported yet" in problems["s3.wan.mode"]
     assert "not supported yet" in problems["errors.tolerance"]
     config = validate_connector_config(base_config(**{"errors.tolerance": "none", "schema.compatibility": "NONE"}))
     assert config["errors.tolerance"] == "none"

@@ -9,7 +9,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def test_readme_reference_is_the_generated_one():
     text = README.read_text()
     block = text[text.index(START):text.index(END) + len(END)]
-    assert block == markdown(), "README is stale: paste the output of `kafka-s3-assets config-reference`"
+    assert block == markdown(), "README is stale: run `kafka-s3-assets config-reference --update README.md`"
 
 
 def test_every_supported_key_is_documented_with_its_default():
