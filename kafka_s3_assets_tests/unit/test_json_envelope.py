@@ -523,5 +523,6 @@ def test_a_schema_change_rotates_and_an_equal_schema_does_not():
                 (struct(fld("a", "int64")), {"a": 3})]
     for offset, (schema, payload) in enumerate(payloads):
         raw = envelope(schema, payload)
-        writer.write(SinkRecord(KafkaRecord("s3_topic", 0, offset, 0, None, raw), converter.to_connect("s3_topic", raw)))
+        value = converter.to_connect("s3_topic", raw)
+        writer.write(SinkRecord(KafkaRecord("s3_topic", 0, offset, 0, None, raw), value))
     assert list(store.objects) == ["topics/s3_topic/partition=0/s3_topic+0+0000000000.json"]
