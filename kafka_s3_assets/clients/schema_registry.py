@@ -76,14 +76,10 @@ class RegistryConfigError(ValueError):
 def redact_url(url: str) -> str:
     """The URL without its user info (``http://user:pw@host`` -> ``http://host``)."""
     parts = urlsplit(url)
-    if parts.password or parts.username:
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"  # IPv6
-        if parts.port:
-            host += f":{parts.port}"
-        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    return url
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rpartition("@")[2]  # host[:port] as written (IPv6 brackets, odd ports included)
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 def split_urls(url: str) -> list[str]:
@@ -139,7 +135,13 @@ class RegistrySettings:
             raise RegistryConfigError("schema.registry.url", "No schema registry URL")
         for url in urls:
             parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
+            try:
+                parts.port  # noqa: B018 - parsing it is the check
+            except ValueError:
+                valid = False
+            else:
+                valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+            if not valid:
                 raise RegistryConfigError("schema.registry.url", f"Invalid schema registry URL '{redact_url(url)}': "
                                                                  "expected http(s)://host[:port][/path]")
         if self.basic_auth_credentials_source not in BASIC_AUTH_SOURCES:
@@ -247,9 +249,8 @@ def clear_shared_caches() -> None:
 
 @dataclass(frozen=True)
 class _Endpoint:
-    base: str                       # the URL requests go to, without user info
-    shown: str                      # the same, for messages
-    headers: dict[str, str] = field(repr=False)
+    url: str                                     # without user info: requests go to it, messages show it
+    headers: dict[str, str] = field(repr=False)  # the credentials, if any
 
 
 class _Retriable(Exception):
@@ -283,7 +284,7 @@ class SchemaRegistryClient:
         self._rechecked: set[tuple[int, str]] = set()
 
     def __repr__(self) -> str:
-        return f"SchemaRegistryClient({', '.join(e.shown for e in self._endpoints)})"
+        return f"SchemaRegistryClient({self._shown()})"
 
     # -- the SchemaSource API --
 
@@ -339,10 +340,10 @@ class SchemaRegistryClient:
             try:
                 return self._get_with_retries(endpoint, path)
             except _Retriable as failure:
-                reasons.append(f"{endpoint.shown}: {failure.reason}")
+                reasons.append(f"{endpoint.url}: {failure.reason}")
                 self._fail_over(index)
-        raise SchemaRegistryError(f"Schema registry unreachable: GET {path} failed at every URL, after "
-                                  f"{self._settings.max_retries} retries each ({'; '.join(reasons)})")
+        raise SchemaRegistryError(f"Schema registry unreachable at {self._shown()}: GET {path} failed after "
+                                  f"{self._settings.max_retries} retries per URL ({'; '.join(reasons)})")
 
     def _get_with_retries(self, endpoint: _Endpoint, path: str) -> Any | None:
         s = self._settings
@@ -350,16 +351,16 @@ class SchemaRegistryClient:
             if retries_done:
                 self._sleep(backoff_delay_s(retries_done - 1, s.retries_wait_ms, s.retries_max_wait_ms, self._rng))
             try:
-                response = self._session.get(endpoint.base + path, headers=endpoint.headers, timeout=s.timeout_s,
+                response = self._session.get(endpoint.url + path, headers=endpoint.headers, timeout=s.timeout_s,
                                              **self._tls)
             except requests.exceptions.SSLError as exc:  # a configuration problem: retrying cannot help
-                raise SchemaRegistryError(f"TLS with the schema registry at {endpoint.shown} failed (check "
+                raise SchemaRegistryError(f"TLS with the schema registry at {endpoint.url} failed (check "
                                           f"schema.registry.ssl.*): {self._brief(exc)}") from None
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
                 reason = self._brief(exc)
                 continue
             except requests.RequestException as exc:
-                raise SchemaRegistryError(f"GET {path} at the schema registry {endpoint.shown} failed: "
+                raise SchemaRegistryError(f"GET {path} at the schema registry {endpoint.url} failed: "
                                           f"{self._brief(exc)}") from None
             status = response.status_code
             if status in RETRIABLE_STATUSES:
@@ -372,7 +373,7 @@ class SchemaRegistryClient:
             try:
                 return response.json()
             except ValueError:
-                raise SchemaRegistryError(f"Schema registry at {endpoint.shown} answered GET {path} with a body "
+                raise SchemaRegistryError(f"Schema registry at {endpoint.url} answered GET {path} with a body "
                                           f"that is not JSON") from None
         raise _Retriable(reason)
 
@@ -382,7 +383,7 @@ class SchemaRegistryClient:
             hint = (" (check the registry credentials: basic.auth.credentials.source / basic.auth.user.info / "
                     "bearer.auth.token, or user info in schema.registry.url)")
         body = self._scrub(response.text)[:300]  # scrubbed whole: a cut could leave part of a secret
-        return (f"Schema registry at {endpoint.shown} answered {response.status_code} for GET {path}{hint}: "
+        return (f"Schema registry at {endpoint.url} answered {response.status_code} for GET {path}{hint}: "
                 f"{body}")
 
     def _brief(self, exc: Exception) -> str:
@@ -394,7 +395,7 @@ class SchemaRegistryClient:
         return text
 
     def _shown(self) -> str:
-        return ", ".join(e.shown for e in self._endpoints)
+        return ", ".join(e.url for e in self._endpoints)
 
     def _current_endpoint(self) -> tuple[int, _Endpoint]:
         with self._current_lock:
@@ -409,7 +410,6 @@ class SchemaRegistryClient:
     def _endpoint(self, url: str) -> _Endpoint:
         s = self._settings
         parts = urlsplit(url)
-        base = redact_url(url)
         headers: dict[str, str] = {}
         if s.bearer_auth_credentials_source == "STATIC_TOKEN":
             headers["Authorization"] = f"Bearer {s.bearer_auth_token}"
@@ -421,7 +421,7 @@ class SchemaRegistryClient:
             headers["Authorization"] = _basic(s.basic_auth_user_info or "")
         elif parts.username is not None:  # URL: the user info of this URL, if any
             headers["Authorization"] = _basic(f"{unquote(parts.username)}:{unquote(parts.password or '')}")
-        return _Endpoint(base, base, headers)
+        return _Endpoint(redact_url(url), headers)
 
 
 def _basic(user_info: str) -> str:

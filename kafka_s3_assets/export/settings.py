@@ -9,7 +9,7 @@ from typing import Mapping
 
 from ..clients.kafka import KafkaSettings
 from ..clients.s3 import S3Settings
-from ..clients.schema_registry import RegistrySettings
+from ..clients.schema_registry import RegistryConfigError, RegistrySettings
 from ..sink.config import SinkConfig, validate_connector_config
 from ..sink.errors import ConfigError, ConfigProblem
 
@@ -73,7 +73,14 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
                                           "AvroConverter needs a schema registry: set "
                                           "value.converter.schema.registry.url or $SCHEMA_REGISTRY_URL"))
         else:
-            registry = RegistrySettings(url, timeout_s=config["kafka_s3_assets.registry.timeout.ms"] / 1000)
+            # The registry's client settings (auth, TLS, retries) come from the converter that needs it.
+            prefix = "value.converter" if config.value_converter.uses_schema_registry else "key.converter"
+            converter = config.value_converter if prefix == "value.converter" else config.key_converter
+            try:
+                registry = RegistrySettings.from_converter_settings(
+                    url, converter.settings, timeout_s=config["kafka_s3_assets.registry.timeout.ms"] / 1000)
+            except RegistryConfigError as exc:
+                problems.append(ConfigProblem(f"{prefix}.{exc.setting}", str(exc)))
     if problems:
         raise ConfigError(problems)
     return ExportSettings(dict(raw_config), kafka, s3, registry)

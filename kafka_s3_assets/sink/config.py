@@ -21,7 +21,6 @@ from .config_keys import (
     CONVERTER_PREFIXES,
     CONVERTER_SETTINGS,
     EXTENSION_PREFIX,
-    JSON_CONVERTER,
     JSON_FORMAT,
     BYTEARRAY_FORMAT,
     INT_MAX,
@@ -278,9 +277,20 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
                 problems.append(ConfigProblem(key, f"Converter setting '{key}' is not supported yet by kafka_s3_assets"))
                 continue
             try:
-                converter_settings[prefix][setting] = parse_value(definition, value)
+                parsed = parse_value(definition, value)
             except ValueError as exc:
                 problems.append(ConfigProblem(key, f"Invalid value {value} for configuration {key}: {exc}"))
+                continue
+            message = definition.validator(key, parsed) if definition.validator is not None else None
+            if message:
+                problems.append(ConfigProblem(key, f"Invalid value {_display(parsed)} for configuration {key}: "
+                                                   f"{message}"))
+            elif definition.support == Support.DEFAULT and parsed != definition.default:
+                problems.append(ConfigProblem(key, f"'{key}={_display(parsed)}' is not supported yet by "
+                                                   f"kafka_s3_assets (only the default "
+                                                   f"'{_display(definition.default)}' is)"))
+            else:
+                converter_settings[prefix][setting] = parsed
             continue
         if key.startswith("consumer.override."):
             consumer_overrides[key[len("consumer.override."):]] = str(value)
@@ -321,7 +331,6 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
     problems.extend(_cross_checks(values, problems))
     key_converter = _converter(values, converter_settings, "key.converter")
     value_converter = _converter(values, converter_settings, "value.converter")
-    problems.extend(_converter_checks(value_converter, "value.converter"))
     if problems:
         raise ConfigError(problems)
     return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit)
@@ -389,11 +398,3 @@ def _converter(values, settings, prefix_key: str) -> ConverterConfig:
         schemas_enable=found.get("schemas.enable", True),
         settings=found,
     )
-
-
-def _converter_checks(converter: ConverterConfig, prefix: str) -> list[ConfigProblem]:
-    if converter.class_name == JSON_CONVERTER and converter.schemas_enable:
-        return [ConfigProblem(f"{prefix}.schemas.enable",
-                              f"'{prefix}.schemas.enable=true' (JsonConverter's default: the schema/payload envelope) "
-                              f"is not supported yet by kafka_s3_assets; set it to false")]
-    return []

@@ -269,8 +269,8 @@ EXTENSION_KEYS = [
 # One line per key for the README's configuration reference (generated: kafka-s3-assets config-reference).
 DOCS = {
     "key.converter": "Converter of record keys (used when store.kafka.keys): Avro, JSON, String, ByteArray",
-    "value.converter": "Converter of record values: AvroConverter, JsonConverter (schemas.enable=false), "
-                       "StringConverter, ByteArrayConverter",
+    "value.converter": "Converter of record values: AvroConverter, JsonConverter (with or without the "
+                       "schema/payload envelope), StringConverter, ByteArrayConverter",
     "format.class": "AvroFormat, JsonFormat, ByteArrayFormat, ParquetFormat, or kafka_s3_assets.format.BlockGzipFormat",
     "rotate.interval.ms": "Rotate when a record's timestamp is this far past the file's first (time-based partitioners)",
     "rotate.schedule.interval.ms": "Rotate on wall-clock boundaries from local midnight, taking a record's Kafka "

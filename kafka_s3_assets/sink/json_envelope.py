@@ -78,6 +78,9 @@ LOGICAL_BASE_TYPES = {DECIMAL: "BYTES", DATE: "INT32", TIME: "INT32", TIMESTAMP:
 INTEGER_RANGES = {"INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64}
 MILLIS_PER_DAY = 24 * 60 * 60 * 1000
 
+# Where a node is: a name ("payload", "schema.default"), or (parent path, field name or index).
+Path = Any
+
 
 class EnvelopeError(ValueError):
     """An envelope the JsonConverter (or AvroData, for the schema) would refuse; the message says why and where."""
@@ -307,7 +310,7 @@ def _check_logical_type(schema: ConnectSchema, path: str) -> None:
                                 f"{_at(path)}")
 
 
-def decimal_scale(schema: ConnectSchema, path: str = "schema") -> int:
+def decimal_scale(schema: ConnectSchema, path: Path = "schema") -> int:
     scale = schema.parameter(DECIMAL_SCALE)
     if scale is None:
         raise EnvelopeError(f"Invalid Decimal schema: scale parameter not found.{_at(path)}")
@@ -320,8 +323,9 @@ def decimal_scale(schema: ConnectSchema, path: str = "schema") -> int:
 # Payloads (JsonConverter.convertToConnect, then AvroData.fromConnectData)
 
 
-def connect_datum(schema: ConnectSchema, node: Any, path: str = "payload") -> Any:
-    """The Avro datum of a payload (or schema default) ``node`` of ``schema``; None for a null value."""
+def connect_datum(schema: ConnectSchema, node: Any, path: Path = "payload") -> Any:
+    """The Avro datum of a payload (or schema default) ``node`` of ``schema``; None for a null value.
+    ``path`` says where ``node`` is, for errors."""
     if node is None:
         if schema.default is not None:
             return schema.default
@@ -334,14 +338,14 @@ def connect_datum(schema: ConnectSchema, node: Any, path: str = "payload") -> An
     return _DATUMS[schema.type](schema, node, path)
 
 
-def _boolean(schema: ConnectSchema, node: Any, path: str) -> bool:
+def _boolean(schema: ConnectSchema, node: Any, path: Path) -> bool:
     if not isinstance(node, bool):
         raise _type_error(schema, "a JSON boolean", node, path)
     return node
 
 
-def _integer(schema: ConnectSchema, node: Any, path: str) -> int:
-    value = _integral(node)
+def _integer(schema: ConnectSchema, node: Any, path: Path) -> int:
+    value = node if type(node) is int else _integral(node)
     if value is None:
         raise _type_error(schema, "a JSON integer", node, path)
     bits = INTEGER_RANGES[schema.type]
@@ -351,40 +355,40 @@ def _integer(schema: ConnectSchema, node: Any, path: str) -> int:
     return value
 
 
-def _floating(schema: ConnectSchema, node: Any, path: str) -> float:
+def _floating(schema: ConnectSchema, node: Any, path: Path) -> float:
     if isinstance(node, bool) or not isinstance(node, (int, float, decimal.Decimal)):
         raise _type_error(schema, "a JSON number", node, path)
     return float(node)
 
 
-def _string(schema: ConnectSchema, node: Any, path: str) -> str:
+def _string(schema: ConnectSchema, node: Any, path: Path) -> str:
     if not isinstance(node, str):
         raise _type_error(schema, "a JSON string", node, path)
     return node
 
 
-def _bytes(schema: ConnectSchema, node: Any, path: str) -> bytes:
+def _bytes(schema: ConnectSchema, node: Any, path: Path) -> bytes:
     if not isinstance(node, str):
         raise EnvelopeError(f"Invalid bytes field: expected a base64 JSON string, but found {_node_type(node)}"
                             f"{_at(path)}")
     return _base64(node, "Invalid bytes field", path)
 
 
-def _array(schema: ConnectSchema, node: Any, path: str) -> list:
+def _array(schema: ConnectSchema, node: Any, path: Path) -> list:
     if not isinstance(node, list):
         raise EnvelopeError(f"Arrays should be encoded as JSON arrays, but found {_node_type(node)}{_at(path)}")
     items = schema.value_schema
-    return [connect_datum(items, item, f"{path}[{i}]") for i, item in enumerate(node)]
+    return [connect_datum(items, item, (path, i)) for i, item in enumerate(node)]
 
 
-def _map(schema: ConnectSchema, node: Any, path: str) -> dict | list:
+def _map(schema: ConnectSchema, node: Any, path: Path) -> dict | list:
     key_schema, value_schema = schema.key_schema, schema.value_schema
     entries: list[tuple[Any, Any]] = []
     if key_schema.type == "STRING":
         if not isinstance(node, dict):
             raise EnvelopeError(f"Maps with string fields should be encoded as JSON objects, but found "
                                 f"{_node_type(node)}{_at(path)}")
-        entries = [(k, connect_datum(value_schema, v, f"{path}.{k}")) for k, v in node.items()]
+        entries = [(k, connect_datum(value_schema, v, (path, k))) for k, v in node.items()]
     else:
         if not isinstance(node, list):
             raise EnvelopeError(f"Maps with non-string fields should be encoded as JSON array of tuples, but "
@@ -392,12 +396,12 @@ def _map(schema: ConnectSchema, node: Any, path: str) -> dict | list:
         for i, entry in enumerate(node):
             if not isinstance(entry, list):
                 raise EnvelopeError(f"Found invalid map entry instead of array tuple: {_node_type(entry)}"
-                                    f"{_at(f'{path}[{i}]')}")
+                                    f"{_at((path, i))}")
             if len(entry) != 2:
                 raise EnvelopeError(f"Found invalid map entry, expected length 2 but found :{len(entry)}"
-                                    f"{_at(f'{path}[{i}]')}")
-            entries.append((connect_datum(key_schema, entry[0], f"{path}[{i}][0]"),
-                            connect_datum(value_schema, entry[1], f"{path}[{i}][1]")))
+                                    f"{_at((path, i))}")
+            entries.append((connect_datum(key_schema, entry[0], ((path, i), 0)),
+                            connect_datum(value_schema, entry[1], ((path, i), 1))))
     if schema.avro_map:
         return dict(entries)
     unique: dict[str, dict] = {}  # a Connect map holds each key once: the last entry wins
@@ -410,13 +414,13 @@ def _map(schema: ConnectSchema, node: Any, path: str) -> dict | list:
     return list(unique.values())
 
 
-def _struct(schema: ConnectSchema, node: Any, path: str) -> dict:
+def _struct(schema: ConnectSchema, node: Any, path: Path) -> dict:
     if not isinstance(node, dict):
         raise EnvelopeError(f"Structs should be encoded as JSON objects, but found {_node_type(node)}{_at(path)}")
-    return {name: connect_datum(field_schema, node.get(name), f"{path}.{name}") for name, field_schema in schema.fields}
+    return {name: connect_datum(field_schema, node.get(name), (path, name)) for name, field_schema in schema.fields}
 
 
-def _decimal(schema: ConnectSchema, node: Any, path: str) -> bytes:
+def _decimal(schema: ConnectSchema, node: Any, path: Path) -> bytes:
     scale = decimal_scale(schema, path)
     if isinstance(node, str):
         raw = _base64(node, "Invalid bytes for Decimal field", path)
@@ -443,14 +447,14 @@ def unscaled_bytes(unscaled: int) -> bytes:
     return unscaled.to_bytes(bits // 8 + 1, "big", signed=True)
 
 
-def _date(schema: ConnectSchema, node: Any, path: str) -> int:
+def _date(schema: ConnectSchema, node: Any, path: Path) -> int:
     if not _is_int(node) or not -2**31 <= node < 2**31:
         raise EnvelopeError(f"Invalid type for Date, underlying representation should be integer but was "
                             f"{_node_type(node)}{_at(path)}")
     return node
 
 
-def _time(schema: ConnectSchema, node: Any, path: str) -> int:
+def _time(schema: ConnectSchema, node: Any, path: Path) -> int:
     if not _is_int(node) or not -2**31 <= node < 2**31:
         raise EnvelopeError(f"Invalid type for Time, underlying representation should be integer but was "
                             f"{_node_type(node)}{_at(path)}")
@@ -460,7 +464,7 @@ def _time(schema: ConnectSchema, node: Any, path: str) -> int:
     return node
 
 
-def _timestamp(schema: ConnectSchema, node: Any, path: str) -> int:
+def _timestamp(schema: ConnectSchema, node: Any, path: Path) -> int:
     if not _is_int(node):
         raise EnvelopeError(f"Invalid type for Timestamp, underlying representation should be integral but was "
                             f"{_node_type(node)}{_at(path)}")
@@ -477,7 +481,7 @@ _DATUMS = {
 _LOGICAL_DATUMS = {DECIMAL: _decimal, DATE: _date, TIME: _time, TIMESTAMP: _timestamp}
 
 
-def _base64(text: str, what: str, path: str) -> bytes:
+def _base64(text: str, what: str, path: Path) -> bytes:
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError) as exc:
@@ -519,13 +523,21 @@ def _node_type(node: Any) -> str:
     return "OBJECT"
 
 
-def _type_error(schema: ConnectSchema, expected: str, node: Any, path: str) -> EnvelopeError:
+def _type_error(schema: ConnectSchema, expected: str, node: Any, path: Path) -> EnvelopeError:
     return EnvelopeError(f"Invalid value for {schema.type}: expected {expected}, but found {_node_type(node)}"
                          f"{_at(path)}")
 
 
-def _at(path: str) -> str:
-    return f" (at {path})" if path else ""
+def _at(path: Path) -> str:
+    return f" (at {_path_text(path)})" if path else ""
+
+
+def _path_text(path: Path) -> str:
+    """``(("payload", "items"), 3)`` -> ``payload.items[3]``: payload paths are spelled out only for errors."""
+    if isinstance(path, str):
+        return path
+    parent, segment = path
+    return _path_text(parent) + (f"[{segment}]" if isinstance(segment, int) else f".{segment}")
 
 
 # ---------------------------------------------------------------------------------------------------

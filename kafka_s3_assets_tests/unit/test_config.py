@@ -142,12 +142,24 @@ def test_converter_settings_are_parsed_and_unknown_ones_rejected():
     assert "value.converter.frobnicate" in problems
 
 
-def test_json_converter_needs_schemas_enable_false_for_now():
-    problems = problems_of(base_config(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter"}))
-    assert "value.converter.schemas.enable" in problems
+def test_json_converter_with_and_without_schemas():
+    config = validate_connector_config(base_config(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter"}))
+    assert config.value_converter.schemas_enable is True  # JsonConverter's default: the schema/payload envelope
     config = validate_connector_config(base_config(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
                                                       "value.converter.schemas.enable": "false"}))
     assert config.value_converter.schemas_enable is False
+
+
+def test_converter_settings_are_validated():
+    problems = problems_of(base_config(**{
+        "value.converter.basic.auth.credentials.source": "SASL_INHERIT",
+        "value.converter.value.subject.name.strategy": "com.x.Mine",
+        "value.converter.decimal.format": "HEX",
+        "value.converter.encoding": "UTF-16"}))
+    assert "String must be one of: URL, USER_INFO" in problems["value.converter.basic.auth.credentials.source"]
+    assert "Class com.x.Mine could not be found." in problems["value.converter.value.subject.name.strategy"]
+    assert "String must be one of: BASE64, NUMERIC" in problems["value.converter.decimal.format"]
+    assert "is not supported yet" in problems["value.converter.encoding"]
 
 
 def test_zero_pad_width_zero_is_rejected_up_front():

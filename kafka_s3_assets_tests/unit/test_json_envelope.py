@@ -526,3 +526,47 @@ def test_a_schema_change_rotates_and_an_equal_schema_does_not():
         value = converter.to_connect("s3_topic", raw)
         writer.write(SinkRecord(KafkaRecord("s3_topic", 0, offset, 0, None, raw), value))
     assert list(store.objects) == ["topics/s3_topic/partition=0/s3_topic+0+0000000000.json"]
+
+
+def envelope_sink_records(schema, payloads, topic="s3_topic") -> list[SinkRecord]:
+    converter = JsonEnvelopeConverter()
+    raws = [envelope(schema, payload) for payload in payloads]
+    return [SinkRecord(KafkaRecord(topic, 0, offset, 0, None, raw), converter.to_connect(topic, raw))
+            for offset, raw in enumerate(raws)]
+
+
+def test_partitioners_read_envelope_fields_and_timestamps():
+    schema = struct(fld("region", "string"), fld("at", "int64", name=TIMESTAMP, version=1), name="com.x.Event")
+    payloads = [{"region": "eu", "at": 1700000000000}, {"region": "us", "at": 1700003600000}]
+    field_config = base_config(**{"format.class": JSON, "flush.size": "1",
+                                  "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+                                  "partition.field.name": "region"})
+    writer, store = writer_for(field_config)
+    for record in envelope_sink_records(schema, payloads):
+        writer.write(record)
+    assert sorted(store.objects) == ["topics/s3_topic/region=eu/s3_topic+0+0000000000.json",
+                                     "topics/s3_topic/region=us/s3_topic+0+0000000001.json"]
+    time_config = base_config(**{
+        "format.class": JSON, "flush.size": "1",
+        "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+        "partition.duration.ms": "3600000", "path.format": "'hour'=HH", "locale": "en", "timezone": "UTC",
+        "timestamp.extractor": "RecordField", "timestamp.field": "at"})
+    writer, store = writer_for(time_config)
+    for record in envelope_sink_records(schema, payloads):
+        writer.write(record)
+    assert sorted(store.objects) == ["topics/s3_topic/hour=22/s3_topic+0+0000000000.json",
+                                     "topics/s3_topic/hour=23/s3_topic+0+0000000001.json"]
+
+
+def test_backward_compatibility_projects_older_envelope_records_into_the_newer_file():
+    v1 = struct(fld("a", "int32"), name="com.x.R", version=1)
+    v2 = struct(fld("a", "int32"), fld("b", "string", optional=True), name="com.x.R", version=2)
+    writer, store = writer_for(base_config(**{"format.class": JSON, "flush.size": "3",
+                                              "schema.compatibility": "BACKWARD"}))
+    converter = JsonEnvelopeConverter()
+    for offset, (schema, payload) in enumerate([(v2, {"a": 1, "b": "x"}), (v1, {"a": 2}), (v2, {"a": 3})]):
+        raw = envelope(schema, payload)
+        value = converter.to_connect("s3_topic", raw)
+        writer.write(SinkRecord(KafkaRecord("s3_topic", 0, offset, 0, None, raw), value))
+    (body,) = store.objects.values()
+    assert body.decode().splitlines() == ['{"a":1,"b":"x"}', '{"a":2,"b":null}', '{"a":3,"b":null}']
