@@ -115,6 +115,17 @@ def known_class(*classes: str) -> Validator:
     return check
 
 
+SCHEMA_REGISTRY_CONVERTERS_NOT_SUPPORTED = ("io.confluent.connect.json.JsonSchemaConverter",
+                                            "io.confluent.connect.protobuf.ProtobufConverter")
+
+
+def known_converter(key: str, value: Any) -> str | None:
+    if value in SCHEMA_REGISTRY_CONVERTERS_NOT_SUPPORTED:
+        return (f"{value.rsplit('.', 1)[1]} (Confluent's JSON Schema / Protobuf data) is not supported yet by "
+                "kafka_s3_assets; supported: AvroConverter, JsonConverter, StringConverter, ByteArrayConverter")
+    return known_class(*CONVERTER_CLASSES)(key, value)
+
+
 def no_empty_segments(_key: str, value: Any) -> str | None:
     for name in value or []:
         if not name.strip():
@@ -147,8 +158,8 @@ FRAMEWORK_KEYS = [
     _k("tasks.max", Type.INT, 1, I, at_least(1), "Ignored: Spark decides the parallelism"),
     _k("topics", Type.LIST, REQUIRED, F, doc="Topics to export (comma separated)"),
     _k("topics.regex", Type.STRING, "", D),
-    _k("key.converter", Type.CLASS, AVRO_CONVERTER, F, known_class(*CONVERTER_CLASSES)),
-    _k("value.converter", Type.CLASS, AVRO_CONVERTER, F, known_class(*CONVERTER_CLASSES)),
+    _k("key.converter", Type.CLASS, AVRO_CONVERTER, F, known_converter),
+    _k("value.converter", Type.CLASS, AVRO_CONVERTER, F, known_converter),
     _k("header.converter", Type.CLASS, SIMPLE_HEADER_CONVERTER, I),
     _k("transforms", Type.LIST, [], D),
     _k("predicates", Type.LIST, [], D),
@@ -262,6 +273,9 @@ EXTENSION_KEYS = [
        "HTTP timeout for schema registry requests"),
     _k("kafka_s3_assets.block.gzip.compressed.block.size", Type.INT, 67108864, F, at_least(1),
        doc="Block-GZIP: uncompressed bytes per gzip member (spredfast's compressed_block_size)"),
+    _k("kafka_s3_assets.avro.validate.datums", Type.BOOLEAN, True, F,
+       doc="Parse each Avro datum copied by the fast path, so a corrupt or truncated record fails naming its "
+           "offset; false copies bytes unchecked (several times faster, for trusted producers)"),
     _k("kafka_s3_assets.commit.consumer.offsets", Type.BOOLEAN, True, F,
        doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
 ]

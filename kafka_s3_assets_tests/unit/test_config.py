@@ -187,3 +187,10 @@ def test_properties_syntax():
 def test_unreadable_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="Cannot read connector config"):
         load_connector_config(tmp_path / "missing.json")
+
+
+def test_json_schema_and_protobuf_converters_are_named_as_not_supported():
+    for name in ("io.confluent.connect.json.JsonSchemaConverter", "io.confluent.connect.protobuf.ProtobufConverter"):
+        problems = problems_of(base_config(**{"value.converter": name}))
+        assert name.rsplit(".", 1)[1] + " (Confluent's JSON Schema / Protobuf data) is not supported yet" in (
+            problems["value.converter"])

@@ -41,7 +41,7 @@ def test_committed_objects_record_size_checksum_and_schema_ids():
 def test_schema_change_rotates_and_the_new_schema_record_starts_the_next_object():
     registry = FakeRegistry({1: SCHEMA_V1, 2: SCHEMA_V2})
     records = (avro_records([{"f1": "a"}, {"f1": "b"}], schema_id=1, registry=registry)
-               + avro_records([{"f1": "c", "f2": 3}], schema_id=2, start=2, registry=registry))
+               + avro_records([{"f1": "c", "f2": 3}], schema=SCHEMA_V2, schema_id=2, start=2, registry=registry))
     writer, store = writer_for(base_config(**{"flush.size": "10"}))
     batches = [b for r in records for b in writer.write(r)]
     assert [b.last_offset for b in batches] == [1]

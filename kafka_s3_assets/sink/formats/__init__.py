@@ -30,7 +30,8 @@ def build_format(config, class_key: str = "format.class") -> Format:
     compression = _setting(config, "s3.compression.type", "none")
     level = int(_setting(config, "s3.compression.level", -1))
     if name == AVRO_FORMAT:
-        return AvroFormat(codec=_setting(config, "avro.codec", "null"))
+        return AvroFormat(codec=_setting(config, "avro.codec", "null"),
+                          validate_datums=_setting(config, "kafka_s3_assets.avro.validate.datums", True))
     decimal_format = _setting(config, "json.decimal.format", "BASE64")
     if name == JSON_FORMAT:
         return JsonFormat(compression=compression, level=level, decimal_format=decimal_format)

@@ -17,8 +17,9 @@ from .avro_container import AvroContainerEncoder, sync_marker_for
 
 class AvroRecordWriter:
     def __init__(self, output: ObjectOutput, codec: str, view: RecordView = VALUE_VIEW,
-                 decoder: AvroDecoder | None = None):
+                 decoder: AvroDecoder | None = None, validate_datums: bool = True):
         self._output = output
+        self._validate = validate_datums
         self._codec = codec
         self._view = view
         self._decoder = decoder or AvroDecoder()
@@ -39,7 +40,11 @@ class AvroRecordWriter:
         if (data.avro_datum is not None and isinstance(data.schema, AvroSchemaRef)
                 and isinstance(self._file_schema, AvroSchemaRef)
                 and data.schema.schema_id == self._file_schema.schema_id):
-            self._encoder.append(data.avro_datum)  # the fast path: no decode, no encode
+            if self._validate:
+                # Parse (without re-encoding) so a truncated or corrupt datum fails here, naming its record,
+                # instead of producing an unreadable file.
+                self._decoder.decode(data)
+            self._encoder.append(data.avro_datum)  # the fast path: no re-encoding
         else:
             self._encoder.append(self._encode(data))
 
@@ -62,9 +67,10 @@ class AvroRecordWriter:
 class AvroFormat:
     extension = ".avro"  # the codec does not change the extension
 
-    def __init__(self, codec: str = "null"):
+    def __init__(self, codec: str = "null", validate_datums: bool = True):
         self.codec = codec
+        self.validate_datums = validate_datums
         self._decoder = AvroDecoder()
 
     def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> AvroRecordWriter:
-        return AvroRecordWriter(output, self.codec, view, self._decoder)
+        return AvroRecordWriter(output, self.codec, view, self._decoder, self.validate_datums)
