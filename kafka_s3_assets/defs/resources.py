@@ -28,15 +28,39 @@ class KafkaResource(dg.ConfigurableResource):
 
 
 class SchemaRegistryResource(dg.ConfigurableResource):
-    """A Confluent-compatible schema registry. ``url`` overrides the connector config."""
+    """A Confluent-compatible schema registry (Confluent, Karapace, Apicurio, Redpanda). Each field set
+    here overrides the converter settings of the connector config, e.g. credentials from
+    ``dg.EnvVar("SCHEMA_REGISTRY_USER_INFO")``."""
 
     url: str | None = None
+    basic_auth_user_info: str | None = None        # "user:password"
+    bearer_auth_token: str | None = None
+    ssl_ca_location: str | None = None             # PEM bundle to verify the registry
+    ssl_certificate_location: str | None = None    # client certificate (mutual TLS)
+    ssl_key_location: str | None = None
+
+    def client_settings(self) -> dict[str, str]:
+        """As converter settings (``value.converter.`` prefix removed)."""
+        settings = {}
+        if self.basic_auth_user_info:
+            settings.update({"basic.auth.credentials.source": "USER_INFO",
+                             "basic.auth.user.info": self.basic_auth_user_info})
+        if self.bearer_auth_token:
+            settings.update({"bearer.auth.credentials.source": "STATIC_TOKEN",
+                             "bearer.auth.token": self.bearer_auth_token})
+        for field, key in (("ssl_ca_location", "schema.registry.ssl.ca.location"),
+                           ("ssl_certificate_location", "schema.registry.ssl.certificate.location"),
+                           ("ssl_key_location", "schema.registry.ssl.key.location")):
+            if getattr(self, field):
+                settings[key] = getattr(self, field)
+        return settings
 
 
 def export_settings(connector: ConnectorSpec, kafka: KafkaResource, s3: S3Resource,
                     schema_registry: SchemaRegistryResource) -> ExportSettings:
     return resolve_settings(connector.raw, bootstrap_servers=kafka.bootstrap_servers,
-                            s3_endpoint_url=s3.endpoint_url, schema_registry_url=schema_registry.url)
+                            s3_endpoint_url=s3.endpoint_url, schema_registry_url=schema_registry.url,
+                            schema_registry_settings=schema_registry.client_settings())
 
 
 def default_resources() -> dict:

@@ -30,7 +30,8 @@ class ExportSettings:
 
 def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | None = None, *,
                      bootstrap_servers: str | None = None, s3_endpoint_url: str | None = None,
-                     schema_registry_url: str | None = None) -> ExportSettings:
+                     schema_registry_url: str | None = None,
+                     schema_registry_settings: Mapping[str, object] | None = None) -> ExportSettings:
     """Validate the connector config and resolve endpoints: explicit overrides (Dagster resources),
     then the connector config, then the environment (as the issue and AWS SDKs define it)."""
     env = os.environ if env is None else env
@@ -76,9 +77,11 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
             # The registry's client settings (auth, TLS, retries) come from the converter that needs it.
             prefix = "value.converter" if config.value_converter.uses_schema_registry else "key.converter"
             converter = config.value_converter if prefix == "value.converter" else config.key_converter
+            # A deployment (the Dagster resource) may override them, e.g. with credentials from a secret store.
+            client_settings = {**converter.settings, **(schema_registry_settings or {})}
             try:
                 registry = RegistrySettings.from_converter_settings(
-                    url, converter.settings, timeout_s=config["kafka_s3_assets.registry.timeout.ms"] / 1000)
+                    url, client_settings, timeout_s=config["kafka_s3_assets.registry.timeout.ms"] / 1000)
             except RegistryConfigError as exc:
                 problems.append(ConfigProblem(f"{prefix}.{exc.setting}", str(exc)))
     if problems:

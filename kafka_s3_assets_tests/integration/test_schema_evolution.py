@@ -89,3 +89,89 @@ def test_an_unknown_schema_id_fails_naming_the_record(kafka, s3_client, bucket):
     result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
     assert result.status == "failed"
     assert f"topic={topic} partition=0 offset=0" in result.error and "Schema 99999 not found" in result.error
+
+
+def _export(kafka, bucket, topic, **overrides):
+    config = connector_config(topic, bucket, **overrides)
+    return export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+
+
+def test_enum_evolution_under_backward_projects_old_symbols(kafka, s3_client, bucket):
+    topic = kafka.create_topic()
+    small = {"type": "record", "name": "e", "fields": [{"name": "c", "type": {"type": "enum", "name": "colour",
+                                                                              "symbols": ["RED", "GREEN"]}}]}
+    large = {"type": "record", "name": "e", "fields": [{"name": "c", "type": {"type": "enum", "name": "colour",
+                                                                              "symbols": ["RED", "GREEN", "BLUE"]}}]}
+    client = SchemaRegistryClient({"url": kafka.registry_url})
+    client.register_schema(f"{topic}-value", Schema(json.dumps(small), "AVRO"))
+    client.register_schema(f"{topic}-value", Schema(json.dumps(large), "AVRO"))
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    payloads = [kafka.avro_serializer(json.dumps(large))({"c": "BLUE"}, ctx),
+                kafka.avro_serializer(json.dumps(small))({"c": "RED"}, ctx)]
+    kafka.produce(topic, payloads)
+    result = _export(kafka, bucket, topic, **{"schema.compatibility": "BACKWARD", "flush.size": "2"})
+    assert result.error is None, result.error
+    [key] = result.object_keys  # the older enum's record joins the newer file: its symbols are a subset
+    reader = fastavro.reader(io.BytesIO(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()))
+    assert [r["c"] for r in reader] == ["BLUE", "RED"]
+
+
+def test_nested_record_evolution_projects_inner_defaults(kafka, s3_client, bucket):
+    topic = kafka.create_topic()
+    inner1 = {"type": "record", "name": "inner", "fields": [{"name": "a", "type": "int"}]}
+    inner2 = {"type": "record", "name": "inner", "fields": [{"name": "a", "type": "int"},
+                                                            {"name": "b", "type": "string", "default": "x"}]}
+    v1 = {"type": "record", "name": "outer", "fields": [{"name": "in", "type": inner1}]}
+    v2 = {"type": "record", "name": "outer", "fields": [{"name": "in", "type": inner2}]}
+    client = SchemaRegistryClient({"url": kafka.registry_url})
+    client.register_schema(f"{topic}-value", Schema(json.dumps(v1), "AVRO"))
+    client.register_schema(f"{topic}-value", Schema(json.dumps(v2), "AVRO"))
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    kafka.produce(topic, [kafka.avro_serializer(json.dumps(v2))({"in": {"a": 1, "b": "y"}}, ctx),
+                          kafka.avro_serializer(json.dumps(v1))({"in": {"a": 2}}, ctx)])
+    [key] = _export(kafka, bucket, topic, **{"schema.compatibility": "BACKWARD", "flush.size": "2"}).object_keys
+    reader = fastavro.reader(io.BytesIO(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()))
+    assert list(reader) == [{"in": {"a": 1, "b": "y"}}, {"in": {"a": 2, "b": "x"}}]
+
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+JSON_FORMAT = "io.confluent.connect.s3.format.json.JsonFormat"
+
+
+def _good_avro(kafka, topic):
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    serializer = kafka.avro_serializer(json.dumps(V1))
+    return [serializer(value(i, False), SerializationContext(topic, MessageField.VALUE)) for i in range(2)]
+
+
+@pytest.mark.parametrize("kind, overrides, message", [
+    ("truncated avro datum", {}, "Failed to write value"),
+    ("json that does not parse", {"value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "false",
+                                  "format.class": JSON_FORMAT},
+     "Converting byte[] to Kafka Connect data failed due to serialization error"),
+    ("value not matching its schema", {"value.converter": JSON_CONVERTER, "format.class": JSON_FORMAT},
+     "value.converter"),
+])
+def test_bad_records_fail_naming_the_record_after_the_last_good_object(kafka, s3_client, bucket, kind,
+                                                                       overrides, message):
+    from ..conftest import list_keys
+
+    topic = kafka.create_topic()
+    if kind == "truncated avro datum":
+        good = _good_avro(kafka, topic)
+        bad = good[0][:5] + b"\x20ab"  # the right schema id, then a string claiming 16 bytes
+    elif kind == "json that does not parse":
+        good, bad = [b'{"ok": 1}'] * 2, b'{"not": json'
+    else:
+        good = [b'{"schema": {"type": "int32"}, "payload": 1}'] * 2
+        bad = b'{"schema": {"type": "int32"}, "payload": "abc"}'
+    kafka.produce(topic, good + [bad])
+    result = _export(kafka, bucket, topic, **{"flush.size": "2", **overrides})
+    assert result.status == "failed"
+    assert f"topic={topic} partition=0 offset=2" in result.error and message in result.error
+    assert len(list_keys(s3_client, bucket, "topics/")) == 1 and result.next_offset == 2

@@ -194,3 +194,19 @@ def test_json_schema_and_protobuf_converters_are_named_as_not_supported():
         problems = problems_of(base_config(**{"value.converter": name}))
         assert name.rsplit(".", 1)[1] + " (Confluent's JSON Schema / Protobuf data) is not supported yet" in (
             problems["value.converter"])
+
+
+def test_registry_resource_settings_override_the_converter_settings():
+    from kafka_s3_assets.defs.resources import SchemaRegistryResource
+    from kafka_s3_assets.export.settings import resolve_settings
+
+    config = base_config(**{"value.converter.schema.registry.url": "http://registry:8081",
+                            "value.converter.basic.auth.credentials.source": "USER_INFO",
+                            "value.converter.basic.auth.user.info": "file:secret"})
+    env = {"KAFKA_BOOTSTRAP_SERVERS": "k:9092"}
+    plain = resolve_settings(config, env)
+    resource = SchemaRegistryResource(basic_auth_user_info="vault:s3cr3t")
+    overridden = resolve_settings(config, env, schema_registry_settings=resource.client_settings())
+    assert plain.registry.basic_auth_user_info == "file:secret"
+    assert overridden.registry.basic_auth_user_info == "vault:s3cr3t"
+    assert "s3cr3t" not in repr(overridden)
