@@ -160,3 +160,47 @@ def test_validate_reports_every_problem_or_confirms(workdir, capsys):
                     "format.class=io.confluent.connect.s3.format.avro.AvroFormat\n")
     code, out, _err = run_cli(capsys, "validate", "--config", str(good))
     assert code == 0 and "valid connector 'x' exporting t" in out
+
+
+def test_export_cli_with_backward_compatibility_and_a_json_envelope_topic(spark, kafka, bucket, workdir, capsys):
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    topic = kafka.create_topic()
+    v1 = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
+    v2 = ('{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"},'
+          '{"name":"f2","type":"string","default":"dflt"}]}')
+    client = SchemaRegistryClient({"url": kafka.registry_url})
+    for schema in (v1, v2):
+        client.register_schema(f"{topic}-value", Schema(schema, "AVRO"))
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    kafka.produce(topic, [kafka.avro_serializer(v2)({"f1": "a", "f2": "b"}, ctx),
+                          kafka.avro_serializer(v1)({"f1": "c"}, ctx)])
+    path = workdir / "c.json"
+    path.write_text(json.dumps(connector_config(topic, bucket, **{
+        "schema.compatibility": "BACKWARD", "flush.size": "2", "format.class": FMT + "json.JsonFormat"})))
+    code, out, err = run_cli(capsys, "export", "--config", str(path), "--json")
+    assert code == 0, err
+    [key] = out["partitions"][0]["object_keys"]
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL_S3"], region_name="us-east-1")
+    assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == (
+        b'{"f1":"a","f2":"b"}\n{"f1":"c","f2":"dflt"}\n')  # the v1 record projected up to v2
+
+    envelope_topic = kafka.create_topic()
+    kafka.produce(envelope_topic, [json.dumps({"schema": {"type": "struct", "name": "point", "fields": [
+        {"field": "x", "type": "int32"}, {"field": "y", "type": "int32", "optional": True}]},
+        "payload": {"x": i, "y": None}}).encode() for i in range(2)])
+    path.write_text(json.dumps(connector_config(envelope_topic, bucket, **{
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "flush.size": "2"})))
+    code, out, err = run_cli(capsys, "export", "--config", str(path), "--json")
+    assert code == 0, err
+    [key] = out["partitions"][0]["object_keys"]
+    import io
+
+    import fastavro
+
+    reader = fastavro.reader(io.BytesIO(s3.get_object(Bucket=bucket, Key=key)["Body"].read()))
+    assert list(reader) == [{"x": 0, "y": None}, {"x": 1, "y": None}]
+    assert reader.writer_schema["name"] == "point"
