@@ -3,20 +3,30 @@
 An object is held in memory at most one part (``s3.part.size``) before that part is uploaded
 (DESIGN §7). Objects that stay below one part are sent with a single PutObject: the visible result
 is the same and it costs one request instead of three.
+
+Every request goes through a :class:`~.s3_retry.Retrier` (``s3.part.retries`` attempts,
+``s3.retry.backoff.ms`` full-jitter backoff, spec §7); botocore's own retries are off so that the
+two never multiply. Errors name the request, e.g. ``UploadPart 2 of s3://b/k failed after 3 attempts``.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 from dataclasses import dataclass
+from typing import Callable, Iterator, TypeVar
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from ..sink.storage import StoredObject
 from .errors import BucketMissingError, ManifestConflictError, S3Error
+from .s3_retry import Retrier, RetryPolicy, S3RetriesExhaustedError, describe, error_code, http_status
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -27,30 +37,39 @@ class S3Settings:
     access_key_id: str | None = None
     secret_access_key: str | None = None
     part_size: int = 26214400
-    total_attempts: int = 3
+    total_attempts: int = 3              # s3.part.retries: attempts of each request, the first included
+    retry_backoff_ms: int = 200          # s3.retry.backoff.ms: full-jitter backoff base (spec §7)
     path_style: bool = True
     sse_algorithm: str = ""              # s3.ssea.name: AES256 | aws:kms | aws:kms:dsse
     sse_kms_key_id: str = ""
     sse_customer_key: str | None = None  # base64, as in s3.sse.customer.key; used with AES256 (SSE-C)
     acl: str | None = None
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 60.0         # a request silent for this long is a (retried) timeout
 
     def __repr__(self) -> str:  # never print the secrets
         return (f"S3Settings(bucket={self.bucket!r}, region={self.region!r}, endpoint_url={self.endpoint_url!r}, "
                 f"part_size={self.part_size})")
 
     def client(self):
+        """A boto3 client that makes exactly one attempt per call: retries are the Retrier's."""
         config = Config(
             region_name=self.region,
-            # s3.part.retries counts total attempts, as SDK v2's maxAttempts does (spec §7).
-            retries={"total_max_attempts": max(1, self.total_attempts), "mode": "standard"},
+            retries={"total_max_attempts": 1, "mode": "standard"},
             s3={"addressing_style": "path" if self.path_style else "auto"},
-            connect_timeout=10,
-            read_timeout=60,
+            connect_timeout=self.connect_timeout_s,
+            read_timeout=self.read_timeout_s,
         )
         kwargs = {}
         if self.access_key_id and self.secret_access_key:
             kwargs = {"aws_access_key_id": self.access_key_id, "aws_secret_access_key": self.secret_access_key}
         return boto3.session.Session().client("s3", endpoint_url=self.endpoint_url, config=config, **kwargs)
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(total_attempts=self.total_attempts, base_backoff_ms=self.retry_backoff_ms)
+
+    def retrier(self) -> Retrier:
+        return Retrier(self.retry_policy())
 
     def customer_key_args(self) -> dict:
         """SSE-C parameters, needed on every request that writes or reads such an object."""
@@ -71,46 +90,70 @@ class S3Settings:
         return args
 
 
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def _status(exc: ClientError) -> int:
-    return int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
-
-
-def check_bucket(client, settings: S3Settings) -> None:
-    """HeadBucket as the reference does at task start: 404 is fatal; 301/403 count as "exists"."""
+def _request(retrier: Retrier, request: str, fn: Callable[[], T]) -> T:
+    """``fn()`` under the retry policy; a botocore error that is not retried becomes an S3Error that
+    names the request (an exhausted retry already is one)."""
     try:
-        client.head_bucket(Bucket=settings.bucket)
+        return retrier.call(request, fn)
+    except (ClientError, BotoCoreError) as exc:
+        raise S3Error(f"{request} failed: {describe(exc)}") from exc
+
+
+def check_bucket(client, settings: S3Settings, retrier: Retrier | None = None) -> None:
+    """HeadBucket as the reference does at task start: 404 is fatal; 301/403 count as "exists"."""
+    request = f"HeadBucket s3://{settings.bucket}"
+    try:
+        (retrier or settings.retrier()).call(request, lambda: client.head_bucket(Bucket=settings.bucket))
     except ClientError as exc:
-        if _status(exc) == 404 or _code(exc) in ("404", "NoSuchBucket"):
+        if http_status(exc) == 404 or error_code(exc) in ("404", "NoSuchBucket"):
             raise BucketMissingError(f"Non-existent S3 bucket: {settings.bucket}") from None
-        if _status(exc) in (301, 403):
+        if http_status(exc) in (301, 403):
             return
-        raise S3Error(f"Cannot access S3 bucket {settings.bucket}: {exc}") from None
-    except (BotoCoreError, EndpointConnectionError) as exc:
-        raise S3Error(f"S3 unreachable at {settings.endpoint_url or 'the AWS endpoint'}: {exc}") from None
+        raise S3Error(f"Cannot access S3 bucket {settings.bucket}: {describe(exc)}") from None
+    except S3RetriesExhaustedError as exc:
+        if isinstance(exc.last_error, BotoCoreError):  # never got an answer
+            raise S3Error(f"S3 unreachable at {settings.endpoint_url or 'the AWS endpoint'}: {exc}") from exc
+        raise
+    except BotoCoreError as exc:
+        raise S3Error(f"Cannot access S3 bucket {settings.bucket}: {describe(exc)}") from None
 
 
 class MultipartOutput:
-    """One object being written. Invisible until ``commit``; ``abort`` leaves nothing behind."""
+    """One object being written. Invisible until ``commit``; ``abort`` leaves nothing behind.
+
+    As the reference's S3OutputStream, a request that fails for good aborts the multipart upload
+    at once, so neither an object nor an open upload is left; the output is then unusable.
+    """
 
     def __init__(self, client, bucket: str, key: str, part_size: int, write_args: dict | None = None,
-                 part_args: dict | None = None):
+                 part_args: dict | None = None, retrier: Retrier | None = None):
         self.key = key
         self._client = client
         self._bucket = bucket
         self._part_size = part_size
         self._write_args = write_args or {}
         self._part_args = part_args or {}
+        self._retrier = retrier or Retrier(RetryPolicy())
         self._buffer = bytearray()
         self._digest = hashlib.sha256()
         self._size = 0
         self._upload_id: str | None = None
         self._parts: list[dict] = []
+        self._failed: Exception | None = None
+
+    @property
+    def _url(self) -> str:
+        return f"s3://{self._bucket}/{self.key}"
+
+    def _request(self, operation: str, fn: Callable[[], T]) -> T:
+        return _request(self._retrier, f"{operation} of {self._url}", fn)
+
+    def _check_usable(self) -> None:
+        if self._failed is not None:
+            raise S3Error(f"{self._url} was aborted after an earlier failure: {self._failed}")
 
     def write(self, data: bytes) -> None:
+        self._check_usable()
         self._buffer += data
         self._digest.update(data)
         self._size += len(data)
@@ -122,115 +165,194 @@ class MultipartOutput:
     def _upload_part(self, body: bytes) -> None:
         try:
             if self._upload_id is None:
-                self._upload_id = self._client.create_multipart_upload(
-                    Bucket=self._bucket, Key=self.key, **self._write_args)["UploadId"]
+                self._upload_id = self._request("CreateMultipartUpload", lambda: self._client.create_multipart_upload(
+                    Bucket=self._bucket, Key=self.key, **self._write_args))["UploadId"]
             number = len(self._parts) + 1
-            response = self._client.upload_part(Bucket=self._bucket, Key=self.key, UploadId=self._upload_id,
-                                                PartNumber=number, Body=body, **self._part_args)
+            response = self._request(f"UploadPart {number}", lambda: self._client.upload_part(
+                Bucket=self._bucket, Key=self.key, UploadId=self._upload_id, PartNumber=number, Body=body,
+                **self._part_args))
             self._parts.append({"PartNumber": number, "ETag": response["ETag"]})
-        except (ClientError, BotoCoreError) as exc:
-            raise S3Error(f"Uploading part {len(self._parts) + 1} of s3://{self._bucket}/{self.key} failed: {exc}") from exc
+        except Exception as exc:
+            self._abort_after(exc)
+            raise
 
     def commit(self) -> StoredObject:
+        self._check_usable()
         try:
             if self._upload_id is None:
-                self._client.put_object(Bucket=self._bucket, Key=self.key, Body=bytes(self._buffer),
-                                        **self._write_args)
+                body = bytes(self._buffer)
+                self._request("PutObject", lambda: self._client.put_object(
+                    Bucket=self._bucket, Key=self.key, Body=body, **self._write_args))
             else:
                 if self._buffer:
                     self._upload_part(bytes(self._buffer))
-                self._client.complete_multipart_upload(Bucket=self._bucket, Key=self.key, UploadId=self._upload_id,
-                                                       MultipartUpload={"Parts": self._parts})
-        except (ClientError, BotoCoreError) as exc:
-            raise S3Error(f"Committing s3://{self._bucket}/{self.key} failed: {exc}") from exc
+                self._complete()
+                self._upload_id = None
+        except Exception as exc:
+            self._abort_after(exc)
+            raise
         self._buffer = bytearray()
         return StoredObject(self.key, self._size, self._digest.hexdigest())
 
+    def _complete(self) -> None:
+        """CompleteMultipartUpload. When S3 completed the upload but the answer was lost, the retry finds
+        no upload (404 NoSuchUpload): then the object is checked to be the one this upload made."""
+        request = f"CompleteMultipartUpload of {self._url}"
+        attempts = 0
+
+        def complete():
+            nonlocal attempts
+            attempts += 1
+            return self._client.complete_multipart_upload(Bucket=self._bucket, Key=self.key, UploadId=self._upload_id,
+                                                          MultipartUpload={"Parts": self._parts})
+
+        try:
+            self._retrier.call(request, complete)
+        except ClientError as exc:
+            no_upload = http_status(exc) == 404 or error_code(exc) == "NoSuchUpload"
+            if attempts > 1 and no_upload and self._completed_object_is_stored():
+                return
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        except BotoCoreError as exc:
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+
+    def _completed_object_is_stored(self) -> bool:
+        """The object at the key has this upload's size and part count (a multipart ETag ends in -<parts>)."""
+        try:
+            head = self._retrier.call(f"HeadObject of {self._url}", lambda: self._client.head_object(
+                Bucket=self._bucket, Key=self.key, **self._part_args))
+        except Exception:
+            return False
+        etag = str(head.get("ETag", "")).strip('"')
+        return int(head.get("ContentLength", -1)) == self._size and etag.endswith(f"-{len(self._parts)}")
+
     def create_sibling(self, key: str) -> "MultipartOutput":
-        return MultipartOutput(self._client, self._bucket, key, self._part_size, self._write_args, self._part_args)
+        return MultipartOutput(self._client, self._bucket, key, self._part_size, self._write_args, self._part_args,
+                               self._retrier)
 
     def abort(self) -> None:
         self._buffer = bytearray()
-        if self._upload_id is not None:
-            try:
-                self._client.abort_multipart_upload(Bucket=self._bucket, Key=self.key, UploadId=self._upload_id)
-            finally:
-                self._upload_id = None
+        if self._upload_id is None:
+            return
+        upload_id, self._upload_id = self._upload_id, None
+        try:
+            self._retrier.call(f"AbortMultipartUpload of {self._url}", lambda: self._client.abort_multipart_upload(
+                Bucket=self._bucket, Key=self.key, UploadId=upload_id))
+        except ClientError as exc:
+            if http_status(exc) == 404 or error_code(exc) == "NoSuchUpload":
+                return  # already gone (e.g. an earlier attempt aborted it but its answer was lost)
+            raise S3Error(f"AbortMultipartUpload of {self._url} failed: {describe(exc)}") from exc
+        except BotoCoreError as exc:
+            raise S3Error(f"AbortMultipartUpload of {self._url} failed: {describe(exc)}") from exc
+
+    def _abort_after(self, failure: Exception) -> None:
+        """Abort after a failed request; the failure, not a failed abort, is what the caller sees."""
+        self._failed = failure
+        try:
+            self.abort()
+        except Exception as exc:
+            log.warning("Could not abort the multipart upload of %s after %s: %s (it stays invisible; a bucket "
+                        "lifecycle rule for incomplete uploads removes it)", self._url, failure, exc)
 
 
 class S3ObjectStore:
     """The sink's ObjectStore, plus the manifest operations the export layer needs."""
 
-    def __init__(self, client, settings: S3Settings):
+    def __init__(self, client, settings: S3Settings, retrier: Retrier | None = None):
         self.client = client
         self.settings = settings
+        self.retrier = retrier or settings.retrier()
 
     @property
     def bucket(self) -> str:
         return self.settings.bucket
 
+    def _url(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
+
     def create(self, key: str) -> MultipartOutput:
         return MultipartOutput(self.client, self.bucket, key, self.settings.part_size, self.settings.write_args(),
-                               self.settings.customer_key_args())
+                               self.settings.customer_key_args(), self.retrier)
 
     def tag(self, key: str, tags: dict[str, str]) -> None:
         """s3.object.tagging: startOffset, endOffset, recordCount and the configured pairs."""
-        try:
-            self.client.put_object_tagging(Bucket=self.bucket, Key=key, Tagging={
-                "TagSet": [{"Key": k, "Value": v} for k, v in tags.items()]})
-        except (ClientError, BotoCoreError) as exc:
-            raise S3Error(f"Tagging s3://{self.bucket}/{key} failed: {exc}") from exc
+        tagging = {"TagSet": [{"Key": k, "Value": v} for k, v in tags.items()]}
+        _request(self.retrier, f"PutObjectTagging of {self._url(key)}",
+                 lambda: self.client.put_object_tagging(Bucket=self.bucket, Key=key, Tagging=tagging))
 
     def get_range(self, key: str, start: int, end_exclusive: int) -> bytes:
-        try:
-            return self.client.get_object(Bucket=self.bucket, Key=key, Range=f"bytes={start}-{end_exclusive - 1}",
-                                          **self.settings.customer_key_args())["Body"].read()
-        except (ClientError, BotoCoreError) as exc:
-            raise S3Error(f"Reading bytes {start}-{end_exclusive - 1} of s3://{self.bucket}/{key} failed: {exc}") from exc
+        byte_range = f"bytes={start}-{end_exclusive - 1}"
+        # The body is read inside the retried call: a connection cut while streaming is retried too.
+        return _request(self.retrier, f"GetObject {byte_range} of {self._url(key)}", lambda: self.client.get_object(
+            Bucket=self.bucket, Key=key, Range=byte_range, **self.settings.customer_key_args())["Body"].read())
+
+    def _list_objects(self, prefix: str) -> Iterator[dict]:
+        """ListObjectsV2 page by page, each page its own retried request."""
+        request = f"ListObjectsV2 {self._url(prefix)}"
+        args = {"Bucket": self.bucket, "Prefix": prefix}
+        while True:
+            page = _request(self.retrier, request, lambda: self.client.list_objects_v2(**args))
+            yield from page.get("Contents", ())
+            if not page.get("IsTruncated"):
+                return
+            token = page.get("NextContinuationToken")
+            if not token:
+                raise S3Error(f"{request}: a truncated page without a continuation token")
+            args = {**args, "ContinuationToken": token}
 
     def list_keys(self, prefix: str) -> list[str]:
-        keys = []
-        try:
-            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
-                keys.extend(o["Key"] for o in page.get("Contents", ()))
-        except (ClientError, BotoCoreError) as exc:
-            raise S3Error(f"Listing s3://{self.bucket}/{prefix} failed: {exc}") from exc
-        return sorted(keys)
+        return sorted(o["Key"] for o in self._list_objects(prefix))
 
     def list_sizes(self, prefix: str) -> dict[str, int]:
-        sizes = {}
-        try:
-            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
-                sizes.update({o["Key"]: o["Size"] for o in page.get("Contents", ())})
-        except (ClientError, BotoCoreError) as exc:
-            raise S3Error(f"Listing s3://{self.bucket}/{prefix} failed: {exc}") from exc
-        return sizes
+        return {o["Key"]: o["Size"] for o in self._list_objects(prefix)}
 
     def get(self, key: str) -> bytes:
-        try:
-            return self.client.get_object(Bucket=self.bucket, Key=key,
-                                          **self.settings.customer_key_args())["Body"].read()
-        except (ClientError, BotoCoreError) as exc:
-            raise S3Error(f"Reading s3://{self.bucket}/{key} failed: {exc}") from exc
+        return _request(self.retrier, f"GetObject of {self._url(key)}", lambda: self.client.get_object(
+            Bucket=self.bucket, Key=key, **self.settings.customer_key_args())["Body"].read())
 
     def head_size(self, key: str) -> int | None:
+        request = f"HeadObject of {self._url(key)}"
         try:
-            return int(self.client.head_object(Bucket=self.bucket, Key=key)["ContentLength"])
+            response = self.retrier.call(request, lambda: self.client.head_object(Bucket=self.bucket, Key=key))
         except ClientError as exc:
-            if _status(exc) == 404:
+            if http_status(exc) == 404:
                 return None
-            raise S3Error(f"HeadObject s3://{self.bucket}/{key} failed: {exc}") from exc
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        except BotoCoreError as exc:
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        return int(response["ContentLength"])
 
     def put_if_absent(self, key: str, body: bytes) -> None:
-        """Create ``key`` only if nothing is there (If-None-Match: *). Raises ManifestConflictError."""
+        """Create ``key`` only if nothing is there (If-None-Match: *). Raises ManifestConflictError.
+
+        A conflict (412) is never retried. But when an earlier attempt failed without an answer, it
+        may have written ``body`` itself: a conflict is then checked against the stored bytes, so a
+        lost answer does not turn our own manifest into "another writer's".
+        """
+        request = f"PutObject (If-None-Match: *) of {self._url(key)}"
+        attempts = 0
+
+        def put():
+            nonlocal attempts
+            attempts += 1
+            return self.client.put_object(Bucket=self.bucket, Key=key, Body=body, IfNoneMatch="*",
+                                          ContentType="application/json")
+
         try:
-            self.client.put_object(Bucket=self.bucket, Key=key, Body=body, IfNoneMatch="*",
-                                   ContentType="application/json")
+            self.retrier.call(request, put)
         except ClientError as exc:
-            if _status(exc) in (409, 412) or _code(exc) in ("PreconditionFailed", "ConditionalRequestConflict"):
+            if http_status(exc) in (409, 412) or error_code(exc) in ("PreconditionFailed", "ConditionalRequestConflict"):
+                if attempts > 1 and self._holds(key, body):
+                    return
                 raise ManifestConflictError(
                     f"s3://{self.bucket}/{key} already exists: another export of this topic-partition committed "
                     f"first; this run's objects were not recorded") from None
-            raise S3Error(f"Writing s3://{self.bucket}/{key} failed: {exc}") from exc
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
         except BotoCoreError as exc:
-            raise S3Error(f"Writing s3://{self.bucket}/{key} failed: {exc}") from exc
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+
+    def _holds(self, key: str, body: bytes) -> bool:
+        try:
+            return self.get(key) == body
+        except S3Error:
+            return False

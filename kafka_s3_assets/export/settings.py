@@ -56,6 +56,7 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
         secret_access_key=config["aws.secret.access.key"] or None,
         part_size=config["s3.part.size"],
         total_attempts=config["s3.part.retries"],
+        retry_backoff_ms=config["s3.retry.backoff.ms"],
         path_style=config["s3.path.style.access.enabled"],
         sse_algorithm=config["s3.ssea.name"],
         sse_kms_key_id=config["s3.sse.kms.key.id"],

@@ -234,8 +234,9 @@ SINK_KEYS = [
     _k("json.decimal.format", Type.STRING, "BASE64", F, one_of("BASE64", "NUMERIC", case_sensitive=False),
        "Decimals in JSON: BASE64 of the unscaled bytes, or NUMERIC (an exact JSON number)"),
     _k("s3.part.retries", Type.INT, 3, F, at_least(0)),
-    _k("s3.retry.backoff.ms", Type.LONG, 200, I, at_least(0),
-       "Accepted; S3 retries currently use botocore's standard exponential backoff with jitter"),
+    _k("s3.retry.backoff.ms", Type.LONG, 200, F, at_least(0),
+       "Base of the S3 retry backoff: before attempt n (n >= 2) wait uniformly in [0, min(24 h, base * 2^(n-2))) "
+       "(full jitter); retried: throttling, 5xx, connection errors, timeouts"),
     _k("format.bytearray.extension", Type.STRING, ".bin", F),
     _k("format.bytearray.separator", Type.STRING, None, F),
     _k("s3.proxy.url", Type.STRING, "", D),
