@@ -16,7 +16,7 @@ from dagster_aws.s3 import S3Resource
 
 from ..clients import kafka as kafka_client
 from ..export.plan import export_run_key, plan_partitions
-from .assets import export_job_name
+from .assets import export_asset_key, export_job_name
 from .connectors import ConnectorSpec, safe_name
 from .partitions import is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def
 from .resources import KafkaResource, SchemaRegistryResource, export_settings
@@ -105,7 +105,7 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, UnresolvedAsse
                           "kafka_s3_assets/connector": connector.name},
                 ))
         if not run_requests:
-            return dg.SkipReason(f"No topic-partition has {flush_size}+ records waiting"
+            return dg.SkipReason(f"No topic-partition has records that can make an object (flush.size={flush_size})"
                                  + (f" ({len(busy)} with a run in flight)" if busy else ""))
         return dg.SensorResult(run_requests=run_requests)
 
@@ -114,8 +114,6 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, UnresolvedAsse
 
 def build_jobs(connector: ConnectorSpec) -> dict[str, UnresolvedAssetJobDefinition]:
     """One asset job per topic: a sensor can target several partitioned assets only through jobs."""
-    from .assets import export_asset_key
-
     return {
         topic: dg.define_asset_job(export_job_name(connector.name, topic),
                                    selection=[export_asset_key(connector.name, topic)])
