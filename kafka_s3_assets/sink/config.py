@@ -27,8 +27,6 @@ from .config_keys import (
     LONG_MAX,
     PASSTHROUGH_PREFIXES,
     REQUIRED,
-    SUPPORTED_FORMAT_CLASSES,
-    SUPPORTED_PARTITIONER_CLASSES,
     KeyDef,
     Support,
     Type,
@@ -339,12 +337,6 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
 def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]) -> list[ConfigProblem]:
     problems = []
     fmt = values.get("format.class")
-    if fmt is not None and fmt not in SUPPORTED_FORMAT_CLASSES:
-        problems.append(ConfigProblem("format.class", f"'format.class={fmt}' is not supported yet by kafka_s3_assets"))
-    partitioner = values.get("partitioner.class")
-    if partitioner is not None and partitioner not in SUPPORTED_PARTITIONER_CLASSES:  # pragma: no cover
-        problems.append(ConfigProblem("partitioner.class",
-                                      f"'partitioner.class={partitioner}' is not supported yet by kafka_s3_assets"))
     compression = values.get("s3.compression.type")
     if compression not in (None, "none"):
         # S3SinkConnectorValidator: gzip only for JSON and ByteArray, for each file that is written.

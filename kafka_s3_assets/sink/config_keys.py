@@ -49,7 +49,6 @@ PARQUET_FORMAT = FORMAT_PACKAGE + "parquet.ParquetFormat"
 # Our extension: the spredfast sink's Block-GZIP layout (gzip members plus a byte-range index).
 BLOCK_GZIP_FORMAT = "kafka_s3_assets.format.BlockGzipFormat"
 FORMAT_CLASSES = (AVRO_FORMAT, JSON_FORMAT, BYTEARRAY_FORMAT, PARQUET_FORMAT, BLOCK_GZIP_FORMAT)
-SUPPORTED_FORMAT_CLASSES = FORMAT_CLASSES
 
 PARTITIONER_PACKAGE = "io.confluent.connect.storage.partitioner."
 DEFAULT_PARTITIONER = PARTITIONER_PACKAGE + "DefaultPartitioner"
@@ -57,7 +56,6 @@ PARTITIONER_CLASSES = tuple(
     PARTITIONER_PACKAGE + n
     for n in ("DefaultPartitioner", "HourlyPartitioner", "DailyPartitioner", "TimeBasedPartitioner", "FieldPartitioner")
 )
-SUPPORTED_PARTITIONER_CLASSES = PARTITIONER_CLASSES
 
 S3_STORAGE = "io.confluent.connect.s3.storage.S3Storage"
 S3_CONNECTOR = "io.confluent.connect.s3.S3SinkConnector"

@@ -21,7 +21,7 @@ import fastavro
 from .config import ConverterConfig
 from .config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
 from .json_envelope import EnvelopeError, EnvelopeReader
-from .records import AvroSchemaRef, ConnectData, KafkaRecord, PrimitiveSchema
+from .records import AvroSchemaRef, ConnectData, PrimitiveSchema
 from .subject_names import TOPIC_NAME_STRATEGY, TOPIC_NAMES, SubjectNameError, SubjectNameStrategy, strategy_setting
 
 OPTIONAL_STRING = PrimitiveSchema("string")
@@ -211,7 +211,3 @@ def _strip_logical_types(schema: Any) -> Any:
     if isinstance(schema, list):
         return [_strip_logical_types(s) for s in schema]
     return schema
-
-
-def record_context(record: KafkaRecord) -> str:
-    return f"topic={record.topic} partition={record.partition} offset={record.offset}"

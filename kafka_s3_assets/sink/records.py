@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-NO_TIMESTAMP = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from backports import zstd
 from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
 
-from ..conftest import connector_config, list_keys
+from ..conftest import connector_config
 
 pytestmark = pytest.mark.integration
 
