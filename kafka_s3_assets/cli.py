@@ -64,7 +64,7 @@ def _cmd_read(args: argparse.Namespace) -> int:
     from .sink.config import read_connector_file
     from .sink.formats.json_format import to_json_compatible
 
-    settings = resolve_settings(read_connector_file(args.config))
+    settings = resolve_settings(read_connector_file(args.config), need_kafka=False)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     try:
         for record in read_from_offset(store, settings.sink_config(), args.topic, args.partition, args.offset,

@@ -31,7 +31,8 @@ class ExportSettings:
 def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | None = None, *,
                      bootstrap_servers: str | None = None, s3_endpoint_url: str | None = None,
                      schema_registry_url: str | None = None,
-                     schema_registry_settings: Mapping[str, object] | None = None) -> ExportSettings:
+                     schema_registry_settings: Mapping[str, object] | None = None,
+                     need_kafka: bool = True) -> ExportSettings:
     """Validate the connector config and resolve endpoints: explicit overrides (Dagster resources),
     then the connector config, then the environment (as the issue and AWS SDKs define it)."""
     env = os.environ if env is None else env
@@ -39,7 +40,7 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
     problems = []
 
     bootstrap = bootstrap_servers or config["bootstrap.servers"] or env.get("KAFKA_BOOTSTRAP_SERVERS")
-    if not bootstrap:
+    if not bootstrap and need_kafka:  # reading exports back needs only S3
         problems.append(ConfigProblem("bootstrap.servers", "No Kafka bootstrap servers: set bootstrap.servers in the "
                                                            "connector config or $KAFKA_BOOTSTRAP_SERVERS"))
     client_config = dict(config.consumer_overrides)

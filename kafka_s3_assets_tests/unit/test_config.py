@@ -210,3 +210,13 @@ def test_registry_resource_settings_override_the_converter_settings():
     assert plain.registry.basic_auth_user_info == "file:secret"
     assert overridden.registry.basic_auth_user_info == "vault:s3cr3t"
     assert "s3cr3t" not in repr(overridden)
+
+
+def test_reading_back_does_not_need_a_kafka_endpoint():
+    from kafka_s3_assets.export.settings import resolve_settings
+
+    with pytest.raises(ConfigError, match="No Kafka bootstrap servers"):
+        resolve_settings(base_config(**{"value.converter.schema.registry.url": "http://r"}), {})
+    settings = resolve_settings(base_config(**{"value.converter.schema.registry.url": "http://r"}), {},
+                                need_kafka=False)
+    assert settings.s3.bucket == "bucket"
