@@ -25,5 +25,9 @@ class ManifestConflictError(ExternalSystemError):
     """Another writer committed a manifest at the same start offset first."""
 
 
+class ConditionFailedError(ExternalSystemError):
+    """A conditional S3 write or delete found the object changed (HTTP 412): someone else wrote it."""
+
+
 class SchemaRegistryError(ExternalSystemError):
     pass

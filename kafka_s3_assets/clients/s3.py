@@ -21,8 +21,9 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ..crash_points import crash_point
 from ..sink.storage import StoredObject
-from .errors import BucketMissingError, ManifestConflictError, S3Error
+from .errors import BucketMissingError, ConditionFailedError, ManifestConflictError, S3Error
 from .s3_retry import Retrier, RetryPolicy, S3RetriesExhaustedError, describe, error_code, http_status
 
 log = logging.getLogger(__name__)
@@ -126,8 +127,10 @@ class MultipartOutput:
     """
 
     def __init__(self, client, bucket: str, key: str, part_size: int, write_args: dict | None = None,
-                 part_args: dict | None = None, retrier: Retrier | None = None):
+                 part_args: dict | None = None, retrier: Retrier | None = None,
+                 on_stored: Callable[[str], None] | None = None):
         self.key = key
+        self._on_stored = on_stored
         self._client = client
         self._bucket = bucket
         self._part_size = part_size
@@ -175,6 +178,7 @@ class MultipartOutput:
         except Exception as exc:
             self._abort_after(exc)
             raise
+        crash_point("part_uploaded")
 
     def commit(self) -> StoredObject:
         self._check_usable()
@@ -192,6 +196,9 @@ class MultipartOutput:
             self._abort_after(exc)
             raise
         self._buffer = bytearray()
+        if self._on_stored is not None:
+            self._on_stored(self.key)
+        crash_point("object_stored")
         return StoredObject(self.key, self._size, self._digest.hexdigest())
 
     def _complete(self) -> None:
@@ -228,7 +235,7 @@ class MultipartOutput:
 
     def create_sibling(self, key: str) -> "MultipartOutput":
         return MultipartOutput(self._client, self._bucket, key, self._part_size, self._write_args, self._part_args,
-                               self._retrier)
+                               self._retrier, self._on_stored)
 
     def abort(self) -> None:
         self._buffer = bytearray()
@@ -262,6 +269,7 @@ class S3ObjectStore:
         self.client = client
         self.settings = settings
         self.retrier = retrier or settings.retrier()
+        self.stored_keys: list[str] = []  # objects this store completed, in order: what a failure may leave
 
     @property
     def bucket(self) -> str:
@@ -272,7 +280,7 @@ class S3ObjectStore:
 
     def create(self, key: str) -> MultipartOutput:
         return MultipartOutput(self.client, self.bucket, key, self.settings.part_size, self.settings.write_args(),
-                               self.settings.customer_key_args(), self.retrier)
+                               self.settings.customer_key_args(), self.retrier, self.stored_keys.append)
 
     def tag(self, key: str, tags: dict[str, str]) -> None:
         """s3.object.tagging: startOffset, endOffset, recordCount and the configured pairs."""
@@ -322,6 +330,91 @@ class S3ObjectStore:
             raise S3Error(f"{request} failed: {describe(exc)}") from exc
         return int(response["ContentLength"])
 
+    def get_with_etag(self, key: str) -> tuple[bytes, str] | None:
+        """The object's bytes and ETag, or None when there is no such object."""
+        request = f"GetObject of {self._url(key)}"
+
+        def get():
+            response = self.client.get_object(Bucket=self.bucket, Key=key)
+            return response["Body"].read(), response["ETag"]
+
+        try:
+            return self.retrier.call(request, get)
+        except ClientError as exc:
+            if http_status(exc) == 404 or error_code(exc) in ("NoSuchKey", "404"):
+                return None
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        except BotoCoreError as exc:
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+
+    def put_conditionally(self, key: str, body: bytes, *, if_match: str | None = None) -> str:
+        """Create ``key`` (If-None-Match: *) or, with ``if_match``, replace it only while its ETag is
+        still ``if_match``. Returns the new ETag; raises ConditionFailedError when the condition fails.
+
+        As for manifests, a condition failing on a retry may mean our own lost-answer attempt wrote the
+        object: the stored bytes decide."""
+        condition = {"IfMatch": if_match} if if_match else {"IfNoneMatch": "*"}
+        request = f"PutObject ({'If-Match' if if_match else 'If-None-Match: *'}) of {self._url(key)}"
+        attempts = 0
+
+        def put():
+            nonlocal attempts
+            attempts += 1
+            return self.client.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json",
+                                          **condition)
+
+        try:
+            return self.retrier.call(request, put)["ETag"]
+        except ClientError as exc:
+            if _is_condition_failure(exc):
+                if attempts > 1:
+                    stored = self.get_with_etag(key)
+                    if stored is not None and stored[0] == body:
+                        return stored[1]
+                raise ConditionFailedError(f"{request}: the object changed (HTTP {http_status(exc)})") from None
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        except BotoCoreError as exc:
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+
+    def delete(self, key: str, *, if_match: str | None = None) -> None:
+        """Delete ``key`` (only while its ETag is ``if_match``, when given). A missing key is fine."""
+        request = f"DeleteObject of {self._url(key)}"
+        condition = {"IfMatch": if_match} if if_match else {}
+        try:
+            self.retrier.call(request, lambda: self.client.delete_object(Bucket=self.bucket, Key=key, **condition))
+        except ClientError as exc:
+            if http_status(exc) == 404 or error_code(exc) == "NoSuchKey":
+                return
+            if _is_condition_failure(exc):
+                raise ConditionFailedError(f"{request}: the object changed (HTTP {http_status(exc)})") from None
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        except BotoCoreError as exc:
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+
+    def list_uploads(self, prefix: str) -> list[tuple[str, str]]:
+        """(key, upload id) of the multipart uploads in progress under ``prefix``."""
+        request = f"ListMultipartUploads {self._url(prefix)}"
+        args = {"Bucket": self.bucket, "Prefix": prefix}
+        uploads = []
+        while True:
+            page = _request(self.retrier, request, lambda: self.client.list_multipart_uploads(**args))
+            uploads.extend((u["Key"], u["UploadId"]) for u in page.get("Uploads", ()))
+            if not page.get("IsTruncated"):
+                return uploads
+            args = {**args, "KeyMarker": page["NextKeyMarker"], "UploadIdMarker": page["NextUploadIdMarker"]}
+
+    def abort_upload(self, key: str, upload_id: str) -> None:
+        request = f"AbortMultipartUpload of {self._url(key)}"
+        try:
+            self.retrier.call(request, lambda: self.client.abort_multipart_upload(
+                Bucket=self.bucket, Key=key, UploadId=upload_id))
+        except ClientError as exc:
+            if http_status(exc) == 404 or error_code(exc) == "NoSuchUpload":
+                return
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        except BotoCoreError as exc:
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+
     def put_if_absent(self, key: str, body: bytes) -> None:
         """Create ``key`` only if nothing is there (If-None-Match: *). Raises ManifestConflictError.
 
@@ -341,7 +434,7 @@ class S3ObjectStore:
         try:
             self.retrier.call(request, put)
         except ClientError as exc:
-            if http_status(exc) in (409, 412) or error_code(exc) in ("PreconditionFailed", "ConditionalRequestConflict"):
+            if _is_condition_failure(exc):
                 if attempts > 1 and self._holds(key, body):
                     return
                 raise ManifestConflictError(
@@ -356,3 +449,8 @@ class S3ObjectStore:
             return self.get(key) == body
         except S3Error:
             return False
+
+
+def _is_condition_failure(exc: ClientError) -> bool:
+    """412 (or 409, a concurrent conditional write) and their error codes: the condition did not hold."""
+    return http_status(exc) in (409, 412) or error_code(exc) in ("PreconditionFailed", "ConditionalRequestConflict")

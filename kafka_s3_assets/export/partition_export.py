@@ -2,13 +2,20 @@
 
 1. Resume: after the last manifest in S3; with none, from the consumer group ``connect-<name>`` (so a
    user migrating from Kafka Connect continues where it stopped), else from the earliest offset.
-2. Read ``[resume, end)`` with ``assign()``; convert; hand records to the TopicPartitionWriter.
-3. Every committed batch is recorded in a manifest once all its objects are complete (conditional
+2. Hold the topic-partition (``export_lease``): a live concurrent export makes this one fail having
+   written nothing; a dead one is taken over, its inputs (end offset, wall-clock time) replayed and
+   the objects it left without a manifest removed (``orphans``).
+3. Read ``[resume, end)`` with ``assign()``; convert; hand records to the TopicPartitionWriter, which
+   uses the one wall-clock time of the attempt for everything time-dependent.
+4. Every committed batch is recorded in a manifest once all its objects are complete (conditional
    write); then the consumer group offset is committed. Records after the last full object stay
    unexported, as Kafka Connect leaves them in an open file, and are read again next run.
+5. Release the hold.
 
 On any failure, open objects are aborted (invisible), the manifest records only objects already
-complete, and the error names the record or system at fault. Nothing is committed past what is in S3.
+complete, the hold is marked abandoned so the next export cleans up at once, and the error names the
+record or system at fault. Nothing is committed past what is in S3. A SIGKILL at any point leaves the
+hold in place; the next export takes it over (see ``crash_points`` for the tested points).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from typing import Callable
 
 from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore, check_bucket
+from ..crash_points import crash_point
 from ..clients.schema_registry import SchemaRegistryClient
 from ..sink.formats import build_format
 from ..sink.manifest import Manifest, ManifestLayout, manifest_for_batches
@@ -29,6 +37,8 @@ from ..sink.partitioners import build_partitioner
 from ..sink.converters import AvroDecoder
 from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, WriterSettings
 from .conversion import RecordConverter
+from .export_lease import ExportLease, acquire
+from .orphans import sweep_uncommitted
 from .settings import ExportSettings
 
 log = logging.getLogger(__name__)
@@ -53,6 +63,8 @@ class PartitionExportResult:
     records_read: int = 0
     records_exported: int = 0
     bytes_written: int = 0
+    orphans_removed: int = 0            # objects a dead earlier attempt left without a manifest
+    replayed: bool = False              # repeated a dead attempt's end offset and wall-clock time
     object_keys: list[str] = field(default_factory=list)
     manifest_keys: list[str] = field(default_factory=list)
     high_watermark: int | None = None
@@ -83,8 +95,10 @@ class ManifestCommitter:
     """Turns completed batches into manifests, then commits the consumer offset after each."""
 
     def __init__(self, request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout,
-                 start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str):
+                 start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str,
+                 lease: ExportLease):
         self._request = request
+        self._lease = lease
         self._store = store
         self._layout = layout
         self.next_start = start_offset
@@ -106,7 +120,10 @@ class ManifestCommitter:
         manifest = manifest_for_batches(r.settings.connector_config["name"], r.topic, r.partition, self.next_start,
                                         self.pending, self._clock_ms(), r.run_id)
         key = self._layout.key(r.topic, r.partition, manifest.start_offset)
+        crash_point("before_manifest")
+        self._lease.check_held()  # an export that was taken over must not commit
         self._store.put_if_absent(key, manifest.to_json_bytes())
+        crash_point("after_manifest")
         self.pending = []
         self.written.append(manifest)
         self.manifest_keys.append(key)
@@ -126,12 +143,25 @@ def resume_offset(request: PartitionExportRequest, store: S3ObjectStore, layout:
     last = last_manifest(store, layout, request.topic, request.partition)
     if last is not None:
         return last.next_offset
+    return group_or_earliest_offset(request, group)
+
+
+def group_or_earliest_offset(request: PartitionExportRequest, group: str) -> int:
     kafka = request.settings.kafka
     committed = kafka_client.committed_offset(kafka, group, request.topic, request.partition)
     if committed is not None:
         return committed
     marks = kafka_client.probe_watermarks(kafka, {(request.topic, request.partition): 0})
     return marks[(request.topic, request.partition)].low
+
+
+def planned_end(request: PartitionExportRequest, start: int) -> int:
+    """Where this attempt stops reading (exclusive): the driver's plan, else the high watermark now.
+    Fixed before reading, so an attempt that dies can be replayed exactly."""
+    if request.end_offset is not None:
+        return request.end_offset
+    marks = kafka_client.probe_watermarks(request.settings.kafka, {(request.topic, request.partition): start})
+    return max(start, marks[(request.topic, request.partition)].high)
 
 
 def build_writer(config, topic: str, partition: int, store: S3ObjectStore) -> TopicPartitionWriter:
@@ -154,6 +184,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
     result = PartitionExportResult(request.topic, request.partition)
     committer: ManifestCommitter | None = None
     writer: TopicPartitionWriter | None = None
+    lease: ExportLease | None = None
     try:
         config = request.settings.sink_config()
         s3_settings = request.settings.s3
@@ -161,34 +192,52 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         check_bucket(client, s3_settings)
         store = S3ObjectStore(client, s3_settings)
         layout = ManifestLayout.from_config(config)
+        group = config.consumer_group
+        commit_offsets = config["kafka_s3_assets.commit.consumer.offsets"]
 
-        start = resume_offset(request, store, layout, config.consumer_group)
+        start = resume_offset(request, store, layout, group)
         result.start_offset = result.next_offset = start
         if request.end_offset is not None and start >= request.end_offset:
             result.high_watermark = request.end_offset
             return result
 
+        lease = acquire(store, layout.intent_key(request.topic, request.partition),
+                        connector=config["name"], topic=request.topic, partition=request.partition,
+                        run_id=request.run_id, resume_offset=start, plan_end=lambda: planned_end(request, start),
+                        clock_ms=clock_ms, lease_ms=config["kafka_s3_assets.export.lease.ms"])
+        lease.start_renewing()
+        if lease.previous is not None:
+            result.replayed = lease.replays
+            result.orphans_removed = len(sweep_uncommitted(store, ObjectNaming.from_config(config), request.topic,
+                                                           request.partition, start).deleted)
+            if commit_offsets and start > lease.previous.start_offset:
+                # The dead attempt may have written its last manifest and died before committing the offset.
+                kafka_client.commit_offset(request.settings.kafka, group, request.topic, request.partition, start)
+        end = lease.intent.end_offset
+        # One wall-clock time for the whole attempt (the reference uses one per put() batch), recorded in the
+        # intent so that a rerun after a crash partitions and rotates exactly as this attempt did.
+        now = lease.intent.clock_ms
+
         registry = SchemaRegistryClient(request.settings.registry) if request.settings.registry else None
         converter = RecordConverter(config, registry)
         writer = build_writer(config, request.topic, request.partition, store)
-        # One wall-clock time for the whole run, as the reference uses one per put() batch.
-        now = clock_ms()
-        committer = ManifestCommitter(request, store, layout, start, clock_ms,
-                                      config["kafka_s3_assets.commit.consumer.offsets"], config.consumer_group)
+        committer = ManifestCommitter(request, store, layout, start, clock_ms, commit_offsets, group, lease)
         max_objects = config["kafka_s3_assets.manifest.max.objects"]
-        reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start,
-                                              request.end_offset)
+        reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end)
         for record in reader:
+            crash_point("record_read")
             result.records_read += 1
             for batch in writer.write(converter.convert(record), now):
                 committer.pending.append(batch)
             if committer.pending_objects >= max_objects:
                 committer.flush()
-        result.high_watermark = reader.high_watermark if reader.high_watermark is not None else request.end_offset
-        committer.pending.extend(writer.flush_if_due(clock_ms()))  # a quiet partition's scheduled rotation
+        result.high_watermark = reader.high_watermark if reader.high_watermark is not None else end
+        committer.pending.extend(writer.flush_if_due(now))  # a quiet partition's scheduled rotation
         writer.abort()  # the tail after the last full object stays for a later run
         committer.flush()
         result.status = "exported" if committer.written else "up_to_date"
+        crash_point("before_release")
+        _release(lease)
     except Exception as exc:  # reported, never swallowed: the driver turns it into a failed run
         result.status = "failed"
         result.error = str(exc)
@@ -201,6 +250,14 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                 committer.flush()
             except Exception as flush_exc:
                 log.warning("Could not record completed objects after failure: %s", flush_exc)
+        if lease is not None:
+            recorded = {o.key for m in (committer.written if committer else ()) for o in m.objects}
+            left_behind = [key for key in store.stored_keys if key not in recorded]
+            try:  # objects of a batch cut short stay behind: the next export must take over and remove them
+                lease.abandon() if left_behind else lease.release()
+            except Exception as lease_exc:
+                log.warning("Could not give up the hold on %s/%s (the next export takes it over when its lease "
+                            "expires): %s", request.topic, request.partition, lease_exc)
     finally:
         if committer is not None:
             result.next_offset = committer.next_start
@@ -211,3 +268,17 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                 result.object_keys.extend(o.key for o in manifest.objects)
         result.duration_s = round(time.monotonic() - started, 3)
     return result
+
+
+def _release(lease: ExportLease) -> None:
+    """Release the hold after everything is committed. A failure here loses nothing, so it does not fail
+    the export: the hold is marked abandoned instead, or else expires, and the next export takes over."""
+    try:
+        lease.release()
+    except Exception as exc:
+        log.warning("Could not release the hold on %s/%s (everything is committed; the next export takes it "
+                    "over): %s", lease.intent.topic, lease.intent.partition, exc)
+        try:
+            lease.abandon()
+        except Exception as abandon_exc:
+            log.warning("Could not mark it abandoned either: %s", abandon_exc)

@@ -266,6 +266,9 @@ EXTENSION_KEYS = [
        doc="Key prefix under which progress manifests are written (outside topics.dir)"),
     _k("kafka_s3_assets.manifest.max.objects", Type.INT, 500, F, at_least(1),
        "Commit a manifest at least every this many objects within a run"),
+    _k("kafka_s3_assets.export.lease.ms", Type.LONG, 60000, F, at_least(1000),
+       "An export holds its topic-partition for this long and renews the hold every third of it; a crashed "
+       "export on another host can be taken over once its hold has expired (on the same host, at once)"),
     _k("kafka_s3_assets.kafka.timeout.ms", Type.LONG, 30000, F, at_least(1),
        "How long to wait for the broker before reporting it unreachable"),
     _k("kafka_s3_assets.registry.timeout.ms", Type.LONG, 10000, F, at_least(1),

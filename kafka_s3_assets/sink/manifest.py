@@ -89,6 +89,11 @@ class ManifestLayout:
         return (f"{self.prefix.rstrip('/')}/dir={quote(self.topics_dir, safe='')}/topic={topic}"
                 f"/partition={partition}/")
 
+    def intent_key(self, topic: str, partition: int) -> str:
+        """The running export's intent (``export.export_lease``); beside, not among, the manifests."""
+        return (f"{self.prefix.rstrip('/')}/_intents/dir={quote(self.topics_dir, safe='')}/topic={topic}"
+                f"/partition={partition}/intent.json")
+
     def key(self, topic: str, partition: int, start_offset: int) -> str:
         return f"{self.partition_prefix(topic, partition)}{start_offset:0{OFFSET_WIDTH}d}.json"
 

@@ -1,0 +1,41 @@
+"""Named points where the fault-injection tests kill an export with SIGKILL.
+
+The exactly-once promise is "crash anywhere, rerun, same result"; proving it needs a crash at each
+step of the commit protocol, at exactly that step, in a real process talking to the real servers.
+Setting ``KAFKA_S3_ASSETS_CRASH_AT=<point>[:<n>]`` in an export process's environment makes it kill
+itself (SIGKILL: no cleanup, no ``finally``) the ``n``-th time (default: first) it reaches ``<point>``.
+Unset, a crash point costs one dictionary lookup.
+
+Points, in the order an export meets them:
+
+* ``record_read``: a record was read from Kafka (before it is written);
+* ``part_uploaded``: a multipart upload's part is stored, the upload is not complete;
+* ``object_stored``: an object is complete in S3 (more objects of the batch may follow);
+* ``before_manifest``: every object of a batch is stored, its manifest is not written;
+* ``after_manifest``: the manifest is written, the consumer-group offset is not committed;
+* ``before_release``: everything is committed, the export's hold on the partition is not released.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+
+CRASH_AT_ENV = "KAFKA_S3_ASSETS_CRASH_AT"
+POINTS = ("record_read", "part_uploaded", "object_stored", "before_manifest", "after_manifest",
+          "before_release")
+
+_reached: Counter[str] = Counter()
+
+
+def crash_point(point: str) -> None:
+    spec = os.environ.get(CRASH_AT_ENV)
+    if not spec:
+        return
+    target, _, nth = spec.partition(":")
+    if target != point:
+        return
+    _reached[point] += 1
+    if _reached[point] == int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,261 @@
+"""One export per topic-partition at a time, and the inputs a rerun after a crash must replay.
+
+Before an export writes anything, it creates the topic-partition's *intent* object in S3 with a
+conditional write (If-None-Match: *). The intent says who exports (host, process, attempt) and what
+makes the attempt reproducible: the offset it resumed from, the offset it reads up to (exclusive),
+and the one wall-clock time it uses for everything time-dependent (``Wallclock`` partitioning,
+scheduled rotation). The intent is deleted when the export has committed everything.
+
+An export that finds an intent decides whether its owner still runs:
+
+* on the same host (same boot), the owner's process is checked directly: a SIGKILLed export is taken
+  over at once, with no waiting;
+* otherwise (another host, or a process that still runs but may be stuck) the owner renews its hold
+  every third of ``kafka_s3_assets.export.lease.ms``; a hold not renewed for that long is taken over;
+* an owner that failed cleanly but could not account for every object it wrote marks its intent
+  abandoned.
+
+A live owner means a concurrent export: this one fails at once, having written nothing. Taking over
+is a conditional replace (If-Match on the ETag read), so of two exports taking over the same dead one,
+exactly one wins. The winner replays the dead attempt's inputs when it stopped short of its end
+offset, so Wallclock and scheduled rotation make the same objects again, and the caller removes what
+the dead attempt left that no manifest lists (:mod:`.orphans`).
+
+A holder that was taken over (a "zombie": alive but silent longer than its lease) learns it on its
+next renewal (the If-Match fails) and stops before writing a manifest; the manifest's own conditional
+write is the last line of defence.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import uuid
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from ..clients.errors import ConditionFailedError, ExternalSystemError
+from ..clients.s3 import S3ObjectStore
+
+log = logging.getLogger(__name__)
+
+INTENT_FORMAT = 1
+# Attempts running in this process: an intent owned by this very process is live only while listed.
+_ACTIVE_ATTEMPTS: set[str] = set()
+
+
+class ConcurrentExportError(ExternalSystemError):
+    """Another export of the same topic-partition holds it; this one wrote nothing."""
+
+
+class ExportTakenOverError(ExternalSystemError):
+    """This export's hold expired and another export took the topic-partition over."""
+
+
+@dataclass(frozen=True)
+class Owner:
+    host: str
+    boot_id: str       # tells hosts (and reboots of one host) apart where hostnames repeat
+    pid: int
+    pid_started: str   # start time of the process in clock ticks since boot: pids are reused
+    attempt: str       # one export attempt
+
+    @classmethod
+    def current(cls) -> "Owner":
+        return cls(socket.gethostname(), _boot_id(), os.getpid(), _process_start(os.getpid()) or "",
+                   uuid.uuid4().hex)
+
+    def describe(self) -> str:
+        return f"host {self.host}, pid {self.pid}, attempt {self.attempt[:8]}"
+
+
+@dataclass(frozen=True)
+class ExportIntent:
+    connector: str
+    topic: str
+    partition: int
+    owner: Owner
+    run_id: str | None
+    start_offset: int      # where the attempt resumed
+    end_offset: int        # exclusive bound it reads to
+    clock_ms: int          # the attempt's one wall-clock time (Wallclock partitioning, scheduled rotation)
+    created_ms: int
+    lease_expires_ms: int
+    abandoned: bool = False
+    takes_over: str | None = None  # the attempt this one replaced
+
+    def to_json_bytes(self) -> bytes:
+        return json.dumps({"format_version": INTENT_FORMAT, **asdict(self)}, indent=1).encode("utf-8")
+
+    @classmethod
+    def from_json_bytes(cls, data: bytes) -> "ExportIntent":
+        d = json.loads(data)
+        if d.pop("format_version", None) != INTENT_FORMAT:
+            raise ValueError("Unsupported export intent format")
+        return cls(**{**d, "owner": Owner(**d["owner"])})
+
+
+def still_running(intent: ExportIntent, now_ms: int) -> bool:
+    """Whether the intent's owner may still be exporting (see the module docstring)."""
+    if intent.abandoned:
+        return False
+    owner = intent.owner
+    if owner.boot_id and owner.host == socket.gethostname() and owner.boot_id == _boot_id():
+        if owner.pid == os.getpid() and owner.pid_started == (_process_start(owner.pid) or ""):
+            return owner.attempt in _ACTIVE_ATTEMPTS
+        if _process_start(owner.pid) != owner.pid_started:
+            return False  # the process is gone (or its pid is another process's now)
+    # Alive elsewhere, or alive here but possibly stuck: only an expired hold may be taken over.
+    return now_ms < intent.lease_expires_ms
+
+
+class ExportLease:
+    """This attempt's hold on a topic-partition: renewed in the background, checked before commits."""
+
+    def __init__(self, store: S3ObjectStore, key: str, intent: ExportIntent, etag: str, lease_ms: int,
+                 clock_ms: Callable[[], int], previous: ExportIntent | None, replays: bool = False):
+        self.intent = intent
+        self.previous = previous   # the dead attempt this one took over, if any
+        self.replays = replays     # whether this attempt repeats the dead one's end offset and clock
+        self._store = store
+        self._key = key
+        self._etag = etag
+        self._lease_ms = lease_ms
+        self._clock_ms = clock_ms
+        self._lock = threading.Lock()
+        self._taken_over: str | None = None
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+        _ACTIVE_ATTEMPTS.add(intent.owner.attempt)
+
+    def start_renewing(self) -> None:
+        self._renewer = threading.Thread(target=self._renew_until_stopped, daemon=True,
+                                         name=f"lease {self.intent.topic}/{self.intent.partition}")
+        self._renewer.start()
+
+    def _renew_until_stopped(self) -> None:
+        while not self._stop.wait(self._lease_ms / 3000):
+            try:
+                self.renew()
+            except ExportTakenOverError:
+                return
+            except Exception as exc:  # S3 trouble: try again next time; the hold lasts a whole lease
+                log.warning("Could not renew the hold on %s/%s: %s", self.intent.topic, self.intent.partition, exc)
+
+    def renew(self) -> None:
+        with self._lock:
+            self._check()
+            renewed = replace(self.intent, lease_expires_ms=self._clock_ms() + self._lease_ms)
+            try:
+                self._etag = self._store.put_conditionally(self._key, renewed.to_json_bytes(), if_match=self._etag)
+            except ConditionFailedError:
+                self._taken_over = "its hold was replaced by another export"
+                self._check()
+            self.intent = renewed
+
+    def check_held(self) -> None:
+        """Raise ExportTakenOverError when another export took this topic-partition over."""
+        with self._lock:
+            self._check()
+
+    def _check(self) -> None:
+        if self._taken_over is not None:
+            raise ExportTakenOverError(
+                f"Export of {self.intent.topic}/{self.intent.partition} stopped: {self._taken_over} (this export "
+                f"was silent longer than kafka_s3_assets.export.lease.ms={self._lease_ms}); nothing more is "
+                f"committed by it")
+
+    def release(self) -> None:
+        """Everything is committed: remove the intent."""
+        self._stop_renewing()
+        try:
+            with self._lock:
+                if self._taken_over is None:
+                    self._store.delete(self._key, if_match=self._etag)
+        finally:  # even when S3 fails here, this attempt no longer runs
+            _ACTIVE_ATTEMPTS.discard(self.intent.owner.attempt)
+
+    def abandon(self) -> None:
+        """The attempt failed and may have left objects no manifest lists: mark the intent so that the next
+        export takes over at once (from any process) and removes them."""
+        self._stop_renewing()
+        try:
+            with self._lock:
+                if self._taken_over is None:
+                    abandoned = replace(self.intent, abandoned=True)
+                    self._etag = self._store.put_conditionally(self._key, abandoned.to_json_bytes(),
+                                                               if_match=self._etag)
+        finally:
+            _ACTIVE_ATTEMPTS.discard(self.intent.owner.attempt)
+
+    def _stop_renewing(self) -> None:
+        self._stop.set()
+        if self._renewer is not None and self._renewer is not threading.current_thread():
+            self._renewer.join()
+
+
+def acquire(store: S3ObjectStore, key: str, *, connector: str, topic: str, partition: int, run_id: str | None,
+            resume_offset: int, plan_end: Callable[[], int], clock_ms: Callable[[], int],
+            lease_ms: int) -> ExportLease:
+    """Hold the topic-partition for this attempt, taking over a dead attempt's hold; or raise
+    ConcurrentExportError when a live export holds it."""
+    now = clock_ms()
+    owner = Owner.current()
+    found = store.get_with_etag(key)
+    if found is None:
+        intent = ExportIntent(connector, topic, partition, owner, run_id, resume_offset, plan_end(), now, now,
+                              now + lease_ms)
+        try:
+            etag = store.put_conditionally(key, intent.to_json_bytes())
+        except ConditionFailedError:
+            raise ConcurrentExportError(
+                f"Another export of {topic}/{partition} started at the same moment; this one wrote nothing") from None
+        return ExportLease(store, key, intent, etag, lease_ms, clock_ms, previous=None)
+
+    body, old_etag = found
+    old = ExportIntent.from_json_bytes(body)
+    if still_running(old, now):
+        raise ConcurrentExportError(
+            f"Another export of {topic}/{partition} is running ({old.owner.describe()}, run {old.run_id}, "
+            f"resumed at offset {old.start_offset}); this one wrote nothing. Exports of one topic-partition "
+            f"never run at once; if that export is dead on another host, its hold expires "
+            f"{max(0, old.lease_expires_ms - now) // 1000}s from now")
+    replays = old.start_offset <= resume_offset < old.end_offset
+    if replays:  # the dead attempt stopped short: repeat its inputs so the same objects are made again
+        end, clock = old.end_offset, old.clock_ms
+    else:
+        end, clock = plan_end(), now
+    intent = ExportIntent(connector, topic, partition, owner, run_id, resume_offset, end, clock, now, now + lease_ms,
+                          takes_over=old.owner.attempt)
+    try:
+        etag = store.put_conditionally(key, intent.to_json_bytes(), if_match=old_etag)
+    except ConditionFailedError:
+        raise ConcurrentExportError(f"Another export of {topic}/{partition} took over the dead export "
+                                    f"({old.owner.describe()}) first; this one wrote nothing") from None
+    log.warning("Taking over %s/%s from a dead export (%s, run %s) that resumed at offset %d", topic, partition,
+                old.owner.describe(), old.run_id, old.start_offset)
+    return ExportLease(store, key, intent, etag, lease_ms, clock_ms, previous=old, replays=replays)
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""  # no way to tell hosts apart: rely on the lease alone
+
+
+def _process_start(pid: int) -> str | None:
+    """The process's start time (field 22 of /proc/<pid>/stat), or None when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may contain spaces: split after it.
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):  # killed, not yet reaped by its parent: it exports nothing any more
+        return None
+    return fields[19]
