@@ -6,6 +6,10 @@ Setting ``KAFKA_S3_ASSETS_CRASH_AT=<point>[:<n>]`` in an export process's enviro
 itself (SIGKILL: no cleanup, no ``finally``) the ``n``-th time (default: first) it reaches ``<point>``.
 Unset, a crash point costs one dictionary lookup.
 
+With ``KAFKA_S3_ASSETS_PAUSE_FILE=<path>`` set as well, the process pauses there instead of dying: it
+creates ``<path>.reached`` and waits until ``<path>`` is removed. The concurrency tests use this to
+hold one export at a known step while another one starts.
+
 Points, in the order an export meets them:
 
 * ``record_read``: a record was read from Kafka (before it is written);
@@ -20,9 +24,12 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections import Counter
+from pathlib import Path
 
 CRASH_AT_ENV = "KAFKA_S3_ASSETS_CRASH_AT"
+PAUSE_FILE_ENV = "KAFKA_S3_ASSETS_PAUSE_FILE"
 POINTS = ("record_read", "part_uploaded", "object_stored", "before_manifest", "after_manifest",
           "before_release")
 
@@ -37,5 +44,12 @@ def crash_point(point: str) -> None:
     if target != point:
         return
     _reached[point] += 1
-    if _reached[point] == int(nth or 1):
+    if _reached[point] != int(nth or 1):
+        return
+    pause_file = os.environ.get(PAUSE_FILE_ENV)
+    if not pause_file:
         os.kill(os.getpid(), signal.SIGKILL)
+        return
+    Path(pause_file + ".reached").touch()
+    while Path(pause_file).exists():  # released by the test removing the file
+        time.sleep(0.01)

@@ -366,7 +366,8 @@ class S3ObjectStore:
         try:
             return self.retrier.call(request, put)["ETag"]
         except ClientError as exc:
-            if _is_condition_failure(exc):
+            gone = if_match is not None and (http_status(exc) == 404 or error_code(exc) == "NoSuchKey")
+            if gone or _is_condition_failure(exc):
                 if attempts > 1:
                     stored = self.get_with_etag(key)
                     if stored is not None and stored[0] == body:

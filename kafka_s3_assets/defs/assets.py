@@ -49,6 +49,9 @@ def materialization_metadata(result: PartitionExportResult, bucket: str) -> dict
         "manifests": dg.MetadataValue.json(result.manifest_keys),
         "s3_bucket": dg.MetadataValue.text(bucket),
         "status": dg.MetadataValue.text(result.status),
+        # Recovery after a crashed earlier attempt: its inputs replayed, its unlisted objects removed.
+        "replayed_dead_attempt": dg.MetadataValue.bool(result.replayed),
+        "orphans_removed": dg.MetadataValue.int(result.orphans_removed),
     }
 
 

@@ -114,7 +114,8 @@ def still_running(intent: ExportIntent, now_ms: int) -> bool:
 
 
 class ExportLease:
-    """This attempt's hold on a topic-partition: renewed in the background, checked before commits."""
+    """This attempt's hold on a topic-partition: renewed in the background, and before every manifest
+    (the renewal's If-Match is the fence: it fails once another export has taken over)."""
 
     def __init__(self, store: S3ObjectStore, key: str, intent: ExportIntent, etag: str, lease_ms: int,
                  clock_ms: Callable[[], int], previous: ExportIntent | None, replays: bool = False):
@@ -156,11 +157,6 @@ class ExportLease:
                 self._taken_over = "its hold was replaced by another export"
                 self._check()
             self.intent = renewed
-
-    def check_held(self) -> None:
-        """Raise ExportTakenOverError when another export took this topic-partition over."""
-        with self._lock:
-            self._check()
 
     def _check(self) -> None:
         if self._taken_over is not None:

@@ -121,7 +121,7 @@ class ManifestCommitter:
                                         self.pending, self._clock_ms(), r.run_id)
         key = self._layout.key(r.topic, r.partition, manifest.start_offset)
         crash_point("before_manifest")
-        self._lease.check_held()  # an export that was taken over must not commit
+        self._lease.renew()  # a fence: an export that was taken over (If-Match fails) must not commit
         self._store.put_if_absent(key, manifest.to_json_bytes())
         crash_point("after_manifest")
         self.pending = []

@@ -1,0 +1,203 @@
+"""The hold on a topic-partition: who may take it over, what a take-over replays, and the fence.
+
+A small in-memory store with S3's conditional-write semantics stands in for S3 (the real thing is
+covered by integration/test_crash_recovery.py and test_s3_faults.py)."""
+
+import dataclasses
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from kafka_s3_assets.clients.errors import ConditionFailedError
+from kafka_s3_assets.export import export_lease
+from kafka_s3_assets.export.export_lease import (ConcurrentExportError, ExportIntent, ExportTakenOverError, Owner,
+                                                 acquire, still_running)
+from kafka_s3_assets.export.orphans import object_start_offset, topic_prefix
+from kafka_s3_assets.sink.naming import ObjectNaming
+
+KEY = "m/_intents/dir=topics/topic=t/partition=0/intent.json"
+LEASE = 60_000
+
+
+class ConditionalStore:
+    def __init__(self):
+        self.objects: dict[str, tuple[bytes, str]] = {}
+        self._versions = 0
+
+    def get_with_etag(self, key):
+        return self.objects.get(key)
+
+    def put_conditionally(self, key, body, *, if_match=None):
+        current = self.objects.get(key)
+        if (if_match is None and current is not None) or (if_match is not None and
+                                                          (current is None or current[1] != if_match)):
+            raise ConditionFailedError(f"412 on {key}")
+        self._versions += 1
+        self.objects[key] = (body, f'"v{self._versions}"')
+        return self.objects[key][1]
+
+    def delete(self, key, *, if_match=None):
+        if if_match is not None and key in self.objects and self.objects[key][1] != if_match:
+            raise ConditionFailedError(f"412 on {key}")
+        self.objects.pop(key, None)
+
+    def intent(self) -> ExportIntent:
+        return ExportIntent.from_json_bytes(self.objects[KEY][0])
+
+
+def take(store, *, resume=0, end=10, now=1_000, lease_ms=LEASE):
+    planned = []
+
+    def plan_end():
+        planned.append(end)
+        return end
+
+    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id="run", resume_offset=resume,
+                    plan_end=plan_end, clock_ms=lambda: now, lease_ms=lease_ms)
+    return lease, planned
+
+
+def intent_of(owner: Owner, **changes) -> ExportIntent:
+    intent = ExportIntent("c", "t", 0, owner, "old-run", 0, 10, 500, 500, 500 + LEASE)
+    return dataclasses.replace(intent, **changes)
+
+
+def another_host() -> Owner:
+    return dataclasses.replace(Owner.current(), host="elsewhere", boot_id="another-boot")
+
+
+def dead_process_here() -> Owner:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    started = export_lease._process_start(child.pid)
+    child.wait()
+    return dataclasses.replace(Owner.current(), pid=child.pid, pid_started=started or "1")
+
+
+def test_the_first_export_holds_the_partition_with_its_end_and_clock():
+    store = ConditionalStore()
+    lease, planned = take(store, resume=3, end=10, now=1_234)
+    intent = store.intent()
+    assert (intent.start_offset, intent.end_offset, intent.clock_ms) == (3, 10, 1_234)
+    assert intent.owner.pid == os.getpid() and intent.owner.host == socket.gethostname()
+    assert intent.lease_expires_ms == 1_234 + LEASE and planned == [10]
+    assert lease.previous is None and lease.replays is False
+
+
+def test_a_live_export_in_this_process_is_not_taken_over_and_nothing_is_written():
+    store = ConditionalStore()
+    first, _ = take(store)
+    before = dict(store.objects)
+    with pytest.raises(ConcurrentExportError, match=r"Another export of t/0 is running .* wrote nothing"):
+        take(store)
+    assert store.objects == before
+    first.release()
+    assert KEY not in store.objects
+
+
+def test_the_hold_of_a_released_or_abandoned_attempt_of_this_process_is_free():
+    store = ConditionalStore()
+    first, _ = take(store, end=10)
+    first.abandon()
+    assert store.intent().abandoned is True
+    second, planned = take(store, resume=0, end=99, now=2_000)
+    assert second.previous.owner.attempt == first.intent.owner.attempt
+    assert second.replays is True and planned == []  # the dead attempt's end and clock, not new ones
+    assert (second.intent.end_offset, second.intent.clock_ms) == (10, 1_000)
+
+
+def test_a_dead_process_on_this_host_is_taken_over_at_once():
+    store = ConditionalStore()
+    dead = intent_of(dead_process_here())
+    store.put_conditionally(KEY, dead.to_json_bytes())
+    assert still_running(dead, now_ms=dead.created_ms) is False  # long before its lease expires
+    lease, _ = take(store, resume=0, now=dead.created_ms + 1)
+    assert lease.replays and lease.intent.takes_over == dead.owner.attempt
+
+
+def test_a_live_process_on_this_host_is_waited_for_until_its_lease_expires():
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        owner = dataclasses.replace(Owner.current(), pid=child.pid,
+                                    pid_started=export_lease._process_start(child.pid))
+        intent = intent_of(owner)
+        assert still_running(intent, now_ms=intent.lease_expires_ms - 1) is True
+        assert still_running(intent, now_ms=intent.lease_expires_ms) is False  # stopped or stuck: taken over
+        reused_pid = dataclasses.replace(intent, owner=dataclasses.replace(owner, pid_started="1"))
+        assert still_running(reused_pid, now_ms=intent.created_ms) is False
+    finally:
+        child.communicate(b"")
+
+
+def test_on_another_host_only_the_lease_counts():
+    intent = intent_of(another_host())
+    assert still_running(intent, intent.lease_expires_ms - 1) is True
+    assert still_running(intent, intent.lease_expires_ms) is False
+    assert still_running(dataclasses.replace(intent, abandoned=True), intent.created_ms) is False
+
+
+def test_an_attempt_that_had_reached_its_end_is_not_replayed():
+    store = ConditionalStore()
+    finished = intent_of(another_host(), start_offset=0, end_offset=10)
+    store.put_conditionally(KEY, finished.to_json_bytes())
+    lease, planned = take(store, resume=10, end=25, now=finished.lease_expires_ms + 5)
+    assert lease.replays is False and planned == [25]
+    assert (lease.intent.end_offset, lease.intent.clock_ms) == (25, finished.lease_expires_ms + 5)
+
+
+def test_of_two_exports_taking_over_the_same_dead_one_only_one_wins():
+    store = ConditionalStore()
+    dead = intent_of(another_host())
+    store.put_conditionally(KEY, dead.to_json_bytes())
+    read_before_the_other_took_over = store.get_with_etag(KEY)
+    take(store, now=dead.lease_expires_ms)
+
+    store.get_with_etag = lambda key: read_before_the_other_took_over  # the loser read the dead hold too
+    with pytest.raises(ConcurrentExportError, match="took over the dead export .* first; this one wrote nothing"):
+        take(store, now=dead.lease_expires_ms)
+
+
+def test_a_taken_over_export_is_fenced_before_its_manifest_and_leaves_the_new_hold_alone():
+    store = ConditionalStore()
+    zombie, _ = take(store, now=1_000)
+    # Silent past its lease (e.g. stopped): another host's export takes over.
+    stale = dataclasses.replace(store.intent(), owner=another_host())
+    store.objects[KEY] = (stale.to_json_bytes(), store.objects[KEY][1])
+    taker, _ = take(store, now=1_000 + LEASE)
+    with pytest.raises(ExportTakenOverError, match="replaced by another export"):
+        zombie.renew()
+    zombie.abandon()
+    zombie.release()
+    assert store.intent().owner.attempt == taker.intent.owner.attempt and not store.intent().abandoned
+
+
+def test_renewal_extends_the_hold():
+    store = ConditionalStore()
+    now = [1_000]
+    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id=None, resume_offset=0,
+                    plan_end=lambda: 5, clock_ms=lambda: now[0], lease_ms=LEASE)
+    now[0] = 40_000
+    lease.renew()
+    assert store.intent().lease_expires_ms == 40_000 + LEASE and store.intent().clock_ms == 1_000
+
+
+@pytest.mark.parametrize("naming, key, expected", [
+    (ObjectNaming(), "topics/t/partition=0/t+0+0000000012.avro", 12),
+    (ObjectNaming(), "topics/t/year=2025/month=04/t+0+0000000003.keys.avro", 3),
+    (ObjectNaming(), "topics/t/country=a/b/t+0+0000000007.headers.json.gz", 7),
+    (ObjectNaming(), "topics/t/partition=1/t+1+0000000012.avro", None),   # another partition
+    (ObjectNaming(), "topics/t/partition=0/xt+0+0000000012.avro", None),  # another topic's name
+    (ObjectNaming(directory_delim="_", file_delim="#"), "topics_my_t_partition=0_my_t#0#0000000004.avro", 4),
+    (ObjectNaming(zero_pad_width=3), "topics/t/partition=0/t+0+12345678901.avro", 12345678901),
+])
+def test_object_names_are_recognised_as_the_reference_writes_them(naming, key, expected):
+    topic = "my_t" if naming.directory_delim == "_" else "t"
+    partition = 1 if "t+1+" in key and expected is not None else 0
+    assert object_start_offset(naming, key, topic, partition) == expected
+
+
+def test_the_topic_prefix_holds_every_encoded_partition():
+    assert topic_prefix(ObjectNaming(), "t") == "topics/t/"
+    assert topic_prefix(ObjectNaming(topics_dir=" "), "t") == "t/"
