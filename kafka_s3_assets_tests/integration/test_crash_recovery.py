@@ -34,6 +34,7 @@ from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout, check_contiguity
 
 from ..conftest import connector_config, list_keys
+from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
 
 pytestmark = pytest.mark.integration
 
@@ -203,6 +204,7 @@ def test_a_crash_at_any_step_then_a_rerun_leaves_exactly_the_uninterrupted_resul
     assert code == 0, err
     assert rerun["status"] in ("exported", "up_to_date"), rerun["error"]
     reference, reference_offset = references[scenario]
+    assert exactly_once_counts(s3_client, bucket, range(reference_offset)) == ExactlyOnceCounts(0, 0, 0)
     after = bucket_state(s3_client, bucket)
     assert after == reference
     assert committed_offset(resolve_settings(config).kafka, f"connect-{name}", topic, 0) == reference_offset

@@ -32,6 +32,7 @@ from kafka_s3_assets.export.settings import ExportSettings, resolve_settings
 from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
 
 from ..conftest import connector_config, list_keys
+from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
 from ..faults.s3_fault_proxy import Fault, S3FaultProxy
 
 pytestmark = pytest.mark.integration
@@ -209,6 +210,7 @@ def test_transient_faults_within_the_attempts_leave_exactly_the_fault_free_resul
     result = export_in_two_runs(export_settings(proxy, reference.topic, bucket, attempts=3), reference.topic)
 
     assert result.status == "exported", result.error
+    assert exactly_once_counts(s3_client, bucket, range(12)) == ExactlyOnceCounts(0, 0, 0)
     assert bucket_state(s3_client, bucket) == reference.state
     assert proxy.pending_faults() == 0
     # Each fault cost exactly one more attempt of that request, and nothing else was repeated.
@@ -239,6 +241,7 @@ def test_faults_beyond_the_attempts_fail_clearly_leave_nothing_half_done_and_a_r
 
     rerun = export_in_two_runs(settings, reference.topic)
     assert rerun.status == "exported", rerun.error
+    assert exactly_once_counts(s3_client, bucket, range(12)) == ExactlyOnceCounts(0, 0, 0)
     assert bucket_state(s3_client, bucket) == reference.state
 
 
