@@ -36,6 +36,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
                 print(f"{o.partition}: {o.status}, {span}, {o.records} records, {len(o.object_keys)} objects")
                 for key in o.object_keys:
                     print(f"  {key}")
+                for first, last in o.lost_ranges:
+                    print(f"  warning: offsets {first}..{last} ({last - first + 1}) were deleted by retention "
+                          f"before they were exported")
     failed = [o for o in outcomes if not o.success]
     for o in failed:
         print(f"error: export of {o.partition} failed: {o.error}", file=sys.stderr)

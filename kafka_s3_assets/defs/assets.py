@@ -10,6 +10,7 @@ from ..clients.s3 import S3ObjectStore
 from ..export.completeness import check_partition
 from ..export.partition_export import PartitionExportRequest, PartitionExportResult
 from ..export.plan import plan_partitions
+from ..export.retention_loss import LostRange, describe_lost, lost_before_log_start
 from ..sink.manifest import ManifestLayout
 from ..spark.job import run_exports
 from .connectors import ConnectorSpec, safe_name
@@ -47,6 +48,9 @@ def materialization_metadata(result: PartitionExportResult, bucket: str) -> dict
         "object_keys": dg.MetadataValue.json({"count": len(keys), "keys": keys[:MAX_KEYS_IN_METADATA],
                                               "truncated": len(keys) > MAX_KEYS_IN_METADATA}),
         "manifests": dg.MetadataValue.json(result.manifest_keys),
+        # Offsets the broker deleted (retention) before they were exported: [first, last] ranges.
+        "lost_offsets": dg.MetadataValue.int(sum(last - first + 1 for first, last in result.lost_ranges)),
+        "lost_ranges": dg.MetadataValue.json(result.lost_ranges),
         "s3_bucket": dg.MetadataValue.text(bucket),
         "status": dg.MetadataValue.text(result.status),
     }
@@ -65,7 +69,8 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
                      f"({connector.source}) with Kafka Connect S3 sink semantics."),
         check_specs=[dg.AssetCheckSpec(COMPLETENESS_CHECK, asset=key, partitions_def=partitions_def,
                                        description="Manifests contiguous from the first exported offset; every "
-                                                   "listed object present with its recorded size")],
+                                                   "listed object present with its recorded size; no offset "
+                                                   "deleted by retention before it was exported")],
         metadata={"connector": connector.name, "topic": topic, "bucket": connector.config.bucket,
                   "topics_dir": connector.config.topics_dir},
     )
@@ -85,6 +90,9 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
             # Nothing new: no Spark session, no JVM start.
             result = PartitionExportResult(topic, partition, start_offset=plan.next_offset,
                                            next_offset=plan.next_offset, high_watermark=plan.high_watermark)
+            if plan.next_offset is not None:  # nothing to read, but retention may have deleted unexported offsets
+                lost = lost_before_log_start(plan.next_offset, plan.low_watermark)
+                result.lost_ranges = [lost.to_json()] if lost else []
         else:
             [result] = run_exports(pyspark.spark_session, [request])
         if result.status == "failed":
@@ -94,14 +102,19 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
                 metadata={"error_type": result.error_type or "", "objects_committed": len(result.object_keys),
                           "next_offset": result.next_offset if result.next_offset is not None else -1},
             )
+        if result.lost_ranges:
+            context.log.warning(describe_lost(topic, partition, [LostRange(*r) for r in result.lost_ranges]))
         store = S3ObjectStore(settings.s3.client(), settings.s3)
-        report = check_partition(store, ManifestLayout.from_config(settings.sink_config()), topic, partition)
+        report = check_partition(store, ManifestLayout.from_config(settings.sink_config()), topic, partition,
+                                 low_watermark=plan.low_watermark)
         check = dg.AssetCheckResult(
             check_name=COMPLETENESS_CHECK, passed=report.passed, description=report.describe(),
             metadata={"manifests": report.contiguity.manifests, "objects": report.objects_listed,
                       "records": report.contiguity.records,
                       "first_offset": report.contiguity.first_offset if report.contiguity.first_offset is not None else -1,
-                      "next_offset": report.contiguity.next_offset if report.contiguity.next_offset is not None else -1},
+                      "next_offset": report.contiguity.next_offset if report.contiguity.next_offset is not None else -1,
+                      "lost_offsets": report.offsets_lost,
+                      "lost_ranges": dg.MetadataValue.json([r.to_json() for r in report.lost_ranges])},
         )
         return dg.MaterializeResult(metadata=materialization_metadata(result, settings.s3.bucket), check_results=[check])
 

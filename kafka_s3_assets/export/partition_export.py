@@ -29,6 +29,7 @@ from ..sink.partitioners import build_partitioner
 from ..sink.converters import AvroDecoder
 from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, WriterSettings
 from .conversion import RecordConverter
+from .retention_loss import RetentionLossTracker
 from .settings import ExportSettings
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ class PartitionExportResult:
     object_keys: list[str] = field(default_factory=list)
     manifest_keys: list[str] = field(default_factory=list)
     high_watermark: int | None = None
+    lost_ranges: list[list[int]] = field(default_factory=list)  # [first, last] deleted by retention unexported
     duration_s: float = 0.0
     error: str | None = None
     error_type: str | None = None
@@ -83,7 +85,8 @@ class ManifestCommitter:
     """Turns completed batches into manifests, then commits the consumer offset after each."""
 
     def __init__(self, request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout,
-                 start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str):
+                 start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str,
+                 annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest):
         self._request = request
         self._store = store
         self._layout = layout
@@ -91,6 +94,7 @@ class ManifestCommitter:
         self._clock_ms = clock_ms
         self._commit_offsets = commit_consumer_offsets
         self._group = group
+        self._annotate = annotate  # adds what the batches do not know (lost ranges) before the write
         self.pending: list[CommittedBatch] = []
         self.written: list[Manifest] = []
         self.manifest_keys: list[str] = []
@@ -105,6 +109,7 @@ class ManifestCommitter:
         r = self._request
         manifest = manifest_for_batches(r.settings.connector_config["name"], r.topic, r.partition, self.next_start,
                                         self.pending, self._clock_ms(), r.run_id)
+        manifest = self._annotate(manifest)
         key = self._layout.key(r.topic, r.partition, manifest.start_offset)
         self._store.put_if_absent(key, manifest.to_json_bytes())
         self.pending = []
@@ -154,6 +159,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
     result = PartitionExportResult(request.topic, request.partition)
     committer: ManifestCommitter | None = None
     writer: TopicPartitionWriter | None = None
+    retention = RetentionLossTracker(request.topic, request.partition)
     try:
         config = request.settings.sink_config()
         s3_settings = request.settings.s3
@@ -174,10 +180,11 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         # One wall-clock time for the whole run, as the reference uses one per put() batch.
         now = clock_ms()
         committer = ManifestCommitter(request, store, layout, start, clock_ms,
-                                      config["kafka_s3_assets.commit.consumer.offsets"], config.consumer_group)
+                                      config["kafka_s3_assets.commit.consumer.offsets"], config.consumer_group,
+                                      annotate=retention.record_in)
         max_objects = config["kafka_s3_assets.manifest.max.objects"]
         reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start,
-                                              request.end_offset)
+                                              request.end_offset, on_offsets_deleted=retention.on_offsets_deleted)
         for record in reader:
             result.records_read += 1
             for batch in writer.write(converter.convert(record), now):
@@ -202,6 +209,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
             except Exception as flush_exc:
                 log.warning("Could not record completed objects after failure: %s", flush_exc)
     finally:
+        result.lost_ranges = retention.as_json()
         if committer is not None:
             result.next_offset = committer.next_start
             result.manifest_keys = committer.manifest_keys
