@@ -16,14 +16,16 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from .clients.errors import ExternalSystemError
     from .defs.connectors import load_connector
     from .defs.materialize import cli_instance, materialize_partitions, resolve_partitions
+    from .defs.resources import kafka_env_settings
     from .export.settings import resolve_settings
+    from .sink.secrets import scrub
 
     connector = load_connector(args.config)
-    settings = resolve_settings(connector.raw)
+    settings = resolve_settings(connector.raw, kafka_client_settings=kafka_env_settings())
     try:
         keys = resolve_partitions(connector, settings, args.partition or [])
     except (ValueError, ExternalSystemError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {scrub(str(exc), settings.secrets())}", file=sys.stderr)
         return 2
     outcomes = materialize_partitions(connector, settings, keys, cli_instance(),
                                       log_level="DEBUG" if args.verbose else "WARNING")

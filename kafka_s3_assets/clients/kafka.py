@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, TopicPartition
 
 from ..sink.records import KafkaRecord
+from ..sink.secrets import Secret, reveal
 from .errors import KafkaReadError, KafkaUnavailableError
 
 # Throughput settings measured on these machines (ENVIRONMENT.md): defaults consume ~5x slower.
@@ -33,16 +34,35 @@ LIBRDKAFKA_LOGGER = logging.getLogger("kafka_s3_assets.librdkafka")
 OUT_OF_RANGE_CODES = (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET)
 
 
+# What the read path's correctness rests on: no automatic commits (S3 is the source of truth), an
+# error rather than a silent jump when an offset is gone (retention is detected and recorded), and the
+# end-of-partition events the reader stops on. A consumer override cannot change these.
+PROTECTED_CONSUMER_SETTINGS = ("enable.auto.commit", "enable.auto.offset.store", "enable.partition.eof",
+                               "auto.offset.reset")
+
+
 @dataclass(frozen=True)
 class KafkaSettings:
-    """How to reach the broker. ``client_config`` carries security settings (sasl.*, ssl.*) and
-    ``consumer.override.*`` values from the connector config."""
+    """How to reach the broker. ``client_config`` holds librdkafka settings: the security settings (mapped
+    from Connect's Java keys by ``kafka_security``, secret values as ``Secret``) and other consumer
+    overrides. It pickles (shipped to Spark tasks); its repr shows no secret."""
 
     bootstrap_servers: str
-    client_config: Mapping[str, str]
+    client_config: Mapping[str, str | Secret] = field(repr=False)
     timeout_s: float = 30.0
 
+    def __repr__(self) -> str:
+        shown = {k: v if not isinstance(v, Secret) else str(v) for k, v in self.client_config.items()}
+        return f"KafkaSettings(bootstrap_servers={self.bootstrap_servers!r}, client_config={shown!r})"
+
+    __str__ = __repr__
+
+    def secrets(self) -> list[str]:
+        """The secret values, to scrub from anything printed."""
+        return [v.reveal() for v in self.client_config.values() if isinstance(v, Secret) and v]
+
     def consumer_config(self, group_id: str | None = None, **extra) -> dict:
+        """The librdkafka config, secrets revealed: hand it to a client, never print it."""
         conf = {
             "bootstrap.servers": self.bootstrap_servers,
             "group.id": group_id or "kafka-s3-assets-reader",
@@ -56,8 +76,10 @@ class KafkaSettings:
             # librdkafka repeats connection failures at length; our own errors say it once, clearly.
             "logger": LIBRDKAFKA_LOGGER,
         }
-        conf.update(self.client_config)
+        protected = {k: conf[k] for k in PROTECTED_CONSUMER_SETTINGS}
+        conf.update({k: reveal(v) for k, v in self.client_config.items()})
         conf.update(extra)
+        conf.update(protected)
         return conf
 
 

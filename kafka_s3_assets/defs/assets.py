@@ -1,6 +1,7 @@
 """One partitioned asset per exported topic: materializing partition ``<topic>/<p>`` exports that
 topic-partition's new records to S3 through a Spark job, and checks the result."""
 
+from contextlib import contextmanager
 
 import dagster as dg
 from dagster_aws.s3 import S3Resource
@@ -12,6 +13,7 @@ from ..export.partition_export import PartitionExportRequest, PartitionExportRes
 from ..export.plan import plan_partitions
 from ..export.retention_loss import LostRange, describe_lost, lost_before_log_start
 from ..sink.manifest import ManifestLayout
+from ..sink.secrets import scrub
 from ..spark.job import run_exports
 from .connectors import ConnectorSpec, safe_name
 from .partitions import parse_partition_key, topic_partitions_def
@@ -56,6 +58,19 @@ def materialization_metadata(result: PartitionExportResult, bucket: str) -> dict
     }
 
 
+@contextmanager
+def scrubbed_failures(secrets: list[str]):
+    """Errors of the driver's own calls (broker probe, Spark, S3) become a Failure whose message has every
+    secret scrubbed, without the original exception chained to it (its message could quote one)."""
+    try:
+        yield
+    except dg.Failure:
+        raise
+    except Exception as exc:
+        raise dg.Failure(description=scrub(f"{type(exc).__name__}: {exc}", secrets),
+                         metadata={"error_type": type(exc).__name__}) from None
+
+
 def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinition:
     key = export_asset_key(connector.name, topic)
     partitions_def = topic_partitions_def(connector.name, topic)
@@ -80,7 +95,8 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
         key_topic, partition = parse_partition_key(context.partition_key)
         if key_topic != topic:
             raise dg.Failure(f"Partition {context.partition_key} does not belong to topic {topic}")
-        [plan] = plan_partitions(settings, [(topic, partition)])
+        with scrubbed_failures(settings.secrets()):
+            [plan] = plan_partitions(settings, [(topic, partition)])
         done = "nothing exported yet" if plan.next_offset is None else f"exported up to offset {plan.next_offset - 1}"
         context.log.info(f"{topic}/{partition}: {done}, broker high watermark {plan.high_watermark}, "
                          f"{plan.pending} record offset(s) waiting")
@@ -94,7 +110,8 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
                 lost = lost_before_log_start(plan.next_offset, plan.low_watermark)
                 result.lost_ranges = [lost.to_json()] if lost else []
         else:
-            [result] = run_exports(pyspark.spark_session, [request])
+            with scrubbed_failures(settings.secrets()):
+                [result] = run_exports(pyspark.spark_session, [request])
         if result.status == "failed":
             context.log.error(result.error_detail or result.error or "export failed")
             raise dg.Failure(
@@ -104,9 +121,10 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
             )
         if result.lost_ranges:
             context.log.warning(describe_lost(topic, partition, [LostRange(*r) for r in result.lost_ranges]))
-        store = S3ObjectStore(settings.s3.client(), settings.s3)
-        report = check_partition(store, ManifestLayout.from_config(settings.sink_config()), topic, partition,
-                                 low_watermark=plan.low_watermark)
+        with scrubbed_failures(settings.secrets()):
+            store = S3ObjectStore(settings.s3.client(), settings.s3)
+            report = check_partition(store, ManifestLayout.from_config(settings.sink_config()), topic, partition,
+                                     low_watermark=plan.low_watermark)
         check = dg.AssetCheckResult(
             check_name=COMPLETENESS_CHECK, passed=report.passed, description=report.describe(),
             metadata={"manifests": report.contiguity.manifests, "objects": report.objects_listed,

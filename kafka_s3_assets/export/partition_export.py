@@ -26,6 +26,7 @@ from ..sink.formats import build_format
 from ..sink.manifest import Manifest, ManifestLayout, manifest_for_batches
 from ..sink.naming import ObjectNaming
 from ..sink.partitioners import build_partitioner
+from ..sink.secrets import scrub
 from ..sink.converters import AvroDecoder
 from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, WriterSettings
 from .conversion import RecordConverter
@@ -198,9 +199,10 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         result.status = "exported" if committer.written else "up_to_date"
     except Exception as exc:  # reported, never swallowed: the driver turns it into a failed run
         result.status = "failed"
-        result.error = str(exc)
+        # Scrubbed: a client library's message could quote a credential; the result is printed and logged.
+        result.error = scrub(str(exc), request.settings.secrets())
         result.error_type = type(exc).__name__
-        result.error_detail = traceback.format_exc()
+        result.error_detail = scrub(traceback.format_exc(), request.settings.secrets())
         if writer is not None:
             writer.abort()
         if committer is not None and committer.pending:
