@@ -6,10 +6,12 @@ values through the real CLI (Dagster, Spark) against the devstack.
   authenticate, so it is simply sent), and Kafka SASL and SSL key passwords in a PLAINTEXT config
   (librdkafka holds them and does not use them), one of them from the environment (KAFKA_SASL_PASSWORD).
 * Failing exports: SASL_SSL with a SCRAM password and an encrypted client key against the PLAINTEXT
-  broker (the connection fails); a registry that demands credentials and echoes the wrong ones it got
-  back in its 401 answer (the worst case), for basic auth and for a bearer token.
+  broker (the connection fails); a Tansu broker with ``--authentication`` that rejects the SCRAM login;
+  a registry that demands credentials and echoes the wrong ones it got back in its 401 answer (the
+  worst case), for basic auth and for a bearer token.
 
-Not covered: a wrong AWS secret key, because moto does not check signatures.
+Not covered: a wrong AWS secret key, because moto does not check signatures; a successful SASL login,
+because Tansu 0.6.0's storage engines do not keep SCRAM credentials (``tansu user create`` is a no-op).
 """
 
 import base64
@@ -217,5 +219,51 @@ def test_a_registry_that_rejects_the_credentials_shows_no_secret(spark, kafka, b
         code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", f"{topic}/0")
     assert code == 1
     assert "answered 401" in err and "[hidden]" in err  # the echoed credentials, scrubbed
+    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
+                    **dagster_home_files(workdir)})
+
+
+@pytest.fixture
+def authenticating_broker():
+    """A Tansu broker that requires SASL (SCRAM). Its storage engines keep no SCRAM credentials (Tansu
+    0.6.0's dynostore ignores user creation), so it rejects every user: a real broker-side rejection
+    of the credentials the export sends."""
+    import subprocess
+
+    from kafka_s3_assets.devstack.ports import accepts_connections, pick_free_ports
+    from kafka_s3_assets.devstack.tansu import tansu_binary
+
+    [port] = pick_free_ports(1)
+    process = subprocess.Popen([tansu_binary(), "broker", "--listener-url", f"tcp://127.0.0.1:{port}",
+                                "--advertised-listener-url", f"tcp://127.0.0.1:{port}", "--authentication"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = datetime.datetime.now() + datetime.timedelta(seconds=30)
+        while not accepts_connections(port):
+            assert process.poll() is None and datetime.datetime.now() < deadline, "Tansu did not start"
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_broker_that_rejects_the_sasl_credentials_shows_no_secret(spark, bucket, workdir, capfd, caplog,
+                                                                    authenticating_broker):
+    config = connector_config("orders", bucket, **{
+        "bootstrap.servers": authenticating_broker,
+        "kafka_s3_assets.kafka.timeout.ms": "3000",
+        "consumer.override.security.protocol": "SASL_PLAINTEXT",
+        "consumer.override.sasl.mechanism": "SCRAM-SHA-512",
+        "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                                              f'username="sink" password="{SASL_PASSWORD}";',
+    })
+    path = write_config(workdir, "sasl-orders", config)
+    with caplog.at_level(logging.DEBUG):
+        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", "orders/0")
+    assert code == 1
+    assert "error: export of orders/0 failed: KafkaUnavailableError: Kafka broker unreachable" in err
+    # The broker got our SCRAM login (user "sink"), and refused it; librdkafka says so in its log.
+    assert any("SASL SCRAM authentication failed: broker responded with unknown-user" in r.getMessage()
+               for r in caplog.records)
     assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
                     **dagster_home_files(workdir)})
