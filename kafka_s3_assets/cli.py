@@ -16,14 +16,16 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from .clients.errors import ExternalSystemError
     from .defs.connectors import load_connector
     from .defs.materialize import cli_instance, materialize_partitions, resolve_partitions
+    from .defs.resources import kafka_env_settings
     from .export.settings import resolve_settings
+    from .sink.secrets import scrub
 
     connector = load_connector(args.config)
-    settings = resolve_settings(connector.raw)
+    settings = resolve_settings(connector.raw, kafka_client_settings=kafka_env_settings())
     try:
         keys = resolve_partitions(connector, settings, args.partition or [])
     except (ValueError, ExternalSystemError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {scrub(str(exc), settings.secrets())}", file=sys.stderr)
         return 2
     outcomes = materialize_partitions(connector, settings, keys, cli_instance(),
                                       log_level="DEBUG" if args.verbose else "WARNING")
@@ -36,6 +38,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
                 print(f"{o.partition}: {o.status}, {span}, {o.records} records, {len(o.object_keys)} objects")
                 for key in o.object_keys:
                     print(f"  {key}")
+                for first, last in o.lost_ranges:
+                    print(f"  warning: offsets {first}..{last} ({last - first + 1}) were deleted by retention "
+                          f"before they were exported")
     failed = [o for o in outcomes if not o.success]
     for o in failed:
         print(f"error: export of {o.partition} failed: {o.error}", file=sys.stderr)

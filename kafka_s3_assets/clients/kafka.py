@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
-from typing import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Mapping
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, TopicPartition
 
 from ..sink.records import KafkaRecord
+from ..sink.secrets import Secret, reveal
 from .errors import KafkaReadError, KafkaUnavailableError
 
 # Throughput settings measured on these machines (ENVIRONMENT.md): defaults consume ~5x slower.
@@ -29,18 +30,39 @@ CONSUME_BATCH = 10000
 # consume() waits for a full batch or this long; short, so the end of a small range is not a wait.
 POLL_TIMEOUT_S = 0.1
 LIBRDKAFKA_LOGGER = logging.getLogger("kafka_s3_assets.librdkafka")
+# What a fetch below the log start offset is answered with (the second once auto.offset.reset=error).
+OUT_OF_RANGE_CODES = (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET)
+
+
+# What the read path's correctness rests on: no automatic commits (S3 is the source of truth), an
+# error rather than a silent jump when an offset is gone (retention is detected and recorded), and the
+# end-of-partition events the reader stops on. A consumer override cannot change these.
+PROTECTED_CONSUMER_SETTINGS = ("enable.auto.commit", "enable.auto.offset.store", "enable.partition.eof",
+                               "auto.offset.reset")
 
 
 @dataclass(frozen=True)
 class KafkaSettings:
-    """How to reach the broker. ``client_config`` carries security settings (sasl.*, ssl.*) and
-    ``consumer.override.*`` values from the connector config."""
+    """How to reach the broker. ``client_config`` holds librdkafka settings: the security settings (mapped
+    from Connect's Java keys by ``kafka_security``, secret values as ``Secret``) and other consumer
+    overrides. It pickles (shipped to Spark tasks); its repr shows no secret."""
 
     bootstrap_servers: str
-    client_config: Mapping[str, str]
+    client_config: Mapping[str, str | Secret] = field(repr=False)
     timeout_s: float = 30.0
 
+    def __repr__(self) -> str:
+        shown = {k: v if not isinstance(v, Secret) else str(v) for k, v in self.client_config.items()}
+        return f"KafkaSettings(bootstrap_servers={self.bootstrap_servers!r}, client_config={shown!r})"
+
+    __str__ = __repr__
+
+    def secrets(self) -> list[str]:
+        """The secret values, to scrub from anything printed."""
+        return [v.reveal() for v in self.client_config.values() if isinstance(v, Secret) and v]
+
     def consumer_config(self, group_id: str | None = None, **extra) -> dict:
+        """The librdkafka config, secrets revealed: hand it to a client, never print it."""
         conf = {
             "bootstrap.servers": self.bootstrap_servers,
             "group.id": group_id or "kafka-s3-assets-reader",
@@ -54,8 +76,10 @@ class KafkaSettings:
             # librdkafka repeats connection failures at length; our own errors say it once, clearly.
             "logger": LIBRDKAFKA_LOGGER,
         }
-        conf.update(self.client_config)
+        protected = {k: conf[k] for k in PROTECTED_CONSUMER_SETTINGS}
+        conf.update({k: reveal(v) for k, v in self.client_config.items()})
         conf.update(extra)
+        conf.update(protected)
         return conf
 
 
@@ -95,21 +119,16 @@ def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int]
     """High (and low) watermarks of each topic-partition, from a fetch at the given position.
 
     A fetch at the position where we would resume returns either nothing (we are at the end: an EOF
-    event) or the first batch after it; either way the response carries the true high watermark. At
-    most one batch per partition is transferred and discarded; nothing is committed.
+    event), the first batch after it, or OFFSET_OUT_OF_RANGE when retention deleted that offset; each
+    response carries the true high watermark and log start offset (the low watermark). At most one
+    batch per partition is transferred and discarded; nothing is committed. ListOffsets is asked only
+    for a broker whose fetch responses carry no log start offset (Fetch < v5, Kafka < 1.0).
     """
     consumer = Consumer(settings.consumer_config())
     try:
         for topic in {t for t, _p in positions}:
             _check_reachable(consumer, settings, topic)
-        low_guess = {}
-        assignment = []
-        for (topic, partition), offset in positions.items():
-            tp = TopicPartition(topic, partition)
-            low, _unreliable_high = consumer.get_watermark_offsets(tp, timeout=settings.timeout_s, cached=False)
-            low_guess[(topic, partition)] = low
-            assignment.append(TopicPartition(topic, partition, max(offset, low)))
-        consumer.assign(assignment)
+        consumer.assign([TopicPartition(topic, partition, offset) for (topic, partition), offset in positions.items()])
         pending = set(positions)
         deadline = time.monotonic() + settings.timeout_s
         while pending:
@@ -121,16 +140,17 @@ def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int]
             for msg in consumer.consume(num_messages=len(pending) * 4, timeout=min(remaining, POLL_TIMEOUT_S)):
                 key = (msg.topic(), msg.partition())
                 err = msg.error()
-                if err is not None and err.code() != KafkaError._PARTITION_EOF:
+                if err is not None and err.code() != KafkaError._PARTITION_EOF and err.code() not in OUT_OF_RANGE_CODES:
                     raise KafkaReadError(f"Fetch error on {key[0]}/{key[1]}: {err.str()}")
                 if key in pending:
                     pending.discard(key)
                     consumer.pause([TopicPartition(*key)])
         result = {}
         for (topic, partition) in positions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), cached=True)
+            tp = TopicPartition(topic, partition)
+            low, high = consumer.get_watermark_offsets(tp, cached=True)
             if low < 0:
-                low = low_guess[(topic, partition)]
+                low, _unreliable_high = consumer.get_watermark_offsets(tp, timeout=settings.timeout_s, cached=False)
             result[(topic, partition)] = Watermarks(low, high)
         return result
     finally:
@@ -167,7 +187,8 @@ class PartitionReader:
     """Iterates the records of one topic-partition in ``[start, end)`` (``end`` None: up to the high
     watermark seen when the partition reports end-of-partition)."""
 
-    def __init__(self, settings: KafkaSettings, topic: str, partition: int, start: int, end: int | None):
+    def __init__(self, settings: KafkaSettings, topic: str, partition: int, start: int, end: int | None,
+                 on_offsets_deleted: Callable[[int, int], None] | None = None):
         self.settings = settings
         self.topic = topic
         self.partition = partition
@@ -175,6 +196,9 @@ class PartitionReader:
         self.end = end
         self.position = start       # next offset to read; advances past gaps too
         self.high_watermark: int | None = None
+        # Called with (first missing offset, log start offset) when the broker deleted offsets we were to
+        # read (retention); the read then continues from the log start. Without it, that is an error.
+        self.on_offsets_deleted = on_offsets_deleted
 
     def __iter__(self) -> Iterator[KafkaRecord]:
         if self.end is not None and self.start >= self.end:
@@ -207,10 +231,11 @@ class PartitionReader:
                         if self.end is None or self.position >= self.end:
                             return
                         continue
-                    if err.code() == KafkaError._AUTO_OFFSET_RESET or err.code() == KafkaError.OFFSET_OUT_OF_RANGE:
-                        raise KafkaReadError(
-                            f"Offset {self.position} of {self.topic}/{self.partition} is not on the broker any more "
-                            f"(deleted by retention?): {err.str()}")
+                    if err.code() in OUT_OF_RANGE_CODES:
+                        self._continue_after_deleted_offsets(consumer, msg.offset())
+                        if self.end is not None and self.position >= self.end:
+                            return
+                        continue
                     raise KafkaReadError(f"Error reading {self.topic}/{self.partition} at offset "
                                          f"{self.position}: {err.str()}")
                 offset = msg.offset()
@@ -230,3 +255,24 @@ class PartitionReader:
                 )
                 if self.end is not None and self.position >= self.end:
                     return
+
+    def _continue_after_deleted_offsets(self, consumer: Consumer, fetch_offset: int | None) -> None:
+        """The broker refused to fetch at our position (OFFSET_OUT_OF_RANGE). If that is because the log
+        now starts later (retention deleted the records), report the lost range and move to the log
+        start; otherwise raise. The log start comes from the refusing fetch response itself, which
+        librdkafka caches, never from ListOffsets."""
+        first_missing = max(self.position, fetch_offset if fetch_offset is not None and fetch_offset >= 0 else -1)
+        log_start, high = consumer.get_watermark_offsets(TopicPartition(self.topic, self.partition), cached=True)
+        where = f"{self.topic}/{self.partition}"
+        if log_start <= first_missing:
+            raise KafkaReadError(
+                f"Offset {first_missing} of {where} is out of range on the broker (log start offset {log_start}, "
+                f"high watermark {high}): the topic was deleted and recreated, or its log truncated?")
+        if self.on_offsets_deleted is None:
+            raise KafkaReadError(
+                f"Offsets {first_missing}..{log_start - 1} of {where} are not on the broker any more (deleted by "
+                f"retention before they were read; the log now starts at {log_start})")
+        self.on_offsets_deleted(first_missing, log_start)
+        self.position = log_start
+        if self.end is None or log_start < self.end:
+            consumer.assign([TopicPartition(self.topic, self.partition, log_start)])

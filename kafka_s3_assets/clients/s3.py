@@ -52,6 +52,10 @@ class S3Settings:
         return (f"S3Settings(bucket={self.bucket!r}, region={self.region!r}, endpoint_url={self.endpoint_url!r}, "
                 f"part_size={self.part_size})")
 
+    def secrets(self) -> list[str]:
+        """The secret values (secret access key, SSE-C key), to scrub from anything printed."""
+        return [s for s in (self.secret_access_key, self.sse_customer_key) if s]
+
     def client(self):
         """A boto3 client that makes exactly one attempt per call: retries are the Retrier's."""
         config = Config(

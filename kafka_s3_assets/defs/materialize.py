@@ -31,6 +31,7 @@ class PartitionOutcome:
     records: int = 0
     object_keys: list[str] = field(default_factory=list)
     check_passed: bool | None = None
+    lost_ranges: list[list[int]] = field(default_factory=list)  # deleted by retention before export
     error: str | None = None
 
     @property
@@ -50,6 +51,7 @@ class PartitionOutcome:
             "records": self.records,
             "object_keys": self.object_keys,
             "completeness_check_passed": self.check_passed,
+            "lost_ranges": self.lost_ranges,
             "error": self.error,
         }
 
@@ -124,5 +126,6 @@ def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, k
             next_offset=md["next_offset"] if md["next_offset"] >= 0 else None,
             records=md["records"], object_keys=object_keys,
             check_passed=all(c.passed for c in checks) if checks else None,
+            lost_ranges=list(md.get("lost_ranges") or []),
         ))
     return outcomes

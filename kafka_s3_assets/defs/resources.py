@@ -22,9 +22,41 @@ SPARK_MASTER_ENV = "KAFKA_S3_ASSETS_SPARK_MASTER"
 
 
 class KafkaResource(dg.ConfigurableResource):
-    """The Kafka cluster to export from. ``bootstrap_servers`` overrides the connector config."""
+    """The Kafka cluster to export from. Each field set here overrides the connector config (its
+    ``consumer.override.*`` / ``consumer.*`` keys), e.g. a password from a secret store with
+    ``sasl_password=dg.EnvVar("KAFKA_SASL_PASSWORD")``. ``client_config`` takes any other client setting,
+    in Java (``ssl.truststore.location``) or librdkafka (``ssl.ca.location``) naming."""
 
     bootstrap_servers: str | None = None
+    security_protocol: str | None = None       # PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL
+    sasl_mechanism: str | None = None          # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI
+    sasl_username: str | None = None
+    sasl_password: str | None = None
+    sasl_jaas_config: str | None = None        # as Kafka Connect has it; mapped to the fields above
+    ssl_ca_location: str | None = None         # PEM CA bundle
+    ssl_certificate_location: str | None = None
+    ssl_key_location: str | None = None
+    ssl_key_password: str | None = None
+    ssl_keystore_location: str | None = None   # PKCS12
+    ssl_keystore_password: str | None = None
+    client_config: dict[str, str] | None = None
+
+    def client_settings(self) -> dict[str, str]:
+        """As client setting names (``security_protocol`` -> ``security.protocol``), set fields only."""
+        settings = dict(self.client_config or {})
+        for name in KAFKA_SETTING_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                settings[name.replace("_", ".")] = value
+        return settings
+
+
+KAFKA_SETTING_FIELDS = ("security_protocol", "sasl_mechanism", "sasl_username", "sasl_password", "sasl_jaas_config",
+                        "ssl_ca_location", "ssl_certificate_location", "ssl_key_location", "ssl_key_password",
+                        "ssl_keystore_location", "ssl_keystore_password")
+# Environment variables the default resources read (the CLI and a deployment configured by environment):
+# KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_PASSWORD, ... Read through dg.EnvVar, so Dagster never records the value.
+KAFKA_ENV_PREFIX = "KAFKA_"
 
 
 class SchemaRegistryResource(dg.ConfigurableResource):
@@ -60,14 +92,30 @@ def export_settings(connector: ConnectorSpec, kafka: KafkaResource, s3: S3Resour
                     schema_registry: SchemaRegistryResource) -> ExportSettings:
     return resolve_settings(connector.raw, bootstrap_servers=kafka.bootstrap_servers,
                             s3_endpoint_url=s3.endpoint_url, schema_registry_url=schema_registry.url,
-                            schema_registry_settings=schema_registry.client_settings())
+                            schema_registry_settings=schema_registry.client_settings(),
+                            kafka_client_settings=kafka.client_settings())
+
+
+def kafka_env_settings(env=None) -> dict[str, str]:
+    """The same ``KAFKA_<FIELD>`` variables as client settings, for code outside a Dagster run (the CLI)."""
+    env = os.environ if env is None else env
+    return {name.replace("_", "."): env[KAFKA_ENV_PREFIX + name.upper()] for name in KAFKA_SETTING_FIELDS
+            if env.get(KAFKA_ENV_PREFIX + name.upper())}
+
+
+def kafka_resource_from_env(env=None) -> KafkaResource:
+    """``KAFKA_<FIELD>`` environment variables (e.g. ``KAFKA_SASL_PASSWORD``) as the resource's fields."""
+    env = os.environ if env is None else env
+    fields = {name: dg.EnvVar(KAFKA_ENV_PREFIX + name.upper()) for name in KAFKA_SETTING_FIELDS
+              if env.get(KAFKA_ENV_PREFIX + name.upper())}
+    return KafkaResource(**fields)
 
 
 def default_resources() -> dict:
     """Resources for the local devstack and for deployments configured through the environment."""
     master = os.environ.get(SPARK_MASTER_ENV)
     return {
-        "kafka": KafkaResource(),
+        "kafka": kafka_resource_from_env(),
         "schema_registry": SchemaRegistryResource(),
         "s3": S3Resource(),
         "pyspark": LazyPySparkResource(spark_config=spark_config(master)),

@@ -1,12 +1,15 @@
-"""The completeness check: manifests contiguous from the first exported offset, and every object
-they list present in S3 with its recorded size."""
+"""The completeness check: manifests contiguous from the first exported offset, every object they list
+present in S3 with its recorded size, and no offset deleted by the broker (retention) before it was
+exported: neither a range a manifest recorded as lost, nor one between the last manifest and the
+partition's current log start offset (found by the driver's fetch probe, not yet recorded)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..clients.s3 import S3ObjectStore
 from ..sink.manifest import ContiguityReport, Manifest, ManifestLayout, check_contiguity
+from .retention_loss import LostRange, lost_before_log_start
 
 
 @dataclass(frozen=True)
@@ -15,10 +18,15 @@ class CompletenessReport:
     objects_listed: int
     missing_objects: tuple[str, ...]
     size_mismatches: tuple[str, ...]
+    lost_ranges: tuple[LostRange, ...] = field(default=())  # deleted by retention before export
 
     @property
     def passed(self) -> bool:
-        return self.contiguity.ok and not self.missing_objects and not self.size_mismatches
+        return self.contiguity.ok and not self.missing_objects and not self.size_mismatches and not self.lost_ranges
+
+    @property
+    def offsets_lost(self) -> int:
+        return sum(r.count for r in self.lost_ranges)
 
     def describe(self) -> str:
         if self.passed:
@@ -34,6 +42,9 @@ class CompletenessReport:
         problems += list(self.contiguity.bad_objects)
         problems += [f"missing object: {k}" for k in self.missing_objects]
         problems += list(self.size_mismatches)
+        if self.lost_ranges:
+            problems.append(f"{self.offsets_lost} offset(s) deleted by the broker (retention) before they were "
+                            f"exported: " + ", ".join(r.describe() for r in self.lost_ranges))
         return "; ".join(problems)
 
 
@@ -42,7 +53,20 @@ def load_manifests(store: S3ObjectStore, layout: ManifestLayout, topic: str, par
     return [Manifest.from_json_bytes(store.get(k)) for k in keys]
 
 
-def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> CompletenessReport:
+def lost_ranges(manifests: list[Manifest], low_watermark: int | None) -> tuple[LostRange, ...]:
+    """Ranges the manifests recorded as lost, plus ``[last exported + 1, low watermark)`` when the broker
+    already deleted offsets after the last manifest (no later export has recorded them yet)."""
+    found = {LostRange(s, e) for m in manifests for s, e in m.lost_ranges}
+    if manifests and low_watermark is not None:
+        pending = lost_before_log_start(max(m.next_offset for m in manifests), low_watermark)
+        if pending is not None:
+            found.add(pending)
+    return tuple(sorted(found))
+
+
+def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
+                    low_watermark: int | None = None) -> CompletenessReport:
+    """``low_watermark``: the partition's log start offset from a fetch response, if the caller has it."""
     manifests = load_manifests(store, layout, topic, partition)
     listed = {o.key: o.size for m in manifests for o in m.objects}
     # One listing per directory the objects live in, rather than a HEAD per object.
@@ -52,4 +76,5 @@ def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, pa
     missing = tuple(sorted(k for k in listed if k not in present))
     mismatched = tuple(f"size mismatch: {k} is {present[k]} bytes, manifest says {size}"
                        for k, size in sorted(listed.items()) if k in present and present[k] != size)
-    return CompletenessReport(check_contiguity(manifests), len(listed), missing, mismatched)
+    return CompletenessReport(check_contiguity(manifests), len(listed), missing, mismatched,
+                              lost_ranges(manifests, low_watermark))

@@ -34,11 +34,13 @@ from ..sink.formats import build_format
 from ..sink.manifest import Manifest, ManifestLayout, manifest_for_batches
 from ..sink.naming import ObjectNaming
 from ..sink.partitioners import build_partitioner
+from ..sink.secrets import scrub
 from ..sink.converters import AvroDecoder
 from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, WriterSettings
 from .conversion import RecordConverter
 from .export_lease import ExportLease, acquire
 from .orphans import sweep_uncommitted
+from .retention_loss import RetentionLossTracker
 from .settings import ExportSettings
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,7 @@ class PartitionExportResult:
     object_keys: list[str] = field(default_factory=list)
     manifest_keys: list[str] = field(default_factory=list)
     high_watermark: int | None = None
+    lost_ranges: list[list[int]] = field(default_factory=list)  # [first, last] deleted by retention unexported
     duration_s: float = 0.0
     error: str | None = None
     error_type: str | None = None
@@ -96,7 +99,7 @@ class ManifestCommitter:
 
     def __init__(self, request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout,
                  start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str,
-                 lease: ExportLease):
+                 lease: ExportLease, annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest):
         self._request = request
         self._lease = lease
         self._store = store
@@ -105,6 +108,7 @@ class ManifestCommitter:
         self._clock_ms = clock_ms
         self._commit_offsets = commit_consumer_offsets
         self._group = group
+        self._annotate = annotate  # adds what the batches do not know (lost ranges) before the write
         self.pending: list[CommittedBatch] = []
         self.written: list[Manifest] = []
         self.manifest_keys: list[str] = []
@@ -119,6 +123,7 @@ class ManifestCommitter:
         r = self._request
         manifest = manifest_for_batches(r.settings.connector_config["name"], r.topic, r.partition, self.next_start,
                                         self.pending, self._clock_ms(), r.run_id)
+        manifest = self._annotate(manifest)
         key = self._layout.key(r.topic, r.partition, manifest.start_offset)
         crash_point("before_manifest")
         self._lease.renew()  # a fence: an export that was taken over (If-Match fails) must not commit
@@ -185,6 +190,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
     committer: ManifestCommitter | None = None
     writer: TopicPartitionWriter | None = None
     lease: ExportLease | None = None
+    retention = RetentionLossTracker(request.topic, request.partition)
     try:
         config = request.settings.sink_config()
         s3_settings = request.settings.s3
@@ -221,9 +227,11 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         registry = SchemaRegistryClient(request.settings.registry) if request.settings.registry else None
         converter = RecordConverter(config, registry)
         writer = build_writer(config, request.topic, request.partition, store)
-        committer = ManifestCommitter(request, store, layout, start, clock_ms, commit_offsets, group, lease)
+        committer = ManifestCommitter(request, store, layout, start, clock_ms, commit_offsets, group, lease,
+                                      annotate=retention.record_in)
         max_objects = config["kafka_s3_assets.manifest.max.objects"]
-        reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end)
+        reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end,
+                                              on_offsets_deleted=retention.on_offsets_deleted)
         for record in reader:
             crash_point("record_read")
             result.records_read += 1
@@ -240,9 +248,10 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         _release(lease)
     except Exception as exc:  # reported, never swallowed: the driver turns it into a failed run
         result.status = "failed"
-        result.error = str(exc)
+        # Scrubbed: a client library's message could quote a credential; the result is printed and logged.
+        result.error = scrub(str(exc), request.settings.secrets())
         result.error_type = type(exc).__name__
-        result.error_detail = traceback.format_exc()
+        result.error_detail = scrub(traceback.format_exc(), request.settings.secrets())
         if writer is not None:
             writer.abort()
         if committer is not None and committer.pending:
@@ -259,6 +268,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                 log.warning("Could not give up the hold on %s/%s (the next export takes it over when its lease "
                             "expires): %s", request.topic, request.partition, lease_exc)
     finally:
+        result.lost_ranges = retention.as_json()
         if committer is not None:
             result.next_offset = committer.next_start
             result.manifest_keys = committer.manifest_keys

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..clients.kafka import KafkaSettings
+from ..clients.kafka_security import is_security_key, librdkafka_security
 from ..clients.s3 import S3Settings
 from ..clients.schema_registry import RegistryConfigError, RegistrySettings
 from ..sink.config import SinkConfig, validate_connector_config
@@ -27,11 +28,37 @@ class ExportSettings:
     def __repr__(self) -> str:
         return f"ExportSettings(kafka={self.kafka.bootstrap_servers!r}, s3={self.s3!r}, registry={self.registry!r})"
 
+    def secrets(self) -> list[str]:
+        """Every secret value these settings hold: scrubbed from errors and logs at the boundaries."""
+        return [*self.kafka.secrets(), *self.s3.secrets(), *(self.registry.secrets() if self.registry else [])]
+
+
+def kafka_client_config(config: SinkConfig, deployment: Mapping[str, object] | None = None
+                        ) -> tuple[dict[str, object], list[ConfigProblem]]:
+    """librdkafka settings from, lowest precedence first: the worker-level ``consumer.<key>`` settings,
+    the connector's ``consumer.override.<key>``, and the deployment's (the Dagster ``kafka`` resource).
+    Security keys (Java or librdkafka names) are mapped by ``kafka_security``; others pass as they are.
+    Problems name the key as the user wrote it."""
+    merged: dict[str, object] = {}
+    written_as: dict[str, str] = {}
+    for prefix, source in (("consumer.", config.worker_consumer_settings),
+                           ("consumer.override.", config.consumer_overrides),
+                           ("kafka resource: ", deployment or {})):
+        for key, value in source.items():
+            if value is not None:
+                merged[key] = value
+                written_as[key] = prefix + key
+    security, problems = librdkafka_security({k: v for k, v in merged.items() if is_security_key(k)})
+    client_config = {k: v for k, v in merged.items() if not is_security_key(k)}
+    client_config.update(security)
+    return client_config, [ConfigProblem(written_as.get(p.key, p.key), p.message) for p in problems]
+
 
 def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | None = None, *,
                      bootstrap_servers: str | None = None, s3_endpoint_url: str | None = None,
                      schema_registry_url: str | None = None,
                      schema_registry_settings: Mapping[str, object] | None = None,
+                     kafka_client_settings: Mapping[str, object] | None = None,
                      need_kafka: bool = True) -> ExportSettings:
     """Validate the connector config and resolve endpoints: explicit overrides (Dagster resources),
     then the connector config, then the environment (as the issue and AWS SDKs define it)."""
@@ -43,7 +70,8 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
     if not bootstrap and need_kafka:  # reading exports back needs only S3
         problems.append(ConfigProblem("bootstrap.servers", "No Kafka bootstrap servers: set bootstrap.servers in the "
                                                            "connector config or $KAFKA_BOOTSTRAP_SERVERS"))
-    client_config = dict(config.consumer_overrides)
+    client_config, kafka_problems = kafka_client_config(config, kafka_client_settings)
+    problems.extend(kafka_problems)
     kafka = KafkaSettings(bootstrap or "", client_config, timeout_s=config["kafka_s3_assets.kafka.timeout.ms"] / 1000)
 
     endpoint = s3_endpoint_url or config["store.url"] or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")

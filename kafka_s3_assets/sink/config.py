@@ -206,6 +206,9 @@ class SinkConfig:
     value_converter: ConverterConfig
     consumer_overrides: Mapping[str, str]
     explicit_keys: frozenset[str]
+    # A Connect worker's consumer settings (``consumer.<key>`` in its properties), accepted in the connector
+    # config too; ``consumer.override.<key>`` wins over them, as in Connect.
+    worker_consumer_settings: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -261,6 +264,7 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
     values: dict[str, Any] = {}
     converter_settings: dict[str, dict[str, Any]] = {p: {} for p in CONVERTER_PREFIXES}
     consumer_overrides: dict[str, str] = {}
+    worker_consumer_settings: dict[str, str] = {}
     explicit = frozenset(str(k) for k in raw)
 
     for key, value in raw.items():
@@ -292,6 +296,9 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
             continue
         if key.startswith("consumer.override."):
             consumer_overrides[key[len("consumer.override."):]] = str(value)
+            continue
+        if key.startswith("consumer.") and key != "consumer.":
+            worker_consumer_settings[key[len("consumer."):]] = str(value)
             continue
         if key.startswith(PASSTHROUGH_PREFIXES):
             continue
@@ -331,7 +338,7 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
     value_converter = _converter(values, converter_settings, "value.converter")
     if problems:
         raise ConfigError(problems)
-    return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit)
+    return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit, worker_consumer_settings)
 
 
 def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]) -> list[ConfigProblem]:

@@ -32,6 +32,9 @@ class Manifest:
     written_at_ms: int
     run_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Offsets inside this manifest's range that the broker had deleted (retention) before they could be
+    # exported: (first, last) inclusive. Optional: absent from manifests without a loss, and from old ones.
+    lost_ranges: tuple[tuple[int, int], ...] = ()
 
     @property
     def next_offset(self) -> int:
@@ -56,6 +59,8 @@ class Manifest:
             "written_at_ms": self.written_at_ms,
             "run_id": self.run_id,
             **({"extra": self.extra} if self.extra else {}),
+            **({"lost_ranges": [{"start_offset": s, "end_offset": e} for s, e in self.lost_ranges]}
+               if self.lost_ranges else {}),
         }
         return json.dumps(document, indent=1, sort_keys=False).encode("utf-8")
 
@@ -71,7 +76,8 @@ class Manifest:
             for o in d["objects"]
         )
         return cls(d["connector"], d["topic"], d["partition"], d["start_offset"], d["end_offset"], objects,
-                   d["record_count"], d["written_at_ms"], d.get("run_id"), d.get("extra", {}))
+                   d["record_count"], d["written_at_ms"], d.get("run_id"), d.get("extra", {}),
+                   tuple((r["start_offset"], r["end_offset"]) for r in d.get("lost_ranges", ())))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,74 @@
+"""Retention loss through the whole stack: ``kafka-s3-assets export`` (Dagster, Spark) against a real
+Tansu broker behind the retention-simulating proxy (see integration/test_retention_loss.py for why a
+proxy): the JSON result, the materialization metadata and the asset check all name the lost range."""
+
+import json
+
+import dagster as dg
+import pytest
+
+from kafka_s3_assets.defs.assets import COMPLETENESS_CHECK, export_asset_key
+from kafka_s3_assets.devstack.tansu import tansu_binary
+
+from ..conftest import Kafka, connector_config
+from ..faults.kafka_retention_proxy import BrokerBehindRetentionProxy
+from .test_cli import run_cli, workdir  # noqa: F401  (fixture)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+
+
+@pytest.fixture
+def retention_broker(devstack):
+    broker = BrokerBehindRetentionProxy(tansu_binary())
+    yield broker
+    broker.stop()
+
+
+def latest_run_events(instance: dg.DagsterInstance):
+    run = instance.get_runs(limit=1)[0]
+    return [e.dagster_event for e in instance.all_logs(run.run_id) if e.dagster_event is not None]
+
+
+def test_cli_export_reports_offsets_deleted_before_export(spark, retention_broker, devstack, bucket, workdir,
+                                                          capsys):
+    kafka = Kafka(retention_broker.bootstrap_servers, devstack.schema_registry_url)
+    topic = kafka.create_topic("retained")
+    name = f"ret-{topic}"
+    config_path = workdir / "connector.json"
+    config_path.write_text(json.dumps({"name": name, "config": connector_config(
+        topic, bucket, name=name, **{"bootstrap.servers": retention_broker.bootstrap_servers})}))
+    kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(6)])
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
+    assert code == 0 and out["partitions"][0]["completeness_check_passed"] is True, err
+
+    kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(6, 12)])
+    retention_broker.proxy.delete_before(topic, 0, 9)
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
+    [partition] = out["partitions"]
+    assert code == 0, err
+    assert partition["lost_ranges"] == [[6, 8]]
+    assert partition["completeness_check_passed"] is False
+    assert (partition["start_offset"], partition["end_offset"]) == (6, 11)
+
+    instance = dg.DagsterInstance.get()
+    events = latest_run_events(instance)
+    [materialization] = [e.event_specific_data.materialization for e in events if e.is_step_materialization]
+    assert materialization.metadata["lost_offsets"].value == 3
+    assert materialization.metadata["lost_ranges"].value == [[6, 8]]
+    [check] = [e.event_specific_data for e in events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert check.asset_key == export_asset_key(name, topic) and check.check_name == COMPLETENESS_CHECK
+    assert not check.passed
+    assert check.description == ("3 offset(s) deleted by the broker (retention) before they were exported: "
+                                 "offsets 6..8 (3 offset(s))")
+    assert check.metadata["lost_offsets"].value == 3
+    warnings = [e.message for e in instance.all_logs(instance.get_runs(limit=1)[0].run_id)
+                if e.level == 30 and "deleted by the broker" in (e.user_message or "")]
+    assert warnings, "the run's event log carries the WARNING"
+
+    # Everything after the last manifest deleted, nothing new to read: no Spark job, still reported.
+    kafka.produce_avro(topic, [{"f1": "v12"}, {"f1": "v13"}])
+    retention_broker.proxy.delete_before(topic, 0, 14)
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
+    [partition] = out["partitions"]
+    assert code == 0 and partition["records"] == 0, err
+    assert partition["lost_ranges"] == [[12, 13]] and partition["completeness_check_passed"] is False

@@ -1,0 +1,269 @@
+"""No secret appears in output, logs, Dagster's records, manifests or objects, tested with sentinel
+values through the real CLI (Dagster, Spark) against the devstack.
+
+* A successful export carries every secret that does not break the run here: the AWS secret key (the
+  local S3 server accepts any), the registry basic-auth password (the devstack registry does not
+  authenticate, so it is simply sent), and Kafka SASL and SSL key passwords in a PLAINTEXT config
+  (librdkafka holds them and does not use them), one of them from the environment (KAFKA_SASL_PASSWORD).
+* Failing exports: SASL_SSL with a SCRAM password and an encrypted client key against the PLAINTEXT
+  broker (the connection fails); a Tansu broker with ``--authentication`` that rejects the SCRAM login;
+  a registry that demands credentials and echoes the wrong ones it got back in its 401 answer (the
+  worst case), for basic auth and for a bearer token.
+
+Not covered: a wrong AWS secret key, because moto does not check signatures; a successful SASL login,
+because Tansu 0.6.0's storage engines do not keep SCRAM credentials (``tansu user create`` is a no-op).
+"""
+
+import base64
+import datetime
+import http.server
+import json
+import logging
+import threading
+import uuid
+
+import pytest
+import requests
+
+from kafka_s3_assets.cli import main
+
+from ..conftest import connector_config, list_keys
+from .test_cli import workdir  # noqa: F401  (fixture)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+
+RUN = uuid.uuid4().hex[:6]
+AWS_SECRET = f"SENTINEL-aws-secret-{RUN}"
+REGISTRY_PASSWORD = f"SENTINEL-registry-password-{RUN}"
+REGISTRY_TOKEN = f"SENTINEL-registry-token-{RUN}"
+SASL_PASSWORD = f"SENTINEL-sasl-password-{RUN}"
+ENV_SASL_PASSWORD = f"SENTINEL-env-sasl-password-{RUN}"
+SSL_KEY_PASSWORD = f"SENTINEL-ssl-key-password-{RUN}"
+SENTINELS = (AWS_SECRET, REGISTRY_PASSWORD, REGISTRY_TOKEN, SASL_PASSWORD, ENV_SASL_PASSWORD, SSL_KEY_PASSWORD)
+# What a careless client would print instead of the value itself.
+ENCODED = tuple(base64.b64encode(f"sink:{s}".encode()).decode() for s in (REGISTRY_PASSWORD,))
+
+
+def run_cli(capfd, *args) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capfd.readouterr()  # file descriptors: librdkafka's and Spark's output too
+    return code, captured.out, captured.err
+
+
+def assert_nowhere(texts: dict[str, str | bytes]) -> None:
+    for where, text in texts.items():
+        data = text.encode() if isinstance(text, str) else text
+        for sentinel in SENTINELS + ENCODED:
+            assert sentinel.encode() not in data, f"{sentinel} leaked into {where}"
+
+
+def dagster_home_files(workdir) -> dict[str, bytes]:
+    """Everything Dagster stored: run and event storage, compute logs, schedules."""
+    return {str(p): p.read_bytes() for p in (workdir / ".dagster_home").rglob("*") if p.is_file()}
+
+
+def bucket_objects(s3_client, bucket) -> dict[str, bytes]:
+    return {k: s3_client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in list_keys(s3_client, bucket)}
+
+
+def write_config(workdir, name: str, config: dict):
+    path = workdir / f"{name}.json"
+    path.write_text(json.dumps({"name": name, "config": {**config, "name": name}}))
+    return path
+
+
+def test_a_successful_export_shows_no_secret(spark, kafka, devstack, bucket, s3_client, workdir, capfd, caplog,
+                                             monkeypatch):
+    monkeypatch.setenv("KAFKA_SASL_PASSWORD", ENV_SASL_PASSWORD)
+    topic = kafka.create_topic("secret")
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(7)])
+    config = connector_config(topic, bucket, **{
+        "aws.access.key.id": devstack.aws_access_key_id,
+        "aws.secret.access.key": AWS_SECRET,
+        "value.converter.basic.auth.credentials.source": "USER_INFO",
+        "value.converter.basic.auth.user.info": f"sink:{REGISTRY_PASSWORD}",
+        "consumer.override.security.protocol": "PLAINTEXT",
+        "consumer.override.sasl.mechanism": "PLAIN",
+        "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                                              f'username="sink" password="{SASL_PASSWORD}";',
+        "consumer.override.ssl.key.password": SSL_KEY_PASSWORD,
+    })
+    path = write_config(workdir, f"ok-{topic}", config)
+    with caplog.at_level(logging.DEBUG):
+        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--json")
+    assert code == 0, err
+    [partition] = json.loads(out)["partitions"]
+    assert partition["records"] == 6 and partition["completeness_check_passed"] is True
+    objects = bucket_objects(s3_client, bucket)
+    assert len(objects) == 3  # two objects and their manifest: the secrets had to be there to write them
+    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
+                    **dagster_home_files(workdir), **objects})
+
+
+@pytest.fixture
+def client_pki(tmp_path):
+    """A CA and a client certificate whose private key is encrypted with SSL_KEY_PASSWORD."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key, client_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sentinel test CA")])
+
+    def cert(name, key, ca):
+        return (x509.CertificateBuilder().subject_name(name).issuer_name(ca_name).public_key(key.public_key())
+                .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+                .not_valid_after(now + datetime.timedelta(days=1))
+                .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+                .sign(ca_key, hashes.SHA256()))
+
+    paths = {name: tmp_path / f"{name}.pem" for name in ("ca", "cert", "key")}
+    paths["ca"].write_bytes(cert(ca_name, ca_key, True).public_bytes(serialization.Encoding.PEM))
+    client_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sink")])
+    paths["cert"].write_bytes(cert(client_name, client_key, False).public_bytes(serialization.Encoding.PEM))
+    paths["key"].write_bytes(client_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(SSL_KEY_PASSWORD.encode())))
+    return {k: str(v) for k, v in paths.items()}
+
+
+def test_a_kafka_connection_that_fails_shows_no_secret(spark, kafka, bucket, workdir, capfd, caplog, client_pki):
+    """SASL_SSL with SCRAM and a client certificate against the PLAINTEXT devstack broker: librdkafka
+    loads the encrypted key with its password, then the TLS handshake fails."""
+    topic = kafka.create_topic("secret_kafka")
+    config = connector_config(topic, bucket, **{
+        "kafka_s3_assets.kafka.timeout.ms": "3000",
+        "consumer.override.security.protocol": "SASL_SSL",
+        "consumer.override.sasl.mechanism": "SCRAM-SHA-512",
+        "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                                              f'username="sink" password="{SASL_PASSWORD}";',
+        "consumer.override.ssl.truststore.type": "PEM",
+        "consumer.override.ssl.truststore.location": client_pki["ca"],
+        "consumer.override.ssl.keystore.type": "PEM",
+        "consumer.override.ssl.keystore.location": client_pki["cert"],
+        "consumer.override.ssl.key.password": SSL_KEY_PASSWORD,
+    })
+    # The keystore file of a PEM keystore holds the key and the chain; here they are separate files.
+    config["consumer.override.ssl.key.location"] = client_pki["key"]
+    config["consumer.override.ssl.certificate.location"] = client_pki["cert"]
+    del config["consumer.override.ssl.keystore.type"], config["consumer.override.ssl.keystore.location"]
+    path = write_config(workdir, f"kafka-{topic}", config)
+    with caplog.at_level(logging.DEBUG):
+        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", f"{topic}/0")
+    assert code == 1
+    assert f"error: export of {topic}/0 failed: KafkaUnavailableError: Kafka broker unreachable" in err
+    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
+                    **dagster_home_files(workdir)})
+
+
+class AuthenticatingRegistry:
+    """In front of the devstack registry: answers only requests with the right credentials, and echoes
+    any other credentials back in its 401 answer, the worst a server can do."""
+
+    def __init__(self, upstream: str, expected_authorization: str):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                auth = self.headers.get("Authorization", "")
+                if auth == expected_authorization:
+                    answer = requests.get(upstream + self.path, timeout=10)
+                    status, body = answer.status_code, answer.content
+                else:
+                    decoded = (base64.b64decode(auth.removeprefix("Basic ")).decode(errors="replace")
+                               if auth.startswith("Basic ") else "")
+                    status = 401
+                    body = json.dumps({"error_code": 401, "message": f"Unauthorized: {auth} {decoded}"}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self):
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def authenticating_registry(devstack):
+    good = "Basic " + base64.b64encode(b"sink:the-right-password").decode()
+    registry = AuthenticatingRegistry(devstack.schema_registry_url, good)
+    yield registry
+    registry.close()
+
+
+@pytest.mark.parametrize("auth", [
+    {"value.converter.basic.auth.credentials.source": "USER_INFO",
+     "value.converter.basic.auth.user.info": f"sink:{REGISTRY_PASSWORD}"},
+    {"value.converter.bearer.auth.credentials.source": "STATIC_TOKEN",
+     "value.converter.bearer.auth.token": REGISTRY_TOKEN},
+], ids=["basic", "bearer"])
+def test_a_registry_that_rejects_the_credentials_shows_no_secret(spark, kafka, bucket, workdir, capfd, caplog,
+                                                                 authenticating_registry, auth):
+    topic = kafka.create_topic("secret_registry")
+    kafka.produce_avro(topic, [{"f1": "value1"}])
+    config = connector_config(topic, bucket, **{
+        "value.converter.schema.registry.url": authenticating_registry.url, "value.converter.max.retries": "0",
+        **auth})
+    path = write_config(workdir, f"registry-{topic}", config)
+    with caplog.at_level(logging.DEBUG):
+        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", f"{topic}/0")
+    assert code == 1
+    assert "answered 401" in err and "[hidden]" in err  # the echoed credentials, scrubbed
+    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
+                    **dagster_home_files(workdir)})
+
+
+@pytest.fixture
+def authenticating_broker():
+    """A Tansu broker that requires SASL (SCRAM). Its storage engines keep no SCRAM credentials (Tansu
+    0.6.0's dynostore ignores user creation), so it rejects every user: a real broker-side rejection
+    of the credentials the export sends."""
+    import subprocess
+
+    from kafka_s3_assets.devstack.ports import accepts_connections, pick_free_ports
+    from kafka_s3_assets.devstack.tansu import tansu_binary
+
+    [port] = pick_free_ports(1)
+    process = subprocess.Popen([tansu_binary(), "broker", "--listener-url", f"tcp://127.0.0.1:{port}",
+                                "--advertised-listener-url", f"tcp://127.0.0.1:{port}", "--authentication"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = datetime.datetime.now() + datetime.timedelta(seconds=30)
+        while not accepts_connections(port):
+            assert process.poll() is None and datetime.datetime.now() < deadline, "Tansu did not start"
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_broker_that_rejects_the_sasl_credentials_shows_no_secret(spark, bucket, workdir, capfd, caplog,
+                                                                    authenticating_broker):
+    config = connector_config("orders", bucket, **{
+        "bootstrap.servers": authenticating_broker,
+        "kafka_s3_assets.kafka.timeout.ms": "3000",
+        "consumer.override.security.protocol": "SASL_PLAINTEXT",
+        "consumer.override.sasl.mechanism": "SCRAM-SHA-512",
+        "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                                              f'username="sink" password="{SASL_PASSWORD}";',
+    })
+    path = write_config(workdir, "sasl-orders", config)
+    with caplog.at_level(logging.DEBUG):
+        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", "orders/0")
+    assert code == 1
+    assert "error: export of orders/0 failed: KafkaUnavailableError: Kafka broker unreachable" in err
+    # The broker got our SCRAM login (user "sink"), and refused it; librdkafka says so in its log.
+    assert any("SASL SCRAM authentication failed: broker responded with unknown-user" in r.getMessage()
+               for r in caplog.records)
+    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
+                    **dagster_home_files(workdir)})
