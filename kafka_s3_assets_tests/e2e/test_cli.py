@@ -14,15 +14,6 @@ from ..conftest import connector_config
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
 
-@pytest.fixture
-def workdir(tmp_path, monkeypatch):
-    """An empty project directory without DAGSTER_HOME: the CLI creates ./.dagster_home there."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)
-    yield tmp_path
-    os.environ.pop("DAGSTER_HOME", None)
-
-
 def run_cli(capsys, *args) -> tuple[int, dict | str, str]:
     code = main(list(args))
     captured = capsys.readouterr()

@@ -12,7 +12,7 @@ from kafka_s3_assets.devstack.tansu import tansu_binary
 
 from ..conftest import Kafka, connector_config
 from ..faults.kafka_retention_proxy import BrokerBehindRetentionProxy
-from .test_cli import run_cli, workdir  # noqa: F401  (fixture)
+from .test_cli import run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 

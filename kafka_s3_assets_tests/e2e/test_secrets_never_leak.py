@@ -28,7 +28,6 @@ import requests
 from kafka_s3_assets.cli import main
 
 from ..conftest import connector_config, list_keys
-from .test_cli import workdir  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 

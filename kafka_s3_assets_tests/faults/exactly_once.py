@@ -1,4 +1,5 @@
-"""What the fault tests measure after a rerun: records lost, records duplicated, orphan objects.
+"""What the fault tests measure after a rerun: records lost, records duplicated, orphan objects; and
+the bucket's state, to compare with an uninterrupted export's.
 
 Counted from what is in the bucket: the manifests say which offsets each object holds (the value
 files; keys and headers files repeat their value file's offsets by design), the listing says which
@@ -7,14 +8,42 @@ objects exist. ``expected_offsets`` are the offsets an uninterrupted export comm
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass
 
-from kafka_s3_assets.sink.manifest import Manifest
+from kafka_s3_assets.sink.manifest import Manifest, check_contiguity
 
 from ..conftest import list_keys
 
 MANIFESTS = "_kafka_s3_assets/manifests/dir="
+INTENTS = "_kafka_s3_assets/manifests/_intents/"
+
+
+@dataclass(frozen=True)
+class BucketState:
+    """What exports left in a bucket, without what legitimately differs between runs (times, run ids)."""
+
+    objects: dict[str, str]                            # data key -> sha256 of its bytes
+    manifests: list[tuple[int, int, tuple[str, ...]]]  # (start, end, object keys)
+    holds: list[str]                                   # intents of exports that did not finish
+    open_uploads: int
+
+    @property
+    def orphans(self) -> set[str]:
+        return set(self.objects) - {k for m in self.manifests for k in m[2]}
+
+
+def bucket_state(s3_client, bucket: str) -> BucketState:
+    def body(key: str) -> bytes:
+        return s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
+
+    manifests = [Manifest.from_json_bytes(body(k)) for k in list_keys(s3_client, bucket, MANIFESTS)]
+    assert check_contiguity(manifests).ok
+    return BucketState({k: hashlib.sha256(body(k)).hexdigest() for k in list_keys(s3_client, bucket, "topics/")},
+                       [(m.start_offset, m.end_offset, tuple(o.key for o in m.objects)) for m in manifests],
+                       list_keys(s3_client, bucket, INTENTS),
+                       len(s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])))
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,6 @@ killed and restarted while an export, in a process of its own, is paused after r
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import os
 import subprocess
@@ -25,43 +23,16 @@ from kafka_s3_assets.clients.kafka import committed_offset
 from kafka_s3_assets.crash_points import CRASH_AT_ENV, PAUSE_FILE_ENV
 from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest, check_contiguity
 
 from ..conftest import connector_config, list_keys
-from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
+from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, exactly_once_counts
 from ..faults.broker import RestartableBroker
 from ..faults.http_fault_proxy import HttpFaultProxy
 
 pytestmark = pytest.mark.integration
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-MANIFESTS = "_kafka_s3_assets/manifests/dir="
-INTENTS = "_kafka_s3_assets/manifests/_intents/"
 RECORDS = 10  # flush.size 3: objects at 0, 3 and 6; offset 9 waits for more
-
-
-@dataclasses.dataclass(frozen=True)
-class BucketState:
-    objects: dict[str, str]
-    manifests: list[tuple[int, int, tuple[str, ...]]]
-    holds: list[str]
-    open_uploads: int
-
-    @property
-    def orphans(self) -> set[str]:
-        return set(self.objects) - {k for m in self.manifests for k in m[2]}
-
-
-def bucket_state(s3_client, bucket: str) -> BucketState:
-    def body(key: str) -> bytes:
-        return s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
-
-    manifests = [Manifest.from_json_bytes(body(k)) for k in list_keys(s3_client, bucket, MANIFESTS)]
-    assert check_contiguity(manifests).ok
-    return BucketState({k: hashlib.sha256(body(k)).hexdigest() for k in list_keys(s3_client, bucket, "topics/")},
-                       [(m.start_offset, m.end_offset, tuple(o.key for o in m.objects)) for m in manifests],
-                       list_keys(s3_client, bucket, INTENTS),
-                       len(s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])))
 
 
 @pytest.fixture(scope="module")

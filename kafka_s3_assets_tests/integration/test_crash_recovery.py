@@ -18,7 +18,6 @@ ByteArray records (multipart uploads).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import subprocess
@@ -31,10 +30,9 @@ import pytest
 from kafka_s3_assets.clients.kafka import committed_offset
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout, check_contiguity
 
-from ..conftest import connector_config, list_keys
-from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
+from ..conftest import connector_config
+from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, exactly_once_counts
 
 pytestmark = pytest.mark.integration
 
@@ -45,8 +43,6 @@ HOUR = 3_600_000
 T0 = 1_743_555_600_000                 # 2025-04-02T01:00:00Z
 CRASH_CLOCK = T0 + 30 * 24 * HOUR      # the crashed attempt's wall-clock time
 RERUN_CLOCK = CRASH_CLOCK + 5 * HOUR   # the rerun's own clock, which must not matter
-MANIFESTS = "_kafka_s3_assets/manifests/dir="
-INTENTS = "_kafka_s3_assets/manifests/_intents/"
 EVENT_SCHEMA = json.dumps({"type": "record", "name": "event", "namespace": "com.example", "fields": [
     {"name": "country", "type": "string"}, {"name": "n", "type": "int"}]})
 BIG = 900 * 1024
@@ -105,27 +101,6 @@ def topics(kafka) -> dict[str, str]:
     made["multipart-bytearray"] = topic = kafka.create_topic("crash_multipart")
     kafka.produce(topic, [bytes([65 + i]) * BIG for i in range(6)] + [b"small-%d" % i for i in range(6)])
     return made
-
-
-@dataclasses.dataclass(frozen=True)
-class BucketState:
-    objects: dict[str, str]                            # data key -> sha256
-    manifests: list[tuple[int, int, tuple[str, ...]]]  # (start, end, object keys)
-    holds: list[str]
-    open_uploads: int
-
-
-def bucket_state(s3_client, bucket: str) -> BucketState:
-    def body(key: str) -> bytes:
-        return s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
-
-    manifests = [Manifest.from_json_bytes(body(k)) for k in list_keys(s3_client, bucket, MANIFESTS)]
-    assert check_contiguity(manifests).ok
-    return BucketState(
-        {k: hashlib.sha256(body(k)).hexdigest() for k in list_keys(s3_client, bucket, "topics/")},
-        [(m.start_offset, m.end_offset, tuple(o.key for o in m.objects)) for m in manifests],
-        list_keys(s3_client, bucket, INTENTS),
-        len(s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])))
 
 
 def run_export(config: dict, topic: str, clock_ms: int, env_extra: dict | None = None,
