@@ -23,6 +23,8 @@ import base64
 import binascii
 import decimal
 import json
+import math
+import struct
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -202,21 +204,26 @@ def parse_connect_schema(node: Any, path: str = "schema") -> ConnectSchema:
     )
     _check_logical_type(schema, path)
     if "default" in node:
-        schema.default = _in_java_map_order(schema, connect_datum(schema, node["default"], f"{path}.default"))
+        schema.default = _as_connect_holds_it(schema, connect_datum(schema, node["default"], f"{path}.default"))
     return schema
 
 
-def _in_java_map_order(schema: ConnectSchema, value: Any) -> Any:
-    """A default as Connect holds it: JsonConverter reads maps into HashMaps, whose order AvroData writes
-    (maps with string keys; nested values too)."""
+def _as_connect_holds_it(schema: ConnectSchema, value: Any) -> Any:
+    """A default as JsonConverter holds it, which is what AvroData writes: maps (with string keys) in
+    the order of the HashMap it reads them into, float32 values as the Java float (``floatValue()``)."""
     if value is None:
         return None
+    if schema.type == "FLOAT32":
+        try:
+            return struct.unpack("<f", struct.pack("<f", value))[0]
+        except OverflowError:
+            return math.copysign(math.inf, value)
     if schema.type == "MAP" and schema.avro_map:
-        return {k: _in_java_map_order(schema.value_schema, value[k]) for k in java_hash_map_order(list(value))}
+        return {k: _as_connect_holds_it(schema.value_schema, value[k]) for k in java_hash_map_order(list(value))}
     if schema.type == "ARRAY":
-        return [_in_java_map_order(schema.value_schema, item) for item in value]
+        return [_as_connect_holds_it(schema.value_schema, item) for item in value]
     if schema.type == "STRUCT":
-        return {name: _in_java_map_order(member, value.get(name)) for name, member in schema.fields}
+        return {name: _as_connect_holds_it(member, value.get(name)) for name, member in schema.fields}
     return value
 
 

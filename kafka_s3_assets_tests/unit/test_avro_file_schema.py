@@ -238,6 +238,26 @@ CASES = [
         '"connect.parameters":{"p":"q"}}',
         id="connect-properties-already-present"),
     pytest.param(
+        # to 2184-2191: connect.name names the Connect struct, not the Avro name; from 975-979 names the
+        # record after it (its own namespace, so written with it).
+        record("R", fld("a", record("Inner", fld("x", "int"), **{"connect.name": "com.y.Renamed"})), namespace="com.x"),
+        1, CONVERTER_DEFAULTS, SINK_DEFAULTS,
+        '{"type":"record","name":"R","namespace":"com.x","fields":[{"name":"a","type":{"type":"record",'
+        '"name":"Renamed","namespace":"com.y","fields":[{"name":"x","type":"int"}],"connect.name":"com.y.Renamed"}}],'
+        '"connect.version":1,"connect.name":"com.x.R"}',
+        id="connect-name-renames"),
+    pytest.param(
+        # to 2008-2014 and 1304-1345: a field's connect.parameters that differ from its type's are added to
+        # the field's Connect schema. from: that schema differs from `a`'s, yet Address is written once (Avro
+        # writes a known name as a reference) and the already-seen type's field carries its parameters
+        # (1249-1272).
+        record("R", fld("a", ADDRESS), fld("b", "Address", **{"connect.parameters": {"k": "v"}}), namespace="com.x"),
+        1, CONVERTER_DEFAULTS, SINK_DEFAULTS,
+        '{"type":"record","name":"R","namespace":"com.x","fields":[{"name":"a","type":{"type":"record",'
+        '"name":"Address","fields":[{"name":"zip","type":"string"}],"connect.name":"com.x.Address"}},'
+        '{"name":"b","type":"Address","connect.parameters":{"k":"v"}}],"connect.version":1,"connect.name":"com.x.R"}',
+        id="field-level-connect-parameters"),
+    pytest.param(
         # to 2203: both ConnectDefault names are dropped; from 1124-1131 numbers them in build order.
         record("ConnectDefault", fld("a", record("ConnectDefault2", fld("x", "int"))),
                namespace="io.confluent.connect.avro"), None, CONVERTER_DEFAULTS, SINK_DEFAULTS,

@@ -629,3 +629,11 @@ def test_map_defaults_are_written_in_java_hash_map_order():
     schema = struct(fld("m", "map", keys={"type": "string"}, values={"type": "int32"},
                         default={"b": 1, "a": 2, "zz": 3}))
     assert list(avro_of(schema)["fields"][0]["default"]) == ["zz", "a", "b"]
+
+
+def test_a_float32_default_is_written_as_java_writes_that_float():
+    # JsonConverter reads a float32 as JsonNode.floatValue(); AvroData writes it as a FloatNode in
+    # connect.default (Float.toString) and, through JacksonUtils, as a double in the field default.
+    schema = struct(fld("f", "float", default=1.1))
+    text = avro_file_schema_json(parse_connect_schema(schema), AvroDataConfig(True, True))
+    assert '{"name":"f","type":{"type":"float","connect.default":1.1},"default":1.100000023841858}' in text
