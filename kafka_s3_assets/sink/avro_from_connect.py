@@ -21,6 +21,7 @@ AvroData settings (``connect.meta.data``, ``enhanced.avro.schema.support`` true 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .avro_schema_json import (
@@ -136,6 +137,8 @@ class _FromConnect:
         else:
             base = AvroType("bytes")
         if _is_decimal(schema):
+            if DECIMAL_SCALE not in schema.parameters:
+                raise AvroSchemaError(f"{schema} has no scale parameter")
             base.add_prop("scale", int(schema.parameters[DECIMAL_SCALE]))
             base.add_prop("precision", int(schema.parameters.get(DECIMAL_PRECISION, DEFAULT_DECIMAL_PRECISION)))
         return base
@@ -303,7 +306,6 @@ def _validate_decimal(base: AvroType, precision: int) -> None:
     if precision <= 0:
         raise AvroSchemaError(f"Invalid decimal precision: {precision} (must be positive)")
     if base.kind == "fixed":
-        import math
         most = round(math.floor(math.log10(2) * (8 * base.size - 1)))
         if precision > most:
             raise AvroSchemaError(f"fixed({base.size}) cannot store {precision} digits (max {most})")

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..avro_names import AvroNames, SchemaConversionError, kind_of
 from .avro_container import encode_long
 
 Op = Callable[[bytes, int, bytearray], int]  # (datum, position, output) -> position after the value
 _FIXED_WIDTH = {"boolean": 1, "float": 4, "double": 8}
-_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 
 
 class TranscodeError(ValueError):
@@ -55,60 +55,18 @@ def datum_copier(writer_schema: Any, file_schema: Any) -> Callable[[bytes], byte
 
 
 class _Schema:
-    """Named-type resolution within one schema."""
+    """Named-type resolution within one schema, with each node's kind."""
 
     def __init__(self, root: Any):
-        self.named: dict[str, tuple[dict, str | None]] = {}
-        self._collect(root, None)
-
-    def _collect(self, node: Any, space: str | None) -> None:
-        if isinstance(node, list):
-            for branch in node:
-                self._collect(branch, space)
-        elif isinstance(node, dict):
-            kind = node.get("type")
-            if kind in ("record", "error", "enum", "fixed"):
-                name = node["name"]
-                own = name.rpartition(".")[0] if "." in name else (node["namespace"] if "namespace" in node else space)
-                full = name if "." in name else (f"{own}.{name}" if own else name)
-                self.named.setdefault(full, (node, own or None))
-                space = own or None
-            if kind in ("record", "error"):
-                for avro_field in node["fields"]:
-                    self._collect(avro_field["type"], space)
-            elif kind == "array":
-                self._collect(node["items"], space)
-            elif kind == "map":
-                self._collect(node["values"], space)
-            elif isinstance(kind, (dict, list)):
-                self._collect(kind, space)
+        self._names = AvroNames(root)
 
     def resolve(self, node: Any, space: str | None) -> tuple[Any, str | None, str]:
         """(definition, namespace for its children, kind)."""
-        while True:
-            if isinstance(node, str):
-                if node in _PRIMITIVES:
-                    return node, space, node
-                full = node if "." in node or not space else f"{space}.{node}"
-                found = self.named.get(full) or self.named.get(node)
-                if found is None:
-                    raise TranscodeError(f"Undefined Avro name: {node}")
-                node, space = found
-                continue
-            if isinstance(node, list):
-                return node, space, "union"
-            kind = node.get("type")
-            if isinstance(kind, (dict, list)) or (kind not in _PRIMITIVES and kind not in (
-                    "record", "error", "enum", "fixed", "array", "map")):
-                node = kind
-                continue
-            if kind in ("record", "error", "enum", "fixed"):
-                name = node["name"]
-                if "." in name:
-                    space = name.rpartition(".")[0]
-                elif "namespace" in node:
-                    space = node["namespace"] or None
-            return node, space, "record" if kind == "error" else kind
+        try:
+            node, space = self._names.resolve(node, space)
+        except SchemaConversionError as exc:
+            raise TranscodeError(str(exc)) from None
+        return node, space, kind_of(node)
 
 
 def _same(w_schema: _Schema, w: Any, w_space: str | None, f_schema: _Schema, f: Any, f_space: str | None,
