@@ -359,8 +359,9 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
         _k("enhanced.avro.schema.support", Type.BOOLEAN, False, F,
            doc="AvroConverter: union branches of named types are named by full name in the Connect schema"),
         _k("connect.meta.data", Type.BOOLEAN, True, F,
-           doc="AvroConverter: docs, defaults and connect.* properties of the registry schema are kept in the "
-               "Connect schema (so in file schemas and in schema.compatibility)"),
+           doc="AvroConverter: record, field and enum docs, the field-default flag, connect.doc and "
+               "connect.parameters become Connect schema attributes (so file schemas and schema.compatibility "
+               "see them)"),
         # The subject whose version of the schema becomes connect.version (sink.subject_names).
         _k("value.subject.name.strategy", Type.CLASS, "io.confluent.kafka.serializers.subject.TopicNameStrategy", F,
            known_class(*("io.confluent.kafka.serializers.subject." + n

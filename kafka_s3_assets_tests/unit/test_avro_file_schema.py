@@ -18,6 +18,7 @@ from kafka_s3_assets.sink.avro_from_connect import avro_file_schema_json
 from kafka_s3_assets.sink.avro_schema_json import java_double_string, java_float_string
 from kafka_s3_assets.sink.avro_to_connect import SchemaConversionError, to_connect_schema
 from kafka_s3_assets.sink.connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
+from kafka_s3_assets.sink.json_envelope import parse_connect_schema
 
 from ..rich_avro import RICH_FILE_SCHEMA
 from .java_avro import java_schema_strings
@@ -322,8 +323,18 @@ def EXTRA_SCHEMAS() -> list[str]:  # noqa: N802 (computed when the test runs)
                   {"type": "enum", "name": "E", "symbols": ["S"]}, {"type": "fixed", "name": "int", "size": 2}]),
         fld("again", ["null", "p.A", "B", "E", "int"]),
         namespace="q")
+    envelope = parse_connect_schema({"type": "struct", "name": "com.x.E", "fields": [
+        {"field": "home", "type": "struct", "fields": [{"field": "zip", "type": "string"}]},
+        {"field": "work", "type": "struct", "optional": True, "fields": [{"field": "zip", "type": "string"}]},
+        {"field": "tags", "type": "map", "name": "com.x.Tags", "keys": {"type": "string", "optional": True},
+         "values": {"type": "int32"}, "default": {"a": 1}},
+        {"field": "byid", "type": "map", "keys": {"type": "int64"}, "values": {"type": "double"}},
+        {"field": "f", "type": "float", "default": 1.5, "doc": "a float"},
+        {"field": "d", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
+         "parameters": {"scale": "2"}, "default": "AAE="}]})
     return [
         RICH_FILE_SCHEMA,
+        avro_file_schema_json(envelope),
         file_schema(tricky),
         file_schema(tricky, sink=NO_META),
         file_schema(tricky, sink=NOT_ENHANCED),
