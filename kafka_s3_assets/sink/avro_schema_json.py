@@ -261,7 +261,8 @@ def same_encoding(a: AvroType, b: AvroType, seen: set) -> bool:
         return False
     if a.kind == "record":
         return (len(a.fields) == len(b.fields)
-                and all(x.name == y.name and same_encoding(x.schema, y.schema, seen) for x, y in zip(a.fields, b.fields)))
+                and all(x.name == y.name and same_encoding(x.schema, y.schema, seen)
+                        for x, y in zip(a.fields, b.fields)))
     if a.kind == "enum":
         return a.symbols == b.symbols
     if a.kind == "fixed":

@@ -243,7 +243,8 @@ class _AvroToConnect:
         version_number = -1
         if props.get("connect.version") is not None:
             if not _is_number(props["connect.version"]):
-                raise SchemaConversionError(f"Invalid Connect version found: {java_to_string(props['connect.version'])}")
+                raise SchemaConversionError(
+                    f"Invalid Connect version found: {java_to_string(props['connect.version'])}")
             version_number = _java_int_value(props["connect.version"])
         elif version is not None:
             version_number = version

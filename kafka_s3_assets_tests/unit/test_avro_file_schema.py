@@ -168,13 +168,15 @@ CASES = [
         '{"type":"record","name":"R","fields":[{"name":"d","type":{"type":"int","connect.version":1,'
         '"connect.name":"org.apache.kafka.connect.data.Date","logicalType":"date"}},{"name":"t","type":{"type":"int",'
         '"connect.version":1,"connect.name":"org.apache.kafka.connect.data.Time","logicalType":"time-millis"}},'
-        '{"name":"ts","type":{"type":"long","connect.version":1,"connect.name":"org.apache.kafka.connect.data.Timestamp",'
+        '{"name":"ts","type":{"type":"long","connect.version":1,'
+        '"connect.name":"org.apache.kafka.connect.data.Timestamp",'
         '"logicalType":"timestamp-millis"}},{"name":"us","type":"long"}],"connect.version":1,"connect.name":"R"}',
         id="date-time-timestamp"),
     pytest.param(
         # to 1925-1944: connect.type int8/int16 make INT8/INT16. from 839-846 and 1033-1036: int with
         # connect.type again.
-        record("R", fld("b", {"type": "int", "connect.type": "int8"}), fld("s", {"type": "int", "connect.type": "int16"})),
+        record("R", fld("b", {"type": "int", "connect.type": "int8"}),
+               fld("s", {"type": "int", "connect.type": "int16"})),
         1, CONVERTER_DEFAULTS, SINK_DEFAULTS,
         '{"type":"record","name":"R","fields":[{"name":"b","type":{"type":"int","connect.type":"int8"}},'
         '{"name":"s","type":{"type":"int","connect.type":"int16"}}],"connect.version":1,"connect.name":"R"}',

@@ -11,8 +11,8 @@ import pytest
 
 from kafka_s3_assets.sink.compatibility import (
     BACKWARD, DIFFERENT_NAME, DIFFERENT_PARAMS, DIFFERENT_SCHEMA, DIFFERENT_TYPE, DIFFERENT_VERSION, FORWARD, FULL,
-    INCOMPATIBLE_OPTIONALITY, MISSING_REQUIRED_FIELD, NONE, PROJECT, UNCHANGED, SchemaCompatibilityError, SchemaDecision,
-    compatibility_mode, connect_equals, connect_schema, decide,
+    INCOMPATIBLE_OPTIONALITY, MISSING_REQUIRED_FIELD, NONE, PROJECT, UNCHANGED, SchemaCompatibilityError,
+    SchemaDecision, compatibility_mode, connect_equals, connect_schema, decide,
 )
 from kafka_s3_assets.sink.connect_schema import FIELD_DEFAULT_FLAG
 from kafka_s3_assets.sink.projection import project

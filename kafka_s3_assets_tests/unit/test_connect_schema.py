@@ -37,8 +37,8 @@ def test_a_recursive_reference_reads_its_target_as_it_is_completed():
 
 def test_union_values_become_the_value_of_their_set_branch():
     union = ConnectSchema(STRUCT, name=UNION_NAME, optional=True,
-                          fields=[("int", ConnectSchema(INT32, optional=True)), ("string", ConnectSchema(STRING,
-                                                                                                        optional=True))])
+                          fields=[("int", ConnectSchema(INT32, optional=True)),
+                                  ("string", ConnectSchema(STRING, optional=True))])
     holder = ConnectSchema(STRUCT, name="h", fields=[("u", union)])
     assert has_union(holder) and not has_union(ConnectSchema(STRUCT, fields=[("x", ConnectSchema(INT32))]))
     assert avro_datum(holder, {"u": {"int": None, "string": "s"}}) == {"u": "s"}

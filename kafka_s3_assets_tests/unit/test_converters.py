@@ -45,7 +45,8 @@ def test_file_schema_is_the_avro_data_round_trip_of_the_writer_schema():
     # AvroData.toConnectSchema takes the registry version; fromConnectSchema writes it as connect.version
     # and the record's full name as connect.name, after the fields (AvroData.java ~1045-1068).
     schema = {"type": "record", "name": "r", "namespace": "com.x", "fields": []}
-    data = AvroConverter(FakeRegistry({5: schema}, versions={5: 2}), is_key=False).to_connect("t", framed(schema, {}, 5))
+    converter = AvroConverter(FakeRegistry({5: schema}, versions={5: 2}), is_key=False)
+    data = converter.to_connect("t", framed(schema, {}, 5))
     assert data.schema.header_schema_json == ('{"type":"record","name":"r","namespace":"com.x","fields":[],'
                                               '"connect.version":2,"connect.name":"com.x.r"}')
     assert data.schema.connect_schema.version == 2 and data.schema.writer_schema == schema

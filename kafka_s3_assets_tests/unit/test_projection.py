@@ -247,7 +247,8 @@ def test_maps_with_other_keys_are_projected_entry_by_entry():
     # AvroData writes a map with non-string keys as an array of MapEntry records; AvroConverter reads such
     # an array back as a Connect MAP (AvroData.java ~1956-1971), whose values widen like any other.
     def entries(value_type):
-        return {"type": "array", "items": {"type": "record", "name": "MapEntry", "namespace": "io.confluent.connect.avro",
+        return {"type": "array", "items": {"type": "record", "name": "MapEntry",
+                                           "namespace": "io.confluent.connect.avro",
                                            "fields": [f("key", "int"), f("value", value_type)]}}
     check({"m": [{"key": 1, "value": 2}]}, record(f("m", entries("int"))), record(f("m", entries("long"))),
           {"m": [{"key": 1, "value": 2}]})

@@ -82,7 +82,8 @@ def _same(w_schema: _Schema, w: Any, w_space: str | None, f_schema: _Schema, f: 
         return len(w) == len(f) and all(_same(w_schema, a, w_space, f_schema, b, f_space, seen) for a, b in zip(w, f))
     if w_kind == "record":
         return len(w["fields"]) == len(f["fields"]) and all(
-            _same(w_schema, a["type"], w_space, f_schema, b["type"], f_space, seen) for a, b in zip(w["fields"], f["fields"]))
+            _same(w_schema, a["type"], w_space, f_schema, b["type"], f_space, seen)
+            for a, b in zip(w["fields"], f["fields"]))
     if w_kind == "enum":
         return list(w["symbols"]) == list(f["symbols"])
     if w_kind == "fixed":
