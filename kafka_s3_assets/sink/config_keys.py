@@ -181,7 +181,7 @@ SINK_KEYS = [
     _k("rotate.interval.ms", Type.LONG, -1, F),
     _k("rotate.schedule.interval.ms", Type.LONG, -1, F),
     _k("schemas.cache.config", Type.INT, 1000, I),
-    _k("enhanced.avro.schema.support", Type.BOOLEAN, True, I),
+    _k("enhanced.avro.schema.support", Type.BOOLEAN, True, F),
     _k("connect.meta.data", Type.BOOLEAN, True, F),
     _k("retry.backoff.ms", Type.LONG, 5000, I),
     _k("shutdown.timeout.ms", Type.LONG, 3000, I),
@@ -291,7 +291,10 @@ DOCS = {
     "rotate.interval.ms": "Rotate when a record's timestamp is this far past the file's first (time-based partitioners)",
     "rotate.schedule.interval.ms": "Rotate on wall-clock boundaries from local midnight, taking a record's Kafka "
                                    "timestamp as its arrival; quiet partitions are flushed too (needs timezone)",
-    "connect.meta.data": "Add connect.version / connect.name to Avro file schemas, as AvroData does",
+    "enhanced.avro.schema.support": "Avro file schemas: Connect strings that came from Avro enums are enums again "
+                                    "(false: strings)",
+    "connect.meta.data": "Avro file schemas carry AvroData's connect.* properties (connect.name, connect.version, "
+                         "connect.parameters, connect.doc, connect.default, connect.type) at every level",
     "filename.offset.zero.pad.width": "Digits of the start offset in file names; longer offsets are not truncated",
     "avro.codec": "Avro container codec: null, deflate, snappy, bzip2 (zstandard, xz: our extension)",
     "parquet.codec": "Parquet codec: none, snappy, gzip, brotli, zstd, lz4_raw (lzo and Hadoop lz4 cannot be "
@@ -356,8 +359,12 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
         _k("auto.register.schemas", Type.BOOLEAN, True, I),
         _k("use.latest.version", Type.BOOLEAN, False, I),
         _k("latest.compatibility.strict", Type.BOOLEAN, True, I),
-        _k("enhanced.avro.schema.support", Type.BOOLEAN, False, I),
-        _k("connect.meta.data", Type.BOOLEAN, True, I),
+        _k("enhanced.avro.schema.support", Type.BOOLEAN, False, F,
+           doc="AvroConverter: union branches of named types are named by full name in the Connect schema"),
+        _k("connect.meta.data", Type.BOOLEAN, True, F,
+           doc="AvroConverter: record, field and enum docs, the field-default flag, connect.doc and "
+               "connect.parameters become Connect schema attributes (so file schemas and schema.compatibility "
+               "see them)"),
         # The subject whose version of the schema becomes connect.version (sink.subject_names).
         _k("value.subject.name.strategy", Type.CLASS, "io.confluent.kafka.serializers.subject.TopicNameStrategy", F,
            known_class(*("io.confluent.kafka.serializers.subject." + n

@@ -18,8 +18,12 @@ from typing import Any, Protocol
 
 import fastavro
 
+from .avro_from_connect import avro_file_schema_json
+from .avro_schema_json import AvroSchemaError
+from .avro_to_connect import SchemaConversionError, to_connect_schema
 from .config import ConverterConfig
 from .config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
+from .connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
 from .json_envelope import EnvelopeError, EnvelopeReader
 from .records import AvroSchemaRef, ConnectData, PrimitiveSchema
 from .subject_names import TOPIC_NAME_STRATEGY, TOPIC_NAMES, SubjectNameError, SubjectNameStrategy, strategy_setting
@@ -58,14 +62,17 @@ class AvroConverter:
     """Splits the Confluent wire format and resolves the writer schema, without decoding the datum.
 
     The schema's version (``connect.version``) is looked up in the subject the producers registered it
-    under, named by ``subject_strategy`` (TopicNameStrategy unless configured).
+    under, named by ``subject_strategy`` (TopicNameStrategy unless configured). Per schema, the Connect
+    schema the reference's converter makes of it (``converter``: the converter's AvroData settings) and
+    the Avro schema the sink writes for that (``sink``: the connector's) are worked out once.
     """
 
-    def __init__(self, registry: SchemaSource, *, is_key: bool, connect_meta_data: bool = True,
-                 subject_strategy: SubjectNameStrategy = TOPIC_NAMES):
+    def __init__(self, registry: SchemaSource, *, is_key: bool, converter: AvroDataConfig = CONVERTER_DEFAULTS,
+                 sink: AvroDataConfig = SINK_DEFAULTS, subject_strategy: SubjectNameStrategy = TOPIC_NAMES):
         self._registry = registry
         self._is_key = is_key
-        self._connect_meta_data = connect_meta_data
+        self._converter = converter
+        self._sink = sink
         self._subject_strategy = subject_strategy
         self._schemas: dict[tuple[str, int], AvroSchemaRef] = {}
 
@@ -93,25 +100,16 @@ class AvroConverter:
             except SubjectNameError as exc:
                 raise ConversionError(f"Schema id {schema_id}: {exc}") from None
             version = self._registry.version_in_subject(schema_id, subject)
-            header = connect_header_schema(writer, version) if self._connect_meta_data else writer
-            ref = AvroSchemaRef(schema_id, version, writer, json.dumps(header, separators=(",", ":")))
+            try:
+                connect = to_connect_schema(writer, version, self._converter)
+                header = avro_file_schema_json(connect, self._sink)
+            except (SchemaConversionError, AvroSchemaError) as exc:
+                raise ConversionError(f"Schema id {schema_id}: {exc}") from None
+            except RecursionError:
+                raise ConversionError(f"Schema id {schema_id}: a record that contains itself without end") from None
+            ref = AvroSchemaRef(schema_id, version, writer, header, connect)
             self._schemas[cache_key] = ref
         return ref
-
-
-def connect_header_schema(writer: Any, version: int | None) -> Any:
-    """The schema AvroData writes for a record read by AvroConverter (``connect.meta.data=true``):
-    the writer schema plus ``connect.version`` and ``connect.name`` on the top-level record."""
-    if not isinstance(writer, dict) or writer.get("type") != "record":
-        return writer
-    header = dict(writer)
-    name = writer["name"]
-    namespace = writer.get("namespace")
-    full_name = name if "." in name or not namespace else f"{namespace}.{name}"
-    if version is not None:
-        header["connect.version"] = version
-    header["connect.name"] = full_name
-    return header
 
 
 class JsonSchemalessConverter:
@@ -129,8 +127,10 @@ class JsonEnvelopeConverter:
     """Kafka's JsonConverter with ``schemas.enable=true``: ``{"schema": …, "payload": …}`` envelopes,
     turned into the Avro schema and datum AvroData would make of them, so every format writes them."""
 
-    def __init__(self, *, connect_meta_data: bool = True, cache_size: int = 1000):
-        self._reader = EnvelopeReader(connect_meta_data=connect_meta_data, cache_size=cache_size)
+    def __init__(self, *, sink: AvroDataConfig = SINK_DEFAULTS, cache_size: int = 1000):
+        self._reader = EnvelopeReader(connect_meta_data=sink.connect_meta_data,
+                                      enhanced_avro_schema_support=sink.enhanced_avro_schema_support,
+                                      cache_size=cache_size)
 
     def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:
         if data is None:
@@ -159,24 +159,33 @@ class ByteArrayConverter:
 
 
 def build_converter(config: ConverterConfig, registry: SchemaSource | None, *, is_key: bool,
-                    connect_meta_data: bool = True) -> Converter:
-    """The converter ``config`` names, with its settings. ``connect_meta_data`` is the sink's
-    ``connect.meta.data``: it shapes the Avro schemas written for AvroConverter and JsonConverter data."""
+                    sink: AvroDataConfig = SINK_DEFAULTS) -> Converter:
+    """The converter ``config`` names, with its settings. ``sink`` is the connector's AvroData settings
+    (``connect.meta.data``, ``enhanced.avro.schema.support``): they shape the Avro schemas written for
+    AvroConverter and JsonConverter data."""
     if config.class_name == AVRO_CONVERTER:
         if registry is None:
             raise ValueError("AvroConverter needs a schema registry")
         strategy = SubjectNameStrategy(config.settings.get(strategy_setting(is_key)) or TOPIC_NAME_STRATEGY)
-        return AvroConverter(registry, is_key=is_key, connect_meta_data=connect_meta_data, subject_strategy=strategy)
+        return AvroConverter(registry, is_key=is_key, converter=converter_avro_data(config), sink=sink,
+                             subject_strategy=strategy)
     if config.class_name == JSON_CONVERTER:
         if config.schemas_enable:
-            return JsonEnvelopeConverter(connect_meta_data=connect_meta_data,
-                                         cache_size=int(config.settings.get("schemas.cache.size") or 1000))
+            return JsonEnvelopeConverter(sink=sink, cache_size=int(config.settings.get("schemas.cache.size") or 1000))
         return JsonSchemalessConverter()
     if config.class_name == STRING_CONVERTER:
         return StringConverter()
     if config.class_name == BYTEARRAY_CONVERTER:
         return ByteArrayConverter()
     raise ValueError(f"Unsupported converter {config.class_name}")
+
+
+def converter_avro_data(config: ConverterConfig) -> AvroDataConfig:
+    """The AvroData settings of an AvroConverter: ``<prefix>connect.meta.data`` (default true) and
+    ``<prefix>enhanced.avro.schema.support`` (default false)."""
+    settings = config.settings
+    return AvroDataConfig(connect_meta_data=settings.get("connect.meta.data", True),
+                          enhanced_avro_schema_support=settings.get("enhanced.avro.schema.support", False))
 
 
 class AvroDecoder:

@@ -5,35 +5,16 @@ Why the envelope is turned into Avro: every format (AvroFormat, ParquetFormat, J
 writes registry Avro data, which arrives as a writer schema plus a decoded datum (records as dicts,
 logical types in their underlying ints and bytes, see ``converters.AvroDecoder``). So the Connect
 schema of an envelope is converted once into the Avro schema Confluent's ``AvroData.fromConnectSchema``
-builds (what the reference's formats write), and each payload into the datum of that schema. The formats
-then write envelope data exactly as they write registry data, with no change of their own.
+builds (:mod:`avro_from_connect`: what the reference's formats write, enums, unions and fixed included),
+and each payload into the datum of that schema. The formats then write envelope data exactly as they
+write registry data, with no change of their own.
 
 Reading follows Kafka's ``JsonConverter.toConnectData`` / ``asConnectSchema`` / ``convertToConnect``
-(its error messages too), with one deliberate difference: where Jackson silently coerces a payload of
+(its error messages too), with two deliberate differences: where Jackson silently coerces a payload of
 the wrong JSON type (``"abc"`` for an int32 reads as 0, ``1.9`` as 1, an out-of-range int8 wraps), this
 reader raises an error naming the value's place in the payload, because those silent coercions corrupt
-data.
-
-The Avro schema follows ``AvroData.fromConnectSchema`` (Confluent schema-registry, avro-data):
-
-* structs are records named after the Connect name (``com.acme.Order`` -> namespace ``com.acme``, name
-  ``Order``); unnamed ones ``io.confluent.connect.avro.ConnectDefault``, ``ConnectDefault2``, … in the
-  order they are met;
-* an optional schema is a union with null: ``["null", X]`` and a null field default, or ``[X, "null"]``
-  when it has a default (optional structs are always ``["null", record]``);
-* ``connect.meta.data`` adds ``connect.doc``, ``connect.version``, ``connect.parameters``,
-  ``connect.default``, ``connect.name`` and ``connect.type`` (int8/int16) properties;
-* Decimal is ``bytes`` with ``scale``, ``precision`` (``connect.decimal.precision``, default 64) and
-  ``logicalType: decimal``; Date, Time and Timestamp are ``date``, ``time-millis`` and ``timestamp-millis``;
-* maps with non-optional string keys are Avro maps; other maps are arrays of ``MapEntry{key, value}``
-  records;
-* a field default that Avro rejects (e.g. a struct default of an optional struct, whose union starts
-  with null) is dropped, as AvroData does when Avro throws on it;
-* a named type met again is written as a reference to its name, as Avro's ``Schema.toString`` does.
-
-Not converted (AvroData's Avro-specific extensions, which plain Connect JSON schemas do not carry): the
-``io.confluent.connect.avro.Enum`` / ``Union`` / fixed-size parameters; such schemas are treated as the
-plain string, struct or bytes they are in Connect.
+data; and a fixed (a named BYTES with ``connect.fixed.size``) must hold exactly its size, where Avro
+would truncate a longer value.
 """
 
 from __future__ import annotations
@@ -42,26 +23,19 @@ import base64
 import binascii
 import decimal
 import json
+import math
+import struct
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
+from .avro_from_connect import avro_file_schema_json
+from .avro_schema_json import AvroSchemaError
+from .connect_schema import (
+    DATE, DECIMAL, DECIMAL_PRECISION, DECIMAL_SCALE, FIXED_SIZE, LOGICAL_BASE_TYPES, SINK_DEFAULTS, TIME, TIMESTAMP,
+    AvroDataConfig, ConnectSchema, avro_datum, has_union, java_hash_map_order,
+)
 from .records import AvroSchemaRef, ConnectData
-
-DECIMAL = "org.apache.kafka.connect.data.Decimal"
-DATE = "org.apache.kafka.connect.data.Date"
-TIME = "org.apache.kafka.connect.data.Time"
-TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
-DECIMAL_SCALE = "scale"
-DECIMAL_PRECISION = "connect.decimal.precision"
-DEFAULT_DECIMAL_PRECISION = 64
-
-AVRO_NAMESPACE = "io.confluent.connect.avro"
-DEFAULT_RECORD_NAME = "ConnectDefault"
-MAP_ENTRY_NAME = "MapEntry"
-AVRO_RECORD_DOC = AVRO_NAMESPACE + ".record.doc"
-AVRO_FIELD_DOC_PREFIX = AVRO_NAMESPACE + ".field.doc."
-AVRO_FIELD_DEFAULT_FLAG = AVRO_NAMESPACE + ".field.default"
 
 ENVELOPE_MESSAGE = ('JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain '
                     "additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false "
@@ -73,8 +47,6 @@ CONNECT_TYPES = {
     "float": "FLOAT32", "double": "FLOAT64", "bytes": "BYTES", "string": "STRING",
     "array": "ARRAY", "map": "MAP", "struct": "STRUCT",
 }
-# The Connect type each logical type is defined on (Avro's logical types refuse any other).
-LOGICAL_BASE_TYPES = {DECIMAL: "BYTES", DATE: "INT32", TIME: "INT32", TIMESTAMP: "INT64"}
 INTEGER_RANGES = {"INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64}
 MILLIS_PER_DAY = 24 * 60 * 60 * 1000
 
@@ -86,42 +58,6 @@ class EnvelopeError(ValueError):
     """An envelope the JsonConverter (or AvroData, for the schema) would refuse; the message says why and where."""
 
 
-@dataclass(frozen=True)
-class ConnectSchema:
-    """A Kafka Connect schema as ``JsonConverter.asConnectSchema`` builds it.
-
-    Equality is Connect's ``ConnectSchema.equals`` (the reference rotates files when it changes).
-    ``default`` is held as the datum of the equivalent Avro schema (see the module docstring); None
-    means no default, as in Connect.
-    """
-
-    type: str  # Connect Schema.Type: BOOLEAN, INT8 … FLOAT64, BYTES, STRING, ARRAY, MAP, STRUCT
-    optional: bool = False
-    name: str | None = None
-    version: int | None = None
-    doc: str | None = None
-    parameters: tuple[tuple[str, str], ...] = ()
-    fields: tuple[tuple[str, "ConnectSchema"], ...] = ()
-    key_schema: "ConnectSchema | None" = None
-    value_schema: "ConnectSchema | None" = None  # array items, map values
-    default: Any = field(default=None, hash=False)
-
-    def parameter(self, key: str) -> str | None:
-        for name, value in self.parameters:
-            if name == key:
-                return value
-        return None
-
-    @property
-    def logical(self) -> str | None:
-        return self.name if self.name in LOGICAL_BASE_TYPES else None
-
-    @property
-    def avro_map(self) -> bool:
-        """Whether AvroData makes this MAP an Avro map (else an array of MapEntry records)."""
-        return self.key_schema is not None and self.key_schema.type == "STRING" and not self.key_schema.optional
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class JsonEnvelopeSchema(AvroSchemaRef):
     """The schema of envelope data, shaped as ``records.AvroSchemaRef`` so every format writes it as it
@@ -131,10 +67,8 @@ class JsonEnvelopeSchema(AvroSchemaRef):
     ``writer_schema`` is the Avro schema AvroData builds, always with its ``connect.*`` properties, so
     partitioners see the Connect types (int8, logical names); ``header_schema_json`` is the schema
     written into Avro files, with those properties only when ``connect.meta.data`` is on. Both encode
-    a datum identically.
+    a datum identically. ``connect_schema`` is the envelope's Connect schema.
     """
-
-    connect_schema: ConnectSchema | None = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, JsonEnvelopeSchema):
@@ -154,10 +88,12 @@ class EnvelopeReader:
     """Bytes -> ConnectData, caching the converted schema per distinct ``schema`` JSON (as Kafka's
     JsonConverter caches ``asConnectSchema`` results, bounded by ``schemas.cache.size``)."""
 
-    def __init__(self, *, connect_meta_data: bool = True, cache_size: int = 1000):
-        self._connect_meta_data = connect_meta_data
+    def __init__(self, *, connect_meta_data: bool = True, enhanced_avro_schema_support: bool = True,
+                 cache_size: int = 1000):
+        self._sink = AvroDataConfig(connect_meta_data, enhanced_avro_schema_support)
         self._cache_size = max(1, cache_size)
-        self._schemas: OrderedDict[str, JsonEnvelopeSchema] = OrderedDict()
+        # schema JSON -> (its schema, whether a payload holds union structs to turn into Avro datums)
+        self._schemas: OrderedDict[str, tuple[JsonEnvelopeSchema, bool]] = OrderedDict()
 
     def read(self, data: bytes) -> ConnectData | None:
         document = parse_json(data)
@@ -168,31 +104,37 @@ class EnvelopeReader:
         if schema_node is None:  # "schema": null is schemaless data, as with schemas.enable=false
             value = _plain_json(payload)
             return None if value is None else ConnectData(schema=None, decoded=value, is_decoded=True)
-        schema = self._schema(schema_node)
+        schema, unions = self._schema(schema_node)
         value = connect_datum(schema.connect_schema, payload)
         if value is None:
             return None  # a null value: behavior.on.null.values applies, as to a tombstone
+        if unions:
+            value = avro_datum(schema.connect_schema, value)
         return ConnectData(schema=schema, decoded=value, is_decoded=True)
 
-    def _schema(self, node: Any) -> JsonEnvelopeSchema:
+    def _schema(self, node: Any) -> tuple[JsonEnvelopeSchema, bool]:
         key = repr(node)  # exact (Decimals, bools and ints stay distinct), cheap, order-sensitive
         found = self._schemas.get(key)
         if found is not None:
             self._schemas.move_to_end(key)
             return found
-        found = envelope_schema(parse_connect_schema(node), connect_meta_data=self._connect_meta_data)
+        connect = parse_connect_schema(node)
+        found = (envelope_schema(connect, self._sink), has_union(connect))
         self._schemas[key] = found
         if len(self._schemas) > self._cache_size:
             self._schemas.popitem(last=False)
         return found
 
 
-def envelope_schema(schema: ConnectSchema, *, connect_meta_data: bool = True) -> JsonEnvelopeSchema:
-    writer = avro_schema(schema, connect_meta_data=True)
-    header = writer if connect_meta_data else avro_schema(schema, connect_meta_data=False)
-    return JsonEnvelopeSchema(schema_id=None, version=schema.version, writer_schema=writer,
-                              header_schema_json=json.dumps(header, separators=(",", ":"), ensure_ascii=False),
-                              connect_schema=schema)
+def envelope_schema(schema: ConnectSchema, sink: AvroDataConfig = SINK_DEFAULTS) -> JsonEnvelopeSchema:
+    """The schema reference of envelope data: the Avro schemas the sink's AvroData builds for it."""
+    try:
+        writer = avro_file_schema_json(schema, AvroDataConfig(True, sink.enhanced_avro_schema_support))
+        header = writer if sink.connect_meta_data else avro_file_schema_json(schema, sink)
+    except AvroSchemaError as exc:
+        raise EnvelopeError(f"AvroData cannot write this schema: {exc}") from None
+    return JsonEnvelopeSchema(schema_id=None, version=schema.version, writer_schema=json.loads(writer),
+                              header_schema_json=header, connect_schema=schema)
 
 
 def parse_json(data: bytes) -> Any:
@@ -233,7 +175,7 @@ def parse_connect_schema(node: Any, path: str = "schema") -> ConnectSchema:
     connect_type = CONNECT_TYPES.get(type_name)
     if connect_type is None:
         raise EnvelopeError(f"Unknown schema type: {type_name}{_at(path)}")
-    parts: dict[str, Any] = {}
+    parts: dict[str, Any] = {"name_token": None}  # Jackson hands out a fresh String per name
     if connect_type == "ARRAY":
         items = node.get("items")
         if items is None:
@@ -252,7 +194,7 @@ def parse_connect_schema(node: Any, path: str = "schema") -> ConnectSchema:
     name = node.get("name") if isinstance(node.get("name"), str) else None
     version = node.get("version")
     schema = ConnectSchema(
-        type=connect_type,
+        connect_type,
         optional=node.get("optional") is True,
         name=name,
         version=version if _is_int(version) and -2**31 <= version < 2**31 else None,
@@ -262,8 +204,27 @@ def parse_connect_schema(node: Any, path: str = "schema") -> ConnectSchema:
     )
     _check_logical_type(schema, path)
     if "default" in node:
-        schema = replace(schema, default=connect_datum(schema, node["default"], f"{path}.default"))
+        schema.default = _as_connect_holds_it(schema, connect_datum(schema, node["default"], f"{path}.default"))
     return schema
+
+
+def _as_connect_holds_it(schema: ConnectSchema, value: Any) -> Any:
+    """A default as JsonConverter holds it, which is what AvroData writes: maps (with string keys) in
+    the order of the HashMap it reads them into, float32 values as the Java float (``floatValue()``)."""
+    if value is None:
+        return None
+    if schema.type == "FLOAT32":
+        try:
+            return struct.unpack("<f", struct.pack("<f", value))[0]
+        except OverflowError:
+            return math.copysign(math.inf, value)
+    if schema.type == "MAP" and schema.avro_map:
+        return {k: _as_connect_holds_it(schema.value_schema, value[k]) for k in java_hash_map_order(list(value))}
+    if schema.type == "ARRAY":
+        return [_as_connect_holds_it(schema.value_schema, item) for item in value]
+    if schema.type == "STRUCT":
+        return {name: _as_connect_holds_it(member, value.get(name)) for name, member in schema.fields}
+    return value
 
 
 def _struct_fields(fields: Any, path: str) -> tuple[tuple[str, ConnectSchema], ...]:
@@ -284,17 +245,20 @@ def _struct_fields(fields: Any, path: str) -> tuple[tuple[str, ConnectSchema], .
     return tuple(out)
 
 
-def _parameters(node: Any, path: str) -> tuple[tuple[str, str], ...]:
+def _parameters(node: Any, path: str) -> dict[str, str]:
     if not isinstance(node, dict):
-        return ()
+        return {}
     for value in node.values():
         if not isinstance(value, str):
             raise EnvelopeError(f"Schema parameters must have string values.{_at(path + '.parameters')}")
-    return tuple(node.items())
+    return dict(node)
 
 
 def _check_logical_type(schema: ConnectSchema, path: str) -> None:
     """Avro defines each logical type on one base type, and AvroData fails on any other; say so up front."""
+    if schema.is_fixed and not _is_int_text(schema.parameters[FIXED_SIZE]):
+        raise EnvelopeError(f"Invalid fixed schema: {FIXED_SIZE} '{schema.parameters[FIXED_SIZE]}' is not an "
+                            f"integer{_at(path)}")
     logical = schema.logical
     if logical is None:
         return
@@ -371,7 +335,11 @@ def _bytes(schema: ConnectSchema, node: Any, path: Path) -> bytes:
     if not isinstance(node, str):
         raise EnvelopeError(f"Invalid bytes field: expected a base64 JSON string, but found {_node_type(node)}"
                             f"{_at(path)}")
-    return _base64(node, "Invalid bytes field", path)
+    value = _base64(node, "Invalid bytes field", path)
+    if schema.is_fixed and len(value) != int(schema.parameters[FIXED_SIZE]):
+        raise EnvelopeError(f"Invalid value for fixed {schema.name}: {len(value)} bytes, the schema's size is "
+                            f"{schema.parameters[FIXED_SIZE]}{_at(path)}")
+    return value
 
 
 def _array(schema: ConnectSchema, node: Any, path: Path) -> list:
@@ -538,258 +506,3 @@ def _path_text(path: Path) -> str:
         return path
     parent, segment = path
     return _path_text(parent) + (f"[{segment}]" if isinstance(segment, int) else f".{segment}")
-
-
-# ---------------------------------------------------------------------------------------------------
-# The Avro schema (AvroData.fromConnectSchema)
-
-
-def avro_schema(schema: ConnectSchema, *, connect_meta_data: bool = True) -> Any:
-    """The Avro schema (JSON form: dicts, lists, names) AvroData builds for ``schema``."""
-    built = _AvroSchemaBuilder(connect_meta_data).build(schema)
-    return _json_form(built, {}, None)
-
-
-class _AvroSchemaBuilder:
-    """Builds the full Avro schema tree; ``_json_form`` then writes repeated named types as references.
-
-    Like AvroData, a required schema met again (Connect-equal) reuses the schema built the first time,
-    so an unnamed struct used twice is one ``ConnectDefault`` type, not two.
-    """
-
-    def __init__(self, connect_meta_data: bool):
-        self._meta = connect_meta_data
-        self._built: dict[ConnectSchema, Any] = {}
-        self._default_names = 0
-
-    def build(self, schema: ConnectSchema) -> Any:
-        if not schema.optional:
-            cached = self._built.get(schema)
-            if cached is not None:
-                return cached
-        base = self._base(schema)
-        if isinstance(base, list):  # an optional struct's union: metadata is on the record inside
-            final = base
-        else:
-            self._add_properties(schema, base)
-            final = _maybe_optional(schema, base)
-        if not schema.optional:
-            self._built[schema] = final
-        return final
-
-    def _base(self, schema: ConnectSchema) -> Any:
-        kind = schema.type
-        if kind in ("INT8", "INT16", "INT32"):
-            return {"type": "int"}
-        if kind in ("INT64", "BOOLEAN", "STRING", "BYTES"):
-            base = {"type": kind.lower() if kind != "INT64" else "long"}
-            if kind == "BYTES" and schema.logical == DECIMAL:
-                base["scale"] = decimal_scale(schema)
-                base["precision"] = _decimal_precision(schema)
-            return base
-        if kind == "FLOAT32":
-            return {"type": "float"}
-        if kind == "FLOAT64":
-            return {"type": "double"}
-        if kind == "ARRAY":
-            return {"type": "array", "items": self.build(schema.value_schema)}
-        if kind == "MAP":
-            if schema.avro_map:
-                return {"type": "map", "values": self.build(schema.value_schema)}
-            return {"type": "array", "items": self._map_entry(schema)}
-        if schema.optional:  # STRUCT
-            return ["null", self.build(replace(schema, optional=False))]
-        return self._record(schema)
-
-    def _record(self, schema: ConnectSchema) -> dict:
-        namespace, name = self._name(schema.name)
-        record: dict[str, Any] = {"type": "record", "name": name, "namespace": namespace}
-        doc = schema.parameter(AVRO_RECORD_DOC)
-        if doc is not None:
-            record["doc"] = doc
-        record["fields"] = [self._field(field_name, field_schema, schema.parameter(AVRO_FIELD_DOC_PREFIX + field_name))
-                            for field_name, field_schema in schema.fields]
-        return record
-
-    def _map_entry(self, schema: ConnectSchema) -> dict:
-        if schema.name is None:
-            entry: dict[str, Any] = {"type": "record", "name": MAP_ENTRY_NAME, "namespace": AVRO_NAMESPACE}
-        else:
-            namespace, name = self._name(schema.name)
-            entry = {"type": "record", "name": name, "namespace": namespace,
-                     "connect.internal.type": MAP_ENTRY_NAME}
-        entry["fields"] = [self._field("key", schema.key_schema, None),
-                           self._field("value", schema.value_schema, None)]
-        return entry
-
-    def _name(self, connect_name: str | None) -> tuple[str | None, str]:
-        if connect_name is not None:
-            return split_name(connect_name)
-        self._default_names += 1
-        suffix = str(self._default_names) if self._default_names > 1 else ""
-        return AVRO_NAMESPACE, DEFAULT_RECORD_NAME + suffix
-
-    def _field(self, name: str, schema: ConnectSchema, doc: str | None) -> dict:
-        field_schema = self.build(schema)
-        avro_field: dict[str, Any] = {"name": name, "type": field_schema}
-        if doc is not None:
-            avro_field["doc"] = doc
-        if schema.default is not None:
-            default = default_json(schema, schema.default)
-            if is_valid_default(field_schema, default):  # else dropped, as AvroData does on AvroTypeException
-                avro_field["default"] = default
-        elif schema.optional:
-            avro_field["default"] = None
-        return avro_field
-
-    def _add_properties(self, schema: ConnectSchema, base: dict) -> None:
-        params = dict(schema.parameters)
-        if self._meta:
-            if schema.doc is not None:
-                base["connect.doc"] = schema.doc
-            if schema.version is not None:
-                base["connect.version"] = schema.version
-            shown = {k: v for k, v in params.items() if k != AVRO_FIELD_DEFAULT_FLAG}
-            if shown:
-                base["connect.parameters"] = shown
-            if schema.default is not None and AVRO_FIELD_DEFAULT_FLAG not in params:
-                base["connect.default"] = default_json(schema, schema.default)
-            if schema.name is not None:
-                base["connect.name"] = schema.name
-            if schema.type in ("INT8", "INT16"):
-                base["connect.type"] = schema.type.lower()
-        logical = schema.logical
-        if logical == DECIMAL:
-            base.setdefault("logicalType", "decimal")  # scale/precision were set with the type
-        elif logical == TIME:
-            base.setdefault("logicalType", "time-millis")
-        elif logical == TIMESTAMP:
-            base.setdefault("logicalType", "timestamp-millis")
-        elif logical == DATE:
-            base.setdefault("logicalType", "date")
-        for key, value in params.items():
-            if key.startswith("avro"):
-                base.setdefault(key, value)
-
-
-def _decimal_precision(schema: ConnectSchema) -> int:
-    precision = schema.parameter(DECIMAL_PRECISION)
-    return DEFAULT_DECIMAL_PRECISION if precision is None else int(precision)
-
-
-def _maybe_optional(schema: ConnectSchema, base: Any) -> Any:
-    if not schema.optional:
-        return base
-    return [base, "null"] if schema.default is not None else ["null", base]
-
-
-def split_name(full_name: str) -> tuple[str | None, str]:
-    """AvroData.splitName: ``a.b.C`` -> (``a.b``, ``C``); a name without dots has no namespace."""
-    parts = full_name.split(".")
-    while len(parts) > 1 and parts[-1] == "":
-        parts.pop()  # Java's String.split drops trailing empty strings
-    if len(parts) <= 1:
-        return None, parts[0]
-    return ".".join(parts[:-1]), parts[-1]
-
-
-def default_json(schema: ConnectSchema, datum: Any) -> Any:
-    """AvroData.defaultValueFromConnect: the JSON of a default (bytes as ISO-8859-1 text, maps with
-    non-string keys as ``[[key, value], …]``), from the Avro datum of the default."""
-    if datum is None:
-        return None
-    kind = schema.type
-    if kind == "BYTES":
-        return bytes(datum).decode("latin-1")
-    if kind == "ARRAY":
-        return [default_json(schema.value_schema, item) for item in datum]
-    if kind == "MAP":
-        if schema.avro_map:
-            return {k: default_json(schema.value_schema, v) for k, v in datum.items()}
-        return [[default_json(schema.key_schema, e["key"]), default_json(schema.value_schema, e["value"])]
-                for e in datum]
-    if kind == "STRUCT":
-        return {name: default_json(field_schema, datum.get(name)) for name, field_schema in schema.fields}
-    return datum
-
-
-def is_valid_default(schema: Any, value: Any) -> bool:
-    """Avro's ``Schema.isValidDefault`` (1.11): a union's default must fit its first branch."""
-    if isinstance(schema, list):
-        return bool(schema) and is_valid_default(schema[0], value)
-    kind = schema if isinstance(schema, str) else schema["type"]
-    if kind in ("string", "bytes", "enum", "fixed"):
-        return isinstance(value, str)
-    if kind == "int":
-        return _is_int(value) and -2**31 <= value < 2**31
-    if kind == "long":
-        return _is_int(value) and -2**63 <= value < 2**63
-    if kind in ("float", "double"):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "null":
-        return value is None
-    if kind == "array":
-        return isinstance(value, list) and all(is_valid_default(schema["items"], v) for v in value)
-    if kind == "map":
-        return isinstance(value, dict) and all(is_valid_default(schema["values"], v) for v in value.values())
-    if kind in ("record", "error"):
-        if not isinstance(value, dict):
-            return False
-        for avro_field in schema["fields"]:
-            if avro_field["name"] in value:
-                if not is_valid_default(avro_field["type"], value[avro_field["name"]]):
-                    return False
-            elif "default" not in avro_field or not is_valid_default(avro_field["type"], avro_field["default"]):
-                return False
-        return True
-    return False
-
-
-_PRIMITIVE_NAMES = frozenset(("null", "boolean", "int", "long", "float", "double", "bytes", "string"))
-_AVRO_TYPE_NAMES = _PRIMITIVE_NAMES | {"record", "enum", "array", "map", "union", "fixed"}
-
-
-def _json_form(schema: Any, names: dict[str, Any], space: str | None) -> Any:
-    """Avro's ``Schema.toJson``: a named type already written becomes a reference (relative to the
-    enclosing namespace), a primitive without properties a bare name, keys in Avro's order."""
-    if isinstance(schema, str):
-        return schema
-    if isinstance(schema, list):
-        return [_json_form(branch, names, space) for branch in schema]
-    kind = schema["type"]
-    if kind == "record":
-        namespace, name = schema["namespace"], schema["name"]
-        full = f"{namespace}.{name}" if namespace else name
-        if full in names:
-            if names[full] is not schema and names[full] != schema:
-                raise EnvelopeError(f"Can't redefine: {full} (two different Connect schemas have this name)")
-            return full if namespace != space or name in _AVRO_TYPE_NAMES else name
-        names[full] = schema
-        out: dict[str, Any] = {"type": "record", "name": name}
-        if namespace is not None:
-            if namespace != space:
-                out["namespace"] = namespace
-        elif space is not None:
-            out["namespace"] = ""
-        if "doc" in schema:
-            out["doc"] = schema["doc"]
-        out["fields"] = [_json_field(f, names, namespace) for f in schema["fields"]]
-        out.update((k, v) for k, v in schema.items() if k not in ("type", "name", "namespace", "doc", "fields"))
-        return out
-    out = {"type": kind}
-    if kind == "array":
-        out["items"] = _json_form(schema["items"], names, space)
-    elif kind == "map":
-        out["values"] = _json_form(schema["values"], names, space)
-    out.update((k, v) for k, v in schema.items() if k not in ("type", "items", "values"))
-    if len(out) == 1 and kind in _PRIMITIVE_NAMES:
-        return kind
-    return out
-
-
-def _json_field(avro_field: dict, names: dict[str, Any], space: str | None) -> dict:
-    out = {"name": avro_field["name"], "type": _json_form(avro_field["type"], names, space)}
-    out.update((k, v) for k, v in avro_field.items() if k not in ("name", "type"))
-    return out

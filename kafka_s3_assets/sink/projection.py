@@ -24,9 +24,11 @@ import struct
 from typing import Any
 
 from .compatibility import (
+    SchemaCompatibilityError, connect_schema, is_enum, is_promotable, parameters_compatible,
+)
+from .connect_schema import (
     ARRAY, BOOLEAN, BYTES, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, MAP, NUMERIC_WIDENING, STRING, STRUCT,
-    ConnectSchema, SchemaCompatibilityError, connect_equals, connect_schema, is_enum,
-    is_promotable, parameters_compatible,
+    ConnectSchema, avro_datum, connect_equals,
 )
 
 _INT_RANGES = {INT8: 2**7, INT16: 2**15, INT32: 2**31, INT64: 2**63}
@@ -55,7 +57,7 @@ def project_connect(source: ConnectSchema, value: Any, target: ConnectSchema) ->
     if source.optional and not target.optional:
         if target.default is None:
             raise ProjectionError("Writer schema is optional, however, target schema does not provide a default value.")
-        return _copy(target.default) if value is None else _project_required(source, value, target)
+        return _default(target) if value is None else _project_required(source, value, target)
     return None if value is None else _project_required(source, value, target)
 
 
@@ -85,10 +87,13 @@ def _project_required(source: ConnectSchema, value: Any, target: ConnectSchema) 
             return _project_union(source, value, target)
         return _project_record(source, value, target)
     if target.type == ARRAY:
-        return [project_connect(source.value, item, target.value) for item in value]
+        return [project_connect(source.value_schema, item, target.value_schema) for item in value]
     if target.type == MAP:
-        return {project_connect(source.key, k, target.key): project_connect(source.value, v, target.value)
-                for k, v in value.items()}
+        if isinstance(value, list):  # a map whose keys are no strings: Avro's MapEntry records
+            return [{"key": project_connect(source.key_schema, e["key"], target.key_schema),
+                     "value": project_connect(source.value_schema, e["value"], target.value_schema)} for e in value]
+        return {project_connect(source.key_schema, k, target.key_schema):
+                project_connect(source.value_schema, v, target.value_schema) for k, v in value.items()}
     return None
 
 
@@ -104,7 +109,7 @@ def _project_record(source: ConnectSchema, record: dict, target: ConnectSchema) 
         elif target_field.optional:
             projected[name] = None
         elif target_field.default is not None:
-            projected[name] = _copy(target_field.default)
+            projected[name] = _default(target_field)
         else:
             raise ProjectionError(f"Required field `{name}` is missing from source schema: {source}")
     return projected
@@ -153,6 +158,8 @@ def _fits(schema: ConnectSchema, value: Any) -> bool:
     if kind == ARRAY:
         return isinstance(value, list)
     if kind == MAP:
+        if not schema.avro_map:
+            return isinstance(value, list) and all(isinstance(e, dict) and set(e) == {"key", "value"} for e in value)
         return isinstance(value, dict) and all(isinstance(k, str) for k in value)
     if kind == STRUCT and schema.is_union:
         return any(_fits(member, value) for _, member in schema.fields)
@@ -191,7 +198,9 @@ def _to_float32(value: int | float) -> float:
         return math.copysign(math.inf, value)
 
 
-def _copy(value: Any) -> Any:
+def _default(schema: ConnectSchema) -> Any:
+    """A schema's default as a datum (a fresh copy: the written value must not share the schema's)."""
+    value = avro_datum(schema, schema.default)
     return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
 
 

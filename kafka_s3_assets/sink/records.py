@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -25,15 +25,18 @@ class KafkaRecord:
 class AvroSchemaRef:
     """A registry schema as the converter resolved it.
 
-    ``header_schema`` is the schema written into container files: the writer schema with the
-    ``connect.*`` properties AvroData adds. Those properties do not change the binary encoding, so
-    a record whose datum bytes were written with ``schema_id`` can be copied as-is.
+    ``writer_schema`` decodes the datum. ``header_schema_json`` is the schema written into container
+    files: ``AvroData.fromConnectSchema`` of ``connect_schema``, the Connect schema the converter made
+    of the writer schema. It carries AvroData's ``connect.*`` properties and may order union branches
+    differently (null first), so the Avro format checks, per schema, whether datum bytes written with
+    the writer schema can be copied into such a file as they are.
     """
 
     schema_id: int
     version: int | None
     writer_schema: dict | str | list
     header_schema_json: str
+    connect_schema: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,12 +20,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from .compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide
+from .compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .converters import AvroDecoder
 from .errors import RecordError
 from .formats.base import Format, RecordWriter
 from .naming import ObjectNaming
-from .projection import project
+from .projection import project_connect
 from .records import ConnectData, SinkRecord
 from .timebased.schedule import next_scheduled_rotation
 from .storage import ObjectStore
@@ -281,9 +281,10 @@ class TopicPartitionWriter:
         schema = _value_schema(record)
         if current is None or schema is None or not self._decide(record, schema, current).project:
             return record
+        meta = self._settings.connect_meta_data
         try:
-            value = project(self._decoder.decode(record.value), schema.writer_schema, current.writer_schema,
-                            connect_meta_data=self._settings.connect_meta_data)
+            value = project_connect(schema_of(schema, meta), self._decoder.decode(record.value),
+                                    schema_of(current, meta))
         except SchemaCompatibilityError as exc:
             raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
         return SinkRecord(record.raw, ConnectData(schema=current, decoded=value, is_decoded=True), record.key)

@@ -10,11 +10,11 @@ import fastavro
 import pytest
 
 from kafka_s3_assets.sink.compatibility import (
-    BACKWARD, DIFFERENT_NAME, DIFFERENT_PARAMS, DIFFERENT_SCHEMA, DIFFERENT_TYPE, DIFFERENT_VERSION, FIELD_DEFAULT_FLAG,
-    FORWARD, FULL, INCOMPATIBLE_OPTIONALITY, MISSING_REQUIRED_FIELD, NONE, PROJECT, UNCHANGED, SchemaCompatibilityError,
+    BACKWARD, DIFFERENT_NAME, DIFFERENT_PARAMS, DIFFERENT_SCHEMA, DIFFERENT_TYPE, DIFFERENT_VERSION, FORWARD, FULL,
+    INCOMPATIBLE_OPTIONALITY, MISSING_REQUIRED_FIELD, NONE, PROJECT, UNCHANGED, SchemaCompatibilityError,
     SchemaDecision, compatibility_mode, connect_equals, connect_schema, decide,
 )
-from kafka_s3_assets.sink.converters import connect_header_schema
+from kafka_s3_assets.sink.connect_schema import FIELD_DEFAULT_FLAG
 from kafka_s3_assets.sink.projection import project
 from kafka_s3_assets.sink.records import AvroSchemaRef, PrimitiveSchema
 
@@ -22,8 +22,8 @@ _ids = itertools.count(1)
 
 
 def ref(schema, version: int | None, schema_id: int | None = None) -> AvroSchemaRef:
-    header = json.dumps(connect_header_schema(schema, version), separators=(",", ":"))
-    return AvroSchemaRef(schema_id or next(_ids), version, schema, header)
+    # No Connect schema attached: decide() derives it, with the connect.meta.data it is given.
+    return AvroSchemaRef(schema_id or next(_ids), version, schema, json.dumps(schema))
 
 
 def record(*fields, name="r", **extra) -> dict:
@@ -386,7 +386,7 @@ def test_connect_view_resolves_named_references_and_defaults():
 
 
 def test_unknown_named_type_is_a_clear_error():
-    with pytest.raises(SchemaCompatibilityError, match="Unknown Avro type name 'com.x.Missing'"):
+    with pytest.raises(SchemaCompatibilityError, match="Undefined Avro name: com.x.Missing"):
         connect_schema(record(f("a", "com.x.Missing")))
 
 

@@ -8,8 +8,8 @@ from kafka_s3_assets.sink.converters import (
     ConversionError,
     JsonSchemalessConverter,
     StringConverter,
-    connect_header_schema,
 )
+from kafka_s3_assets.sink.connect_schema import AvroDataConfig
 
 from .sink_helpers import SCHEMA_V1, FakeRegistry, framed
 
@@ -41,11 +41,28 @@ def test_truncated_datum_fails_to_decode():
         AvroDecoder().decode(data)
 
 
-def test_header_schema_adds_connect_version_and_full_name():
+def test_file_schema_is_the_avro_data_round_trip_of_the_writer_schema():
+    # AvroData.toConnectSchema takes the registry version; fromConnectSchema writes it as connect.version
+    # and the record's full name as connect.name, after the fields (AvroData.java ~1045-1068).
     schema = {"type": "record", "name": "r", "namespace": "com.x", "fields": []}
-    assert connect_header_schema(schema, 2) == {**schema, "connect.version": 2, "connect.name": "com.x.r"}
-    assert connect_header_schema("string", 2) == "string"
-    assert "connect.version" not in connect_header_schema(schema, None)
+    converter = AvroConverter(FakeRegistry({5: schema}, versions={5: 2}), is_key=False)
+    data = converter.to_connect("t", framed(schema, {}, 5))
+    assert data.schema.header_schema_json == ('{"type":"record","name":"r","namespace":"com.x","fields":[],'
+                                              '"connect.version":2,"connect.name":"com.x.r"}')
+    assert data.schema.connect_schema.version == 2 and data.schema.writer_schema == schema
+    # The sink's connect.meta.data=false: no connect.* properties at all.
+    plain = AvroConverter(FakeRegistry({5: schema}, versions={5: 2}), is_key=False,
+                          sink=AvroDataConfig(connect_meta_data=False, enhanced_avro_schema_support=True))
+    assert plain.to_connect("t", framed(schema, {}, 5)).schema.header_schema_json == \
+        '{"type":"record","name":"r","namespace":"com.x","fields":[]}'
+
+
+def test_a_schema_avro_data_cannot_convert_fails_naming_the_schema_id():
+    # Two union branches that map to one Connect field name (AvroData.java ~2126-2129).
+    schema = {"type": "record", "name": "r", "fields": [{"name": "u", "type": [
+        {"type": "record", "name": "a.X", "fields": []}, {"type": "record", "name": "b.X", "fields": []}]}]}
+    with pytest.raises(ConversionError, match="Schema id 7: Multiple union schemas map to the Connect union field"):
+        AvroConverter(FakeRegistry({7: schema}), is_key=False).to_connect("t", b"\x00\x00\x00\x00\x07\x00")
 
 
 def test_json_and_string_converters():

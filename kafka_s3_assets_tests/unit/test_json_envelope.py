@@ -20,13 +20,15 @@ from kafka_s3_assets.sink.converters import (
     JsonSchemalessConverter,
     build_converter,
 )
+from kafka_s3_assets.sink.avro_from_connect import avro_file_schema_json
+from kafka_s3_assets.sink.avro_schema_json import AvroSchemaError
+from kafka_s3_assets.sink.connect_schema import AvroDataConfig
 from kafka_s3_assets.sink.formats import AvroFormat, JsonFormat, ParquetFormat
 from kafka_s3_assets.sink.json_envelope import (
     ENVELOPE_MESSAGE,
     EnvelopeError,
     EnvelopeReader,
     JsonEnvelopeSchema,
-    avro_schema,
     parse_connect_schema,
     unscaled_bytes,
 )
@@ -73,7 +75,8 @@ def decimal_schema(scale=2, **extra) -> dict:
 
 
 def avro_of(schema: dict, *, connect_meta_data=True):
-    return avro_schema(parse_connect_schema(schema), connect_meta_data=connect_meta_data)
+    config = AvroDataConfig(connect_meta_data=connect_meta_data, enhanced_avro_schema_support=True)
+    return json.loads(avro_file_schema_json(parse_connect_schema(schema), config))
 
 
 # ---- primitives and their Avro types ---------------------------------------------------------------
@@ -204,8 +207,11 @@ def test_unnamed_structs_are_connect_defaults_numbered_in_order_and_reused_when_
 def test_two_different_structs_with_one_name_cannot_both_be_avro_records():
     schema = struct(fld("a", "struct", name="com.x.Same", fields=[fld("n", "int32")]),
                     fld("b", "struct", name="com.x.Same", fields=[fld("s", "string")]))
-    with pytest.raises(EnvelopeError, match="Can't redefine: com.x.Same"):
+    # Avro 1.12 would write b's record as a reference to a's, and the file could not be read back.
+    with pytest.raises(AvroSchemaError, match="Two different Avro types are named com.x.Same"):
         avro_of(schema)
+    with pytest.raises(EnvelopeError, match="AvroData cannot write this schema: Two different Avro types"):
+        read(schema, {"a": {"n": 1}, "b": {"s": "x"}})
 
 
 def test_references_are_relative_to_the_enclosing_namespace():
@@ -311,10 +317,12 @@ def test_defaults_of_every_kind_as_avro_field_defaults():
     fastavro.parse_schema(avro_of(schema))
 
 
-def test_an_optional_struct_default_is_dropped_because_its_union_starts_with_null():
+def test_an_optional_struct_default_fits_the_record_branch_of_its_union():
+    # An optional struct is ["null", record] whatever its default (AvroData.java ~1022-1027); Avro 1.12
+    # accepts a union default that fits any branch, so the field keeps it.
     schema = struct(fld("st", "struct", optional=True, fields=[fld("x", "int32")], default={"x": 2}))
     field = avro_of(schema)["fields"][0]
-    assert field["type"][0] == "null" and "default" not in field
+    assert field["type"][0] == "null" and field["default"] == {"x": 2}
     assert field["type"][1]["connect.default"] == {"x": 2}
 
 
@@ -414,7 +422,7 @@ def test_lenient_schema_attributes_are_ignored_as_kafka_ignores_them():
     schema = parse_connect_schema({"type": "int32", "optional": "yes", "name": 5, "version": "1", "doc": 7,
                                    "parameters": "x"})
     assert (schema.optional, schema.name, schema.version, schema.doc, schema.parameters) == (False, None, None,
-                                                                                            None, ())
+                                                                                            None, {})
 
 
 # ---- the converter, caching and identity ------------------------------------------------------------
@@ -570,3 +578,62 @@ def test_backward_compatibility_projects_older_envelope_records_into_the_newer_f
         writer.write(SinkRecord(KafkaRecord("s3_topic", 0, offset, 0, None, raw), value))
     (body,) = store.objects.values()
     assert body.decode().splitlines() == ['{"a":1,"b":"x"}', '{"a":2,"b":null}', '{"a":3,"b":null}']
+
+
+# ---- AvroData's own extensions: enums, unions and fixed come back as Avro types ----------------------
+
+ENUM_PARAMETERS = {"io.confluent.connect.avro.Enum": "com.x.Color", "io.confluent.connect.avro.Enum.RED": "RED",
+                   "io.confluent.connect.avro.Enum.BLUE": "BLUE"}
+UNION = {"type": "struct", "name": "io.confluent.connect.avro.Union", "optional": True,
+         "fields": [fld("int", "int32", optional=True), fld("string", "string", optional=True)]}
+
+
+def test_enum_union_and_fixed_are_rebuilt_as_avro_data_does_and_written_as_such():
+    # AvroData.fromConnectSchema (enhanced.avro.schema.support, the S3 sink's default): a STRING with the
+    # Enum parameters is an enum, the Union struct an Avro union (null first when optional), a named BYTES
+    # with connect.fixed.size a fixed.
+    schema = struct(fld("c", "string", parameters=ENUM_PARAMETERS, name="com.x.Color"),
+                    fld("u", **UNION),
+                    fld("h", "bytes", name="com.x.Hash", parameters={"connect.fixed.size": "2"}),
+                    name="com.x.R")
+    avro = avro_of(schema)
+    color, union, fixed = (f["type"] for f in avro["fields"])
+    assert (color["type"], color["name"], color["symbols"]) == ("enum", "Color", ["RED", "BLUE"])
+    assert union == ["null", "int", "string"] and avro["fields"][1]["default"] is None
+    assert (fixed["type"], fixed["name"], fixed["size"]) == ("fixed", "Hash", 2)
+    payloads = [{"c": "BLUE", "u": {"int": 5, "string": None}, "h": "AAE="},
+                {"c": "RED", "u": {"int": None, "string": "s"}, "h": "//8="},
+                {"c": "RED", "u": None, "h": "AAA="}]
+    records = envelope_sink_records(schema, payloads)
+    assert [r.value.decoded["u"] for r in records] == [5, "s", None]  # the union's Avro datum: its set branch
+    rows = list(fastavro.reader(io.BytesIO(write(AvroFormat(), records))))
+    assert rows == [{"c": "BLUE", "u": 5, "h": b"\x00\x01"}, {"c": "RED", "u": "s", "h": b"\xff\xff"},
+                    {"c": "RED", "u": None, "h": b"\x00\x00"}]
+
+
+def test_without_enhanced_support_an_enum_stays_a_string():
+    schema = struct(fld("c", "string", parameters=ENUM_PARAMETERS, name="com.x.Color"), name="com.x.R")
+    header = json.loads(read(schema, {"c": "RED"}, enhanced_avro_schema_support=False).schema.header_schema_json)
+    assert header["fields"][0]["type"]["type"] == "string"
+
+
+def test_a_fixed_payload_must_have_the_fixed_size():
+    schema = struct(fld("h", "bytes", name="com.x.Hash", parameters={"connect.fixed.size": "2"}))
+    with pytest.raises(EnvelopeError, match=r"Invalid value for fixed com.x.Hash: 3 bytes, the schema's size is 2 "
+                                            r"\(at payload.h\)"):
+        read(schema, {"h": "AAEC"})
+
+
+def test_map_defaults_are_written_in_java_hash_map_order():
+    # JsonConverter reads a map into a HashMap; AvroData writes the default in its iteration order.
+    schema = struct(fld("m", "map", keys={"type": "string"}, values={"type": "int32"},
+                        default={"b": 1, "a": 2, "zz": 3}))
+    assert list(avro_of(schema)["fields"][0]["default"]) == ["zz", "a", "b"]
+
+
+def test_a_float32_default_is_written_as_java_writes_that_float():
+    # JsonConverter reads a float32 as JsonNode.floatValue(); AvroData writes it as a FloatNode in
+    # connect.default (Float.toString) and, through JacksonUtils, as a double in the field default.
+    schema = struct(fld("f", "float", default=1.1))
+    text = avro_file_schema_json(parse_connect_schema(schema), AvroDataConfig(True, True))
+    assert '{"name":"f","type":{"type":"float","connect.default":1.1},"default":1.100000023841858}' in text

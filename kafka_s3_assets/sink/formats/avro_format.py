@@ -1,5 +1,10 @@
 """Kafka Connect's AvroFormat: one Avro container file per object, written with the schema of the
-object's first record (spec §6.1)."""
+object's first record (spec §6.1): the Avro schema the sink's AvroData builds from its Connect schema.
+
+Records of that first record's registry schema are copied as datum bytes when the file schema encodes
+them alike (decided once per schema, :mod:`avro_transcode`), re-encoded from the bytes otherwise;
+other records (projected, envelope, Connect-equal schemas with another id) are encoded from their
+decoded value."""
 
 from __future__ import annotations
 
@@ -8,17 +13,22 @@ import json
 
 import fastavro
 
-from ..converters import AvroDecoder
+from ..converters import AvroDecoder, _strip_logical_types
 from ..records import AvroSchemaRef, SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, RecordView
 from .avro_container import AvroContainerEncoder, sync_marker_for
+from .avro_transcode import datum_copier
+
+_COPY = object()  # the datum bytes go into the file as they are
 
 
 class AvroRecordWriter:
     def __init__(self, output: ObjectOutput, codec: str, view: RecordView = VALUE_VIEW,
-                 decoder: AvroDecoder | None = None, validate_datums: bool = True):
+                 decoder: AvroDecoder | None = None, validate_datums: bool = True,
+                 copiers: dict | None = None):
         self._output = output
+        self._copiers = {} if copiers is None else copiers  # schema id -> _COPY or a re-encoding function
         self._validate = validate_datums
         self._codec = codec
         self._view = view
@@ -40,17 +50,30 @@ class AvroRecordWriter:
         if (data.avro_datum is not None and isinstance(data.schema, AvroSchemaRef)
                 and isinstance(self._file_schema, AvroSchemaRef)
                 and data.schema.schema_id == self._file_schema.schema_id):
-            if self._validate:
-                # Parse (without re-encoding) so a truncated or corrupt datum fails here, naming its record,
-                # instead of producing an unreadable file.
-                self._decoder.decode(data)
-            self._encoder.append(data.avro_datum)  # the fast path: no re-encoding
+            copier = self._copier(data.schema)
+            if copier is _COPY:
+                if self._validate:
+                    # Parse (without re-encoding) so a truncated or corrupt datum fails here, naming its
+                    # record, instead of producing an unreadable file.
+                    self._decoder.decode(data)
+                self._encoder.append(data.avro_datum)  # the fast path: no re-encoding
+            else:
+                self._encoder.append(copier(data.avro_datum))  # reads the whole datum: validates it too
         else:
             self._encoder.append(self._encode(data))
 
+    def _copier(self, schema: AvroSchemaRef):
+        copier = self._copiers.get(schema.schema_id)
+        if copier is None:
+            copier = datum_copier(schema.writer_schema, json.loads(schema.header_schema_json)) or _COPY
+            self._copiers[schema.schema_id] = copier
+        return copier
+
     def _encode(self, data) -> bytes:
         if self._parsed_file_schema is None:
-            self._parsed_file_schema = fastavro.parse_schema(json.loads(self._file_schema.header_schema_json))
+            # Values are decoded with logical types left underlying, so they are encoded the same way.
+            self._parsed_file_schema = fastavro.parse_schema(
+                _strip_logical_types(json.loads(self._file_schema.header_schema_json)))
         buffer = io.BytesIO()
         fastavro.schemaless_writer(buffer, self._parsed_file_schema, self._decoder.decode(data))
         return buffer.getvalue()
@@ -71,6 +94,7 @@ class AvroFormat:
         self.codec = codec
         self.validate_datums = validate_datums
         self._decoder = AvroDecoder()
+        self._copiers: dict = {}  # per registry schema id, shared by the writers of this format
 
     def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> AvroRecordWriter:
-        return AvroRecordWriter(output, self.codec, view, self._decoder, self.validate_datums)
+        return AvroRecordWriter(output, self.codec, view, self._decoder, self.validate_datums, self._copiers)
