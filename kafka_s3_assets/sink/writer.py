@@ -242,35 +242,23 @@ class TopicPartitionWriter:
                                   NULL_VALUE_SKIPPED) from NullValueSkipped(NULL_VALUE_SKIPPED)
             return
         self._check_views(record)
-        undo = self._undo_point()
+        # Before the record is written only the timestamps change (``_append`` undoes its own changes), so
+        # a failed record leaves the writer as it found it, or as the rotation it triggered left it.
+        timestamps = self._current_timestamp, self._base_timestamp
         try:
             timestamp = self._extract_timestamp(record, now_ms)
             encoded = self._encode_partition(record, now_ms)
             if self._must_rotate_before(encoded, record, timestamp, now_ms):
                 committed.append(self._commit_all())
-                undo = self._undo_point()
+                timestamps = self._current_timestamp, None
                 if timestamp is not None:
                     self._base_timestamp = timestamp  # the record is processed again as the next file's first
             self._append(encoded, record, now_ms)
         except RecordError:
-            self._undo(undo)
+            self._current_timestamp, self._base_timestamp = timestamps
             raise
         if self._record_count >= self._settings.flush_size:
             committed.append(self._commit_all())
-
-    def _undo_point(self) -> tuple:
-        """What a record may change before it is written; everything else changes only once it is."""
-        return self._current_timestamp, self._base_timestamp, set(self._open), dict(self._current_schemas)
-
-    def _undo(self, point: tuple) -> None:
-        self._current_timestamp, self._base_timestamp, open_before, self._current_schemas = point
-        for encoded in [e for e in self._open if e not in open_before]:
-            # Opened for the failed record, so it holds nothing: discard it.
-            for _view, _fmt, writer in self._open.pop(encoded).writers:
-                try:
-                    writer.abort()
-                except Exception as exc:  # an unfinished multipart upload is invisible anyway
-                    log.warning("Could not abort an empty object after a failed record: %s", exc)
 
     def flush_if_due(self, now_ms: int) -> list[CommittedBatch]:
         """Commit the open files if their scheduled rotation has passed (commitOnTimeIfNoData)."""
@@ -374,9 +362,20 @@ class TopicPartitionWriter:
         return self._settings.null_behavior == "write" and tombstone in (encoded, self._current_encoded)
 
     def _append(self, encoded: str, record: SinkRecord, now_ms: int) -> None:
+        had_schema = encoded in self._current_schemas
+        existed = encoded in self._open
+        try:
+            self._write_views(encoded, record, now_ms, existed)
+        except RecordError:
+            if not had_schema:
+                del self._current_schemas[encoded]
+            if not existed and encoded in self._open:
+                self._discard(encoded)  # opened for the failed record, so it holds nothing
+            raise
+
+    def _write_views(self, encoded: str, record: SinkRecord, now_ms: int, existed: bool) -> None:
         self._current_schemas.setdefault(encoded, _value_schema(record))
         record = self._projected(encoded, record)
-        existed = encoded in self._open
         file = self._open.get(encoded) or self._open_file(encoded, record)
         for i, (view, _fmt, writer) in enumerate(file.writers):
             try:
@@ -402,6 +401,13 @@ class TopicPartitionWriter:
         self._current_encoded = encoded
         if self._unsettled_from is None:
             self._unsettled_from = record.offset
+
+    def _discard(self, encoded: str) -> None:
+        for _view, _fmt, writer in self._open.pop(encoded).writers:
+            try:
+                writer.abort()
+            except Exception as exc:  # an unfinished multipart upload is invisible anyway
+                log.warning("Could not abort an empty object after a failed record: %s", exc)
 
     def _open_file(self, encoded: str, record: SinkRecord) -> _OpenFile:
         base = self._naming.object_key(self.topic, encoded, self.partition, record.offset, "")

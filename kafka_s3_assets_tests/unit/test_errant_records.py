@@ -204,3 +204,12 @@ def test_context_headers_encode_numbers_as_text():
     headers = dict(context_headers(classify(error), "c"))
     assert headers["__connect.errors.offset"] == b"12345678901"
     assert headers["__connect.errors.partition"] == b"0"
+
+
+def test_the_dlq_replication_factor_is_capped_to_the_brokers(caplog):
+    from kafka_s3_assets.clients.dead_letters import replication_factor_for
+
+    with caplog.at_level(logging.WARNING, logger="kafka_s3_assets.clients.dead_letters"):
+        assert replication_factor_for(3, 1, "dlq") == 1
+    assert "replication.factor=3 but the cluster has 1 broker(s)" in caplog.text
+    assert replication_factor_for(3, 5, "dlq") == 3 and replication_factor_for(-1, 1, "dlq") == -1

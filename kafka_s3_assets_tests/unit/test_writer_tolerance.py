@@ -175,3 +175,23 @@ def test_unsettled_from_is_the_first_offset_since_the_last_commit_and_survives_a
     assert writer.unsettled_from == 3
     writer.abort()
     assert writer.unsettled_from == 3 and writer.first_open_offset is None
+
+
+def test_a_record_skipped_in_a_new_encoded_partition_leaves_no_schema_behind():
+    """Otherwise the next record of that partition would be compared with the skipped record's schema and
+    rotate every open file for nothing."""
+    registry = FakeRegistry({1: SCHEMA_V1, 2: SCHEMA_V2})
+    reporter = Reporter()
+    config = base_config(**{"store.kafka.keys": "true", "flush.size": "10",
+                            "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+                            "partition.field.name": "f1"})
+    writer, _ = writer_for(config, reporter=reporter)
+    key = ConnectData(OPTIONAL_STRING, decoded="k", is_decoded=True)
+    schemaless_key = ConnectData(None, decoded={"k": 1}, is_decoded=True)
+    v1 = avro_records([{"f1": "x"}, {"f1": "y"}], schema_id=1, registry=registry)
+    [v2] = avro_records([{"f1": "y", "f2": 7}], schema=SCHEMA_V2, schema_id=2, start=2, registry=registry)
+    assert writer.write(_keyed(v1[0], key)) == []
+    assert writer.write(_keyed(v1[1], schemaless_key)) == []  # skipped: the file f1=y it opened is discarded
+    assert [r.offset for r, _ in reporter.reports] == [1]
+    assert writer.write(_keyed(v2, key)) == []  # no rotation: nothing of f1=y was open
+    assert writer.open_record_count == 2
