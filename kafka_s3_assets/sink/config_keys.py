@@ -166,7 +166,8 @@ FRAMEWORK_KEYS = [
        "none: a bad record fails the export naming topic, partition and offset; all: bad records are skipped, "
        "recorded in the manifest, and sent to the dead letter queue if one is set (never S3, registry or broker "
        "failures)"),
-    _k("errors.log.enable", Type.BOOLEAN, False, F, doc="Log each bad record's error with its topic, partition, offset"),
+    _k("errors.log.enable", Type.BOOLEAN, False, F,
+       doc="Log each bad record's error with its topic, partition, offset"),
     _k("errors.log.include.messages", Type.BOOLEAN, False, F,
        doc="Also log the record's coordinates in Connect's form, with its timestamp (never key, value or headers)"),
     _k("errors.deadletterqueue.topic.name", Type.STRING, "", F,

@@ -38,7 +38,7 @@ def test_a_corrupt_record_mid_file_is_skipped_and_does_not_count_towards_flush_s
     batches = [b for r in records for b in writer.write(r)]
     [(record, error)] = reporter.reports
     assert record.offset == 1 and isinstance(error.__cause__, RecordDataError)
-    assert f"offset=1" in str(error) and error.stage == "TASK_PUT" and error.skippable
+    assert "offset=1" in str(error) and error.stage == "TASK_PUT" and error.skippable
     [batch] = batches
     assert batch.last_offset == 3 and batch.record_count == 3
     assert batch.objects[0].offset_ranges == ((0, 0), (2, 3))
