@@ -34,8 +34,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
     else:
         for o in outcomes:
             if o.success:
-                span = "nothing new" if o.records == 0 else f"offsets {o.start_offset}..{o.end_offset}"
-                print(f"{o.partition}: {o.status}, {span}, {o.records} records, {len(o.object_keys)} objects")
+                span = ("nothing new" if o.records == 0 and o.records_tolerated == 0
+                        else f"offsets {o.start_offset}..{o.end_offset}")
+                tolerated = f", {o.records_tolerated} tolerated" if o.records_tolerated else ""
+                print(f"{o.partition}: {o.status}, {span}, {o.records} records{tolerated}, "
+                      f"{len(o.object_keys)} objects")
                 for key in o.object_keys:
                     print(f"  {key}")
                 for first, last in o.lost_ranges:

@@ -77,6 +77,33 @@ class Kafka:
             producer.produce(topic, value=value, key=None if keys is None else keys[i], partition=partition, **extra)
         assert producer.flush(30) == 0
 
+    def consume_all(self, topic: str, partition: int = 0, timeout_s: float = 30) -> list:
+        """Every record of ``topic``/``partition`` from offset 0 to the end (a fetch-based end: Tansu's
+        ListOffsets is wrong), as confluent-kafka Messages."""
+        import time
+
+        from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"test-reader-{uuid.uuid4().hex[:6]}",
+                             "enable.partition.eof": True, "enable.auto.commit": False})
+        try:
+            consumer.assign([TopicPartition(topic, partition, 0)])
+            messages, deadline = [], time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                for msg in consumer.consume(100, timeout=0.5):
+                    if msg.error() is None:
+                        messages.append(msg)
+                    elif msg.error().code() == KafkaError._PARTITION_EOF:
+                        return messages
+                    else:
+                        raise AssertionError(f"reading {topic}: {msg.error().str()}")
+            raise AssertionError(f"no end of {topic}/{partition} within {timeout_s}s")
+        finally:
+            consumer.close()
+
+    def topic_exists(self, topic: str) -> bool:
+        return topic in AdminClient({"bootstrap.servers": self.bootstrap}).list_topics(timeout=10).topics
+
     def avro_serializer(self, schema: str = DEMO_SCHEMA) -> AvroSerializer:
         return AvroSerializer(SchemaRegistryClient({"url": self.registry_url}), schema)
 

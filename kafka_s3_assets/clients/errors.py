@@ -31,3 +31,12 @@ class ConditionFailedError(ExternalSystemError):
 
 class SchemaRegistryError(ExternalSystemError):
     pass
+
+
+class SchemaNotFoundError(SchemaRegistryError):
+    """The registry answered that a schema id does not exist (404): the record's bytes name a schema
+    nobody registered, which is the record's fault, not the registry's (AvroConverter's DataException)."""
+
+
+class DeadLetterQueueError(ExternalSystemError):
+    """Producing to the dead-letter queue topic failed; nothing covering the unsent records was committed."""

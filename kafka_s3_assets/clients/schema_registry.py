@@ -39,7 +39,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import requests
 
 from ..sink.converters import RegisteredSchema
-from .errors import SchemaRegistryError
+from .errors import SchemaNotFoundError, SchemaRegistryError
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 ACCEPT = f"{CONTENT_TYPE}, application/vnd.schemaregistry+json; qs=0.9, application/json; qs=0.5"
@@ -295,7 +295,7 @@ class SchemaRegistryClient:
             return cached
         body = self._get(f"/schemas/ids/{schema_id}")
         if body is None:
-            raise SchemaRegistryError(f"Schema {schema_id} not found in the schema registry at {self._shown()}")
+            raise SchemaNotFoundError(f"Schema {schema_id} not found in the schema registry at {self._shown()}")
         if not isinstance(body, dict) or not isinstance(body.get("schema"), str):
             raise SchemaRegistryError(f"Unexpected answer from the schema registry at {self._shown()} for schema "
                                       f"{schema_id}: no 'schema' text")

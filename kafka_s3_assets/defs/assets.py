@@ -43,6 +43,8 @@ def materialization_metadata(result: PartitionExportResult, bucket: str) -> dict
         "records": dg.MetadataValue.int(result.records_exported),
         "dagster/row_count": dg.MetadataValue.int(result.records_exported),
         "records_read": dg.MetadataValue.int(result.records_read),
+        "records_tolerated": dg.MetadataValue.int(result.records_tolerated),
+        "dead_letters": dg.MetadataValue.int(result.dead_letters),
         "objects": dg.MetadataValue.int(len(keys)),
         "bytes": dg.MetadataValue.int(result.bytes_written),
         "duration_s": dg.MetadataValue.float(result.duration_s),
@@ -87,8 +89,9 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
                      f"({connector.source}) with Kafka Connect S3 sink semantics."),
         check_specs=[dg.AssetCheckSpec(COMPLETENESS_CHECK, asset=key, partitions_def=partitions_def,
                                        description="Manifests contiguous from the first exported offset; every "
-                                                   "listed object present with its recorded size; no offset "
-                                                   "deleted by retention before it was exported")],
+                                                   "listed object present with its recorded size; tolerated "
+                                                   "offsets in no object; no offset deleted by retention before "
+                                                   "it was exported")],
         metadata={"connector": connector.name, "topic": topic, "bucket": connector.config.bucket,
                   "topics_dir": connector.config.topics_dir},
     )
@@ -131,7 +134,7 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
         check = dg.AssetCheckResult(
             check_name=COMPLETENESS_CHECK, passed=report.passed, description=report.describe(),
             metadata={"manifests": report.contiguity.manifests, "objects": report.objects_listed,
-                      "records": report.contiguity.records,
+                      "records": report.contiguity.records, "tolerated": report.contiguity.tolerated,
                       "first_offset": report.contiguity.first_offset if report.contiguity.first_offset is not None else -1,
                       "next_offset": report.contiguity.next_offset if report.contiguity.next_offset is not None else -1,
                       "lost_offsets": report.offsets_lost,

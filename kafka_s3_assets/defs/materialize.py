@@ -29,6 +29,7 @@ class PartitionOutcome:
     start_offset: int | None = None
     next_offset: int | None = None
     records: int = 0
+    records_tolerated: int = 0
     object_keys: list[str] = field(default_factory=list)
     check_passed: bool | None = None
     lost_ranges: list[list[int]] = field(default_factory=list)  # deleted by retention before export
@@ -39,7 +40,7 @@ class PartitionOutcome:
         return None if self.next_offset is None else self.next_offset - 1
 
     def to_json(self) -> dict:
-        committed = bool(self.object_keys)
+        committed = bool(self.object_keys) or self.records_tolerated > 0
         return {
             "partition": self.partition,
             "success": self.success,
@@ -49,6 +50,7 @@ class PartitionOutcome:
             "end_offset": self.end_offset if committed else None,
             "next_offset": self.next_offset,
             "records": self.records,
+            "records_tolerated": self.records_tolerated,
             "object_keys": self.object_keys,
             "completeness_check_passed": self.check_passed,
             "lost_ranges": self.lost_ranges,
@@ -124,7 +126,7 @@ def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, k
             key, True, status=md["status"],
             start_offset=md["start_offset"] if md["start_offset"] >= 0 else None,
             next_offset=md["next_offset"] if md["next_offset"] >= 0 else None,
-            records=md["records"], object_keys=object_keys,
+            records=md["records"], records_tolerated=md.get("records_tolerated", 0), object_keys=object_keys,
             check_passed=all(c.passed for c in checks) if checks else None,
             lost_ranges=list(md.get("lost_ranges") or []),
         ))

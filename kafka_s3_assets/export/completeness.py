@@ -33,8 +33,10 @@ class CompletenessReport:
             c = self.contiguity
             if not c.manifests:
                 return "Nothing exported yet"
+            tolerated = (f"; {c.tolerated} offset(s) skipped under errors.tolerance=all, each listed with its reason"
+                         if c.tolerated else "")
             return (f"{c.manifests} manifest(s) cover offsets {c.first_offset}..{c.next_offset - 1} without gap or "
-                    f"overlap; all {self.objects_listed} object(s) present with their recorded sizes")
+                    f"overlap; all {self.objects_listed} object(s) present with their recorded sizes{tolerated}")
         problems = []
         problems += [f"gap: offsets {a}..{b - 1} are in no manifest" for a, b in self.contiguity.gaps]
         problems += [f"overlap: manifest starting at {b} repeats offsets from {b} (expected {a})"

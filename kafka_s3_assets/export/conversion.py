@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from ..clients.errors import SchemaRegistryError
+from ..clients.errors import SchemaNotFoundError, SchemaRegistryError
 from ..sink.config import SinkConfig
 from ..sink.connect_schema import AvroDataConfig
-from ..sink.converters import ConversionError, SchemaSource, build_converter
+from ..sink.converters import AvroDecoder, ConversionError, SchemaSource, build_converter
 from ..sink.errors import RecordError
-from ..sink.records import KafkaRecord, SinkRecord
+from ..sink.records import ConnectData, KafkaRecord, SinkRecord
 
 
 class RecordConverter:
     """Values always; keys only when they are stored (``store.kafka.keys``): a key nobody writes
-    cannot fail a run (Kafka Connect would convert it anyway and die on a bad one)."""
+    cannot fail a run (Kafka Connect would convert it anyway and die on a bad one).
+
+    Avro datums are parsed here, as AvroConverter parses them, unless ``kafka_s3_assets.avro.validate.
+    datums`` is off: a corrupt datum then fails in the converter stage, as in Kafka Connect, and the
+    parsed value rides along, so formats that need it do not decode it again (the Avro fast path still
+    copies the original bytes)."""
 
     def __init__(self, config: SinkConfig, registry: SchemaSource | None):
         sink = sink_avro_data(config)
@@ -22,22 +27,39 @@ class RecordConverter:
         if config["store.kafka.keys"]:
             self._key = build_converter(config.key_converter, registry, is_key=True, sink=sink)
         self._key_name = config.key_converter.class_name
+        self._decoder = AvroDecoder() if config["kafka_s3_assets.avro.validate.datums"] else None
 
     def convert(self, record: KafkaRecord) -> SinkRecord:
-        value = self._run(record, "value.converter", self._value_name, self._value, record.value)
+        value = self._run(record, "VALUE_CONVERTER", self._value_name, self._value, record.value)
         key = None
         if self._key is not None:
-            key = self._run(record, "key.converter", self._key_name, self._key, record.key)
+            key = self._run(record, "KEY_CONVERTER", self._key_name, self._key, record.key)
         return SinkRecord(record, value, key)
 
-    @staticmethod
-    def _run(record: KafkaRecord, label: str, name: str, converter, data):
+    def _run(self, record: KafkaRecord, stage: str, name: str, converter, data):
+        label = "value.converter" if stage == "VALUE_CONVERTER" else "key.converter"
         try:
-            return converter.to_connect(record.topic, data)
+            converted = converter.to_connect(record.topic, data)
+            if self._decoder is not None and converted is not None and converted.avro_datum is not None:
+                try:
+                    value = self._decoder.decode(converted)
+                except ConversionError as exc:
+                    raise ConversionError(f"Failed to deserialize data for topic {record.topic} to Avro: "
+                                          f"{exc}") from exc
+                converted = ConnectData(converted.schema, avro_datum=converted.avro_datum, decoded=value,
+                                        is_decoded=True)
+            return converted
+        except SchemaNotFoundError as exc:  # the record names a schema nobody registered: AvroConverter's DataException
+            cause = ConversionError(f"Failed to deserialize data for topic {record.topic} to Avro: {exc}")
+            cause.__cause__ = exc
+            raise RecordError(record.topic, record.partition, record.offset, f"{label} {name} failed: {cause}",
+                              stage=stage, executing_class=name) from cause
         except ConversionError as exc:
-            raise RecordError(record.topic, record.partition, record.offset, f"{label} {name} failed: {exc}") from None
+            raise RecordError(record.topic, record.partition, record.offset, f"{label} {name} failed: {exc}",
+                              stage=stage, executing_class=name) from exc
         except SchemaRegistryError as exc:
-            raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
+            raise RecordError(record.topic, record.partition, record.offset, str(exc), stage=stage,
+                              executing_class=name) from exc
 
 
 def sink_avro_data(config: SinkConfig) -> AvroDataConfig:

@@ -38,6 +38,7 @@ from ..sink.secrets import scrub
 from ..sink.converters import AvroDecoder
 from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, WriterSettings
 from .conversion import RecordConverter
+from .errant_records import ErrantRecords, build_errant_records
 from .export_lease import ExportLease, acquire
 from .orphans import sweep_uncommitted
 from .retention_loss import RetentionLossTracker
@@ -64,6 +65,8 @@ class PartitionExportResult:
     next_offset: int | None = None      # first offset not yet exported after this run
     records_read: int = 0
     records_exported: int = 0
+    records_tolerated: int = 0          # skipped under errors.tolerance=all, recorded in the manifests
+    dead_letters: int = 0               # of those, produced to the dead letter queue (acknowledged)
     bytes_written: int = 0
     orphans_removed: int = 0            # objects a dead earlier attempt left without a manifest
     replayed: bool = False              # repeated a dead attempt's end offset and wall-clock time
@@ -99,9 +102,11 @@ class ManifestCommitter:
 
     def __init__(self, request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout,
                  start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str,
-                 lease: ExportLease, annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest):
+                 lease: ExportLease, errant: ErrantRecords,
+                 annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest):
         self._request = request
         self._lease = lease
+        self._errant = errant
         self._store = store
         self._layout = layout
         self.next_start = start_offset
@@ -118,24 +123,32 @@ class ManifestCommitter:
         return sum(len(b.objects) for b in self.pending)
 
     def flush(self) -> None:
-        if not self.pending:
+        # Tolerated offsets the manifest may cover, their dead letters acknowledged before it is written.
+        settled = self._errant.settle(self.pending)
+        if settled.empty:
+            if settled.error is not None:
+                raise settled.error
             return
         r = self._request
         manifest = manifest_for_batches(r.settings.connector_config["name"], r.topic, r.partition, self.next_start,
-                                        self.pending, self._clock_ms(), r.run_id)
+                                        settled.batches, self._clock_ms(), r.run_id, settled.tolerated,
+                                        settled.end_offset)
         manifest = self._annotate(manifest)
         key = self._layout.key(r.topic, r.partition, manifest.start_offset)
         crash_point("before_manifest")
         self._lease.renew()  # a fence: an export that was taken over (If-Match fails) must not commit
         self._store.put_if_absent(key, manifest.to_json_bytes())
         crash_point("after_manifest")
-        self.pending = []
+        self._errant.confirm(settled)
+        self.pending = self.pending[len(settled.batches):]
         self.written.append(manifest)
         self.manifest_keys.append(key)
         self.next_start = manifest.next_offset
         if self._commit_offsets:
             # After the manifest, so Kafka lag tools see progress; S3 stays the source of truth.
             kafka_client.commit_offset(r.settings.kafka, self._group, r.topic, r.partition, manifest.next_offset)
+        if settled.error is not None:
+            raise settled.error
 
 
 def last_manifest(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> Manifest | None:
@@ -169,7 +182,7 @@ def planned_end(request: PartitionExportRequest, start: int) -> int:
     return max(start, marks[(request.topic, request.partition)].high)
 
 
-def build_writer(config, topic: str, partition: int, store: S3ObjectStore) -> TopicPartitionWriter:
+def build_writer(config, topic: str, partition: int, store: S3ObjectStore, reporter=None) -> TopicPartitionWriter:
     decoder = AvroDecoder()
     formats = FileFormats(
         values=build_format(config, "format.class"),
@@ -178,7 +191,8 @@ def build_writer(config, topic: str, partition: int, store: S3ObjectStore) -> To
     )
     return TopicPartitionWriter(topic, partition, settings=WriterSettings.from_config(config),
                                 partitioner=build_partitioner(config, decoder), formats=formats,
-                                naming=ObjectNaming.from_config(config), store=store, tagger=store.tag)
+                                naming=ObjectNaming.from_config(config), store=store, tagger=store.tag,
+                                reporter=reporter)
 
 
 def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], int] | None = None
@@ -191,6 +205,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
     writer: TopicPartitionWriter | None = None
     lease: ExportLease | None = None
     retention = RetentionLossTracker(request.topic, request.partition)
+    errant: ErrantRecords | None = None
     try:
         config = request.settings.sink_config()
         s3_settings = request.settings.s3
@@ -226,8 +241,10 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
 
         registry = SchemaRegistryClient(request.settings.registry) if request.settings.registry else None
         converter = RecordConverter(config, registry)
-        writer = build_writer(config, request.topic, request.partition, store)
-        committer = ManifestCommitter(request, store, layout, start, clock_ms, commit_offsets, group, lease,
+        errant = build_errant_records(config, request.settings.kafka)
+        writer = build_writer(config, request.topic, request.partition, store, reporter=errant)
+        errant.follow(writer)
+        committer = ManifestCommitter(request, store, layout, start, clock_ms, commit_offsets, group, lease, errant,
                                       annotate=retention.record_in)
         max_objects = config["kafka_s3_assets.manifest.max.objects"]
         reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end,
@@ -235,7 +252,8 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         for record in reader:
             crash_point("record_read")
             result.records_read += 1
-            for batch in writer.write(converter.convert(record), now):
+            converted = errant.convert(converter, record)  # None: a tolerated conversion failure
+            for batch in writer.write(converted, now) if converted is not None else ():
                 committer.pending.append(batch)
             if committer.pending_objects >= max_objects:
                 committer.flush()
@@ -254,7 +272,8 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         result.error_detail = scrub(traceback.format_exc(), request.settings.secrets())
         if writer is not None:
             writer.abort()
-        if committer is not None and committer.pending:
+        if committer is not None:
+            committer.pending.extend(writer.committed_before_failure if writer is not None else ())
             try:  # record what is already complete, so a rerun does not redo it
                 committer.flush()
             except Exception as flush_exc:
@@ -276,6 +295,10 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                 result.records_exported += manifest.record_count
                 result.bytes_written += manifest.byte_count
                 result.object_keys.extend(o.key for o in manifest.objects)
+                result.records_tolerated += manifest.tolerated_count
+        if errant is not None:
+            result.dead_letters = errant.dead_letters_sent
+            errant.close()
         result.duration_s = round(time.monotonic() - started, 3)
     return result
 

@@ -209,6 +209,9 @@ class SinkConfig:
     # A Connect worker's consumer settings (``consumer.<key>`` in its properties), accepted in the connector
     # config too; ``consumer.override.<key>`` wins over them, as in Connect.
     worker_consumer_settings: Mapping[str, str] = field(default_factory=dict)
+    # Settings of the dead letter queue's producer and admin client (Connect's producer/admin.override.*).
+    producer_overrides: Mapping[str, str] = field(default_factory=dict)
+    admin_overrides: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -265,6 +268,7 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
     converter_settings: dict[str, dict[str, Any]] = {p: {} for p in CONVERTER_PREFIXES}
     consumer_overrides: dict[str, str] = {}
     worker_consumer_settings: dict[str, str] = {}
+    client_overrides: dict[str, dict[str, str]] = {"producer.override.": {}, "admin.override.": {}}
     explicit = frozenset(str(k) for k in raw)
 
     for key, value in raw.items():
@@ -299,6 +303,10 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
             continue
         if key.startswith("consumer.") and key != "consumer.":
             worker_consumer_settings[key[len("consumer."):]] = str(value)
+            continue
+        client_prefix = next((p for p in client_overrides if key.startswith(p)), None)
+        if client_prefix is not None:
+            client_overrides[client_prefix][key[len(client_prefix):]] = str(value)
             continue
         if key.startswith(PASSTHROUGH_PREFIXES):
             continue
@@ -338,7 +346,8 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
     value_converter = _converter(values, converter_settings, "value.converter")
     if problems:
         raise ConfigError(problems)
-    return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit, worker_consumer_settings)
+    return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit, worker_consumer_settings,
+                      client_overrides["producer.override."], client_overrides["admin.override."])
 
 
 def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]) -> list[ConfigProblem]:
@@ -384,6 +393,12 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
     topics = values.get("topics")
     if topics is not None and not [t for t in topics if t]:
         problems.append(ConfigProblem("topics", "Invalid value for configuration topics: at least one topic is required"))
+    dlq_topic = (values.get("errors.deadletterqueue.topic.name") or "").strip()
+    if dlq_topic and topics is not None and dlq_topic in topics:
+        # SinkConnectorConfig.validate, keyed on topics as there.
+        listed = "[" + ", ".join(dict.fromkeys(t for t in topics if t)) + "]"
+        problems.append(ConfigProblem("topics", f"The DLQ topic '{dlq_topic}' may not be included in the list of "
+                                                f"topics ('topics={listed}') consumed by the connector"))
     if values.get("directory.delim") == "":
         problems.append(ConfigProblem("directory.delim", "Invalid value for configuration directory.delim: must not be empty"))
     return problems

@@ -162,14 +162,27 @@ FRAMEWORK_KEYS = [
     _k("transforms", Type.LIST, [], D),
     _k("predicates", Type.LIST, [], D),
     _k("config.action.reload", Type.STRING, "restart", I),
-    _k("errors.tolerance", Type.STRING, "none", D, one_of("none", "all")),
-    _k("errors.log.enable", Type.BOOLEAN, False, D),
-    _k("errors.log.include.messages", Type.BOOLEAN, False, D),
-    _k("errors.deadletterqueue.topic.name", Type.STRING, "", D),
-    _k("errors.deadletterqueue.topic.replication.factor", Type.INT, 3, I),
-    _k("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False, D),
-    _k("errors.retry.timeout", Type.LONG, 0, D),
-    _k("errors.retry.delay.max.ms", Type.LONG, 60000, D),
+    _k("errors.tolerance", Type.STRING, "none", F, one_of("none", "all"),
+       "none: a bad record fails the export naming topic, partition and offset; all: bad records are skipped, "
+       "recorded in the manifest, and sent to the dead letter queue if one is set (never S3, registry or broker "
+       "failures)"),
+    _k("errors.log.enable", Type.BOOLEAN, False, F,
+       doc="Log each bad record's error with its topic, partition, offset"),
+    _k("errors.log.include.messages", Type.BOOLEAN, False, F,
+       doc="Also log the record's coordinates in Connect's form, with its timestamp (never key, value or headers)"),
+    _k("errors.deadletterqueue.topic.name", Type.STRING, "", F,
+       doc="Topic that receives skipped records (original key, value, headers, timestamp); created if missing"),
+    # ConfigDef type SHORT in Connect; the cap to the broker count is ours (Connect fails to create the topic).
+    _k("errors.deadletterqueue.topic.replication.factor", Type.INT, 3, F, between(-1, 32767),
+       "Replication factor of a created DLQ topic, capped to the broker count (with a warning); -1: broker default"),
+    _k("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False, F,
+       doc="Add Connect's __connect.errors.* headers (topic, partition, offset, stage, exception, ...) to DLQ records"),
+    # Connect retries RetriableExceptions of converters and transforms for this long. Here only a record's own
+    # faults are tolerated (never retriable), and system failures fail the run, which the next run retries.
+    _k("errors.retry.timeout", Type.LONG, 0, I,
+       doc="No effect: S3 and registry clients retry by their own settings; a run that still fails is retried by "
+           "the next run"),
+    _k("errors.retry.delay.max.ms", Type.LONG, 60000, I, doc="No effect (see errors.retry.timeout)"),
     # A worker key, accepted in the connector config so one file can say where Kafka is.
     _k("bootstrap.servers", Type.STRING, None, F, doc="Kafka bootstrap servers; else $KAFKA_BOOTSTRAP_SERVERS"),
 ]
@@ -242,7 +255,8 @@ SINK_KEYS = [
     _k("s3.proxy.password", Type.PASSWORD, None, D),
     _k("s3.http.send.expect.continue", Type.BOOLEAN, True, I),
     _k("behavior.on.null.values", Type.STRING, "fail", F, one_of("ignore", "fail", "write", case_sensitive=False)),
-    _k("report.null.values.to.dlq", Type.BOOLEAN, True, D),
+    _k("report.null.values.to.dlq", Type.BOOLEAN, True, F,
+       doc="With behavior.on.null.values=ignore and a DLQ or the error log: report skipped null values as errors"),
     _k("max.write.duration.ms", Type.LONG, LONG_MAX, I),
     _k("rotate.file.on.partition.change", Type.BOOLEAN, True, F),
     _k("tombstone.encoded.partition", Type.STRING, "tombstone", F),
@@ -276,8 +290,9 @@ EXTENSION_KEYS = [
     _k("kafka_s3_assets.block.gzip.compressed.block.size", Type.INT, 67108864, F, at_least(1),
        doc="Block-GZIP: uncompressed bytes per gzip member (spredfast's compressed_block_size)"),
     _k("kafka_s3_assets.avro.validate.datums", Type.BOOLEAN, True, F,
-       doc="Parse each Avro datum copied by the fast path, so a corrupt or truncated record fails naming its "
-           "offset; false copies bytes unchecked (several times faster, for trusted producers)"),
+       doc="Parse each Avro datum as AvroConverter does, so a corrupt or truncated record fails (or is tolerated) "
+           "naming its offset; false copies bytes unchecked on the fast path (several times faster, for trusted "
+           "producers)"),
     _k("kafka_s3_assets.commit.consumer.offsets", Type.BOOLEAN, True, F,
        doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
 ]
@@ -407,4 +422,4 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
 }
 CONVERTER_PREFIXES = ("key.converter.", "value.converter.", "header.converter.")
 # Connect passes these prefixes to other components; accepted and passed through or ignored.
-PASSTHROUGH_PREFIXES = ("consumer.override.", "transforms.", "predicates.")
+PASSTHROUGH_PREFIXES = ("consumer.override.", "producer.override.", "admin.override.", "transforms.", "predicates.")

@@ -207,7 +207,11 @@ class AvroDecoder:
             parsed = fastavro.parse_schema(_strip_logical_types(data.schema.writer_schema))
             self._parsed[data.schema.schema_id] = parsed
         buffer = io.BytesIO(data.avro_datum)
-        value = fastavro.schemaless_reader(buffer, parsed, None)
+        try:
+            value = fastavro.schemaless_reader(buffer, parsed, None)
+        except Exception as exc:  # truncated or corrupt bytes: fastavro raises EOFError, IndexError, ...
+            raise ConversionError(f"Corrupt Avro datum for schema id {data.schema.schema_id} "
+                                  f"({type(exc).__name__}: {exc})") from exc
         if buffer.tell() != len(data.avro_datum):
             raise ConversionError(f"Avro datum has {len(data.avro_datum) - buffer.tell()} trailing bytes "
                                   f"after decoding with schema id {data.schema.schema_id}")

@@ -5,6 +5,10 @@ A manifest records one committed batch of objects of one topic-partition: the of
 counts, sizes and checksums, the schema ids, the wall-clock time used and the run that wrote it. It is
 written only after every object it lists is complete, at a key derived from its start offset with a
 conditional write, so two writers resuming from the same point can never both commit.
+
+Offsets skipped under ``errors.tolerance=all`` are listed as ``tolerated`` ranges with a short reason,
+so every offset of the range is accounted for: in an object, tolerated, or holding no record.
+Manifests written before tolerance existed have no such field and read as none tolerated.
 """
 
 from __future__ import annotations
@@ -18,6 +22,22 @@ from .writer import CommittedBatch, CommittedObject
 
 FORMAT_VERSION = 1
 OFFSET_WIDTH = 20  # offsets are < 2**63, i.e. at most 19 digits: keys sort by offset
+
+
+@dataclass(frozen=True)
+class ToleratedRange:
+    """Consecutive offsets skipped by the error tolerance for the same reason (inclusive)."""
+
+    start_offset: int
+    end_offset: int
+    reason: str
+
+    @property
+    def count(self) -> int:
+        return self.end_offset - self.start_offset + 1
+
+    def to_json(self) -> dict:
+        return {"start_offset": self.start_offset, "end_offset": self.end_offset, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -35,6 +55,7 @@ class Manifest:
     # Offsets inside this manifest's range that the broker had deleted (retention) before they could be
     # exported: (first, last) inclusive. Optional: absent from manifests without a loss, and from old ones.
     lost_ranges: tuple[tuple[int, int], ...] = ()
+    tolerated: tuple[ToleratedRange, ...] = ()  # offsets skipped under errors.tolerance=all
 
     @property
     def next_offset(self) -> int:
@@ -43,6 +64,10 @@ class Manifest:
     @property
     def byte_count(self) -> int:
         return sum(o.size for o in self.objects)
+
+    @property
+    def tolerated_count(self) -> int:
+        return sum(r.count for r in self.tolerated)
 
     def to_json_bytes(self) -> bytes:
         document = {
@@ -61,6 +86,8 @@ class Manifest:
             **({"extra": self.extra} if self.extra else {}),
             **({"lost_ranges": [{"start_offset": s, "end_offset": e} for s, e in self.lost_ranges]}
                if self.lost_ranges else {}),
+            **({"tolerated_count": self.tolerated_count, "tolerated": [r.to_json() for r in self.tolerated]}
+               if self.tolerated else {}),
         }
         return json.dumps(document, indent=1, sort_keys=False).encode("utf-8")
 
@@ -75,9 +102,12 @@ class Manifest:
                             tuple((s, e) for s, e in o.get("offset_ranges", ())))
             for o in d["objects"]
         )
+        tolerated = tuple(ToleratedRange(r["start_offset"], r["end_offset"], r.get("reason", ""))
+                          for r in d.get("tolerated", ()))
         return cls(d["connector"], d["topic"], d["partition"], d["start_offset"], d["end_offset"], objects,
                    d["record_count"], d["written_at_ms"], d.get("run_id"), d.get("extra", {}),
-                   tuple((r["start_offset"], r["end_offset"]) for r in d.get("lost_ranges", ())))
+                   lost_ranges=tuple((r["start_offset"], r["end_offset"]) for r in d.get("lost_ranges", ())),
+                   tolerated=tolerated)
 
 
 @dataclass(frozen=True)
@@ -113,11 +143,15 @@ class ManifestLayout:
 
 
 def manifest_for_batches(connector: str, topic: str, partition: int, start_offset: int,
-                         batches: Iterable[CommittedBatch], written_at_ms: int, run_id: str | None) -> Manifest:
+                         batches: Iterable[CommittedBatch], written_at_ms: int, run_id: str | None,
+                         tolerated: tuple[ToleratedRange, ...] = (), end_offset: int | None = None) -> Manifest:
+    """A manifest of ``batches`` (and ``tolerated`` offsets); it ends at the last batch's last offset, or
+    at ``end_offset`` when tolerated offsets reach further."""
     batches = list(batches)
     objects = tuple(o for b in batches for o in b.objects)
-    return Manifest(connector, topic, partition, start_offset, batches[-1].last_offset, objects,
-                    sum(b.record_count for b in batches), written_at_ms, run_id)
+    ends = [o for o in ([batches[-1].last_offset] if batches else []) + [end_offset] if o is not None]
+    return Manifest(connector, topic, partition, start_offset, max(ends), objects,
+                    sum(b.record_count for b in batches), written_at_ms, run_id, tolerated=tuple(tolerated))
 
 
 @dataclass(frozen=True)
@@ -131,6 +165,7 @@ class ContiguityReport:
     gaps: tuple[tuple[int, int], ...]       # (expected start, actual start)
     overlaps: tuple[tuple[int, int], ...]   # (expected start, actual start)
     bad_objects: tuple[str, ...]            # object ranges outside their manifest's range, or overlapping
+    tolerated: int = 0                      # offsets skipped under errors.tolerance=all, accounted for
 
     @property
     def ok(self) -> bool:
@@ -157,10 +192,32 @@ def check_contiguity(manifests: list[Manifest]) -> ContiguityReport:
             seen.append((o.start_offset, o.end_offset, o.key))
         if len({k for _s, _e, k in seen}) != len(seen):
             bad.append(f"manifest at {m.start_offset} lists an object twice")
+        bad.extend(_tolerated_problems(m))
     return ContiguityReport(
         manifests=len(manifests),
         first_offset=manifests[0].start_offset if manifests else None,
         next_offset=expected,
         records=sum(m.record_count for m in manifests),
         gaps=tuple(gaps), overlaps=tuple(overlaps), bad_objects=tuple(bad),
+        tolerated=sum(m.tolerated_count for m in manifests),
     )
+
+
+def _tolerated_problems(m: Manifest) -> list[str]:
+    """A tolerated offset lies inside its manifest's range, is tolerated once, and is in no object."""
+    problems = []
+    in_objects = [(s, e) for o in m.objects for s, e in o.offset_ranges]
+    previous_end = None
+    for r in sorted(m.tolerated, key=lambda r: r.start_offset):
+        if r.start_offset < m.start_offset or r.end_offset > m.end_offset or r.start_offset > r.end_offset:
+            problems.append(f"manifest at {m.start_offset}: tolerated offsets {r.start_offset}-{r.end_offset} "
+                            f"outside its range {m.start_offset}-{m.end_offset}")
+        if previous_end is not None and r.start_offset <= previous_end:
+            problems.append(f"manifest at {m.start_offset}: offset {r.start_offset} is tolerated twice")
+        previous_end = max(r.end_offset, previous_end if previous_end is not None else r.end_offset)
+        for s, e in in_objects:
+            if s <= r.end_offset and r.start_offset <= e:
+                problems.append(f"manifest at {m.start_offset}: tolerated offsets {r.start_offset}-{r.end_offset} "
+                                f"are also in an object")
+                break
+    return problems

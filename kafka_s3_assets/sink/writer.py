@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Protocol
 
 from .compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .converters import AvroDecoder
-from .errors import RecordError
+from .errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
 from .formats.base import Format, RecordWriter
 from .naming import ObjectNaming
 from .projection import project_connect
-from .records import ConnectData, SinkRecord
+from .records import ConnectData, KafkaRecord, SinkRecord
 from .timebased.schedule import next_scheduled_rotation
 from .storage import ObjectStore
 from .views import HEADER_VIEW, KEY_VIEW, VALUE_VIEW, RecordView, ViewError
@@ -34,6 +34,7 @@ from .views import HEADER_VIEW, KEY_VIEW, VALUE_VIEW, RecordView, ViewError
 log = logging.getLogger(__name__)
 
 NULL_VALUE_FAIL = "Null valued records are not writeable with current behavior.on.null.values 'settings."
+NULL_VALUE_SKIPPED = "Skipping null value record."
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class WriterSettings:
     rotate_on_partition_change: bool = True
     max_open_files: int = -1
     null_behavior: str = "fail"           # fail | ignore | write
+    report_null_values: bool = True       # report.null.values.to.dlq: ignored nulls go to the reporter
     tombstone_partition: str = "tombstone"
     tagging: bool = False
     extra_tags: Mapping[str, str] = field(default_factory=dict)
@@ -69,6 +71,7 @@ class WriterSettings:
             rotate_on_partition_change=config["rotate.file.on.partition.change"],
             max_open_files=config["partitioner.max.open.files"],
             null_behavior=config["behavior.on.null.values"].lower(),
+            report_null_values=config["report.null.values.to.dlq"],
             tombstone_partition=config["tombstone.encoded.partition"],
             tagging=config["s3.object.tagging"],
             extra_tags=pairs,
@@ -86,6 +89,18 @@ class FileFormats:
     values: Format
     keys: Format | None = None
     headers: Format | None = None
+
+
+class ErrantRecordReporter(Protocol):
+    """Decides about a record the writer could not write (the reference's errant-record reporter).
+
+    ``report`` is called after the writer has undone everything it did for the record: returning skips
+    the record (error tolerance), raising fails the write. Null values skipped under
+    ``behavior.on.null.values=ignore`` are reported too (cause ``NullValueSkipped``) when
+    ``report.null.values.to.dlq`` is on, as the reference reports them.
+    """
+
+    def report(self, record: KafkaRecord, error: RecordError) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -153,7 +168,8 @@ _UNSET = object()
 class TopicPartitionWriter:
     def __init__(self, topic: str, partition: int, *, settings: WriterSettings, partitioner, formats: FileFormats,
                  naming: ObjectNaming, store: ObjectStore,
-                 tagger: Callable[[str, dict[str, str]], None] | None = None):
+                 tagger: Callable[[str, dict[str, str]], None] | None = None,
+                 reporter: ErrantRecordReporter | None = None):
         self.topic = topic
         self.partition = partition
         self._settings = settings
@@ -163,6 +179,7 @@ class TopicPartitionWriter:
         self._naming = naming
         self._store = store
         self._tagger = tagger
+        self._reporter = reporter
         self._open: dict[str, _OpenFile] = {}  # insertion-ordered: committed in the order opened
         self._current_schemas: dict[str, object] = {}
         self._record_count = 0
@@ -171,6 +188,10 @@ class TopicPartitionWriter:
         self._current_timestamp: int | None = None
         self._base_timestamp: int | None = None
         self._rotation_deadline: int | None = None  # scheduled rotation of the open files
+        self._unsettled_from: int | None = None  # first record held (or discarded by abort) since the last commit
+        # When write() raises, the batches it had already committed (a rotation before the failing record):
+        # their objects are complete and belong in the manifest.
+        self.committed_before_failure: list[CommittedBatch] = []
         self._decoder = AvroDecoder()
         self._decisions: dict[tuple, SchemaDecision] = {}
 
@@ -184,27 +205,60 @@ class TopicPartitionWriter:
     def first_open_offset(self) -> int | None:
         return min((f.start_offset for f in self._open.values()), default=None)
 
+    @property
+    def unsettled_from(self) -> int | None:
+        """The first offset written to a file since the last commit, still open or discarded by ``abort``:
+        every record before it is either in a committed object or was skipped. None: all settled."""
+        return self._unsettled_from
+
     # ---- writing -------------------------------------------------------------------------------------
 
     def write(self, record: SinkRecord, now_ms: int) -> list[CommittedBatch]:
-        """Write one record; return the batches its processing committed (usually none)."""
+        """Write one record; return the batches its processing committed (usually none).
+
+        A record that cannot be written goes to the reporter, if any, after everything done for it is
+        undone (a rotation it triggered stays: its files were complete without it)."""
+        committed: list[CommittedBatch] = []
+        try:
+            try:
+                self._write(record, now_ms, committed)
+            except RecordError as error:
+                if self._reporter is None or not error.skippable:
+                    raise
+                self._reporter.report(record.raw, error)
+        except BaseException:
+            self.committed_before_failure = committed
+            raise
+        return committed
+
+    def _write(self, record: SinkRecord, now_ms: int, committed: list[CommittedBatch]) -> None:
         tombstone = record.value is None
         if tombstone and self._settings.null_behavior == "fail":
-            raise RecordError(record.topic, record.partition, record.offset, NULL_VALUE_FAIL)
+            raise RecordError(record.topic, record.partition, record.offset,
+                              NULL_VALUE_FAIL) from NullValueError(NULL_VALUE_FAIL)
         if tombstone and self._settings.null_behavior == "ignore":
-            return []
+            if self._reporter is not None and self._settings.report_null_values:
+                raise RecordError(record.topic, record.partition, record.offset,
+                                  NULL_VALUE_SKIPPED) from NullValueSkipped(NULL_VALUE_SKIPPED)
+            return
         self._check_views(record)
-        timestamp = self._extract_timestamp(record, now_ms)
-        encoded = self._encode_partition(record, now_ms)
-        committed = []
-        if self._must_rotate_before(encoded, record, timestamp, now_ms):
-            committed.append(self._commit_all())
-            if timestamp is not None:
-                self._base_timestamp = timestamp  # the record is processed again as the next file's first
-        self._append(encoded, record, now_ms)
+        # Before the record is written only the timestamps change (``_append`` undoes its own changes), so
+        # a failed record leaves the writer as it found it, or as the rotation it triggered left it.
+        timestamps = self._current_timestamp, self._base_timestamp
+        try:
+            timestamp = self._extract_timestamp(record, now_ms)
+            encoded = self._encode_partition(record, now_ms)
+            if self._must_rotate_before(encoded, record, timestamp, now_ms):
+                committed.append(self._commit_all())
+                timestamps = self._current_timestamp, None
+                if timestamp is not None:
+                    self._base_timestamp = timestamp  # the record is processed again as the next file's first
+            self._append(encoded, record, now_ms)
+        except RecordError:
+            self._current_timestamp, self._base_timestamp = timestamps
+            raise
         if self._record_count >= self._settings.flush_size:
             committed.append(self._commit_all())
-        return committed
 
     def flush_if_due(self, now_ms: int) -> list[CommittedBatch]:
         """Commit the open files if their scheduled rotation has passed (commitOnTimeIfNoData)."""
@@ -221,7 +275,7 @@ class TopicPartitionWriter:
             if self._formats.headers is not None:
                 HEADER_VIEW.data(record)
         except ViewError as exc:
-            raise RecordError(record.topic, record.partition, record.offset, str(exc)) from None
+            raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
 
     def _extract_timestamp(self, record: SinkRecord, now_ms: int) -> int | None:
         if self._extractor is None:
@@ -309,15 +363,31 @@ class TopicPartitionWriter:
         return self._settings.null_behavior == "write" and tombstone in (encoded, self._current_encoded)
 
     def _append(self, encoded: str, record: SinkRecord, now_ms: int) -> None:
+        had_schema = encoded in self._current_schemas
+        existed = encoded in self._open
+        try:
+            self._write_views(encoded, record, now_ms, existed)
+        except RecordError:
+            if not had_schema:
+                del self._current_schemas[encoded]
+            if not existed and encoded in self._open:
+                self._discard(encoded)  # opened for the failed record, so it holds nothing
+            raise
+
+    def _write_views(self, encoded: str, record: SinkRecord, now_ms: int, existed: bool) -> None:
         self._current_schemas.setdefault(encoded, _value_schema(record))
         record = self._projected(encoded, record)
         file = self._open.get(encoded) or self._open_file(encoded, record)
-        for view, _fmt, writer in file.writers:
+        for i, (view, _fmt, writer) in enumerate(file.writers):
             try:
                 writer.write(record)
             except Exception as exc:
+                # Skippable only if nothing of the record stays: a data error before any other view of an
+                # open file took it (a file opened for this record is discarded whole).
+                skippable = isinstance(exc, RecordDataError) and (i == 0 or not existed)
                 raise RecordError(record.topic, record.partition, record.offset,
-                                  f"Failed to write {view.name} of record to {file.base_key}: {exc}") from exc
+                                  f"Failed to write {view.name} of record to {file.base_key}: {exc}",
+                                  skippable=skippable) from exc
         file.end_offset = record.offset
         file.record_count += 1
         file.add_offset(record.offset)
@@ -330,6 +400,15 @@ class TopicPartitionWriter:
         self._record_count += 1
         self._last_written_offset = record.offset
         self._current_encoded = encoded
+        if self._unsettled_from is None:
+            self._unsettled_from = record.offset
+
+    def _discard(self, encoded: str) -> None:
+        for _view, _fmt, writer in self._open.pop(encoded).writers:
+            try:
+                writer.abort()
+            except Exception as exc:  # an unfinished multipart upload is invisible anyway
+                log.warning("Could not abort an empty object after a failed record: %s", exc)
 
     def _open_file(self, encoded: str, record: SinkRecord) -> _OpenFile:
         base = self._naming.object_key(self.topic, encoded, self.partition, record.offset, "")
@@ -365,6 +444,7 @@ class TopicPartitionWriter:
         self._record_count = 0
         self._base_timestamp = None
         self._rotation_deadline = None
+        self._unsettled_from = None
         return batch
 
     def _tag(self, key: str, file: _OpenFile) -> None:

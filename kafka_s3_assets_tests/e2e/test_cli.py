@@ -61,6 +61,39 @@ def test_export_failure_exits_non_zero_with_the_message(spark, kafka, bucket, wo
     assert f"export of {topic}/0 failed: Export of {topic}/0 failed: Record topic={topic} partition=0 offset=0" in err
 
 
+def test_export_with_a_dead_letter_queue_skips_the_bad_record_and_reports_it(spark, kafka, bucket, workdir, capsys):
+    topic = kafka.create_topic()
+    dlq = f"{topic}-dlq"
+    serializer = kafka.avro_serializer()
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    good = [serializer({"f1": v}, SerializationContext(topic, MessageField.VALUE)) for v in "abcd"]
+    kafka.produce(topic, good[:2] + [b"\x07not avro"] + good[2:], keys=[None, None, b"k", None, None],
+                  headers=[None, None, [("h", b"v")], None, None])
+    name = f"cli-dlq-{topic}"
+    config_path = workdir / "dlq.json"
+    config_path.write_text(json.dumps({"name": name, "config": connector_config(topic, bucket, **{
+        "name": name, "flush.size": "2", "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.context.headers.enable": "true"})}))
+
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
+    assert code == 0, err
+    [partition] = out["partitions"]
+    assert (partition["records"], partition["records_tolerated"]) == (4, 1)
+    assert (partition["start_offset"], partition["end_offset"], partition["next_offset"]) == (0, 4, 5)
+    assert partition["completeness_check_passed"] is True and len(partition["object_keys"]) == 2
+    [dead] = kafka.consume_all(dlq)
+    assert (dead.key(), dead.value()) == (b"k", b"\x07not avro")
+    headers = dead.headers()
+    assert headers[0] == ("h", b"v")
+    context = dict(headers[1:])
+    assert (context["__connect.errors.topic"], context["__connect.errors.offset"]) == (topic.encode(), b"2")
+    assert context["__connect.errors.connector.name"] == name.encode()
+    assert context["__connect.errors.stage"] == b"VALUE_CONVERTER"
+    assert context["__connect.errors.exception.message"] == (f"Failed to deserialize data for topic {topic} to "
+                                                             "Avro: Unknown magic byte!").encode()
+
+
 def test_invalid_config_exits_2_naming_every_bad_key(workdir, capsys):
     path = workdir / "bad.properties"
     path.write_text("name=x\ntopics=t\nflush.size=abc\nformat.class=io.confluent.connect.s3.format.avro.AvroFormat\n"

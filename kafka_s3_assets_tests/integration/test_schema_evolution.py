@@ -150,7 +150,7 @@ def _good_avro(kafka, topic):
 
 
 @pytest.mark.parametrize("kind, overrides, message", [
-    ("truncated avro datum", {}, "Failed to write value"),
+    ("truncated avro datum", {}, "Failed to deserialize data for topic"),
     ("json that does not parse", {"value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "false",
                                   "format.class": JSON_FORMAT},
      "Converting byte[] to Kafka Connect data failed due to serialization error"),

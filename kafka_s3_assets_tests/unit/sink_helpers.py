@@ -78,7 +78,8 @@ class _Writer:
         return getattr(self.inner, name)
 
 
-def writer_for(config: dict, store: InMemoryObjectStore | None = None, topic="s3_topic", partition=0):
+def writer_for(config: dict, store: InMemoryObjectStore | None = None, topic="s3_topic", partition=0,
+               reporter=None):
     cfg = validate_connector_config(config)
     store = store if store is not None else InMemoryObjectStore()
     formats = FileFormats(build_format(cfg, "format.class"),
@@ -86,7 +87,8 @@ def writer_for(config: dict, store: InMemoryObjectStore | None = None, topic="s3
                           build_format(cfg, "headers.format.class") if cfg["store.kafka.headers"] else None)
     writer = TopicPartitionWriter(topic, partition, settings=WriterSettings.from_config(cfg),
                                   partitioner=build_partitioner(cfg, AvroDecoder()), formats=formats,
-                                  naming=ObjectNaming.from_config(cfg), store=store, tagger=None)
+                                  naming=ObjectNaming.from_config(cfg), store=store, tagger=None,
+                                  reporter=reporter)
     return _Writer(writer), store
 
 

@@ -98,11 +98,11 @@ def test_gzip_with_json_is_accepted():
 
 
 def test_not_yet_supported_values_name_the_key_but_defaults_are_accepted():
-    problems = problems_of(base_config(**{"s3.wan.mode": "true", "errors.tolerance": "all"}))
+    problems = problems_of(base_config(**{"s3.wan.mode": "true", "s3.send.digest": "true"}))
     assert "not supported yet" in problems["s3.wan.mode"]
-    assert "not supported yet" in problems["errors.tolerance"]
-    config = validate_connector_config(base_config(**{"errors.tolerance": "none", "schema.compatibility": "NONE"}))
-    assert config["errors.tolerance"] == "none"
+    assert "not supported yet" in problems["s3.send.digest"]
+    config = validate_connector_config(base_config(**{"s3.wan.mode": "false", "schema.compatibility": "NONE"}))
+    assert config["s3.wan.mode"] is False
 
 
 def test_parquet_codecs_pyarrow_cannot_write_are_rejected_up_front():
@@ -220,3 +220,30 @@ def test_reading_back_does_not_need_a_kafka_endpoint():
     settings = resolve_settings(base_config(**{"value.converter.schema.registry.url": "http://r"}), {},
                                 need_kafka=False)
     assert settings.s3.bucket == "bucket"
+
+
+def test_error_handling_keys_are_supported_and_checked_as_connect_checks_them():
+    config = validate_connector_config(base_config(**{
+        "errors.tolerance": "all", "errors.log.enable": "true", "errors.log.include.messages": "true",
+        "errors.deadletterqueue.topic.name": "dlq", "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true", "report.null.values.to.dlq": "false",
+        "errors.retry.timeout": "600000", "errors.retry.delay.max.ms": "30000",
+        "producer.override.linger.ms": "50", "admin.override.request.timeout.ms": "9000"}))
+    assert config["errors.tolerance"] == "all" and config["errors.deadletterqueue.topic.name"] == "dlq"
+    assert config.producer_overrides == {"linger.ms": "50"}
+    assert config.admin_overrides == {"request.timeout.ms": "9000"}
+    # ConfigDef's ValidString is case-sensitive.
+    assert problems_of(base_config(**{"errors.tolerance": "ALL"}))["errors.tolerance"] == (
+        "Invalid value ALL for configuration errors.tolerance: String must be one of: none, all")
+
+
+def test_the_dlq_topic_may_not_be_one_of_the_exported_topics():
+    problems = problems_of(base_config(**{"topics": "a,b", "errors.deadletterqueue.topic.name": "b",
+                                          "errors.tolerance": "all"}))
+    assert problems["topics"] == ("The DLQ topic 'b' may not be included in the list of topics ('topics=[a, b]') "
+                                  "consumed by the connector")
+
+
+def test_a_dlq_topic_with_tolerance_none_is_valid_as_in_connect():
+    config = validate_connector_config(base_config(**{"errors.deadletterqueue.topic.name": "dlq"}))
+    assert config["errors.tolerance"] == "none"

@@ -38,3 +38,45 @@ def test_contiguity_accepts_tiling_and_reports_gaps_overlaps_and_stray_objects()
     stray = check_contiguity([manifest(0, 5, [obj(0, 7)])])
     assert stray.bad_objects and not stray.ok
     assert check_contiguity([]).ok and check_contiguity([]).manifests == 0
+
+
+def test_tolerated_offsets_round_trip_and_old_manifests_read_as_none_tolerated():
+    import json
+
+    from kafka_s3_assets.sink.manifest import ToleratedRange, manifest_for_batches
+    from kafka_s3_assets.sink.writer import CommittedBatch
+
+    tolerated = (ToleratedRange(3, 4, "VALUE_CONVERTER DataException: Unknown magic byte!"),
+                 ToleratedRange(7, 7, "TASK_PUT DataException: Key cannot be null"))
+    m = manifest_for_batches("c", "t", 0, 0, [CommittedBatch((obj(0, 2), obj(5, 6)), 6, 5)], 1, "run", tolerated, 7)
+    assert (m.start_offset, m.end_offset, m.record_count, m.tolerated_count) == (0, 7, 5, 3)
+    document = json.loads(m.to_json_bytes())
+    assert document["tolerated_count"] == 3
+    assert document["tolerated"][0] == {"start_offset": 3, "end_offset": 4,
+                                        "reason": "VALUE_CONVERTER DataException: Unknown magic byte!"}
+    assert Manifest.from_json_bytes(m.to_json_bytes()) == m
+    del document["tolerated"], document["tolerated_count"]
+    old = Manifest.from_json_bytes(json.dumps(document).encode())
+    assert old.tolerated == () and old.tolerated_count == 0
+    assert "tolerated" not in json.loads(manifest(0, 2, [obj(0, 2)]).to_json_bytes())
+    only_tolerated = manifest_for_batches("c", "t", 0, 8, [], 1, None, (ToleratedRange(8, 9, "r"),), 9)
+    assert (only_tolerated.start_offset, only_tolerated.end_offset, only_tolerated.objects) == (8, 9, ())
+
+
+def test_contiguity_counts_tolerated_offsets_and_rejects_ones_in_objects_or_outside_the_range():
+    from dataclasses import replace
+
+    from kafka_s3_assets.sink.manifest import ToleratedRange
+
+    def with_tolerated(m, *ranges):
+        return replace(m, tolerated=tuple(ToleratedRange(s, e, "r") for s, e in ranges))
+
+    ok = check_contiguity([with_tolerated(manifest(0, 5, [obj(0, 2), obj(5, 5)]), (3, 4)),
+                           with_tolerated(manifest(6, 7, []), (6, 7))])
+    assert ok.ok and ok.tolerated == 4 and ok.records == 4 and ok.next_offset == 8
+    in_object = check_contiguity([with_tolerated(manifest(0, 5, [obj(0, 5)]), (2, 2))])
+    assert not in_object.ok and "also in an object" in in_object.bad_objects[0]
+    outside = check_contiguity([with_tolerated(manifest(0, 5, [obj(0, 2)]), (5, 6))])
+    assert not outside.ok and "outside its range" in outside.bad_objects[0]
+    twice = check_contiguity([with_tolerated(manifest(0, 5, [obj(0, 1)]), (2, 3), (3, 4))])
+    assert not twice.ok and "tolerated twice" in twice.bad_objects[0]

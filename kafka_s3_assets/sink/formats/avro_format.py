@@ -14,6 +14,7 @@ import json
 import fastavro
 
 from ..converters import AvroDecoder, _strip_logical_types
+from ..errors import RecordDataError
 from ..records import AvroSchemaRef, SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, RecordView
@@ -38,29 +39,35 @@ class AvroRecordWriter:
         self._parsed_file_schema = None
 
     def write(self, record: SinkRecord) -> None:
-        data = self._view.data(record)
-        if data is None or data.schema is None:
-            raise ValueError(f"AvroFormat needs {self._view.name} with a schema (e.g. AvroConverter, "
-                             f"StringConverter); this record's {self._view.name} has none")
+        datum = self._datum(self._view.data(record))
         if self._encoder is None:
             # Opened lazily on the first record, whose schema becomes the file's schema.
-            self._file_schema = data.schema
-            self._encoder = AvroContainerEncoder(data.schema.header_schema_json, self._codec,
+            self._encoder = AvroContainerEncoder(self._file_schema.header_schema_json, self._codec,
                                                  sync_marker_for(self._output.key), self._output.write)
-        if (data.avro_datum is not None and isinstance(data.schema, AvroSchemaRef)
-                and isinstance(self._file_schema, AvroSchemaRef)
-                and data.schema.schema_id == self._file_schema.schema_id):
-            copier = self._copier(data.schema)
-            if copier is _COPY:
+        self._encoder.append(datum)
+
+    def _datum(self, data) -> bytes:
+        """The record's datum in the file's schema; fails (RecordDataError) before anything is kept."""
+        if data is None or data.schema is None:
+            raise RecordDataError(f"AvroFormat needs {self._view.name} with a schema (e.g. AvroConverter, "
+                                  f"StringConverter); this record's {self._view.name} has none")
+        if self._file_schema is None:
+            self._file_schema = data.schema
+        try:
+            if (data.avro_datum is not None and isinstance(data.schema, AvroSchemaRef)
+                    and isinstance(self._file_schema, AvroSchemaRef)
+                    and data.schema.schema_id == self._file_schema.schema_id):
+                copier = self._copier(data.schema)
+                if copier is not _COPY:
+                    return copier(data.avro_datum)  # reads the whole datum: validates it too
                 if self._validate:
                     # Parse (without re-encoding) so a truncated or corrupt datum fails here, naming its
                     # record, instead of producing an unreadable file.
                     self._decoder.decode(data)
-                self._encoder.append(data.avro_datum)  # the fast path: no re-encoding
-            else:
-                self._encoder.append(copier(data.avro_datum))  # reads the whole datum: validates it too
-        else:
-            self._encoder.append(self._encode(data))
+                return data.avro_datum  # the fast path: no re-encoding
+            return self._encode(data)
+        except Exception as exc:  # a datum or value that does not fit the schema: this record's fault
+            raise RecordDataError(str(exc) or type(exc).__name__) from exc
 
     def _copier(self, schema: AvroSchemaRef):
         copier = self._copiers.get(schema.schema_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..converters import AvroDecoder
+from ..errors import RecordDataError
 from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
@@ -25,7 +26,7 @@ _JAVA_CLASS = {dict: "java.util.HashMap", list: "java.util.ArrayList", str: "jav
                bool: "java.lang.Boolean", int: "java.lang.Long", float: "java.lang.Double"}
 
 
-class ByteArrayDataError(ValueError):
+class ByteArrayDataError(RecordDataError):
     """Data that is not bytes: the reference's DataException from ByteArrayConverter.fromConnectData."""
 
 
@@ -70,7 +71,10 @@ def raw_bytes(data: ConnectData | None, decoder: AvroDecoder, view_name: str) ->
     if schema_type is not None and schema_type != "BYTES":
         raise ByteArrayDataError(f"Invalid schema type for ByteArrayConverter: {schema_type} "
                                  f"(ByteArrayFormat writes {view_name} with a bytes schema or none)")
-    value = decoder.decode(data)
+    try:
+        value = decoder.decode(data)
+    except Exception as exc:  # a corrupt datum: this record's fault
+        raise RecordDataError(str(exc) or type(exc).__name__) from exc
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     if value is None:

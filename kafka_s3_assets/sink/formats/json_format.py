@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from ..converters import AvroDecoder
+from ..errors import RecordDataError
 from ..records import SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
@@ -45,15 +46,23 @@ class JsonRecordWriter:
         self._numeric_decimals = numeric_decimals
 
     def write(self, record: SinkRecord) -> None:
-        data = self._view.data(record)
-        value = None if data is None else self._decoder.decode(data)
-        if data is not None and isinstance(data.schema, HeaderSchema):
-            value = {"headers": value}  # the reference's header envelope
-        if self._numeric_decimals and isinstance(getattr(data, "schema", None), AvroSchemaRef):
-            line = dumps_with_decimals(to_json_compatible(mark_decimals(value, data.schema.writer_schema)))
-            self._emit(line.encode("utf-8") + LINE_SEPARATOR)
-        else:
-            self._emit(encode_json_value(value) + LINE_SEPARATOR)
+        self._emit(self._line(record))
+
+    def _line(self, record: SinkRecord) -> bytes:
+        """The record's line; fails (RecordDataError) before anything is written."""
+        try:
+            data = self._view.data(record)
+            value = None if data is None else self._decoder.decode(data)
+            if data is not None and isinstance(data.schema, HeaderSchema):
+                value = {"headers": value}  # the reference's header envelope
+            if self._numeric_decimals and isinstance(getattr(data, "schema", None), AvroSchemaRef):
+                line = dumps_with_decimals(to_json_compatible(mark_decimals(value, data.schema.writer_schema)))
+                return line.encode("utf-8") + LINE_SEPARATOR
+            return encode_json_value(value) + LINE_SEPARATOR
+        except RecordDataError:
+            raise
+        except Exception as exc:  # a datum that does not decode, a value JSON cannot hold: this record's fault
+            raise RecordDataError(str(exc) or type(exc).__name__) from exc
 
     def _emit(self, data: bytes) -> None:
         data = self._compressor.compress(data)

@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..converters import AvroDecoder, _strip_logical_types
+from ..errors import RecordDataError
 from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
@@ -409,14 +410,17 @@ class ParquetRecordWriter:
     def write(self, record: SinkRecord) -> None:
         data = self._view.data(record)
         if data is None:
-            raise ValueError(f"ParquetFormat cannot write a null {self._view.name}")
+            raise RecordDataError(f"ParquetFormat cannot write a null {self._view.name}")
+        try:
+            row = self._row(data)
+        except RecordDataError:
+            raise
+        except Exception as exc:  # a value Parquet cannot hold in this file: this record's fault
+            raise RecordDataError(str(exc) or type(exc).__name__) from exc
         if self._writer is None:
-            self._open(data)
-        value = self._decoder.decode(data)
-        if data.schema != self._file_schema:
-            self._check(value, data)
-        row = row_of(value, data, self._view.name)
-        self._rows.append(row if self._row_convert is None else self._row_convert(row))
+            self._writer = pq.ParquetWriter(self._file, self._arrow_schema, compression=self._codec.pyarrow_name,
+                                            use_dictionary=True, data_page_size=PAGE_SIZE)
+        self._rows.append(row)
         self._rows_bytes += _estimated_size(data)
         self._last_offset = record.offset
         if len(self._rows) >= self._policy.batch_rows or self._rows_bytes >= self._policy.batch_record_bytes:
@@ -424,15 +428,24 @@ class ParquetRecordWriter:
         if self._batches_bytes >= self._policy.row_group_bytes or self._batches_rows >= self._policy.row_group_rows:
             self._write_row_group()
 
-    def _open(self, data: ConnectData) -> None:
-        # Opened on the first record, whose schema becomes the file's schema (as the reference).
-        self._file_avro_schema = row_schema(data, self._view.name)
-        root = AvroToArrow().node(self._file_avro_schema)
+    def _row(self, data: ConnectData) -> Any:
+        """The record's row, checked against the file's schema; nothing is kept if it fails."""
+        if self._file_schema is None:
+            self._schema_from(data)
+        value = self._decoder.decode(data)
+        if data.schema != self._file_schema:
+            self._check(value, data)
+        row = row_of(value, data, self._view.name)
+        return row if self._row_convert is None else self._row_convert(row)
+
+    def _schema_from(self, data: ConnectData) -> None:
+        # Taken from the first record, whose schema becomes the file's schema (as the reference).
+        file_avro_schema = row_schema(data, self._view.name)
+        root = AvroToArrow().node(file_avro_schema)
         self._arrow_schema = pa.schema(list(root.type))
+        self._file_avro_schema = file_avro_schema
         self._row_convert = root.convert
         self._file_schema = data.schema
-        self._writer = pq.ParquetWriter(self._file, self._arrow_schema, compression=self._codec.pyarrow_name,
-                                        use_dictionary=True, data_page_size=PAGE_SIZE)
 
     def _check(self, value: Any, data: ConnectData) -> None:
         """A record whose schema is not the file's (e.g. projected under schema.compatibility) must fit
