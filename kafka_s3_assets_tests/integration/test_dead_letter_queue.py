@@ -209,7 +209,7 @@ def export(config: dict, topic: str):
 
 def manifests(s3_client, bucket) -> list[Manifest]:
     return [Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=k)["Body"].read())
-            for k in list_keys(s3_client, bucket, "_kafka_s3_assets/")]
+            for k in list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=")]
 
 
 def store_and_config(config: dict):

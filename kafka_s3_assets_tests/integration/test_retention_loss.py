@@ -43,7 +43,7 @@ def values(start, stop):
 
 
 def manifests(s3_client, bucket):
-    keys = list_keys(s3_client, bucket, "_kafka_s3_assets/")
+    keys = list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=")
     return [Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=k)["Body"].read()) for k in keys]
 
 
