@@ -13,6 +13,7 @@ from ..export.partition_export import PartitionExportRequest, PartitionExportRes
 from ..export.plan import plan_partitions
 from ..export.retention_loss import LostRange, describe_lost, lost_before_log_start
 from ..sink.manifest import ManifestLayout
+from ..sink.naming import ObjectNaming
 from ..sink.secrets import scrub
 from ..spark.job import run_exports
 from .connectors import ConnectorSpec, safe_name
@@ -129,15 +130,16 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
             context.log.warning(describe_lost(topic, partition, [LostRange(*r) for r in result.lost_ranges]))
         with scrubbed_failures(settings.secrets()):
             store = S3ObjectStore(settings.s3.client(), settings.s3)
-            report = check_partition(store, ManifestLayout.from_config(settings.sink_config()), topic, partition,
-                                     low_watermark=plan.low_watermark)
+            sink_config = settings.sink_config()
+            report = check_partition(store, ManifestLayout.from_config(sink_config), topic, partition,
+                                     low_watermark=plan.low_watermark, naming=ObjectNaming.from_config(sink_config))
         check = dg.AssetCheckResult(
             check_name=COMPLETENESS_CHECK, passed=report.passed, description=report.describe(),
             metadata={"manifests": report.contiguity.manifests, "objects": report.objects_listed,
                       "records": report.contiguity.records, "tolerated": report.contiguity.tolerated,
                       "first_offset": report.contiguity.first_offset if report.contiguity.first_offset is not None else -1,
                       "next_offset": report.contiguity.next_offset if report.contiguity.next_offset is not None else -1,
-                      "lost_offsets": report.offsets_lost,
+                      "lost_offsets": report.offsets_lost, "unlisted_objects": len(report.unlisted_objects),
                       "lost_ranges": dg.MetadataValue.json([r.to_json() for r in report.lost_ranges])},
         )
         return dg.MaterializeResult(metadata=materialization_metadata(result, settings.s3.bucket), check_results=[check])

@@ -1,7 +1,12 @@
 """The completeness check: manifests contiguous from the first exported offset, every object they list
-present in S3 with its recorded size, and no offset deleted by the broker (retention) before it was
-exported: neither a range a manifest recorded as lost, nor one between the last manifest and the
-partition's current log start offset (found by the driver's fetch probe, not yet recorded)."""
+present in S3 with its recorded size, no object of the topic-partition beside them that no manifest
+lists (a duplicate to anyone reading the directory), and no offset deleted by the broker (retention)
+before it was exported: neither a range a manifest recorded as lost, nor one between the last manifest
+and the partition's current log start offset (found by the driver's fetch probe, not yet recorded).
+
+Unlisted objects are looked for in the directories the listed objects live in, which the check lists
+anyway; an object a failed export left in a directory of its own is removed by the next export
+(``orphans``) but not seen here."""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from dataclasses import dataclass, field
 
 from ..clients.s3 import S3ObjectStore
 from ..sink.manifest import ContiguityReport, Manifest, ManifestLayout, check_contiguity
+from ..sink.naming import ObjectNaming
+from .orphans import object_start_offset
 from .retention_loss import LostRange, lost_before_log_start
 
 
@@ -19,10 +26,12 @@ class CompletenessReport:
     missing_objects: tuple[str, ...]
     size_mismatches: tuple[str, ...]
     lost_ranges: tuple[LostRange, ...] = field(default=())  # deleted by retention before export
+    unlisted_objects: tuple[str, ...] = field(default=())  # of this topic-partition, in no manifest
 
     @property
     def passed(self) -> bool:
-        return self.contiguity.ok and not self.missing_objects and not self.size_mismatches and not self.lost_ranges
+        return (self.contiguity.ok and not self.missing_objects and not self.size_mismatches and not self.lost_ranges
+                and not self.unlisted_objects)
 
     @property
     def offsets_lost(self) -> int:
@@ -44,6 +53,8 @@ class CompletenessReport:
         problems += list(self.contiguity.bad_objects)
         problems += [f"missing object: {k}" for k in self.missing_objects]
         problems += list(self.size_mismatches)
+        problems += [f"object in no manifest (left by a failed export; the next export removes it): {k}"
+                     for k in self.unlisted_objects]
         if self.lost_ranges:
             problems.append(f"{self.offsets_lost} offset(s) deleted by the broker (retention) before they were "
                             f"exported: " + ", ".join(r.describe() for r in self.lost_ranges))
@@ -67,8 +78,9 @@ def lost_ranges(manifests: list[Manifest], low_watermark: int | None) -> tuple[L
 
 
 def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
-                    low_watermark: int | None = None) -> CompletenessReport:
-    """``low_watermark``: the partition's log start offset from a fetch response, if the caller has it."""
+                    low_watermark: int | None = None, naming: ObjectNaming | None = None) -> CompletenessReport:
+    """``low_watermark``: the partition's log start offset from a fetch response, if the caller has it;
+    ``naming``: how the connector names objects, to recognise unlisted ones of this topic-partition."""
     manifests = load_manifests(store, layout, topic, partition)
     listed = {o.key: o.size for m in manifests for o in m.objects}
     # One listing per directory the objects live in, rather than a HEAD per object.
@@ -78,5 +90,7 @@ def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, pa
     missing = tuple(sorted(k for k in listed if k not in present))
     mismatched = tuple(f"size mismatch: {k} is {present[k]} bytes, manifest says {size}"
                        for k, size in sorted(listed.items()) if k in present and present[k] != size)
+    unlisted = () if naming is None else tuple(sorted(
+        k for k in present if k not in listed and object_start_offset(naming, k, topic, partition) is not None))
     return CompletenessReport(check_contiguity(manifests), len(listed), missing, mismatched,
-                              lost_ranges(manifests, low_watermark))
+                              lost_ranges(manifests, low_watermark), unlisted)

@@ -7,9 +7,12 @@ import fastavro
 import pytest
 
 from kafka_s3_assets.clients.kafka import committed_offset
+from kafka_s3_assets.clients.s3 import S3ObjectStore
+from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest
+from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
+from kafka_s3_assets.sink.naming import ObjectNaming
 
 from ..conftest import connector_config, list_keys
 
@@ -203,3 +206,23 @@ def test_transaction_markers_leave_offset_gaps_that_the_export_steps_over(kafka,
     assert [(o.start_offset, o.end_offset) for o in manifest.objects] == [(0, 1), (3, 4), (6, 7)]
     again = export(connector_config(topic, bucket, **{"flush.size": "2"}), topic)
     assert again.status == "up_to_date" and again.next_offset == 8 and again.records_read == 0
+
+
+def test_the_completeness_check_flags_objects_of_the_partition_that_no_manifest_lists(kafka, s3_client, bucket):
+    topic = kafka.create_topic("unlisted")
+    config = connector_config(topic, bucket)
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(3)])
+    assert export(config, topic).status == "exported"
+    settings = resolve_settings(config)
+    store = S3ObjectStore(settings.s3.client(), settings.s3)
+    sink_config = settings.sink_config()
+    layout, naming = ManifestLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
+    assert check_partition(store, layout, topic, 0, naming=naming).passed
+
+    directory = f"topics/{topic}/partition=0/"
+    s3_client.put_object(Bucket=bucket, Key=f"{directory}{topic}+0+0000000003.avro", Body=b"left by a dead export")
+    s3_client.put_object(Bucket=bucket, Key=f"{directory}{topic}+1+0000000000.avro", Body=b"another partition's")
+    report = check_partition(store, layout, topic, 0, naming=naming)
+
+    assert not report.passed and report.unlisted_objects == (f"{directory}{topic}+0+0000000003.avro",)
+    assert f"object in no manifest (left by a failed export; the next export removes it): {directory}" in report.describe()
