@@ -323,40 +323,27 @@ class S3ObjectStore:
             Bucket=self.bucket, Key=key, **self.settings.customer_key_args())["Body"].read())
 
     def head_size(self, key: str) -> int | None:
-        request = f"HeadObject of {self._url(key)}"
-        try:
-            response = self.retrier.call(request, lambda: self.client.head_object(Bucket=self.bucket, Key=key))
-        except ClientError as exc:
-            if http_status(exc) == 404:
-                return None
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
-        except BotoCoreError as exc:
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
-        return int(response["ContentLength"])
+        response = _answered(self.retrier, f"HeadObject of {self._url(key)}",
+                             lambda: self.client.head_object(Bucket=self.bucket, Key=key), absent=("404",))
+        return None if response is _ABSENT else int(response["ContentLength"])
 
     def get_with_etag(self, key: str) -> tuple[bytes, str] | None:
         """The object's bytes and ETag, or None when there is no such object."""
-        request = f"GetObject of {self._url(key)}"
 
         def get():
             response = self.client.get_object(Bucket=self.bucket, Key=key)
             return response["Body"].read(), response["ETag"]
 
-        try:
-            return self.retrier.call(request, get)
-        except ClientError as exc:
-            if http_status(exc) == 404 or error_code(exc) in ("NoSuchKey", "404"):
-                return None
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
-        except BotoCoreError as exc:
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        found = _answered(self.retrier, f"GetObject of {self._url(key)}", get, absent=("NoSuchKey", "404"))
+        return None if found is _ABSENT else found
 
     def put_conditionally(self, key: str, body: bytes, *, if_match: str | None = None) -> str:
         """Create ``key`` (If-None-Match: *) or, with ``if_match``, replace it only while its ETag is
         still ``if_match``. Returns the new ETag; raises ConditionFailedError when the condition fails.
 
-        As for manifests, a condition failing on a retry may mean our own lost-answer attempt wrote the
-        object: the stored bytes decide."""
+        A condition (412) is never retried. But when an earlier attempt failed without an answer, it may
+        have written ``body`` itself: a failed condition on a retry is then checked against the stored
+        bytes, so a lost answer does not turn our own write into "someone else's"."""
         condition = {"IfMatch": if_match} if if_match else {"IfNoneMatch": "*"}
         request = f"PutObject ({'If-Match' if if_match else 'If-None-Match: *'}) of {self._url(key)}"
         attempts = 0
@@ -368,33 +355,24 @@ class S3ObjectStore:
                                           **condition)
 
         try:
-            return self.retrier.call(request, put)["ETag"]
-        except ClientError as exc:
-            gone = if_match is not None and (http_status(exc) == 404 or error_code(exc) == "NoSuchKey")
-            if gone or _is_condition_failure(exc):
-                if attempts > 1:
-                    stored = self.get_with_etag(key)
-                    if stored is not None and stored[0] == body:
-                        return stored[1]
-                raise ConditionFailedError(f"{request}: the object changed (HTTP {http_status(exc)})") from None
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
-        except BotoCoreError as exc:
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+            # With If-Match, an object that is gone has changed too.
+            response = _answered(self.retrier, request, put, absent=("NoSuchKey",) if if_match else ())
+            if response is not _ABSENT:
+                return response["ETag"]
+            failure = ConditionFailedError(f"{request}: the object is gone")
+        except ConditionFailedError as exc:
+            failure = exc
+        if attempts > 1:
+            stored = self.get_with_etag(key)
+            if stored is not None and stored[0] == body:
+                return stored[1]
+        raise failure
 
     def delete(self, key: str, *, if_match: str | None = None) -> None:
         """Delete ``key`` (only while its ETag is ``if_match``, when given). A missing key is fine."""
-        request = f"DeleteObject of {self._url(key)}"
         condition = {"IfMatch": if_match} if if_match else {}
-        try:
-            self.retrier.call(request, lambda: self.client.delete_object(Bucket=self.bucket, Key=key, **condition))
-        except ClientError as exc:
-            if http_status(exc) == 404 or error_code(exc) == "NoSuchKey":
-                return
-            if _is_condition_failure(exc):
-                raise ConditionFailedError(f"{request}: the object changed (HTTP {http_status(exc)})") from None
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
-        except BotoCoreError as exc:
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        _answered(self.retrier, f"DeleteObject of {self._url(key)}",
+                  lambda: self.client.delete_object(Bucket=self.bucket, Key=key, **condition), absent=("NoSuchKey",))
 
     def list_uploads(self, prefix: str) -> list[tuple[str, str]]:
         """(key, upload id) of the multipart uploads in progress under ``prefix``."""
@@ -409,51 +387,37 @@ class S3ObjectStore:
             args = {**args, "KeyMarker": page["NextKeyMarker"], "UploadIdMarker": page["NextUploadIdMarker"]}
 
     def abort_upload(self, key: str, upload_id: str) -> None:
-        request = f"AbortMultipartUpload of {self._url(key)}"
-        try:
-            self.retrier.call(request, lambda: self.client.abort_multipart_upload(
-                Bucket=self.bucket, Key=key, UploadId=upload_id))
-        except ClientError as exc:
-            if http_status(exc) == 404 or error_code(exc) == "NoSuchUpload":
-                return
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
-        except BotoCoreError as exc:
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+        """Abort an upload in progress; one already gone is fine."""
+        _answered(self.retrier, f"AbortMultipartUpload of {self._url(key)}", lambda: self.client.abort_multipart_upload(
+            Bucket=self.bucket, Key=key, UploadId=upload_id), absent=("NoSuchUpload",))
 
     def put_if_absent(self, key: str, body: bytes) -> None:
-        """Create ``key`` only if nothing is there (If-None-Match: *). Raises ManifestConflictError.
-
-        A conflict (412) is never retried. But when an earlier attempt failed without an answer, it
-        may have written ``body`` itself: a conflict is then checked against the stored bytes, so a
-        lost answer does not turn our own manifest into "another writer's".
-        """
-        request = f"PutObject (If-None-Match: *) of {self._url(key)}"
-        attempts = 0
-
-        def put():
-            nonlocal attempts
-            attempts += 1
-            return self.client.put_object(Bucket=self.bucket, Key=key, Body=body, IfNoneMatch="*",
-                                          ContentType="application/json")
-
+        """Create a manifest at ``key`` only if nothing is there (If-None-Match: *). Raises
+        ManifestConflictError when another writer's manifest is there (see ``put_conditionally``)."""
         try:
-            self.retrier.call(request, put)
-        except ClientError as exc:
-            if _is_condition_failure(exc):
-                if attempts > 1 and self._holds(key, body):
-                    return
-                raise ManifestConflictError(
-                    f"s3://{self.bucket}/{key} already exists: another export of this topic-partition committed "
-                    f"first; this run's objects were not recorded") from None
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
-        except BotoCoreError as exc:
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+            self.put_conditionally(key, body)
+        except ConditionFailedError:
+            raise ManifestConflictError(
+                f"s3://{self.bucket}/{key} already exists: another export of this topic-partition committed "
+                f"first; this run's objects were not recorded") from None
 
-    def _holds(self, key: str, body: bytes) -> bool:
-        try:
-            return self.get(key) == body
-        except S3Error:
-            return False
+_ABSENT = object()  # what _answered returns when S3 says there is no such object or upload
+
+
+def _answered(retrier: Retrier, request: str, fn: Callable[[], T], *, absent: tuple[str, ...] = ()) -> T:
+    """``fn()`` under the retry policy, S3's answers translated: with ``absent`` error codes given, a 404
+    or one of them is ``_ABSENT``; a failed condition is ConditionFailedError; anything else an S3Error
+    naming the request (an exhausted retry already is one)."""
+    try:
+        return retrier.call(request, fn)
+    except ClientError as exc:
+        if absent and (http_status(exc) == 404 or error_code(exc) in absent):
+            return _ABSENT
+        if _is_condition_failure(exc):
+            raise ConditionFailedError(f"{request}: the object changed (HTTP {http_status(exc)})") from None
+        raise S3Error(f"{request} failed: {describe(exc)}") from exc
+    except BotoCoreError as exc:
+        raise S3Error(f"{request} failed: {describe(exc)}") from exc
 
 
 def _is_condition_failure(exc: ClientError) -> bool:

@@ -256,6 +256,7 @@ class StubClient:
         self._call("put_object")
         if not landed:
             raise client_error(412, "PreconditionFailed")
+        return {"ETag": f'"{hash(kw["Body"])}"'}  # as S3 answers every PutObject
 
     def head_object(self, **kw):
         self._call("head_object")
@@ -268,7 +269,7 @@ class StubClient:
             def read(_self):
                 return self.objects[kw["Key"]]
 
-        return {"Body": Body()}
+        return {"Body": Body(), "ETag": f'"{hash(self.objects[kw["Key"]])}"'}
 
 
 def output(client: StubClient, attempts: int = 2) -> MultipartOutput:
