@@ -322,6 +322,12 @@ class S3ObjectStore:
         return _request(self.retrier, f"GetObject of {self._url(key)}", lambda: self.client.get_object(
             Bucket=self.bucket, Key=key, **self.settings.customer_key_args())["Body"].read())
 
+    def get_metadata(self, key: str) -> bytes:
+        """One of the project's own JSON objects (a manifest). They are written without the customer key
+        (SSE-C), and S3 refuses a GET that sends SSE-C parameters for an object not encrypted with them."""
+        return _request(self.retrier, f"GetObject of {self._url(key)}",
+                        lambda: self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+
     def head_size(self, key: str) -> int | None:
         response = _answered(self.retrier, f"HeadObject of {self._url(key)}",
                              lambda: self.client.head_object(Bucket=self.bucket, Key=key), absent=("404",))

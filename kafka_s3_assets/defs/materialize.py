@@ -121,7 +121,7 @@ def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, k
         checks = result.get_asset_check_evaluations()
         object_keys = []
         for manifest_key in md.get("manifests") or []:
-            object_keys.extend(o.key for o in Manifest.from_json_bytes(store.get(manifest_key)).objects)
+            object_keys.extend(o.key for o in Manifest.from_json_bytes(store.get_metadata(manifest_key)).objects)
         outcomes.append(PartitionOutcome(
             key, True, status=md["status"],
             start_offset=md["start_offset"] if md["start_offset"] >= 0 else None,

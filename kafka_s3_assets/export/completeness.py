@@ -63,7 +63,7 @@ class CompletenessReport:
 
 def load_manifests(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> list[Manifest]:
     keys = [k for k in store.list_keys(layout.partition_prefix(topic, partition)) if k.endswith(".json")]
-    return [Manifest.from_json_bytes(store.get(k)) for k in keys]
+    return [Manifest.from_json_bytes(store.get_metadata(k)) for k in keys]
 
 
 def lost_ranges(manifests: list[Manifest], low_watermark: int | None) -> tuple[LostRange, ...]:

@@ -154,7 +154,7 @@ class ManifestCommitter:
 def last_manifest(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> Manifest | None:
     keys = store.list_keys(layout.partition_prefix(topic, partition))
     keys = [k for k in keys if k.endswith(".json")]
-    return Manifest.from_json_bytes(store.get(keys[-1])) if keys else None
+    return Manifest.from_json_bytes(store.get_metadata(keys[-1])) if keys else None
 
 
 def resume_offset(request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout, group: str) -> int:

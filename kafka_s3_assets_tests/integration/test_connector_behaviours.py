@@ -284,6 +284,13 @@ def test_customer_key_encryption_is_sent_on_every_write_and_part(devstack, bucke
     assert len(writes) == 4 and all(h.get("x-amz-server-side-encryption-customer-algorithm") == "AES256" for h in writes)
     assert all(h.get("x-amz-server-side-encryption-customer-key-MD5") == md5 for h in writes)
     assert key_b64 not in repr(settings)
+    # Data is read with the key; manifests, written without it, are read without it (S3 would refuse).
+    store.put_if_absent("manifest.json", b"{}")
+    sent.clear()
+    assert store.get("small.bin") == b"x" and store.get_metadata("manifest.json") == b"{}"
+    [data_read, manifest_read] = [h for method, _url, h in sent if method == "GET"]
+    assert data_read.get("x-amz-server-side-encryption-customer-algorithm") == "AES256"
+    assert "x-amz-server-side-encryption-customer-algorithm" not in manifest_read
 
 
 def test_canned_acl_is_applied(kafka, s3_client, bucket):
