@@ -2,17 +2,57 @@
 
 ``python -m kafka_s3_assets_tests.faults.export_process`` reads a JSON request on stdin
 (``config``, ``topic``, ``partition``, optional ``end_offset`` and ``clock_ms``, a fixed wall-clock
-time) and prints the export's result as JSON. The environment decides where it crashes
-(``KAFKA_S3_ASSETS_CRASH_AT``, see ``kafka_s3_assets.crash_points``).
+time) and prints the export's result as JSON. The environment decides where it crashes or pauses
+(``KAFKA_S3_ASSETS_CRASH_AT``, ``KAFKA_S3_ASSETS_PAUSE_FILE``, see ``kafka_s3_assets.crash_points``).
+The tests start it with :func:`spawn` or :func:`spawn_paused` and collect it with :func:`finish`.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
+from kafka_s3_assets.crash_points import CRASH_AT_ENV, PAUSE_FILE_ENV
 from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def spawn(config: dict, topic: str, *, clock_ms: int | None = None, env: dict | None = None) -> subprocess.Popen:
+    """Start one export of ``topic``/0 in a process of its own."""
+    process = subprocess.Popen([sys.executable, "-m", __name__], cwd=PROJECT_ROOT, text=True,
+                               env={**os.environ, **(env or {})},
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdin.write(json.dumps({"config": config, "topic": topic, "clock_ms": clock_ms}))
+    process.stdin.close()
+    return process
+
+
+def spawn_paused(config: dict, topic: str, point: str, pause: Path, *, clock_ms: int | None = None
+                 ) -> subprocess.Popen:
+    """Start an export that pauses at ``point`` until ``pause`` is removed; return once it has paused."""
+    pause.touch()
+    process = spawn(config, topic, clock_ms=clock_ms, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)})
+    reached = Path(str(pause) + ".reached")
+    while not reached.exists():  # the export says it paused: an event, not a guess at a duration
+        try:
+            process.wait(timeout=0.02)
+            raise AssertionError(f"the export ended before pausing: {finish(process)}")
+        except subprocess.TimeoutExpired:
+            pass
+    return process
+
+
+def finish(process: subprocess.Popen) -> tuple[int, dict | None, str]:
+    """Exit code, result (None when the process died before printing one) and stderr of an export."""
+    out = process.stdout.read()
+    err = process.stderr.read()
+    code = process.wait(timeout=300)
+    return code, (json.loads(out) if out.strip() else None), err
 
 
 def main() -> int:

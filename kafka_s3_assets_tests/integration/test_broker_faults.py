@@ -8,30 +8,24 @@ killed and restarted while an export, in a process of its own, is paused after r
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_s3_assets.clients.kafka import committed_offset
-from kafka_s3_assets.crash_points import CRASH_AT_ENV, PAUSE_FILE_ENV
 from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
 
 from ..conftest import connector_config, list_keys
+from ..faults.export_process import finish, spawn_paused
 from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, exactly_once_counts
 from ..faults.broker import RestartableBroker
 from ..faults.http_fault_proxy import HttpFaultProxy
 
 pytestmark = pytest.mark.integration
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 RECORDS = 10  # flush.size 3: objects at 0, 3 and 6; offset 9 waits for more
 
 
@@ -75,44 +69,19 @@ def reference(broker, topic, s3_client) -> BucketState:
     return state
 
 
-def start_paused_export(config: dict, topic: str, pause: Path, after_records: int) -> subprocess.Popen:
-    pause.touch()
-    process = subprocess.Popen([sys.executable, "-m", "kafka_s3_assets_tests.faults.export_process"],
-                               cwd=PROJECT_ROOT, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE,
-                               env={**os.environ, CRASH_AT_ENV: f"record_read:{after_records}",
-                                    PAUSE_FILE_ENV: str(pause)})
-    process.stdin.write(json.dumps({"config": config, "topic": topic}))
-    process.stdin.close()
-    reached = Path(str(pause) + ".reached")
-    while not reached.exists():  # the export says it paused: an event, not a guess at a duration
-        try:
-            process.wait(timeout=0.02)
-            raise AssertionError(f"the export ended before pausing: {process.stderr.read()}")
-        except subprocess.TimeoutExpired:
-            pass
-    return process
-
-
-def finish(process: subprocess.Popen) -> tuple[int, dict]:
-    out, err = process.stdout.read(), process.stderr.read()
-    code = process.wait(timeout=300)
-    assert out.strip(), err
-    return code, json.loads(out)
-
-
 def test_a_broker_restart_in_the_middle_of_a_read_is_ridden_out(broker, topic, reference, s3_client, bucket,
                                                                  tmp_path):
     config = config_for(broker, topic, bucket)
     pause = tmp_path / "pause"
-    export = start_paused_export(config, topic, pause, after_records=5)
+    export = spawn_paused(config, topic, "record_read:5", pause)
     try:
         broker.kill()
         broker.start()
     finally:
         pause.unlink()
 
-    code, result = finish(export)
+    code, result, err = finish(export)
+    assert result is not None, err
 
     assert code == 0 and result["status"] == "exported", result["error"]
     assert exactly_once_counts(s3_client, bucket, range(9)) == ExactlyOnceCounts(0, 0, 0)
@@ -124,16 +93,17 @@ def test_a_broker_gone_longer_than_the_timeout_fails_the_run_cleanly_and_a_rerun
         broker, topic, reference, s3_client, bucket, tmp_path):
     config = config_for(broker, topic, bucket)
     pause = tmp_path / "pause"
-    export = start_paused_export(config, topic, pause, after_records=5)
+    export = spawn_paused(config, topic, "record_read:5", pause)
     try:
         broker.kill()
     finally:
         pause.unlink()
     try:
-        code, failed = finish(export)
+        code, failed, err = finish(export)
     finally:
         broker.start()
 
+    assert failed is not None, err
     assert code == 1 and failed["status"] == "failed"
     assert failed["error_type"] == "KafkaReadError" and f"{topic}/0" in failed["error"]
     after_failure = bucket_state(s3_client, bucket)

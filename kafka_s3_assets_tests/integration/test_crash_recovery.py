@@ -20,10 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -32,11 +29,11 @@ from kafka_s3_assets.crash_points import CRASH_AT_ENV
 from kafka_s3_assets.export.settings import resolve_settings
 
 from ..conftest import connector_config
+from ..faults.export_process import finish, spawn, spawn_paused
 from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, exactly_once_counts
 
 pytestmark = pytest.mark.integration
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 FMT = "io.confluent.connect.s3.format."
 PART = "io.confluent.connect.storage.partitioner."
 HOUR = 3_600_000
@@ -103,26 +100,6 @@ def topics(kafka) -> dict[str, str]:
     return made
 
 
-def run_export(config: dict, topic: str, clock_ms: int, env_extra: dict | None = None,
-               wait: bool = True) -> subprocess.Popen | tuple[int, dict | None, str]:
-    request = json.dumps({"config": config, "topic": topic, "clock_ms": clock_ms})
-    process = subprocess.Popen([sys.executable, "-m", "kafka_s3_assets_tests.faults.export_process"],
-                               cwd=PROJECT_ROOT, env={**os.environ, **(env_extra or {})}, text=True,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    process.stdin.write(request)
-    process.stdin.close()
-    if not wait:
-        return process
-    return finish(process)
-
-
-def finish(process: subprocess.Popen) -> tuple[int, dict | None, str]:
-    out = process.stdout.read()
-    err = process.stderr.read()
-    code = process.wait(timeout=300)
-    return code, (json.loads(out) if out.strip() else None), err
-
-
 def config_for(scenario: str, topic: str, bucket: str, name: str) -> dict:
     return connector_config(topic, bucket, name=name, **SCENARIOS[scenario].overrides)
 
@@ -137,7 +114,7 @@ def references(topics, s3_client) -> dict[str, tuple[BucketState, int]]:
         s3_client.create_bucket(Bucket=bucket)
         name = f"ref-{uuid.uuid4().hex[:8]}"
         config = config_for(scenario, topic, bucket, name)
-        code, result, err = run_export(config, topic, CRASH_CLOCK)
+        code, result, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK))
         assert code == 0 and result["status"] == "exported", err
         state = bucket_state(s3_client, bucket)
         assert state.objects and not state.holds and state.open_uploads == 0
@@ -166,7 +143,7 @@ def test_a_crash_at_any_step_then_a_rerun_leaves_exactly_the_uninterrupted_resul
     name = f"crash-{uuid.uuid4().hex[:8]}"
     config = config_for(scenario, topic, bucket, name)
 
-    code, _result, err = run_export(config, topic, CRASH_CLOCK, {CRASH_AT_ENV: point})
+    code, _result, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK, env={CRASH_AT_ENV: point}))
     assert code == -9, f"the export did not reach {point}: exit {code}\n{err}"
     crashed = bucket_state(s3_client, bucket)
     assert crashed.holds, "a killed export leaves its hold"
@@ -174,7 +151,7 @@ def test_a_crash_at_any_step_then_a_rerun_leaves_exactly_the_uninterrupted_resul
         listed = {k for m in crashed.manifests for k in m[2]}
         assert set(crashed.objects) - listed, "the crash left objects no manifest lists"
 
-    code, rerun, err = run_export(config, topic, SCENARIOS[scenario].rerun_clock)
+    code, rerun, err = finish(spawn(config, topic, clock_ms=SCENARIOS[scenario].rerun_clock))
 
     assert code == 0, err
     assert rerun["status"] in ("exported", "up_to_date"), rerun["error"]
@@ -195,14 +172,11 @@ def test_two_exports_at_once_exactly_one_commits_and_the_other_leaves_nothing(
     topic = topics[scenario]
     config = config_for(scenario, topic, bucket, f"twice-{uuid.uuid4().hex[:8]}")
     pause = tmp_path / "pause"
-    pause.touch()
-    first = run_export(config, topic, CRASH_CLOCK, {CRASH_AT_ENV: "before_manifest",
-                                                     "KAFKA_S3_ASSETS_PAUSE_FILE": str(pause)}, wait=False)
+    first = spawn_paused(config, topic, "before_manifest", pause, clock_ms=CRASH_CLOCK)
     try:
-        wait_for_file(Path(str(pause) + ".reached"), first)
         during = bucket_state(s3_client, bucket)
 
-        code, second, err = run_export(config, topic, CRASH_CLOCK)  # the same time: the first's hold is fresh
+        code, second, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK))  # the same time: the first's hold is fresh
 
         assert code == 1 and second["status"] == "failed", err
         assert second["error_type"] == "ConcurrentExportError"
@@ -219,7 +193,7 @@ def test_two_exports_racing_from_the_start_commit_once(topics, references, s3_cl
     scenario = "wallclock-hourly"
     topic = topics[scenario]
     config = config_for(scenario, topic, bucket, f"race-{uuid.uuid4().hex[:8]}")
-    racers = [run_export(config, topic, CRASH_CLOCK, wait=False) for _ in range(2)]
+    racers = [spawn(config, topic, clock_ms=CRASH_CLOCK) for _ in range(2)]
     outcomes = [finish(p) for p in racers]
 
     statuses = sorted(r["status"] for _code, r, _err in outcomes)
@@ -244,14 +218,11 @@ def test_an_export_taken_over_while_stalled_stops_before_its_manifest(topics, re
     config = config_for(scenario, topic, bucket, f"zombie-{uuid.uuid4().hex[:8]}")
     config["kafka_s3_assets.export.lease.ms"] = "60000"  # renewals are rare: none races the take-over
     pause = tmp_path / "pause"
-    pause.touch()
-    zombie = run_export(config, topic, CRASH_CLOCK, {CRASH_AT_ENV: "before_manifest",
-                                                      "KAFKA_S3_ASSETS_PAUSE_FILE": str(pause)}, wait=False)
+    zombie = spawn_paused(config, topic, "before_manifest", pause, clock_ms=CRASH_CLOCK)
     try:
-        wait_for_file(Path(str(pause) + ".reached"), zombie)
         os.kill(zombie.pid, 19)  # SIGSTOP: no renewals any more, the process still exists
 
-        code, taker, err = run_export(config, topic, CRASH_CLOCK + 120_000)  # past the stalled export's hold
+        code, taker, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK + 120_000))  # past the stalled export's hold
 
         assert code == 0 and taker["status"] == "exported", err
         assert taker["replayed"] is True and taker["orphans_removed"] >= 1
@@ -263,13 +234,3 @@ def test_an_export_taken_over_while_stalled_stops_before_its_manifest(topics, re
     assert stopped["manifest_keys"] == []
     assert bucket_state(s3_client, bucket) == references[scenario][0]
 
-
-def wait_for_file(path: Path, process: subprocess.Popen) -> None:
-    """Until the paused export says it reached its pause point (an event, not a guess at a duration)."""
-    while not path.exists():
-        if process.poll() is not None:
-            raise AssertionError(f"the export ended before pausing: {finish(process)}")
-        try:
-            process.wait(timeout=0.02)
-        except subprocess.TimeoutExpired:
-            pass
