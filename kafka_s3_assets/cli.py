@@ -16,7 +16,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from .clients.errors import ExternalSystemError
     from .defs.connectors import load_connector
     from .defs.materialize import cli_instance, materialize_partitions, resolve_partitions
-    from .defs.resources import kafka_env_settings
+    from .export.kafka_env import kafka_env_settings
     from .export.settings import resolve_settings
     from .sink.secrets import scrub
 
@@ -48,6 +48,35 @@ def _cmd_export(args: argparse.Namespace) -> int:
     for o in failed:
         print(f"error: export of {o.partition} failed: {o.error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from .clients.errors import ExternalSystemError
+    from .export.kafka_env import kafka_env_settings
+    from .export.dry_run import dry_run, table
+    from .export.partition_selection import select_partitions
+    from .export.settings import resolve_settings
+    from .sink.config import read_connector_file
+    from .sink.secrets import scrub
+
+    # No Dagster run, no Spark: only S3 and broker metadata are read, and nothing is written.
+    settings = resolve_settings(read_connector_file(args.config), kafka_client_settings=kafka_env_settings())
+    config = settings.sink_config()
+    try:
+        partitions = select_partitions(config, settings.kafka, args.partition or [])
+    except (ValueError, ExternalSystemError) as exc:
+        print(f"error: {scrub(str(exc), settings.secrets())}", file=sys.stderr)
+        return 2
+    try:
+        entries = dry_run(settings, partitions)
+    except ExternalSystemError as exc:
+        print(f"error: {scrub(str(exc), settings.secrets())}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"connector": config.name, "partitions": [e.to_json() for e in entries]}, indent=2))
+    else:
+        print(table(entries))
+    return 0
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -117,6 +146,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="topic-partition to export (repeatable; default: every partition of the topics)")
     export.add_argument("--json", action="store_true", help="print one JSON document with the results")
     export.set_defaults(func=_cmd_export)
+
+    plan = sub.add_parser("plan", help="show what the next export would do, writing nothing")
+    plan.add_argument("--config", required=True, help="Kafka Connect S3 sink config (.json or .properties)")
+    plan.add_argument("--partition", action="append", metavar="TOPIC/P",
+                      help="topic-partition to plan (repeatable; default: every partition of the topics)")
+    plan.add_argument("--json", action="store_true", help="print one JSON document")
+    plan.set_defaults(func=_cmd_plan)
 
     validate = sub.add_parser("validate", help="validate a connector config and exit")
     validate.add_argument("--config", required=True)

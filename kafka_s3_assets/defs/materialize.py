@@ -9,8 +9,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore
+from ..export.partition_selection import select_partitions
 from ..export.settings import ExportSettings
 from ..sink.manifest import Manifest
 from .assets import build_export_asset
@@ -75,15 +75,7 @@ def cli_instance(project_dir: Path | None = None) -> dg.DagsterInstance:
 
 def resolve_partitions(connector: ConnectorSpec, settings: ExportSettings, requested: list[str]) -> list[str]:
     """``--partition TOPIC/P`` values, checked against the config; default: all partitions of its topics."""
-    if requested:
-        for key in requested:
-            topic, _p = parse_partition_key(key)
-            if topic not in connector.config.topics:
-                raise ValueError(f"--partition {key}: topic {topic} is not in the connector's topics "
-                                 f"({', '.join(connector.config.topics)})")
-        return list(requested)
-    return [partition_key(topic, p) for topic in connector.config.topics
-            for p in kafka_client.list_partitions(settings.kafka, topic)]
+    return [partition_key(t, p) for t, p in select_partitions(connector.config, settings.kafka, requested)]
 
 
 def _failure_message(result: dg.ExecuteInProcessResult) -> str:

@@ -9,19 +9,8 @@ from __future__ import annotations
 
 import dagster as dg
 
+from ..export.partition_selection import parse_partition_key, partition_key  # noqa: F401 (the keys' one definition)
 from .connectors import safe_name
-
-
-def partition_key(topic: str, partition: int) -> str:
-    return f"{topic}/{partition}"
-
-
-def parse_partition_key(key: str) -> tuple[str, int]:
-    # Kafka topic names use [a-zA-Z0-9._-] only, so the last "/" separates the partition.
-    topic, _, partition = key.rpartition("/")
-    if not topic or not partition.isdigit():
-        raise ValueError(f"Partition key {key!r} is not of the form <topic>/<partition>")
-    return topic, int(partition)
 
 
 def is_valid_dagster_partition_key(key: str) -> bool:

@@ -14,6 +14,7 @@ import dagster as dg
 from dagster_aws.s3 import S3Resource
 from dagster_pyspark import LazyPySparkResource
 
+from ..export.kafka_env import KAFKA_SETTING_FIELDS, env_variable
 from ..export.settings import ExportSettings, resolve_settings
 from ..spark.job import spark_config
 from .connectors import ConnectorSpec
@@ -49,14 +50,6 @@ class KafkaResource(dg.ConfigurableResource):
             if value is not None:
                 settings[name.replace("_", ".")] = value
         return settings
-
-
-KAFKA_SETTING_FIELDS = ("security_protocol", "sasl_mechanism", "sasl_username", "sasl_password", "sasl_jaas_config",
-                        "ssl_ca_location", "ssl_certificate_location", "ssl_key_location", "ssl_key_password",
-                        "ssl_keystore_location", "ssl_keystore_password")
-# Environment variables the default resources read (the CLI and a deployment configured by environment):
-# KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_PASSWORD, ... Read through dg.EnvVar, so Dagster never records the value.
-KAFKA_ENV_PREFIX = "KAFKA_"
 
 
 class SchemaRegistryResource(dg.ConfigurableResource):
@@ -96,18 +89,11 @@ def export_settings(connector: ConnectorSpec, kafka: KafkaResource, s3: S3Resour
                             kafka_client_settings=kafka.client_settings())
 
 
-def kafka_env_settings(env=None) -> dict[str, str]:
-    """The same ``KAFKA_<FIELD>`` variables as client settings, for code outside a Dagster run (the CLI)."""
-    env = os.environ if env is None else env
-    return {name.replace("_", "."): env[KAFKA_ENV_PREFIX + name.upper()] for name in KAFKA_SETTING_FIELDS
-            if env.get(KAFKA_ENV_PREFIX + name.upper())}
-
-
 def kafka_resource_from_env(env=None) -> KafkaResource:
     """``KAFKA_<FIELD>`` environment variables (e.g. ``KAFKA_SASL_PASSWORD``) as the resource's fields."""
     env = os.environ if env is None else env
-    fields = {name: dg.EnvVar(KAFKA_ENV_PREFIX + name.upper()) for name in KAFKA_SETTING_FIELDS
-              if env.get(KAFKA_ENV_PREFIX + name.upper())}
+    # Read through dg.EnvVar, so Dagster never records the value.
+    fields = {name: dg.EnvVar(env_variable(name)) for name in KAFKA_SETTING_FIELDS if env.get(env_variable(name))}
     return KafkaResource(**fields)
 
 

@@ -1,0 +1,132 @@
+"""What the next export of each topic-partition would do, found without doing any of it.
+
+``kafka-s3-assets plan`` prints this. It reads S3 manifests and the hold object, broker metadata (the
+fetch-based watermark probe) and the consumer group's committed offset, and writes nothing: no S3
+write, no consumer-group commit, no Spark job, no Dagster run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..clients import kafka as kafka_client
+from ..clients.s3 import S3ObjectStore
+from ..sink.config import SinkConfig
+from ..sink.manifest import ManifestLayout
+from ..sink.partitioner_config import DEFAULT_PARTITIONER
+from .export_lease import ExportIntent
+from .plan import PartitionPlan, plan_partitions
+from .settings import ExportSettings
+
+# Where the next export resumes, in the order an export looks.
+FROM_MANIFEST = "manifest"          # after the last manifest in S3
+FROM_CONSUMER_GROUP = "consumer_group"  # Kafka Connect's connect-<name> offset (a migration's first export)
+FROM_EARLIEST = "earliest"          # nothing exported, no group offset: the log start
+
+
+@dataclass(frozen=True)
+class PartitionDryRun:
+    topic: str
+    partition: int
+    next_offset: int | None     # first offset not exported yet; None: never exported and no group offset
+    resumes_from: str           # FROM_MANIFEST | FROM_CONSUMER_GROUP | FROM_EARLIEST
+    low_watermark: int
+    high_watermark: int
+    objects_ready: int | None   # full objects an export would commit now; None where rotation is not by count alone
+    held_by: str | None         # who holds the topic-partition now (a running, or dead, export), if anyone
+
+    @property
+    def lag(self) -> int:
+        return waiting_records(self.next_offset, self.low_watermark, self.high_watermark)
+
+    @property
+    def offsets_deleted_unexported(self) -> int:
+        """Offsets retention deleted before they were exported (the next export records them as lost)."""
+        return max(0, self.low_watermark - self.next_offset) if self.next_offset is not None else 0
+
+    def to_json(self) -> dict:
+        return {
+            "partition": f"{self.topic}/{self.partition}",
+            "next_offset": self.next_offset,
+            "high_watermark": self.high_watermark,
+            "lag": self.lag,
+            "objects_ready": self.objects_ready,
+            "resumes_from": self.resumes_from,
+            "low_watermark": self.low_watermark,
+            "offsets_deleted_unexported": self.offsets_deleted_unexported,
+            "held_by": self.held_by,
+        }
+
+
+def waiting_records(next_offset: int | None, low_watermark: int, high_watermark: int) -> int:
+    """Offsets between where the next export resumes and the high watermark. It resumes at ``next_offset``
+    (the log start when there is none), or at the log start when retention deleted offsets before it."""
+    resume = low_watermark if next_offset is None else max(next_offset, low_watermark)
+    return max(0, high_watermark - resume)
+
+
+def objects_ready(config: SinkConfig, waiting: int) -> int | None:
+    """Full objects ``waiting`` records make now, where that follows from their count alone: the Default
+    partitioner without time-based rotation. Each ``flush.size`` records close one file, which is a values
+    object plus a keys and a headers object when those are stored. Assumes the waiting records share one
+    schema (a schema change also rotates). Elsewhere the answer depends on record contents (Field and
+    time-based partitioners spread records over several open files) or on time: None."""
+    if config["partitioner.class"] != DEFAULT_PARTITIONER:
+        return None
+    if config["rotate.interval.ms"] > 0 or config["rotate.schedule.interval.ms"] > 0:
+        return None
+    objects_per_file = 1 + bool(config["store.kafka.keys"]) + bool(config["store.kafka.headers"])
+    return waiting // config.flush_size * objects_per_file
+
+
+def describe_hold(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> str | None:
+    found = store.get_with_etag(layout.intent_key(topic, partition))
+    if found is None:
+        return None
+    intent = ExportIntent.from_json_bytes(found[0])
+    state = "abandoned after a failure" if intent.abandoned else f"lease until {intent.lease_expires_ms} ms"
+    return f"{intent.owner.describe()}, run {intent.run_id}, resumed at {intent.start_offset} ({state})"
+
+
+def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list[PartitionDryRun]:
+    config = settings.sink_config()
+    store = S3ObjectStore(settings.s3.client(), settings.s3)
+    layout = ManifestLayout.from_config(config)
+    report = []
+    for plan in plan_partitions(settings, partitions):
+        next_offset, source = _next_offset(settings, config, plan)
+        waiting = waiting_records(next_offset, plan.low_watermark, plan.high_watermark)
+        report.append(PartitionDryRun(plan.topic, plan.partition, next_offset, source, plan.low_watermark,
+                                      plan.high_watermark, objects_ready(config, waiting),
+                                      describe_hold(store, layout, plan.topic, plan.partition)))
+    return report
+
+
+def _next_offset(settings: ExportSettings, config: SinkConfig, plan: PartitionPlan) -> tuple[int | None, str]:
+    if plan.next_offset is not None:
+        return plan.next_offset, FROM_MANIFEST
+    committed = kafka_client.committed_offset(settings.kafka, config.consumer_group, plan.topic, plan.partition)
+    if committed is not None:
+        return committed, FROM_CONSUMER_GROUP
+    return None, FROM_EARLIEST
+
+
+def table(entries: list[PartitionDryRun]) -> str:
+    """A table a person reads at a glance; ``-`` where a value is unknown."""
+    header = ("PARTITION", "NEXT OFFSET", "HIGH WATERMARK", "LAG", "OBJECTS READY", "RESUMES FROM", "NOTE")
+    rows = [header]
+    for e in entries:
+        notes = []
+        if e.offsets_deleted_unexported:
+            notes.append(f"{e.offsets_deleted_unexported} offset(s) deleted by retention before export")
+        if e.held_by:
+            notes.append(f"held: {e.held_by}")
+        rows.append((f"{e.topic}/{e.partition}", _cell(e.next_offset), str(e.high_watermark), str(e.lag),
+                     _cell(e.objects_ready), e.resumes_from, "; ".join(notes)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _cell(value: int | None) -> str:
+    return "-" if value is None else str(value)
