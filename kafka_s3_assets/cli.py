@@ -20,7 +20,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from .export.settings import resolve_settings
     from .sink.secrets import scrub
 
-    connector = load_connector(args.config)
+    connector = load_connector(args.config, args.worker_config)
     settings = resolve_settings(connector.raw, kafka_client_settings=kafka_env_settings())
     try:
         keys = resolve_partitions(connector, settings, args.partition or [])
@@ -53,7 +53,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .sink.config import load_connector_config
 
-    config = load_connector_config(args.config)  # raises ConfigError listing every problem
+    config = load_connector_config(args.config, args.worker_config)  # raises ConfigError listing every problem
     print(f"{args.config}: valid connector '{config.name}' exporting {', '.join(config.topics)}")
     return 0
 
@@ -69,10 +69,10 @@ def _cmd_read(args: argparse.Namespace) -> int:
     from .clients.s3 import S3ObjectStore
     from .export.read_back import read_from_offset
     from .export.settings import resolve_settings
-    from .sink.config import read_connector_file
+    from .sink.config import resolved_connector_config
     from .sink.formats.json_format import to_json_compatible
 
-    settings = resolve_settings(read_connector_file(args.config), need_kafka=False)
+    settings = resolve_settings(resolved_connector_config(args.config, args.worker_config), need_kafka=False)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     try:
         for record in read_from_offset(store, settings.sink_config(), args.topic, args.partition, args.offset,
@@ -102,6 +102,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dir))
 
 
+def add_worker_config_option(parser: argparse.ArgumentParser) -> None:
+    """``--worker-config FILE``, for every command that reads a connector config."""
+    from .defs.connectors import WORKER_CONFIG_ENV, worker_config_file
+
+    parser.add_argument("--worker-config", metavar="FILE", default=worker_config_file(),
+                        help="Kafka Connect worker properties, as connect-standalone takes them: its "
+                             "bootstrap.servers, consumer.*, converters and config.providers apply, below the "
+                             f"connector config's own (default: ${WORKER_CONFIG_ENV})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .devstack.cli import add_devstack_parser
 
@@ -116,10 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--partition", action="append", metavar="TOPIC/P",
                         help="topic-partition to export (repeatable; default: every partition of the topics)")
     export.add_argument("--json", action="store_true", help="print one JSON document with the results")
+    add_worker_config_option(export)
     export.set_defaults(func=_cmd_export)
 
     validate = sub.add_parser("validate", help="validate a connector config and exit")
     validate.add_argument("--config", required=True)
+    add_worker_config_option(validate)
     validate.set_defaults(func=_cmd_validate)
 
     read = sub.add_parser("read", help="print exported records from S3, starting at a Kafka offset")
@@ -128,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--partition", type=int, required=True)
     read.add_argument("--offset", type=int, required=True)
     read.add_argument("--count", type=int, default=None, help="at most this many records (default: all)")
+    add_worker_config_option(read)
     read.set_defaults(func=_cmd_read)
 
     reference = sub.add_parser("config-reference", help="print the configuration reference (Markdown)")
