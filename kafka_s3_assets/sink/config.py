@@ -182,6 +182,9 @@ class SinkConfig:
     def bucket(self) -> str:
         return self.values["s3.bucket.name"]
 
+    def __repr__(self) -> str:  # the dataclass repr would show every value, secrets included
+        return f"SinkConfig({self.redacted()!r})"
+
     def redacted(self) -> dict[str, Any]:
         """Every explicitly set key, with secrets replaced, for logs and metadata."""
         out = {}

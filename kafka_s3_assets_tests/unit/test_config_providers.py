@@ -199,7 +199,8 @@ def test_a_secret_resolved_into_a_secret_key_is_never_shown(tmp_path):
         "value.converter.schema.registry.url": "http://registry"}), {}, bootstrap_servers="127.0.0.1:1")
     config = settings.connector_config
     assert isinstance(config, ResolvedConnectorConfig) and config["aws.secret.access.key"] == "SENTINEL-aws-secret"
-    for shown in (repr(config), str(config), repr(settings), repr(pickle.loads(pickle.dumps(config)))):
+    for shown in (repr(config), str(config), repr(settings), repr(pickle.loads(pickle.dumps(config))),
+                  repr(settings.sink_config())):
         assert "SENTINEL" not in shown
     assert "'aws.secret.access.key': '[hidden]'" in repr(config)
     assert {"SENTINEL-aws-secret", config["consumer.override.sasl.jaas.config"]} <= set(settings.secrets())  # scrubbed at boundaries
