@@ -24,7 +24,7 @@ would skip unread (a typo of ``value.converter``, a setting of a newer Kafka) co
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -122,8 +122,7 @@ APPLIED_PREFIXES = ("consumer.", *(k + "." for k in CONVERTER_KEYS))
 @dataclass(frozen=True)
 class WorkerConfig:
     path: str
-    settings: Mapping[str, str]                       # connector-level keys, as the worker gives them
-    ignored: tuple[str, ...] = field(default_factory=tuple)
+    settings: Mapping[str, str]  # connector-level keys, as the worker gives them
 
     @property
     def source(self) -> str:
@@ -167,7 +166,7 @@ def worker_config(properties: Mapping[str, str], path: str) -> WorkerConfig:
         raise ConfigError(problems)
     if ignored:
         log.info("Worker config %s: keys without meaning for an export, ignored: %s", path, ", ".join(ignored))
-    return WorkerConfig(path, settings, tuple(ignored))
+    return WorkerConfig(path, settings)
 
 
 def merge_worker_config(worker: WorkerConfig, connector: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
