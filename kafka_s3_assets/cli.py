@@ -20,7 +20,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from .export.settings import resolve_settings
     from .sink.secrets import scrub
 
-    connector = load_connector(args.config)
+    connector = load_connector(args.config, args.worker_config)
     settings = resolve_settings(connector.raw, kafka_client_settings=kafka_env_settings())
     try:
         keys = resolve_partitions(connector, settings, args.partition or [])
@@ -56,11 +56,12 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from .export.dry_run import dry_run, table
     from .export.partition_selection import select_partitions
     from .export.settings import resolve_settings
-    from .sink.config import read_connector_file
+    from .sink.config import resolved_connector_config
     from .sink.secrets import scrub
 
     # No Dagster run, no Spark: only S3 and broker metadata are read, and nothing is written.
-    settings = resolve_settings(read_connector_file(args.config), kafka_client_settings=kafka_env_settings())
+    settings = resolve_settings(resolved_connector_config(args.config, args.worker_config),
+                                kafka_client_settings=kafka_env_settings())
     config = settings.sink_config()
     try:
         partitions = select_partitions(config, settings.kafka, args.partition or [])
@@ -82,7 +83,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .sink.config import load_connector_config
 
-    config = load_connector_config(args.config)  # raises ConfigError listing every problem
+    config = load_connector_config(args.config, args.worker_config)  # raises ConfigError listing every problem
     print(f"{args.config}: valid connector '{config.name}' exporting {', '.join(config.topics)}")
     return 0
 
@@ -98,10 +99,10 @@ def _cmd_read(args: argparse.Namespace) -> int:
     from .clients.s3 import S3ObjectStore
     from .export.read_back import read_from_offset
     from .export.settings import resolve_settings
-    from .sink.config import read_connector_file
+    from .sink.config import resolved_connector_config
     from .sink.formats.json_format import to_json_compatible
 
-    settings = resolve_settings(read_connector_file(args.config), need_kafka=False)
+    settings = resolve_settings(resolved_connector_config(args.config, args.worker_config), need_kafka=False)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     try:
         for record in read_from_offset(store, settings.sink_config(), args.topic, args.partition, args.offset,
@@ -131,6 +132,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dir))
 
 
+def add_worker_config_option(parser: argparse.ArgumentParser) -> None:
+    """``--worker-config FILE``, for every command that reads a connector config."""
+    from .defs.connectors import WORKER_CONFIG_ENV, worker_config_file
+
+    parser.add_argument("--worker-config", metavar="FILE", default=worker_config_file(),
+                        help="Kafka Connect worker properties, as connect-standalone takes them: its "
+                             "bootstrap.servers, consumer.*, converters and config.providers apply, below the "
+                             f"connector config's own (default: ${WORKER_CONFIG_ENV})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .devstack.cli import add_devstack_parser
 
@@ -145,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--partition", action="append", metavar="TOPIC/P",
                         help="topic-partition to export (repeatable; default: every partition of the topics)")
     export.add_argument("--json", action="store_true", help="print one JSON document with the results")
+    add_worker_config_option(export)
     export.set_defaults(func=_cmd_export)
 
     plan = sub.add_parser("plan", help="show what the next export would do, writing nothing")
@@ -152,10 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--partition", action="append", metavar="TOPIC/P",
                       help="topic-partition to plan (repeatable; default: every partition of the topics)")
     plan.add_argument("--json", action="store_true", help="print one JSON document")
+    add_worker_config_option(plan)
     plan.set_defaults(func=_cmd_plan)
 
     validate = sub.add_parser("validate", help="validate a connector config and exit")
     validate.add_argument("--config", required=True)
+    add_worker_config_option(validate)
     validate.set_defaults(func=_cmd_validate)
 
     read = sub.add_parser("read", help="print exported records from S3, starting at a Kafka offset")
@@ -164,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--partition", type=int, required=True)
     read.add_argument("--offset", type=int, required=True)
     read.add_argument("--count", type=int, default=None, help="at most this many records (default: all)")
+    add_worker_config_option(read)
     read.set_defaults(func=_cmd_read)
 
     reference = sub.add_parser("config-reference", help="print the configuration reference (Markdown)")

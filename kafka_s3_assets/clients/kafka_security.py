@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..sink.secrets import Secret, reveal
+from ..sink.secrets import KAFKA_CLIENT_SECRET_KEYS, Secret, reveal
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +26,7 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
 
 # Keys whose values are secrets, in either naming: wrapped in Secret, never printed.
-SECRET_KEYS = frozenset({
-    "sasl.jaas.config", "sasl.password", "sasl.oauthbearer.client.secret", "sasl.oauthbearer.config",
-    "ssl.key.password", "ssl.key.pem", "ssl.keystore.password", "ssl.keystore.key", "ssl.truststore.password",
-})
+SECRET_KEYS = KAFKA_CLIENT_SECRET_KEYS
 
 # librdkafka security settings taken as they are (confluent-kafka users' names).
 LIBRDKAFKA_KEYS = frozenset({

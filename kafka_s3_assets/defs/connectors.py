@@ -4,6 +4,12 @@
 without it, ``./connectors/`` is used if it exists, else the demo connector shipped with the package
 (so ``dagster dev`` in a fresh checkout shows the demo's asset). Each file is a Kafka Connect S3 sink
 config, unchanged.
+
+``$KAFKA_S3_ASSETS_WORKER_CONFIG`` names a Kafka Connect worker properties file whose worker-level
+settings (bootstrap servers, consumer settings, converters, config providers) every connector gets,
+below its own, as in Connect. It is read here, with the connector configs, rather than from a resource:
+the connector configs it completes (topics, converters) shape the asset graph, which exists before any
+resource is configured.
 """
 
 from __future__ import annotations
@@ -14,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from ..sink.config import SinkConfig, read_connector_file, validate_connector_config
+from ..sink.config import SinkConfig, resolved_connector_config, validate_connector_config
 
 CONNECTORS_ENV = "KAFKA_S3_ASSETS_CONNECTORS"
+WORKER_CONFIG_ENV = "KAFKA_S3_ASSETS_WORKER_CONFIG"
 DEFAULT_CONNECTORS_DIR = "connectors"
 CONFIG_SUFFIXES = (".json", ".properties")
 DEMO_CONNECTOR = Path(__file__).resolve().parent.parent / "demo_connector.json"
@@ -24,7 +31,7 @@ DEMO_CONNECTOR = Path(__file__).resolve().parent.parent / "demo_connector.json"
 
 @dataclass(frozen=True)
 class ConnectorSpec:
-    raw: Mapping[str, object]
+    raw: Mapping[str, object]  # with the worker's settings, placeholders resolved; secrets hidden in its repr
     config: SinkConfig
     source: str
 
@@ -55,13 +62,19 @@ def connector_files(spec: str | None = None) -> list[Path]:
     return files
 
 
-def load_connector(path: str | Path) -> ConnectorSpec:
-    raw = read_connector_file(path)
+def worker_config_file(path: str | Path | None = None) -> str | Path | None:
+    """The worker config given, else ``$KAFKA_S3_ASSETS_WORKER_CONFIG``, else none."""
+    return path if path is not None else (os.environ.get(WORKER_CONFIG_ENV) or None)
+
+
+def load_connector(path: str | Path, worker_config: str | Path | None = None) -> ConnectorSpec:
+    raw = resolved_connector_config(path, worker_config)
     return ConnectorSpec(raw, validate_connector_config(raw), str(path))
 
 
-def load_connectors(spec: str | None = None) -> list[ConnectorSpec]:
-    connectors = [load_connector(p) for p in connector_files(spec)]
+def load_connectors(spec: str | None = None, worker_config: str | Path | None = None) -> list[ConnectorSpec]:
+    worker_config = worker_config_file(worker_config)
+    connectors = [load_connector(p, worker_config) for p in connector_files(spec)]
     names = [c.name for c in connectors]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:

@@ -12,12 +12,16 @@ from ..clients.kafka_security import is_security_key, librdkafka_security
 from ..clients.s3 import S3Settings
 from ..clients.schema_registry import RegistryConfigError, RegistrySettings
 from ..sink.config import SinkConfig, validate_connector_config
+from ..sink.config_providers import ResolvedConnectorConfig, resolve_config_providers
 from ..sink.errors import ConfigError, ConfigProblem
+from ..sink.secret_keys import secret_values
 
 
 @dataclass(frozen=True)
 class ExportSettings:
-    connector_config: Mapping[str, object] = field(repr=False)  # raw, as the user wrote it
+    # As the user wrote it, with config provider placeholders resolved on the driver (a file read there
+    # may not exist on an executor); its repr hides secret values.
+    connector_config: ResolvedConnectorConfig = field(repr=False)
     kafka: KafkaSettings
     s3: S3Settings
     registry: RegistrySettings | None
@@ -30,7 +34,8 @@ class ExportSettings:
 
     def secrets(self) -> list[str]:
         """Every secret value these settings hold: scrubbed from errors and logs at the boundaries."""
-        return [*self.kafka.secrets(), *self.s3.secrets(), *(self.registry.secrets() if self.registry else [])]
+        return [*self.kafka.secrets(), *self.s3.secrets(), *(self.registry.secrets() if self.registry else []),
+                *secret_values(self.connector_config)]
 
 
 def kafka_client_config(config: SinkConfig, deployment: Mapping[str, object] | None = None
@@ -60,10 +65,12 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
                      schema_registry_settings: Mapping[str, object] | None = None,
                      kafka_client_settings: Mapping[str, object] | None = None,
                      need_kafka: bool = True) -> ExportSettings:
-    """Validate the connector config and resolve endpoints: explicit overrides (Dagster resources),
-    then the connector config, then the environment (as the issue and AWS SDKs define it)."""
+    """Resolve the config's provider placeholders (unless done already), validate it, and resolve
+    endpoints: explicit overrides (Dagster resources), then the connector config, then the environment
+    (as the issue and AWS SDKs define it)."""
     env = os.environ if env is None else env
-    config = validate_connector_config(raw_config)
+    resolved = resolve_config_providers(raw_config, env)
+    config = validate_connector_config(resolved)
     problems = []
 
     bootstrap = bootstrap_servers or config["bootstrap.servers"] or env.get("KAFKA_BOOTSTRAP_SERVERS")
@@ -116,4 +123,4 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
                 problems.append(ConfigProblem(f"{prefix}.{exc.setting}", str(exc)))
     if problems:
         raise ConfigError(problems)
-    return ExportSettings(dict(raw_config), kafka, s3, registry)
+    return ExportSettings(resolved, kafka, s3, registry)

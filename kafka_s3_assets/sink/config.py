@@ -31,8 +31,12 @@ from .config_keys import (
     Support,
     Type,
 )
+from .config_providers import ResolvedConnectorConfig, resolve_config_providers
 from .errors import ConfigError, ConfigProblem
 from .partitioner_config import partitioner_problems
+from .properties import parse_properties
+from .secrets import HIDDEN
+from .worker_config import merge_worker_config, read_worker_config
 
 SECRET_TYPES = (Type.PASSWORD,)
 
@@ -67,76 +71,6 @@ def flatten_connect_json(document: Mapping[str, Any]) -> dict[str, Any]:
             flat["name"] = document["name"]
         return flat
     return dict(document)
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Java ``.properties`` syntax: ``k=v``, ``k: v`` or ``k v``, ``#``/``!`` comments, ``\\`` line
-    continuations and escapes."""
-    props: dict[str, str] = {}
-    logical: list[str] = []
-    pending = ""
-    for raw in text.splitlines():
-        line = raw.lstrip() if not pending else raw.lstrip()
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        if _ends_with_odd_backslashes(line):
-            pending += line[:-1]
-            continue
-        logical.append(pending + line)
-        pending = ""
-    if pending:
-        logical.append(pending)
-    for line in logical:
-        key, value = _split_property(line)
-        props[_unescape(key)] = _unescape(value)
-    return props
-
-
-def _ends_with_odd_backslashes(line: str) -> bool:
-    count = len(line) - len(line.rstrip("\\"))
-    return count % 2 == 1
-
-
-def _split_property(line: str) -> tuple[str, str]:
-    i = 0
-    while i < len(line):
-        ch = line[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch in "=: \t\f":
-            key = line[:i]
-            rest = line[i:].lstrip(" \t\f")
-            if ch in " \t\f" and rest[:1] in ("=", ":"):
-                rest = rest[1:]
-            elif ch in "=:":
-                rest = rest[1:]
-            return key, rest.lstrip(" \t\f")
-        i += 1
-    return line, ""
-
-
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _unescape(text: str) -> str:
-    if "\\" not in text:
-        return text
-    out, i = [], 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            nxt = text[i + 1]
-            if nxt == "u" and i + 6 <= len(text):
-                out.append(chr(int(text[i + 2 : i + 6], 16)))
-                i += 6
-                continue
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -175,7 +109,10 @@ def parse_value(key: KeyDef, raw: Any) -> Any:
     raise AssertionError(key.type)
 
 
-def _display(value: Any) -> str:
+def _display(value: Any, definition: KeyDef | None = None) -> str:
+    """A value as messages show it; a secret key's never (it may have come from a config provider)."""
+    if definition is not None and definition.type in SECRET_TYPES:
+        return HIDDEN
     if isinstance(value, list):
         return ",".join(value)
     if isinstance(value, bool):
@@ -245,6 +182,9 @@ class SinkConfig:
     def bucket(self) -> str:
         return self.values["s3.bucket.name"]
 
+    def __repr__(self) -> str:  # the dataclass repr would show every value, secrets included
+        return f"SinkConfig({self.redacted()!r})"
+
     def redacted(self) -> dict[str, Any]:
         """Every explicitly set key, with secrets replaced, for logs and metadata."""
         out = {}
@@ -257,8 +197,19 @@ class SinkConfig:
         return out
 
 
-def load_connector_config(path: str | Path) -> SinkConfig:
-    return validate_connector_config(read_connector_file(path))
+def resolved_connector_config(path: str | Path, worker_config: str | Path | None = None,
+                              env: Mapping[str, str] | None = None) -> ResolvedConnectorConfig:
+    """A connector config file over the settings of a Connect worker's properties file (if given), with
+    every config provider placeholder resolved: what validation and the exports see."""
+    connector = read_connector_file(path)
+    if worker_config is None:
+        return resolve_config_providers(connector, env)
+    merged, sources = merge_worker_config(read_worker_config(worker_config), connector)
+    return resolve_config_providers(merged, env, sources)
+
+
+def load_connector_config(path: str | Path, worker_config: str | Path | None = None) -> SinkConfig:
+    return validate_connector_config(resolved_connector_config(path, worker_config))
 
 
 def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
@@ -285,14 +236,15 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
             try:
                 parsed = parse_value(definition, value)
             except ValueError as exc:
-                problems.append(ConfigProblem(key, f"Invalid value {value} for configuration {key}: {exc}"))
+                problems.append(ConfigProblem(key, f"Invalid value {_display(value, definition)} for configuration "
+                                                   f"{key}: {exc}"))
                 continue
             message = definition.validator(key, parsed) if definition.validator is not None else None
             if message:
-                problems.append(ConfigProblem(key, f"Invalid value {_display(parsed)} for configuration {key}: "
-                                                   f"{message}"))
+                problems.append(ConfigProblem(key, f"Invalid value {_display(parsed, definition)} for configuration "
+                                                   f"{key}: {message}"))
             elif definition.support == Support.DEFAULT and parsed != definition.default:
-                problems.append(ConfigProblem(key, f"'{key}={_display(parsed)}' is not supported yet by "
+                problems.append(ConfigProblem(key, f"'{key}={_display(parsed, definition)}' is not supported yet by "
                                                    f"kafka_s3_assets (only the default "
                                                    f"'{_display(definition.default)}' is)"))
             else:
@@ -321,7 +273,8 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
             try:
                 value = parse_value(definition, raw[key])
             except ValueError as exc:
-                problems.append(ConfigProblem(key, f"Invalid value {raw[key]} for configuration {key}: {exc}"))
+                problems.append(ConfigProblem(key, f"Invalid value {_display(raw[key], definition)} for "
+                                                   f"configuration {key}: {exc}"))
                 continue
         elif definition.default is REQUIRED:
             problems.append(ConfigProblem(key, f'Missing required configuration "{key}" which has no default value.'))
@@ -331,11 +284,12 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
         if definition.validator is not None:
             message = definition.validator(key, value)
             if message:
-                problems.append(ConfigProblem(key, f"Invalid value {_display(value)} for configuration {key}: {message}"))
+                problems.append(ConfigProblem(key, f"Invalid value {_display(value, definition)} for configuration "
+                                                   f"{key}: {message}"))
                 continue
         if definition.support == Support.DEFAULT and key in raw and value != definition.default:
             problems.append(
-                ConfigProblem(key, f"'{key}={_display(value)}' is not supported yet by kafka_s3_assets "
+                ConfigProblem(key, f"'{key}={_display(value, definition)}' is not supported yet by kafka_s3_assets "
                                    f"(only the default '{_display(definition.default)}' is)")
             )
             continue

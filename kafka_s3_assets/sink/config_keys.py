@@ -185,6 +185,9 @@ FRAMEWORK_KEYS = [
     _k("errors.retry.delay.max.ms", Type.LONG, 60000, I, doc="No effect (see errors.retry.timeout)"),
     # A worker key, accepted in the connector config so one file can say where Kafka is.
     _k("bootstrap.servers", Type.STRING, None, F, doc="Kafka bootstrap servers; else $KAFKA_BOOTSTRAP_SERVERS"),
+    # A worker key (usually from a worker config): how often Connect commits a sink's offsets.
+    _k("offset.flush.interval.ms", Type.LONG, 60000, I,
+       doc="Worker key, no effect: an export commits offsets after each batch of objects is in S3"),
 ]
 
 # StorageSinkConnectorConfig, StorageCommonConfig, PartitionerConfig, S3SinkConnectorConfig (spec §1.1-1.4).

@@ -5,6 +5,8 @@ values through the real CLI (Dagster, Spark) against the devstack.
   local S3 server accepts any), the registry basic-auth password (the devstack registry does not
   authenticate, so it is simply sent), and Kafka SASL and SSL key passwords in a PLAINTEXT config
   (librdkafka holds them and does not use them), one of them from the environment (KAFKA_SASL_PASSWORD).
+* Secrets resolved by config providers (``${file:…}``, ``${directory:…}``, a provider defined in a worker
+  config), in a failing export and in a config error.
 * Failing exports: SASL_SSL with a SCRAM password and an encrypted client key against the PLAINTEXT
   broker (the connection fails); a Tansu broker with ``--authentication`` that rejects the SCRAM login;
   a registry that demands credentials and echoes the wrong ones it got back in its 401 answer (the
@@ -38,7 +40,9 @@ REGISTRY_TOKEN = f"SENTINEL-registry-token-{RUN}"
 SASL_PASSWORD = f"SENTINEL-sasl-password-{RUN}"
 ENV_SASL_PASSWORD = f"SENTINEL-env-sasl-password-{RUN}"
 SSL_KEY_PASSWORD = f"SENTINEL-ssl-key-password-{RUN}"
-SENTINELS = (AWS_SECRET, REGISTRY_PASSWORD, REGISTRY_TOKEN, SASL_PASSWORD, ENV_SASL_PASSWORD, SSL_KEY_PASSWORD)
+PROXY_PASSWORD = f"SENTINEL-proxy-password-{RUN}"
+SENTINELS = (AWS_SECRET, REGISTRY_PASSWORD, REGISTRY_TOKEN, SASL_PASSWORD, ENV_SASL_PASSWORD, SSL_KEY_PASSWORD,
+             PROXY_PASSWORD)
 # What a careless client would print instead of the value itself.
 ENCODED = tuple(base64.b64encode(f"sink:{s}".encode()).decode() for s in (REGISTRY_PASSWORD,))
 
@@ -162,9 +166,12 @@ class AuthenticatingRegistry:
     any other credentials back in its 401 answer, the worst a server can do."""
 
     def __init__(self, upstream: str, expected_authorization: str):
+        received = self.received = []  # the Authorization headers, to show what the export sent
+
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802
                 auth = self.headers.get("Authorization", "")
+                received.append(auth)
                 if auth == expected_authorization:
                     answer = requests.get(upstream + self.path, timeout=10)
                     status, body = answer.status_code, answer.content
@@ -266,3 +273,42 @@ def test_a_broker_that_rejects_the_sasl_credentials_shows_no_secret(spark, bucke
                for r in caplog.records)
     assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
                     **dagster_home_files(workdir)})
+
+
+def test_secrets_resolved_by_config_providers_show_nowhere(spark, kafka, devstack, bucket, workdir, capfd, caplog,
+                                                           authenticating_registry):
+    """The registry password from a properties file read by a provider that a worker config defines, the AWS
+    secret key from a mounted directory: sent (the registry saw the password), then never shown."""
+    topic = kafka.create_topic("secret_provided")
+    kafka.produce_avro(topic, [{"f1": "value1"}])
+    (workdir / "registry.properties").write_text(f"user.info=sink:{REGISTRY_PASSWORD}\n")
+    (workdir / "mounted").mkdir()
+    (workdir / "mounted" / "aws_secret").write_text(AWS_SECRET)
+    (workdir / "mounted" / "proxy_password").write_text(PROXY_PASSWORD)
+    worker = workdir / "worker.properties"
+    worker.write_text("config.providers=secrets\n"
+                      "config.providers.secrets.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
+                      f"config.providers.secrets.param.allowed.paths={workdir}\n")
+    config = connector_config(topic, bucket, **{
+        "value.converter.schema.registry.url": authenticating_registry.url, "value.converter.max.retries": "0",
+        "value.converter.basic.auth.credentials.source": "USER_INFO",
+        "value.converter.basic.auth.user.info": f"${{secrets:{workdir}/registry.properties:user.info}}",
+        "aws.access.key.id": devstack.aws_access_key_id,
+        "aws.secret.access.key": f"${{directory:{workdir}/mounted:aws_secret}}"})
+    path = write_config(workdir, f"provided-{topic}", config)
+    with caplog.at_level(logging.DEBUG):
+        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--worker-config", str(worker),
+                                 "--partition", f"{topic}/0")
+    assert code == 1
+    sent = "Basic " + base64.b64encode(f"sink:{REGISTRY_PASSWORD}".encode()).decode()
+    assert sent in authenticating_registry.received  # resolved, and sent where it belongs
+    assert "answered 401" in err and "[hidden]" in err
+    texts = {"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
+             **dagster_home_files(workdir)}
+
+    # A config error on a secret key's resolved value names the key, not the value.
+    path = write_config(workdir, f"proxy-{topic}", {
+        **config, "s3.proxy.password": f"${{directory:{workdir}/mounted:proxy_password}}"})
+    code, out, err = run_cli(capfd, "validate", "--config", str(path), "--worker-config", str(worker))
+    assert code == 2 and "'s3.proxy.password=[hidden]' is not supported yet" in err
+    assert_nowhere({**texts, "validate stdout": out, "validate stderr": err})
