@@ -17,6 +17,7 @@ from ..clients.errors import KafkaUnavailableError
 from ..clients.kafka import KafkaSettings
 from ..clients.s3_retry import S3RetriesExhaustedError
 from ..export.settings import ExportSettings
+from ..sink.secrets import scrub
 
 SENSOR_KAFKA_TIMEOUT_S = 5.0
 SENSOR_S3_CONNECT_TIMEOUT_S = 3.0
@@ -38,14 +39,23 @@ def settings_for_sensor(settings: ExportSettings) -> ExportSettings:
 
 def unreachable_reason(exc: BaseException, settings: ExportSettings | KafkaSettings) -> str | None:
     """Why a tick cannot look, when ``exc`` says Kafka or S3 did not answer; None for any other error
-    (a missing topic or bucket, a refused credential: those stay tick errors, to be fixed)."""
+    (a missing topic or bucket, a refused credential: those stay tick errors, to be fixed). No secret
+    of ``settings`` appears in it."""
     kafka = settings if isinstance(settings, KafkaSettings) else settings.kafka
+    message = scrub(str(exc), settings.secrets())
     if isinstance(exc, KafkaUnavailableError):
-        return f"Kafka unreachable at {kafka.bootstrap_servers}: {exc} (next tick retries)"
+        return _naming("Kafka broker unreachable", kafka.bootstrap_servers, message)
     seen = exc
     while seen is not None:
         if isinstance(seen, S3RetriesExhaustedError) and not isinstance(seen.last_error, ClientError):  # no answer
             where = settings.s3.endpoint_url if isinstance(settings, ExportSettings) else None
-            return f"S3 unreachable at {where or 'the AWS endpoint'}: {exc} (next tick retries)"
+            return _naming("S3 unreachable", where or "the AWS endpoint", message)
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _naming(unreachable: str, where: str, message: str) -> str:
+    """The client's message, led by what is unreachable where (unless it already is)."""
+    if not message.startswith(unreachable):
+        message = f"{unreachable} at {where}: {message}"
+    return f"{message} (the next tick tries again)"

@@ -104,7 +104,7 @@ def test_discovery_skips_naming_kafka_when_the_broker_is_unreachable(broker, buc
         defs = build_definitions([spec(config)])
         discover = defs.resolve_sensor_def("discover_partitions__sink_t_unreachable")
         result, _elapsed = evaluate_within(discover, sensor_context(defs, dg.DagsterInstance.ephemeral()), TICK_BOUND_S)
-    assert result.skip_message.startswith(f"Kafka unreachable at {bootstrap}"), result.skip_message
+    assert result.skip_message.startswith(f"Kafka broker unreachable at {bootstrap}"), result.skip_message
 
 
 def export_tick(config: dict, topic: str, **resources):
@@ -121,7 +121,7 @@ def test_export_sensor_skips_naming_kafka_when_the_broker_is_unreachable(bucket)
     config = connector_config("t_nobroker", bucket, **{"bootstrap.servers": bootstrap,
                                                        "kafka_s3_assets.kafka.timeout.ms": EXPORT_KAFKA_TIMEOUT_MS})
     result = export_tick(config, "t_nobroker", kafka=KafkaResource())
-    assert result.skip_message.startswith(f"Kafka unreachable at {bootstrap}"), result.skip_message
+    assert result.skip_message.startswith(f"Kafka broker unreachable at {bootstrap}"), result.skip_message
 
 
 def test_export_sensor_skips_naming_s3_when_the_endpoint_does_not_answer(kafka, bucket):
