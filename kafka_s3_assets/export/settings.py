@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..clients.kafka import KafkaSettings
-from ..clients.s3 import S3Settings
 from ..clients.kafka_security import is_security_key, librdkafka_security
+from ..clients.s3 import S3Settings
 from ..clients.schema_registry import RegistryConfigError, RegistrySettings
 from ..sink.config import SinkConfig, validate_connector_config
 from ..sink.errors import ConfigError, ConfigProblem
