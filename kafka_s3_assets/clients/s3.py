@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, TypeVar
 
 import boto3
+from botocore import UNSIGNED
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..crash_points import crash_point
+from ..sink.secrets import Secret, reveal
 from ..sink.storage import StoredObject
 from .errors import BucketMissingError, ConditionFailedError, ManifestConflictError, S3Error
 from .s3_retry import Retrier, RetryPolicy, S3RetriesExhaustedError, describe, error_code, http_status
@@ -36,7 +38,11 @@ class S3Settings:
     region: str
     endpoint_url: str | None = None
     access_key_id: str | None = None
-    secret_access_key: str | None = None
+    secret_access_key: Secret | None = None   # a plain str is wrapped: never printed
+    session_token: Secret | None = None       # with temporary credentials
+    unsigned: bool = False                    # anonymous requests (no signature, no credentials)
+    use_ssl: bool = True
+    verify: bool | str | None = None          # False: do not verify certificates; a path: this CA bundle
     part_size: int = 26214400
     total_attempts: int = 3              # s3.part.retries: attempts of each request, the first included
     retry_backoff_ms: int = 200          # s3.retry.backoff.ms: full-jitter backoff base (spec §7)
@@ -48,13 +54,19 @@ class S3Settings:
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 60.0         # a request silent for this long is a (retried) timeout
 
+    def __post_init__(self) -> None:
+        for name in ("secret_access_key", "session_token"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Secret):
+                object.__setattr__(self, name, Secret(value))
+
     def __repr__(self) -> str:  # never print the secrets
         return (f"S3Settings(bucket={self.bucket!r}, region={self.region!r}, endpoint_url={self.endpoint_url!r}, "
                 f"part_size={self.part_size})")
 
     def secrets(self) -> list[str]:
-        """The secret values (secret access key, SSE-C key), to scrub from anything printed."""
-        return [s for s in (self.secret_access_key, self.sse_customer_key) if s]
+        """The secret values (secret access key, session token, SSE-C key), to scrub from anything printed."""
+        return [s for s in (reveal(self.secret_access_key), reveal(self.session_token), self.sse_customer_key) if s]
 
     def client(self):
         """A boto3 client that makes exactly one attempt per call: retries are the Retrier's."""
@@ -64,11 +76,14 @@ class S3Settings:
             s3={"addressing_style": "path" if self.path_style else "auto"},
             connect_timeout=self.connect_timeout_s,
             read_timeout=self.read_timeout_s,
+            **({"signature_version": UNSIGNED} if self.unsigned else {}),
         )
         kwargs = {}
         if self.access_key_id and self.secret_access_key:
-            kwargs = {"aws_access_key_id": self.access_key_id, "aws_secret_access_key": self.secret_access_key}
-        return boto3.session.Session().client("s3", endpoint_url=self.endpoint_url, config=config, **kwargs)
+            kwargs = {"aws_access_key_id": self.access_key_id, "aws_secret_access_key": reveal(self.secret_access_key),
+                      "aws_session_token": reveal(self.session_token)}
+        return boto3.session.Session().client("s3", endpoint_url=self.endpoint_url, use_ssl=self.use_ssl,
+                                              verify=self.verify, config=config, **kwargs)
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(total_attempts=self.total_attempts, base_backoff_ms=self.retry_backoff_ms)

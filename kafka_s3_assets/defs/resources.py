@@ -14,8 +14,11 @@ import dagster as dg
 from dagster_aws.s3 import S3Resource
 from dagster_pyspark import LazyPySparkResource
 
+from ..clients.kafka import KafkaSettings
 from ..export.kafka_env import KAFKA_SETTING_FIELDS, env_variable
-from ..export.settings import ExportSettings, resolve_settings
+from ..export.s3_settings import S3Deployment
+from ..export.settings import ExportSettings, resolve_kafka_settings, resolve_settings
+from ..sink.secrets import Secret
 from ..spark.job import spark_config
 from .connectors import ConnectorSpec
 
@@ -81,12 +84,32 @@ class SchemaRegistryResource(dg.ConfigurableResource):
         return settings
 
 
+def s3_deployment(s3: S3Resource) -> S3Deployment:
+    """Every field of the ``s3`` resource but ``endpoint_url`` (passed on its own), secrets as Secret.
+    ``max_attempts`` at the resource's default counts as not set (see ``export.s3_settings``)."""
+    default_attempts = S3Resource.model_fields["max_attempts"].default
+    return S3Deployment(
+        region_name=s3.region_name, profile_name=s3.profile_name, aws_access_key_id=s3.aws_access_key_id,
+        aws_secret_access_key=Secret(s3.aws_secret_access_key) if s3.aws_secret_access_key else None,
+        aws_session_token=Secret(s3.aws_session_token) if s3.aws_session_token else None,
+        use_ssl=s3.use_ssl, verify=s3.verify, use_unsigned_session=s3.use_unsigned_session,
+        max_attempts=s3.max_attempts if s3.max_attempts != default_attempts else None,
+    )
+
+
 def export_settings(connector: ConnectorSpec, kafka: KafkaResource, s3: S3Resource,
                     schema_registry: SchemaRegistryResource) -> ExportSettings:
     return resolve_settings(connector.raw, bootstrap_servers=kafka.bootstrap_servers,
-                            s3_endpoint_url=s3.endpoint_url, schema_registry_url=schema_registry.url,
+                            s3_endpoint_url=s3.endpoint_url, s3_deployment=s3_deployment(s3),
+                            schema_registry_url=schema_registry.url,
                             schema_registry_settings=schema_registry.client_settings(),
                             kafka_client_settings=kafka.client_settings())
+
+
+def kafka_settings(connector: ConnectorSpec, kafka: KafkaResource) -> KafkaSettings:
+    """Kafka only: for what needs no S3 and no registry (listing partitions)."""
+    return resolve_kafka_settings(connector.raw, bootstrap_servers=kafka.bootstrap_servers,
+                                  kafka_client_settings=kafka.client_settings())
 
 
 def kafka_resource_from_env(env=None) -> KafkaResource:

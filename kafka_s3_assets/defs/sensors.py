@@ -9,17 +9,22 @@
 
 
 import time
+from typing import Any
 
 import dagster as dg
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 from dagster_aws.s3 import S3Resource
 
 from ..clients import kafka as kafka_client
+from ..clients.errors import ExternalSystemError
 from ..export.plan import export_run_key, plan_partitions
 from .assets import export_asset_key, export_job_name
 from .connectors import ConnectorSpec, safe_name
 from .partitions import is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def
-from .resources import KafkaResource, SchemaRegistryResource, export_settings
+from .resources import KafkaResource, SchemaRegistryResource, export_settings, kafka_settings
+from .sensor_limits import kafka_for_sensor, settings_for_sensor, unreachable_reason
+
+# What dg.define_asset_job returns: Dagster does not export that class, so it is not named here.
+AssetJob = Any
 
 IN_FLIGHT = [
     dg.DagsterRunStatus.QUEUED,
@@ -36,15 +41,21 @@ def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: i
         default_status=dg.DefaultSensorStatus.RUNNING,
         description=f"Adds new Kafka partitions of the topics of connector {connector.name} as asset partitions.",
     )
-    def discover(context: dg.SensorEvaluationContext, kafka: KafkaResource, s3: S3Resource,
-                 schema_registry: SchemaRegistryResource) -> dg.SensorResult | dg.SkipReason:
-        settings = export_settings(connector, kafka, s3, schema_registry)
+    def discover(context: dg.SensorEvaluationContext, kafka: KafkaResource) -> dg.SensorResult | dg.SkipReason:
+        settings = kafka_for_sensor(kafka_settings(connector, kafka))  # Kafka only: no S3, no registry
         requests = []
         added = []
         for topic in connector.config.topics:
             partitions_def = topic_partitions_def(connector.name, topic)
             known = set(context.instance.get_dynamic_partitions(partitions_def.name))
-            new = [partition_key(topic, p) for p in kafka_client.list_partitions(settings.kafka, topic)]
+            try:
+                listed = kafka_client.list_partitions(settings, topic)
+            except ExternalSystemError as exc:
+                reason = unreachable_reason(exc, settings)
+                if reason is None:
+                    raise
+                return dg.SkipReason(reason)
+            new = [partition_key(topic, p) for p in listed]
             valid = [k for k in new if is_valid_dagster_partition_key(k)]
             for invalid in sorted(set(new) - set(valid)):
                 context.log.warning(f"Skipping {invalid}: Dagster does not accept '...' in partition keys")
@@ -69,7 +80,7 @@ def partitions_with_runs_in_flight(instance: dg.DagsterInstance, keys: list[str]
     return busy
 
 
-def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, UnresolvedAssetJobDefinition],
+def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob],
                         minimum_interval_seconds: int = 30) -> dg.SensorDefinition:
     flush_size = connector.config.flush_size
 
@@ -83,7 +94,7 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, UnresolvedAsse
     )
     def export_new_records(context: dg.SensorEvaluationContext, kafka: KafkaResource, s3: S3Resource,
                            schema_registry: SchemaRegistryResource) -> dg.SensorResult | dg.SkipReason:
-        settings = export_settings(connector, kafka, s3, schema_registry)
+        settings = settings_for_sensor(export_settings(connector, kafka, s3, schema_registry))
         candidates = []
         for topic in connector.config.topics:
             keys = context.instance.get_dynamic_partitions(topic_partitions_def(connector.name, topic).name)
@@ -94,7 +105,14 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, UnresolvedAsse
         waiting = [tp for tp in candidates if partition_key(*tp) not in busy]
         run_requests = []
         now_ms = int(time.time() * 1000)
-        for plan in plan_partitions(settings, waiting) if waiting else []:
+        try:
+            plans = plan_partitions(settings, waiting) if waiting else []
+        except ExternalSystemError as exc:
+            reason = unreachable_reason(exc, settings)
+            if reason is None:
+                raise
+            return dg.SkipReason(reason)
+        for plan in plans:
             run_key = export_run_key(plan, connector.config, now_ms)
             if run_key is not None:
                 run_requests.append(dg.RunRequest(
@@ -112,7 +130,7 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, UnresolvedAsse
     return export_new_records
 
 
-def build_jobs(connector: ConnectorSpec) -> dict[str, UnresolvedAssetJobDefinition]:
+def build_jobs(connector: ConnectorSpec) -> dict[str, AssetJob]:
     """One asset job per topic: a sensor can target several partitioned assets only through jobs."""
     return {
         topic: dg.define_asset_job(export_job_name(connector.name, topic),

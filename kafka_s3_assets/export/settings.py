@@ -15,6 +15,7 @@ from ..sink.config import SinkConfig, validate_connector_config
 from ..sink.config_providers import ResolvedConnectorConfig, resolve_config_providers
 from ..sink.errors import ConfigError, ConfigProblem
 from ..sink.secret_keys import secret_values
+from .s3_settings import S3Deployment, resolve_s3_settings
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,36 @@ def kafka_client_config(config: SinkConfig, deployment: Mapping[str, object] | N
     return client_config, [ConfigProblem(written_as.get(p.key, p.key), p.message) for p in problems]
 
 
+def _kafka_settings(config: SinkConfig, env: Mapping[str, str], bootstrap_servers: str | None,
+                    kafka_client_settings: Mapping[str, object] | None, need_kafka: bool = True
+                    ) -> tuple[KafkaSettings, list[ConfigProblem]]:
+    problems = []
+    bootstrap = bootstrap_servers or config["bootstrap.servers"] or env.get("KAFKA_BOOTSTRAP_SERVERS")
+    if not bootstrap and need_kafka:  # reading exports back needs only S3
+        problems.append(ConfigProblem("bootstrap.servers", "No Kafka bootstrap servers: set bootstrap.servers in the "
+                                                           "connector config or $KAFKA_BOOTSTRAP_SERVERS"))
+    client_config, kafka_problems = kafka_client_config(config, kafka_client_settings)
+    problems.extend(kafka_problems)
+    kafka = KafkaSettings(bootstrap or "", client_config, timeout_s=config["kafka_s3_assets.kafka.timeout.ms"] / 1000)
+    return kafka, problems
+
+
+def resolve_kafka_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | None = None, *,
+                           bootstrap_servers: str | None = None,
+                           kafka_client_settings: Mapping[str, object] | None = None) -> KafkaSettings:
+    """Only what reaching Kafka needs (listing partitions): S3 and the schema registry are not resolved,
+    so a problem there (e.g. no registry URL yet) does not stop it."""
+    env = os.environ if env is None else env
+    kafka, problems = _kafka_settings(validate_connector_config(resolve_config_providers(raw_config, env)), env,
+                                      bootstrap_servers, kafka_client_settings)
+    if problems:
+        raise ConfigError(problems)
+    return kafka
+
+
 def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | None = None, *,
                      bootstrap_servers: str | None = None, s3_endpoint_url: str | None = None,
+                     s3_deployment: S3Deployment | None = None,
                      schema_registry_url: str | None = None,
                      schema_registry_settings: Mapping[str, object] | None = None,
                      kafka_client_settings: Mapping[str, object] | None = None,
@@ -71,34 +100,9 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
     env = os.environ if env is None else env
     resolved = resolve_config_providers(raw_config, env)
     config = validate_connector_config(resolved)
-    problems = []
-
-    bootstrap = bootstrap_servers or config["bootstrap.servers"] or env.get("KAFKA_BOOTSTRAP_SERVERS")
-    if not bootstrap and need_kafka:  # reading exports back needs only S3
-        problems.append(ConfigProblem("bootstrap.servers", "No Kafka bootstrap servers: set bootstrap.servers in the "
-                                                           "connector config or $KAFKA_BOOTSTRAP_SERVERS"))
-    client_config, kafka_problems = kafka_client_config(config, kafka_client_settings)
-    problems.extend(kafka_problems)
-    kafka = KafkaSettings(bootstrap or "", client_config, timeout_s=config["kafka_s3_assets.kafka.timeout.ms"] / 1000)
-
-    endpoint = s3_endpoint_url or config["store.url"] or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
-    if endpoint and "://" not in endpoint:
-        endpoint = "https://" + endpoint  # the reference prepends https:// to a scheme-less store.url
-    s3 = S3Settings(
-        bucket=config.bucket,
-        region=config["s3.region"],
-        endpoint_url=endpoint or None,
-        access_key_id=config["aws.access.key.id"] or None,
-        secret_access_key=config["aws.secret.access.key"] or None,
-        part_size=config["s3.part.size"],
-        total_attempts=config["s3.part.retries"],
-        retry_backoff_ms=config["s3.retry.backoff.ms"],
-        path_style=config["s3.path.style.access.enabled"],
-        sse_algorithm=config["s3.ssea.name"],
-        sse_kms_key_id=config["s3.sse.kms.key.id"],
-        sse_customer_key=config["s3.sse.customer.key"],
-        acl=config["s3.acl.canned"],
-    )
+    kafka, problems = _kafka_settings(config, env, bootstrap_servers, kafka_client_settings, need_kafka)
+    s3, s3_problems = resolve_s3_settings(config, env, s3_endpoint_url, s3_deployment or S3Deployment())
+    problems.extend(s3_problems)
 
     registry = None
     # Keys are converted only when they are stored (store.kafka.keys).
