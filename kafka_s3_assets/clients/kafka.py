@@ -2,8 +2,9 @@
 
 The end of a partition is taken from the high watermark carried in fetch responses, never from
 ListOffsets alone: Tansu (the local broker) answers ListOffsets wrongly (its LATEST is the base offset
-of the newest batch + 1), and fetch-based watermarks are right on real Kafka too. Offsets may have gaps (compaction, transaction markers): a range is read until the
-consumer's position reaches its end, not until a record with the last offset is seen.
+of the newest batch + 1), and fetch-based watermarks are right on real Kafka too. Offsets may have gaps
+(compaction, transaction markers): a range is read until the consumer's position reaches its end, not
+until a record with the last offset is seen.
 """
 
 from __future__ import annotations
