@@ -228,3 +228,28 @@ def test_export_cli_with_backward_compatibility_and_a_json_envelope_topic(spark,
     reader = fastavro.reader(io.BytesIO(s3.get_object(Bucket=bucket, Key=key)["Body"].read()))
     assert list(reader) == [{"x": 0, "y": None}, {"x": 1, "y": None}]
     assert reader.writer_schema["name"] == "point"
+
+
+def test_one_export_validates_the_connector_config_once(spark, kafka, bucket, workdir, capsys, monkeypatch):
+    """The CLI, the Dagster asset, the plan, the completeness check and the export each need the validated
+    config; validating is done once per process and shared."""
+    from kafka_s3_assets.sink import config as sink_config
+
+    validations = []
+    cross_checks = sink_config._cross_checks  # every validation runs the cross-key checks exactly once
+
+    def counted(*args):
+        validations.append(args)
+        return cross_checks(*args)
+
+    monkeypatch.setattr(sink_config, "_cross_checks", counted)
+    topic = kafka.create_topic()
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(3)])
+    config_path = workdir / "connector.json"
+    config_path.write_text(json.dumps(connector_config(topic, bucket)))
+
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
+
+    assert code == 0, err
+    assert out["partitions"][0]["records"] == 3
+    assert len(validations) == 1
