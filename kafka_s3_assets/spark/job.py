@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Iterable
 
 from ..export.partition_export import PartitionExportRequest, PartitionExportResult, export_partition
@@ -43,6 +44,12 @@ DEFAULT_SPARK_CONFIG = {
     "spark.task.maxFailures": "1",
     # Executors import kafka_s3_assets; reusing Python workers keeps schema caches warm between tasks.
     "spark.python.worker.reuse": "true",
+    # The driver logs Spark's errors only (see log4j2.properties); the console is for our own lines.
+    # "default" options come before spark.driver.extraJavaOptions, so a -Dlog4j2.configurationFile there
+    # wins. Executors are left alone: locally they run in the driver's JVM, and on a cluster they log to
+    # the workers' files (where a path in this package may not exist).
+    "spark.driver.defaultJavaOptions": "-Dlog4j2.configurationFile="
+                                       + (Path(__file__).resolve().parent / "log4j2.properties").as_uri(),
 }
 
 
