@@ -61,7 +61,8 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
                      kafka_client_settings: Mapping[str, object] | None = None,
                      need_kafka: bool = True) -> ExportSettings:
     """Validate the connector config and resolve endpoints: explicit overrides (Dagster resources),
-    then the connector config, then the environment (as the issue and AWS SDKs define it)."""
+    then the connector config, then the environment ($KAFKA_BOOTSTRAP_SERVERS; $AWS_ENDPOINT_URL_S3 or
+    $AWS_ENDPOINT_URL, as AWS SDKs read them; $SCHEMA_REGISTRY_URL)."""
     env = os.environ if env is None else env
     config = validate_connector_config(raw_config)
     problems = []

@@ -17,7 +17,8 @@ from ..export.partition_export import PartitionExportRequest, PartitionExportRes
 
 
 def _run_task(request: PartitionExportRequest) -> dict:
-    # Imported inside the task so executors configure logging and clients in their own process.
+    # A module-level function: Spark ships it by reference, so each Python worker imports this package
+    # and builds its own clients from the request's settings.
     return export_partition(request).to_dict()
 
 
