@@ -3,9 +3,9 @@
 Spark's own logging is set by the log4j2 file ``spark_config()`` names. One line remains: the JVM
 itself prints ``WARNING: Using incubator modules: jdk.incubator.vector`` (Spark's launcher always adds
 that module) before any logging exists, so it can only be dropped from the JVM's stderr. PySpark's
-``launch_gateway`` takes the options of the JVM's process; the gateway is launched here with stderr
-through a filter that forwards every other line, and ``SparkContext`` then uses that gateway instead of
-launching its own. The filter also remembers the last lines, so that when the JVM exits before it
+``launch_gateway`` takes ``Popen`` options for the JVM's process: the gateway is launched here with its
+stderr (and its Python workers') through a filter that forwards every other line, and ``SparkContext``
+then uses that gateway (``SparkContext._gateway``, as it does its own) instead of launching another. The filter also remembers the last lines, so that when the JVM exits before it
 starts (a bad master URL, a bad setting) our error says why instead of only "gateway exited".
 """
 
