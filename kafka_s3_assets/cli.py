@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # Partitioned asset checks are a Dagster preview feature we use knowingly; say it once, in the docs.
+    # Partitioned asset checks are a Dagster preview feature, used knowingly: its warning is not for our users.
     warnings.filterwarnings("ignore", message=".*partitions_def on an AssetCheckSpec.*")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

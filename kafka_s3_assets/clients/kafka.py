@@ -1,9 +1,10 @@
-"""Reading Kafka with confluent-kafka and ``assign()`` to explicit offset ranges (DESIGN §3).
+"""Reading Kafka with confluent-kafka and ``assign()`` to explicit offset ranges.
 
 The end of a partition is taken from the high watermark carried in fetch responses, never from
-ListOffsets alone: Tansu's ListOffsets is wrong (ENVIRONMENT.md), and fetch-based watermarks are right
-on real Kafka too. Offsets may have gaps (compaction, transaction markers): a range is read until the
-consumer's position reaches its end, not until a record with the last offset is seen.
+ListOffsets alone: Tansu (the local broker) answers ListOffsets wrongly (its LATEST is the base offset
+of the newest batch + 1), and fetch-based watermarks are right on real Kafka too. Offsets may have gaps
+(compaction, transaction markers): a range is read until the consumer's position reaches its end, not
+until a record with the last offset is seen.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..sink.records import KafkaRecord
 from ..sink.secrets import Secret, reveal
 from .errors import KafkaReadError, KafkaUnavailableError
 
-# Throughput settings measured on these machines (ENVIRONMENT.md): defaults consume ~5x slower.
+# Throughput settings measured on the local stack: with librdkafka's defaults a read is ~5x slower.
 READ_TUNING = {
     "fetch.min.bytes": 1,
     "fetch.max.bytes": 52428800,
@@ -27,6 +28,18 @@ READ_TUNING = {
     "queued.max.messages.kbytes": 262144,
 }
 CONSUME_BATCH = 10000
+# A watermark probe wants the fetch responses' watermarks, not records. Without limits, librdkafka fetches
+# up to max.partition.fetch.bytes (1 MiB) per partition and keeps prefetching (up to 64 MiB queued) until
+# the probe pauses the partition: the whole backlog, several MiB, per probe. With these, a fetch carries
+# at most one record batch (the broker returns the first batch even when it is larger than the limits, so
+# that a consumer always progresses), and nothing more is fetched for a partition holding one in its queue.
+# librdkafka requires fetch.max.bytes >= message.max.bytes (1000 is the least it accepts).
+PROBE_FETCH_LIMITS = {
+    "message.max.bytes": 1000,
+    "fetch.max.bytes": 1000,
+    "max.partition.fetch.bytes": 1,
+    "queued.max.messages.kbytes": 1,
+}
 # consume() waits for a full batch or this long; short, so the end of a small range is not a wait.
 POLL_TIMEOUT_S = 0.1
 LIBRDKAFKA_LOGGER = logging.getLogger("kafka_s3_assets.librdkafka")
@@ -124,7 +137,7 @@ def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int]
     batch per partition is transferred and discarded; nothing is committed. ListOffsets is asked only
     for a broker whose fetch responses carry no log start offset (Fetch < v5, Kafka < 1.0).
     """
-    consumer = Consumer(settings.consumer_config())
+    consumer = Consumer(settings.consumer_config(**PROBE_FETCH_LIMITS))
     try:
         for topic in {t for t, _p in positions}:
             _check_reachable(consumer, settings, topic)

@@ -12,7 +12,6 @@ import os
 
 import dagster as dg
 from dagster_aws.s3 import S3Resource
-from dagster_pyspark import LazyPySparkResource
 
 from ..clients.kafka import KafkaSettings
 from ..export.kafka_env import KAFKA_SETTING_FIELDS, env_variable
@@ -21,6 +20,7 @@ from ..export.settings import ExportSettings, resolve_kafka_settings, resolve_se
 from ..sink.secrets import Secret
 from ..spark.job import spark_config
 from .connectors import ConnectorSpec
+from .spark_resource import QuietPySparkResource
 
 SPARK_MASTER_ENV = "KAFKA_S3_ASSETS_SPARK_MASTER"
 
@@ -127,5 +127,5 @@ def default_resources() -> dict:
         "kafka": kafka_resource_from_env(),
         "schema_registry": SchemaRegistryResource(),
         "s3": S3Resource(),
-        "pyspark": LazyPySparkResource(spark_config=spark_config(master)),
+        "pyspark": QuietPySparkResource(spark_config=spark_config(master)),
     }

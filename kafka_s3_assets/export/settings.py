@@ -96,7 +96,8 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
                      need_kafka: bool = True) -> ExportSettings:
     """Resolve the config's provider placeholders (unless done already), validate it, and resolve
     endpoints: explicit overrides (Dagster resources), then the connector config, then the environment
-    (as the issue and AWS SDKs define it)."""
+    ($KAFKA_BOOTSTRAP_SERVERS; $AWS_ENDPOINT_URL_S3 or $AWS_ENDPOINT_URL, as AWS SDKs
+    read them; $SCHEMA_REGISTRY_URL)."""
     env = os.environ if env is None else env
     resolved = resolve_config_providers(raw_config, env)
     config = validate_connector_config(resolved)

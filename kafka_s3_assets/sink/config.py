@@ -9,6 +9,7 @@ and values we do not implement yet are problems too, never silently ignored.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -212,8 +213,32 @@ def load_connector_config(path: str | Path, worker_config: str | Path | None = N
     return validate_connector_config(resolved_connector_config(path, worker_config))
 
 
+# Validated configs of this process, by content: one export needs the validated config in the CLI, the
+# Dagster asset, its plan, its completeness check and each Spark task, and each has only the raw config.
+_VALIDATED: dict[str, SinkConfig] = {}
+_VALIDATED_MAX = 256  # connectors; beyond that the oldest is forgotten (and validated again if needed)
+_VALIDATED_LOCK = threading.Lock()
+
+
 def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
-    """Parse, default and validate; raise one ConfigError listing every problem."""
+    """Parse, default and validate; raise one ConfigError listing every problem.
+
+    A config is validated once per process: the same content again returns the same SinkConfig (treat it
+    as read-only). A config with problems is checked again each time.
+    """
+    content = json.dumps({str(k): v for k, v in raw.items()}, sort_keys=True, default=repr)
+    with _VALIDATED_LOCK:
+        config = _VALIDATED.get(content)
+    if config is None:
+        config = _validate(raw)
+        with _VALIDATED_LOCK:
+            if len(_VALIDATED) >= _VALIDATED_MAX:
+                del _VALIDATED[next(iter(_VALIDATED))]
+            _VALIDATED[content] = config
+    return config
+
+
+def _validate(raw: Mapping[str, Any]) -> SinkConfig:
     problems: list[ConfigProblem] = []
     values: dict[str, Any] = {}
     converter_settings: dict[str, dict[str, Any]] = {p: {} for p in CONVERTER_PREFIXES}

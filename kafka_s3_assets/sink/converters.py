@@ -1,7 +1,7 @@
 """Kafka Connect converters: record bytes -> ConnectData, as the worker's converters would produce.
 
 * ``io.confluent.connect.avro.AvroConverter``: Confluent wire format (magic byte 0, 4-byte big-endian
-  schema id, Avro binary datum). The datum is kept undecoded; see ``decode_avro``.
+  schema id, Avro binary datum). The datum is kept undecoded; see ``AvroDecoder``.
 * ``org.apache.kafka.connect.json.JsonConverter`` with ``schemas.enable=false``: parsed JSON; with
   ``schemas.enable=true``: the ``{"schema", "payload"}`` envelope, as Avro-shaped data (``json_envelope``).
 * ``org.apache.kafka.connect.storage.StringConverter``: UTF-8 text.

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-
 @dataclass(frozen=True, slots=True)
 class KafkaRecord:
     """A record exactly as read from one topic-partition, bytes undecoded."""
@@ -63,9 +62,11 @@ class PrimitiveSchema:
 class ConnectData:
     """A converted key or value.
 
-    ``schema`` is None for schemaless data (JSON without schemas, String, ByteArray). For Avro data the
-    undecoded datum is kept in ``avro_datum`` and ``value`` is decoded only when someone needs it:
-    decoding costs ~100x more than copying the bytes.
+    ``schema`` is None for schemaless JSON; String and ByteArray data carry their optional primitive
+    schema. Converters other than Avro decode at once: ``decoded`` holds the value, ``is_decoded`` is
+    True. Avro data keeps its undecoded datum in ``avro_datum`` (``is_decoded`` False), and
+    ``AvroDecoder.decode`` decodes it only when a format needs the value: decoding costs about 50 times
+    more than copying the bytes.
     """
 
     schema: "AvroSchemaRef | PrimitiveSchema | None"

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Iterable
 
 from ..export.partition_export import PartitionExportRequest, PartitionExportResult, export_partition
 
 
 def _run_task(request: PartitionExportRequest) -> dict:
-    # Imported inside the task so executors configure logging and clients in their own process.
+    # A module-level function: Spark ships it by reference, so each Python worker imports this package
+    # and builds its own clients from the request's settings.
     return export_partition(request).to_dict()
 
 
@@ -43,6 +45,12 @@ DEFAULT_SPARK_CONFIG = {
     "spark.task.maxFailures": "1",
     # Executors import kafka_s3_assets; reusing Python workers keeps schema caches warm between tasks.
     "spark.python.worker.reuse": "true",
+    # The driver logs Spark's errors only (see log4j2.properties); the console is for our own lines.
+    # "default" options come before spark.driver.extraJavaOptions, so a -Dlog4j2.configurationFile there
+    # wins. Executors are left alone: locally they run in the driver's JVM, and on a cluster they log to
+    # the workers' files (where a path in this package may not exist).
+    "spark.driver.defaultJavaOptions": "-Dlog4j2.configurationFile="
+                                       + (Path(__file__).resolve().parent / "log4j2.properties").as_uri(),
 }
 
 

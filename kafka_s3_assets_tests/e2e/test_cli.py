@@ -8,8 +8,10 @@ import sys
 import pytest
 
 from kafka_s3_assets.cli import main
+from kafka_s3_assets.defs.resources import SPARK_MASTER_ENV
 
 from ..conftest import connector_config
+from .console import SPARK_START_UP_NOISE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
@@ -228,3 +230,66 @@ def test_export_cli_with_backward_compatibility_and_a_json_envelope_topic(spark,
     reader = fastavro.reader(io.BytesIO(s3.get_object(Bucket=bucket, Key=key)["Body"].read()))
     assert list(reader) == [{"x": 0, "y": None}, {"x": 1, "y": None}]
     assert reader.writer_schema["name"] == "point"
+
+
+def test_one_export_validates_the_connector_config_once(spark, kafka, bucket, workdir, capsys, monkeypatch):
+    """The CLI, the Dagster asset, the plan, the completeness check and the export each need the validated
+    config; validating is done once per process and shared."""
+    from kafka_s3_assets.sink import config as sink_config
+
+    validations = []
+    cross_checks = sink_config._cross_checks  # every validation runs the cross-key checks exactly once
+
+    def counted(*args):
+        validations.append(args)
+        return cross_checks(*args)
+
+    monkeypatch.setattr(sink_config, "_cross_checks", counted)
+    topic = kafka.create_topic()
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(3)])
+    config_path = workdir / "connector.json"
+    config_path.write_text(json.dumps(connector_config(topic, bucket)))
+
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
+
+    assert code == 0, err
+    assert out["partitions"][0]["records"] == 3
+    assert len(validations) == 1
+
+
+def run_cli_process(workdir, *args, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    """The command in a process of its own, as a user runs it: its own Spark JVM, its own console."""
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    return subprocess.run([sys.executable, "-m", "kafka_s3_assets.cli", *args], cwd=workdir, text=True,
+                          capture_output=True, env={**env, **(env_extra or {})}, timeout=600)
+
+
+def test_export_console_shows_our_lines_without_spark_start_up_noise(kafka, bucket, workdir):
+    topic = kafka.create_topic()
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(3)])
+    config_path = workdir / "connector.json"
+    config_path.write_text(json.dumps(connector_config(topic, bucket)))
+
+    result = run_cli_process(workdir, "export", "--config", str(config_path))
+
+    assert result.returncode == 0, result.stderr
+    assert f"{topic}/0: exported, offsets 0..2, 3 records, 1 objects" in result.stdout
+    console = result.stdout + result.stderr
+    assert [noise for noise in SPARK_START_UP_NOISE if noise in console] == []
+
+
+def test_a_spark_error_still_reaches_the_console(kafka, bucket, workdir):
+    """A Spark JVM that exits at start-up prints its reason on its stderr; the filter that drops the
+    JVM's start-up noise must let it through, and our own error line must carry it."""
+    topic = kafka.create_topic()
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(3)])
+    config_path = workdir / "connector.json"
+    config_path.write_text(json.dumps(connector_config(topic, bucket)))
+
+    result = run_cli_process(workdir, "export", "--config", str(config_path),
+                             env_extra={SPARK_MASTER_ENV: "nowhere://spark-master"})
+
+    assert result.returncode == 1, result.stdout
+    [our_error] = [line for line in result.stderr.splitlines() if line.startswith(f"error: export of {topic}/0")]
+    assert "Spark did not start: " in our_error  # Spark's reason, not only "the Java gateway exited"
+    assert "Master must either be yarn or start with spark, k8s, or local" in our_error

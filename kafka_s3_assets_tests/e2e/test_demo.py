@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from .console import SPARK_START_UP_NOISE
+
 pytestmark = [pytest.mark.e2e]
 
 
@@ -29,3 +31,5 @@ def test_demo_prints_the_three_objects_and_nine_records_in_order(tmp_path):
     # Each object's records follow its key.
     assert lines.index(keys[1]) == lines.index(keys[0]) + 4
     assert (tmp_path / ".dagster_home").is_dir()
+    console = result.stdout + result.stderr
+    assert [noise for noise in SPARK_START_UP_NOISE if noise in console] == []

@@ -28,6 +28,8 @@ import struct
 import threading
 from dataclasses import dataclass, field
 
+from .kafka_traffic_proxy import BrokerBehindProxy, close_socket, read_frame
+
 LOOPBACK = "127.0.0.1"
 API_FETCH = 1
 API_VERSIONS = 18
@@ -73,27 +75,6 @@ class _Reader:
 def _string(value: str) -> bytes:
     encoded = value.encode()
     return struct.pack(">h", len(encoded)) + encoded
-
-
-def _read_frame(sock: socket.socket) -> bytes | None:
-    header = _recv_exactly(sock, 4)
-    if header is None:
-        return None
-    return _recv_exactly(sock, struct.unpack(">i", header)[0])
-
-
-def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
-    chunks, remaining = [], n
-    while remaining:
-        try:
-            chunk = sock.recv(remaining)
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
 
 
 @dataclass
@@ -207,7 +188,7 @@ class KafkaRetentionProxy:
             try:
                 upstream = socket.create_connection((LOOPBACK, self._upstream_port))
             except OSError:  # the broker is not listening yet (or any more): the client retries
-                _close(client)
+                close_socket(client)
                 continue
             with self._lock:
                 self._sockets += [client, upstream]
@@ -219,7 +200,7 @@ class KafkaRetentionProxy:
                              daemon=True).start()
 
     def _requests(self, client, upstream, pending, pending_lock) -> None:
-        while (frame := _read_frame(client)) is not None:
+        while (frame := read_frame(client)) is not None:
             correlation_id, request = _parse_request(frame)
             with pending_lock:
                 pending[correlation_id] = request
@@ -227,10 +208,10 @@ class KafkaRetentionProxy:
                 upstream.sendall(struct.pack(">i", len(frame)) + frame)
             except OSError:
                 break
-        _close(upstream)
+        close_socket(upstream)
 
     def _responses(self, upstream, client, pending, pending_lock) -> None:
-        while (frame := _read_frame(upstream)) is not None:
+        while (frame := read_frame(upstream)) is not None:
             correlation_id = struct.unpack_from(">i", frame)[0]
             with pending_lock:
                 request = pending.pop(correlation_id, None)
@@ -242,7 +223,7 @@ class KafkaRetentionProxy:
                 client.sendall(struct.pack(">i", len(frame)) + frame)
             except OSError:
                 break
-        _close(client)
+        close_socket(client)
 
     def _rewrite_fetch(self, body: bytes, request: _Pending) -> bytes:
         with self._lock:
@@ -278,47 +259,8 @@ class KafkaRetentionProxy:
         return b"".join(out)
 
 
-def _close(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    sock.close()
-
-
-class BrokerBehindRetentionProxy:
-    """A Tansu broker of its own (memory storage) that advertises the proxy's address, so every
-    connection of every client goes through the proxy. ``stop()`` ends the broker and the proxy."""
+class BrokerBehindRetentionProxy(BrokerBehindProxy):
+    """A Tansu broker of its own behind a ``KafkaRetentionProxy`` (``.proxy``)."""
 
     def __init__(self, tansu_binary: str, ready_timeout_s: float = 30.0):
-        import subprocess
-        import time
-
-        from kafka_s3_assets.devstack.ports import pick_free_ports
-        from kafka_s3_assets.devstack.tansu import probe_kafka
-
-        self.proxy = KafkaRetentionProxy()
-        [broker_port] = pick_free_ports(1, avoid={self.proxy.port})
-        self._process = subprocess.Popen(
-            [tansu_binary, "broker", "--listener-url", f"tcp://{LOOPBACK}:{broker_port}",
-             "--advertised-listener-url", f"tcp://{LOOPBACK}:{self.proxy.port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.proxy.connect_to(broker_port)
-        deadline = time.monotonic() + ready_timeout_s
-        while True:  # readiness: a metadata request through the proxy answers
-            try:
-                probe_kafka(self.proxy.bootstrap_servers)
-                return
-            except Exception:
-                if time.monotonic() > deadline or self._process.poll() is not None:
-                    self.stop()
-                    raise
-
-    @property
-    def bootstrap_servers(self) -> str:
-        return self.proxy.bootstrap_servers
-
-    def stop(self) -> None:
-        self.proxy.stop()
-        self._process.terminate()
-        self._process.wait(timeout=10)
+        super().__init__(KafkaRetentionProxy(), tansu_binary, ready_timeout_s)

@@ -7,6 +7,7 @@ from kafka_s3_assets.clients.errors import KafkaReadError, KafkaUnavailableError
 from kafka_s3_assets.clients.kafka import (
     KafkaSettings,
     PartitionReader,
+    Watermarks,
     commit_offset,
     committed_offset,
     list_partitions,
@@ -77,3 +78,46 @@ def test_unreachable_broker_is_reported_quickly():
     settings = KafkaSettings("127.0.0.1:1", {}, timeout_s=1.5)
     with pytest.raises(KafkaUnavailableError, match="Kafka broker unreachable at 127.0.0.1:1"):
         list_partitions(settings, "t")
+
+
+@pytest.fixture(scope="module")
+def counted_broker():
+    """A Tansu broker of its own whose every connection goes through a proxy counting response bytes."""
+    from kafka_s3_assets.devstack.tansu import tansu_binary
+
+    from ..faults.kafka_traffic_proxy import BrokerBehindProxy, KafkaTrafficProxy
+
+    broker = BrokerBehindProxy(KafkaTrafficProxy(), tansu_binary())
+    yield broker
+    broker.stop()
+
+
+def test_watermark_probe_fetches_at_most_one_record_batch_per_partition(counted_broker):
+    """A probe reads watermarks, not records: a backlog of 4 MiB must not be transferred to read them.
+    The broker always returns at least one record batch (so that a consumer can make progress), so one
+    batch per backlogged partition is the least a fetch-based probe can cost; batches here are of the
+    Java producer's default size, 16 KiB."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    bootstrap = counted_broker.bootstrap_servers
+    topic = "probe_cost"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([NewTopic(topic, 2, 1)]).values():
+        future.result(timeout=30)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 16384})
+    for partition in (0, 1):
+        for _ in range(2048):
+            producer.produce(topic, value=b"x" * 1024, partition=partition)
+    assert producer.flush(30) == 0
+    settings = KafkaSettings(bootstrap, {}, timeout_s=10)
+
+    counted_broker.proxy.reset()
+    marks = probe_watermarks(settings, {(topic, 0): 0, (topic, 1): 0})
+    assert marks[(topic, 0)].high == 2048 and marks[(topic, 1)].high == 2048
+    fetched = counted_broker.proxy.fetch_response_bytes
+    assert fetched < 2 * (16384 + 4096), f"the probe fetched {fetched} bytes for 2 partitions"
+
+    counted_broker.proxy.reset()  # one partition, probed where its backlog begins
+    assert probe_watermarks(settings, {(topic, 0): 1000})[(topic, 0)] == Watermarks(0, 2048)
+    fetched = counted_broker.proxy.fetch_response_bytes
+    assert fetched < 16384 + 4096, f"the probe fetched {fetched} bytes for 1 partition"

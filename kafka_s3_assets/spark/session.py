@@ -1,0 +1,100 @@
+"""Start the Spark session of an export so that the console gets Spark's errors, not its start-up noise.
+
+Spark's own logging is set by the log4j2 file ``spark_config()`` names. One line remains: the JVM
+itself prints ``WARNING: Using incubator modules: jdk.incubator.vector`` (Spark's launcher always adds
+that module) before any logging exists, so it can only be dropped from the JVM's stderr. PySpark's
+``launch_gateway`` takes ``Popen`` options for the JVM's process: the gateway is launched here with its
+stderr (and its Python workers') through a filter that forwards every other line, and ``SparkContext``
+then uses that gateway (``SparkContext._gateway``, as it does its own) instead of launching another. The filter also remembers the last lines, so that when the JVM exits before it
+starts (a bad master URL, a bad setting) our error says why instead of only "gateway exited".
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import threading
+from typing import Mapping
+
+# Lines of the JVM's stderr that are never forwarded.
+JVM_NOISE = (re.compile(rb"^WARNING: Using incubator modules: "),)
+# How many of the JVM's last stderr lines are kept to explain a failed start.
+KEPT_LINES = 50
+_JAVA_THREAD_PREFIX = re.compile(r'^Exception in thread "[^"]*" ')
+
+
+class SparkStartError(RuntimeError):
+    """Spark's JVM exited before the session started; the message is Spark's reason."""
+
+
+class _StderrFilter(threading.Thread):
+    """Forwards the JVM's stderr to our stderr, line by line, except ``JVM_NOISE``."""
+
+    def __init__(self, source, target_fd: int):
+        super().__init__(name="spark-jvm-stderr", daemon=True)
+        self._source = source
+        self._target_fd = target_fd
+        self.last_lines: collections.deque[bytes] = collections.deque(maxlen=KEPT_LINES)
+
+    def run(self) -> None:
+        try:
+            for line in iter(self._source.readline, b""):
+                if any(pattern.match(line) for pattern in JVM_NOISE):
+                    continue
+                self.last_lines.append(line)
+                try:
+                    os.write(self._target_fd, line)
+                except OSError:
+                    pass  # our stderr is gone; keep draining so the JVM never blocks on a full pipe
+        finally:
+            os.close(self._target_fd)
+
+    def reason(self) -> str:
+        """The last exception line (``Caused by`` included) the JVM printed, else its last line."""
+        lines = [line.decode(errors="replace").rstrip() for line in self.last_lines]
+        lines = [line for line in lines if line]
+        headlines = [line for line in lines if not line[0].isspace()]
+        if not headlines:
+            return "no message from the JVM"
+        return _JAVA_THREAD_PREFIX.sub("", headlines[-1])
+
+
+def spark_session(config: Mapping[str, str]):
+    """``SparkSession.builder`` with ``config``, ``getOrCreate()``, its JVM launched with filtered stderr
+    (when this process launches it: not when it already runs, nor for Spark Connect)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+
+    with SparkContext._lock:
+        launched_elsewhere = "PYSPARK_GATEWAY_PORT" in os.environ
+        if SparkContext._gateway is None and not launched_elsewhere and "spark.remote" not in config:
+            gateway = _launch_gateway(SparkConf().setAll(list(config.items())))
+            # What SparkContext._ensure_initialized does with a gateway it launched itself.
+            SparkContext._gateway = gateway
+            SparkContext._jvm = gateway.jvm
+    builder = SparkSession.builder
+    for key, value in config.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def _launch_gateway(conf):
+    """PySpark's gateway, its JVM's stderr read by a filter from the first line (a pipe of our own: a
+    JVM that fills an unread pipe would block)."""
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.java_gateway import launch_gateway
+
+    read_end, write_end = os.pipe()
+    stderr_filter = _StderrFilter(os.fdopen(read_end, "rb"), os.dup(2))
+    stderr_filter.start()
+    try:
+        return launch_gateway(conf, popen_kwargs={"stderr": write_end})
+    except PySparkRuntimeError as exc:
+        os.close(write_end)
+        write_end = None
+        stderr_filter.join(timeout=10)  # the JVM has exited: the rest of its stderr is in the pipe
+        raise SparkStartError(f"Spark did not start: {stderr_filter.reason()}") from exc
+    finally:
+        if write_end is not None:
+            os.close(write_end)  # the JVM holds its own copy

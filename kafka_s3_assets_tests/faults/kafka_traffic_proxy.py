@@ -1,0 +1,166 @@
+"""A Kafka-protocol proxy that counts the bytes of the broker's responses, per API (Fetch, Metadata, ...),
+and a Tansu broker of a test's own that advertises a proxy's address.
+
+Why a broker of its own: a client connects to the bootstrap address only to learn the brokers' advertised
+addresses, then talks to those. Only a broker that advertises the proxy's address sends every connection,
+the fetches included, through the proxy. Frames pass unchanged; the proxy reads each request's header
+(API key, correlation id) to know which API a response answers.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import subprocess
+import threading
+import time
+from collections import Counter
+
+LOOPBACK = "127.0.0.1"
+API_FETCH = 1
+
+
+def read_frame(sock: socket.socket) -> bytes | None:
+    """One size-prefixed Kafka frame (without its size), or None once the connection is closed."""
+    header = _recv_exactly(sock, 4)
+    if header is None:
+        return None
+    return _recv_exactly(sock, struct.unpack(">i", header)[0])
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
+    chunks, remaining = [], n
+    while remaining:
+        try:
+            chunk = sock.recv(remaining)
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def close_socket(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
+
+
+class KafkaTrafficProxy:
+    """Forwards every connection to the broker; ``response_bytes[api_key]`` sums the bytes (size prefix
+    included) of the broker's responses to that API, ``fetch_response_bytes`` those of Fetch."""
+
+    def __init__(self):
+        self._listener = socket.create_server((LOOPBACK, 0))
+        self.port = self._listener.getsockname()[1]
+        self._upstream_port: int | None = None
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept_loop, name="kafka-traffic-proxy", daemon=True)
+        self.response_bytes: Counter[int] = Counter()
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"{LOOPBACK}:{self.port}"
+
+    @property
+    def fetch_response_bytes(self) -> int:
+        with self._lock:
+            return self.response_bytes[API_FETCH]
+
+    def reset(self) -> None:
+        with self._lock:
+            self.response_bytes.clear()
+
+    def connect_to(self, upstream_port: int) -> "KafkaTrafficProxy":
+        self._upstream_port = upstream_port
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._listener.close()
+        with self._lock:
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            close_socket(sock)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def _accept_loop(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection((LOOPBACK, self._upstream_port))
+            except OSError:  # the broker is not listening yet (or any more): the client retries
+                close_socket(client)
+                continue
+            with self._lock:
+                self._sockets += [client, upstream]
+            api_of_request: dict[int, int] = {}  # correlation id -> API key, for this connection
+            threading.Thread(target=self._requests, args=(client, upstream, api_of_request), daemon=True).start()
+            threading.Thread(target=self._responses, args=(upstream, client, api_of_request), daemon=True).start()
+
+    def _requests(self, client: socket.socket, upstream: socket.socket, api_of_request: dict[int, int]) -> None:
+        while (frame := read_frame(client)) is not None:
+            api_key, _version, correlation_id = struct.unpack_from(">hhi", frame)
+            with self._lock:
+                api_of_request[correlation_id] = api_key
+            try:
+                upstream.sendall(struct.pack(">i", len(frame)) + frame)
+            except OSError:
+                break
+        close_socket(upstream)
+
+    def _responses(self, upstream: socket.socket, client: socket.socket, api_of_request: dict[int, int]) -> None:
+        while (frame := read_frame(upstream)) is not None:
+            correlation_id = struct.unpack_from(">i", frame)[0]
+            with self._lock:
+                api_key = api_of_request.pop(correlation_id, -1)
+                self.response_bytes[api_key] += 4 + len(frame)
+            try:
+                client.sendall(struct.pack(">i", len(frame)) + frame)
+            except OSError:
+                break
+        close_socket(client)
+
+
+class BrokerBehindProxy:
+    """A Tansu broker of its own (memory storage) that advertises ``proxy``'s address, so every connection
+    of every client goes through the proxy. ``stop()`` ends the broker and the proxy."""
+
+    def __init__(self, proxy, tansu_binary: str, ready_timeout_s: float = 30.0):
+        from kafka_s3_assets.devstack.ports import pick_free_ports
+        from kafka_s3_assets.devstack.tansu import probe_kafka
+
+        self.proxy = proxy
+        [broker_port] = pick_free_ports(1, avoid={proxy.port})
+        self._process = subprocess.Popen(
+            [tansu_binary, "broker", "--listener-url", f"tcp://{LOOPBACK}:{broker_port}",
+             "--advertised-listener-url", f"tcp://{LOOPBACK}:{proxy.port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proxy.connect_to(broker_port)
+        deadline = time.monotonic() + ready_timeout_s
+        while True:  # readiness: a metadata request through the proxy answers
+            try:
+                probe_kafka(proxy.bootstrap_servers)
+                return
+            except Exception:
+                if time.monotonic() > deadline or self._process.poll() is not None:
+                    self.stop()
+                    raise
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.proxy.bootstrap_servers
+
+    def stop(self) -> None:
+        self.proxy.stop()
+        self._process.terminate()
+        self._process.wait(timeout=10)
