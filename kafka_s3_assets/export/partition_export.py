@@ -222,6 +222,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
             result.high_watermark = request.end_offset
             return result
 
+        crash_point("before_hold")
         lease = acquire(store, layout.intent_key(request.topic, request.partition),
                         connector=config["name"], topic=request.topic, partition=request.partition,
                         run_id=request.run_id, resume_offset=start, plan_end=lambda: planned_end(request, start),
