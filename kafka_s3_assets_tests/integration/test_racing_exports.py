@@ -19,6 +19,10 @@ import uuid
 
 import pytest
 
+from kafka_s3_assets.export.partition_export import PartitionExportRequest
+from kafka_s3_assets.export.settings import resolve_settings
+from kafka_s3_assets.spark.job import run_exports
+
 from ..conftest import connector_config, list_keys
 from ..faults.export_process import finish, spawn, spawn_paused
 from ..faults.exactly_once import INTENTS, ExactlyOnceCounts, exactly_once_counts
@@ -120,3 +124,28 @@ def test_racing_exports_never_write_a_committed_object_again(partitioner, kafka,
         assert s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
         assert len(now) == (round_ + 1) * PARTITIONS * RECORDS // 5
         seen = now
+
+
+@pytest.mark.spark
+def test_in_one_spark_job_a_held_partition_fails_alone(spark, kafka, s3_client, bucket, tmp_path):
+    """However a driver groups partitions into Spark jobs, one partition held by another export fails with
+    the clear message and the job's other partitions are exported."""
+    topic = kafka.create_topic("held", partitions=PARTITIONS)
+    for p in range(PARTITIONS):
+        kafka.produce_avro(topic, [{"f1": f"p{p}-{i}"} for i in range(RECORDS)], partition=p)
+    config = connector_config(topic, bucket, name=f"held-{uuid.uuid4().hex[:8]}", **{"flush.size": "5"})
+    settings = resolve_settings(config)
+    pause = tmp_path / "pause"
+    holder = spawn_paused(config, topic, "before_manifest", pause, partition=1)
+    try:
+        results = run_exports(spark, [PartitionExportRequest(settings, topic, p) for p in range(PARTITIONS)])
+    finally:
+        pause.unlink(missing_ok=True)
+    code, held, err = finish(holder)
+
+    assert [r.status for r in results] == ["exported", "failed", "exported", "exported"], [r.error for r in results]
+    assert results[1].error_type == "ConcurrentExportError"
+    assert results[1].error.startswith(f"Another export of {topic}/1 is running")
+    assert code == 0 and held["status"] == "exported", err
+    for p in range(PARTITIONS):
+        assert exactly_once_counts(s3_client, bucket, range(RECORDS), partition=p) == ExactlyOnceCounts(0, 0, 0)
