@@ -12,6 +12,8 @@ hold one export at a known step while another one starts.
 
 Points, in the order an export meets them:
 
+* ``before_hold``: where to resume was looked up, the topic-partition is not held yet (another export may
+  commit in between);
 * ``record_read``: a record was read from Kafka (before it is written);
 * ``part_uploaded``: a multipart upload's part is stored, the upload is not complete;
 * ``object_stored``: an object is complete in S3 (more objects of the batch may follow);
@@ -30,7 +32,7 @@ from pathlib import Path
 
 CRASH_AT_ENV = "KAFKA_S3_ASSETS_CRASH_AT"
 PAUSE_FILE_ENV = "KAFKA_S3_ASSETS_PAUSE_FILE"
-POINTS = ("record_read", "part_uploaded", "object_stored", "before_manifest", "after_manifest",
+POINTS = ("before_hold", "record_read", "part_uploaded", "object_stored", "before_manifest", "after_manifest",
           "before_release")
 
 _reached: Counter[str] = Counter()

@@ -313,10 +313,10 @@ class S3ObjectStore:
         return _request(self.retrier, f"GetObject {byte_range} of {self._url(key)}", lambda: self.client.get_object(
             Bucket=self.bucket, Key=key, Range=byte_range, **self.settings.customer_key_args())["Body"].read())
 
-    def _list_objects(self, prefix: str) -> Iterator[dict]:
-        """ListObjectsV2 page by page, each page its own retried request."""
+    def _list_objects(self, prefix: str, start_after: str | None = None) -> Iterator[dict]:
+        """ListObjectsV2 page by page, each page its own retried request; only keys after ``start_after``."""
         request = f"ListObjectsV2 {self._url(prefix)}"
-        args = {"Bucket": self.bucket, "Prefix": prefix}
+        args = {"Bucket": self.bucket, "Prefix": prefix, **({"StartAfter": start_after} if start_after else {})}
         while True:
             page = _request(self.retrier, request, lambda: self.client.list_objects_v2(**args))
             yield from page.get("Contents", ())
@@ -327,8 +327,8 @@ class S3ObjectStore:
                 raise S3Error(f"{request}: a truncated page without a continuation token")
             args = {**args, "ContinuationToken": token}
 
-    def list_keys(self, prefix: str) -> list[str]:
-        return sorted(o["Key"] for o in self._list_objects(prefix))
+    def list_keys(self, prefix: str, start_after: str | None = None) -> list[str]:
+        return sorted(o["Key"] for o in self._list_objects(prefix, start_after))
 
     def list_sizes(self, prefix: str) -> dict[str, int]:
         return {o["Key"]: o["Size"] for o in self._list_objects(prefix)}

@@ -4,7 +4,13 @@ Before an export writes anything, it creates the topic-partition's *intent* obje
 conditional write (If-None-Match: *). The intent says who exports (host, process, attempt) and what
 makes the attempt reproducible: the offset it resumed from, the offset it reads up to (exclusive),
 and the one wall-clock time it uses for everything time-dependent (``Wallclock`` partitioning,
-scheduled rotation). The intent is deleted when the export has committed everything.
+scheduled rotation). It also lists where the attempt creates objects (each directory's
+``<topic>+<partition>+`` key prefix, recorded before the first object there), so that a take-over
+lists only those places. The intent is deleted when the export has committed everything.
+
+The resume offset, and so the whole plan, is read only once the hold is taken: read before, it may be
+stale (another export committing and releasing in between), and an attempt planned from it would write
+again objects that are already committed.
 
 An export that finds an intent decides whether its owner still runs:
 
@@ -87,6 +93,9 @@ class ExportIntent:
     lease_expires_ms: int
     abandoned: bool = False
     takes_over: str | None = None  # the attempt this one replaced
+    # Key prefixes (directory and "<topic>+<partition>+") under which this attempt, or a dead one it took
+    # over, may have created objects. None in intents written before they were recorded: anywhere.
+    written_prefixes: tuple[str, ...] | None = ()
 
     def to_json_bytes(self) -> bytes:
         return json.dumps({"format_version": INTENT_FORMAT, **asdict(self)}, indent=1).encode("utf-8")
@@ -96,7 +105,9 @@ class ExportIntent:
         d = json.loads(data)
         if d.pop("format_version", None) != INTENT_FORMAT:
             raise ValueError("Unsupported export intent format")
-        return cls(**{**d, "owner": Owner(**d["owner"])})
+        prefixes = d.pop("written_prefixes", None)
+        return cls(**{**d, "owner": Owner(**d["owner"])},
+                   written_prefixes=None if prefixes is None else tuple(prefixes))
 
 
 def still_running(intent: ExportIntent, now_ms: int) -> bool:
@@ -118,10 +129,10 @@ class ExportLease:
     (the renewal's If-Match is the fence: it fails once another export has taken over)."""
 
     def __init__(self, store: S3ObjectStore, key: str, intent: ExportIntent, etag: str, lease_ms: int,
-                 clock_ms: Callable[[], int], previous: ExportIntent | None, replays: bool = False):
+                 clock_ms: Callable[[], int], previous: ExportIntent | None):
         self.intent = intent
         self.previous = previous   # the dead attempt this one took over, if any
-        self.replays = replays     # whether this attempt repeats the dead one's end offset and clock
+        self.replays = False       # whether this attempt repeats the dead one's end offset and clock (``plan``)
         self._store = store
         self._key = key
         self._etag = etag
@@ -149,14 +160,45 @@ class ExportLease:
 
     def renew(self) -> None:
         with self._lock:
+            self._replace_intent(self.intent)
+
+    def record_prefix(self, prefix: str) -> None:
+        """Record that this attempt creates objects under ``prefix``; call before creating the first one.
+        Also a fence: an attempt that was taken over learns it here, before writing under a new prefix."""
+        with self._lock:
+            known = self.intent.written_prefixes
+            if known is None or prefix in known:
+                return
+            self._replace_intent(replace(self.intent, written_prefixes=known + (prefix,)))
+
+    def plan(self, resume_offset: int, plan_end: Callable[[int], int]) -> None:
+        """Plan the attempt from ``resume_offset``, read while holding the topic-partition: replay the dead
+        attempt taken over when the offset lies inside its range, else read to ``plan_end(resume_offset)``
+        with the current wall-clock time. The intent is rewritten only when the plan changes."""
+        old = self.previous
+        self.replays = old is not None and old.start_offset <= resume_offset < old.end_offset
+        with self._lock:
+            if self.replays:  # the dead attempt stopped short: repeat its inputs so the same objects are made
+                planned = replace(self.intent, start_offset=resume_offset, end_offset=old.end_offset,
+                                  clock_ms=old.clock_ms)
+            elif old is None and self.intent.start_offset == resume_offset:
+                return  # planned from this very offset when the hold was taken
+            else:
+                planned = replace(self.intent, start_offset=resume_offset, end_offset=plan_end(resume_offset),
+                                  clock_ms=self._clock_ms())
+            if planned != self.intent:
+                self._replace_intent(planned)
+
+    def _replace_intent(self, intent: ExportIntent) -> None:
+        """Write ``intent`` (its hold extended) if this attempt still holds the topic-partition. Under the lock."""
+        self._check()
+        renewed = replace(intent, lease_expires_ms=self._clock_ms() + self._lease_ms)
+        try:
+            self._etag = self._store.put_conditionally(self._key, renewed.to_json_bytes(), if_match=self._etag)
+        except ConditionFailedError:
+            self._taken_over = "its hold was replaced by another export"
             self._check()
-            renewed = replace(self.intent, lease_expires_ms=self._clock_ms() + self._lease_ms)
-            try:
-                self._etag = self._store.put_conditionally(self._key, renewed.to_json_bytes(), if_match=self._etag)
-            except ConditionFailedError:
-                self._taken_over = "its hold was replaced by another export"
-                self._check()
-            self.intent = renewed
+        self.intent = renewed
 
     def _check(self) -> None:
         if self._taken_over is not None:
@@ -195,46 +237,57 @@ class ExportLease:
 
 
 def acquire(store: S3ObjectStore, key: str, *, connector: str, topic: str, partition: int, run_id: str | None,
-            resume_offset: int, plan_end: Callable[[], int], clock_ms: Callable[[], int],
-            lease_ms: int) -> ExportLease:
-    """Hold the topic-partition for this attempt, taking over a dead attempt's hold; or raise
-    ConcurrentExportError when a live export holds it."""
+            resume_hint: int, read_resume: Callable[[], int], plan_end: Callable[[int], int],
+            clock_ms: Callable[[], int], lease_ms: int) -> ExportLease:
+    """Hold the topic-partition for this attempt, taking over a dead attempt's hold, then plan it from the
+    resume offset ``read_resume()`` reads while holding; or raise ConcurrentExportError when a live export
+    holds it.
+
+    ``resume_hint`` is where to resume as read before holding: the hold is taken with a plan from it, so
+    that, as usual, the plan need not be written twice. Taking over a dead attempt, the hold first
+    repeats the dead attempt's plan instead: an attempt that dies before planning leaves the next one
+    the same decision to make (replay it or not), and the same places to sweep."""
     now = clock_ms()
     owner = Owner.current()
     found = store.get_with_etag(key)
     if found is None:
-        intent = ExportIntent(connector, topic, partition, owner, run_id, resume_offset, plan_end(), now, now,
-                              now + lease_ms)
+        intent = ExportIntent(connector, topic, partition, owner, run_id, resume_hint, plan_end(resume_hint), now,
+                              now, now + lease_ms)
         try:
             etag = store.put_conditionally(key, intent.to_json_bytes())
         except ConditionFailedError:
             raise ConcurrentExportError(
                 f"Another export of {topic}/{partition} started at the same moment; this one wrote nothing") from None
-        return ExportLease(store, key, intent, etag, lease_ms, clock_ms, previous=None)
-
-    body, old_etag = found
-    old = ExportIntent.from_json_bytes(body)
-    if still_running(old, now):
-        raise ConcurrentExportError(
-            f"Another export of {topic}/{partition} is running ({old.owner.describe()}, run {old.run_id}, "
-            f"resumed at offset {old.start_offset}); this one wrote nothing. Exports of one topic-partition "
-            f"never run at once; if that export is dead on another host, its hold expires "
-            f"{max(0, old.lease_expires_ms - now) // 1000}s from now")
-    replays = old.start_offset <= resume_offset < old.end_offset
-    if replays:  # the dead attempt stopped short: repeat its inputs so the same objects are made again
-        end, clock = old.end_offset, old.clock_ms
+        lease = ExportLease(store, key, intent, etag, lease_ms, clock_ms, previous=None)
     else:
-        end, clock = plan_end(), now
-    intent = ExportIntent(connector, topic, partition, owner, run_id, resume_offset, end, clock, now, now + lease_ms,
-                          takes_over=old.owner.attempt)
+        body, old_etag = found
+        old = ExportIntent.from_json_bytes(body)
+        if still_running(old, now):
+            raise ConcurrentExportError(
+                f"Another export of {topic}/{partition} is running ({old.owner.describe()}, run {old.run_id}, "
+                f"resumed at offset {old.start_offset}); this one wrote nothing. Exports of one topic-partition "
+                f"never run at once; if that export is dead on another host, its hold expires "
+                f"{max(0, old.lease_expires_ms - now) // 1000}s from now")
+        intent = replace(old, owner=owner, run_id=run_id, created_ms=now, lease_expires_ms=now + lease_ms,
+                         abandoned=False, takes_over=old.owner.attempt)
+        try:
+            etag = store.put_conditionally(key, intent.to_json_bytes(), if_match=old_etag)
+        except ConditionFailedError:
+            raise ConcurrentExportError(f"Another export of {topic}/{partition} took over the dead export "
+                                        f"({old.owner.describe()}) first; this one wrote nothing") from None
+        log.warning("Taking over %s/%s from a dead export (%s, run %s) that resumed at offset %d", topic, partition,
+                    old.owner.describe(), old.run_id, old.start_offset)
+        lease = ExportLease(store, key, intent, etag, lease_ms, clock_ms, previous=old)
     try:
-        etag = store.put_conditionally(key, intent.to_json_bytes(), if_match=old_etag)
-    except ConditionFailedError:
-        raise ConcurrentExportError(f"Another export of {topic}/{partition} took over the dead export "
-                                    f"({old.owner.describe()}) first; this one wrote nothing") from None
-    log.warning("Taking over %s/%s from a dead export (%s, run %s) that resumed at offset %d", topic, partition,
-                old.owner.describe(), old.run_id, old.start_offset)
-    return ExportLease(store, key, intent, etag, lease_ms, clock_ms, previous=old, replays=replays)
+        lease.plan(read_resume(), plan_end)
+    except BaseException:
+        try:  # nothing written: the next export takes over at once (and still finds a dead attempt's plan)
+            lease.abandon()
+        except Exception as exc:
+            log.warning("Could not give up the hold on %s/%s (the next export takes it over when its lease "
+                        "expires): %s", topic, partition, exc)
+        raise
+    return lease
 
 
 def _boot_id() -> str:

@@ -2,10 +2,19 @@
 
 Manifests tile a topic-partition's offsets contiguously up to the resume offset, and every object lies
 inside its manifest's range. So any object of this topic-partition whose start offset is at or after
-the resume offset is uncommitted: written by an attempt that died before its manifest. Objects are
-found by their names (``<topic><file.delim><partition><file.delim><offset>.<ext>``, spec §2) under the
-topic's directory, which holds every encoded partition, so the sweep finds them whatever partitioner
-or wall-clock time made them. Multipart uploads the dead attempt left open are aborted too.
+the resume offset is uncommitted: written by an attempt that died before its manifest. Multipart
+uploads the dead attempt left open are aborted too.
+
+Where to look: object names are ``<directory><topic><file.delim><partition><file.delim><offset>.<ext>``,
+and the directory (the encoded partition) can be anything: a field's values, a time path from the
+record or from the clock. A topic's directory holds every partition and all history, so listing it
+costs as much as the bucket has grown. Instead, each attempt records in its intent, before it creates
+the first object there, the *object prefix* it writes under (directory plus
+``<topic><file.delim><partition><file.delim>``; ``export_lease``): it is known exactly whatever the
+partitioner, costs one intent write per new directory, and a take-over carries it over, so a chain of
+dead attempts is swept as a whole. Within a prefix, names differ only by the zero-padded offset, so
+listing starts after the name of the resume offset (``list_from``) and skips the committed history.
+Intents written before prefixes were recorded say nothing: their sweep lists the topic's directory.
 """
 
 from __future__ import annotations
@@ -34,29 +43,58 @@ def topic_prefix(naming: ObjectNaming, topic: str) -> str:
     return directory
 
 
-def object_start_offset(naming: ObjectNaming, key: str, topic: str, partition: int) -> int | None:
-    """The start offset in an object key of this topic-partition, or None for any other key."""
+def _name_match(naming: ObjectNaming, key: str, topic: str, partition: int) -> re.Match | None:
     name = re.escape(f"{topic}{naming.file_delim}{partition}{naming.file_delim}")
     delim = re.escape(naming.directory_delim)
-    match = re.search(rf"(?:^|(?<={delim})){name}(\d+)\.[^/]*$", key)
+    return re.search(rf"(?:^|(?<={delim})){name}(\d+)\.[^/]*$", key)
+
+
+def object_start_offset(naming: ObjectNaming, key: str, topic: str, partition: int) -> int | None:
+    """The start offset in an object key of this topic-partition, or None for any other key."""
+    match = _name_match(naming, key, topic, partition)
     return int(match.group(1)) if match else None
 
 
+def object_prefix(naming: ObjectNaming, key: str, topic: str, partition: int) -> str:
+    """The key up to its offset: the object's directory and ``<topic>+<partition>+``."""
+    match = _name_match(naming, key, topic, partition)
+    if match is None:
+        raise ValueError(f"{key} is not an object name of {topic}/{partition}")
+    return key[:match.start(1)]
+
+
+def list_from(naming: ObjectNaming, prefix: str, offset: int) -> str:
+    """A ListObjectsV2 StartAfter under ``prefix`` that skips names of offsets below ``offset`` and none at
+    or above it. Offsets are zero-padded to a width, so names of one width sort by offset; a longer offset
+    (past the padding) starts with a non-zero digit and may sort before the padded resume offset, so the
+    bound is the smaller of the two."""
+    padded = f"{offset:0{naming.zero_pad_width}d}"
+    smallest_longer = "1" + "0" * len(padded)
+    return prefix + min(padded, smallest_longer)
+
+
 def sweep_uncommitted(store: S3ObjectStore, naming: ObjectNaming, topic: str, partition: int,
-                      resume_offset: int) -> SweepResult:
-    """Delete this topic-partition's objects starting at or after ``resume_offset`` and abort its open
-    uploads there. Only safe while this export holds the topic-partition (see ``export_lease``)."""
-    prefix = topic_prefix(naming, topic)
+                      resume_offset: int, written_prefixes: tuple[str, ...] | None) -> SweepResult:
+    """Delete this topic-partition's objects starting at or after ``resume_offset`` under the prefixes the
+    dead attempts recorded (None: anywhere under the topic), and abort their open uploads there. Only
+    safe while this export holds the topic-partition (see ``export_lease``)."""
+    if written_prefixes is None:
+        listings = [(topic_prefix(naming, topic), None)]
+    else:
+        listings = [(prefix, list_from(naming, prefix, resume_offset)) for prefix in sorted(set(written_prefixes))]
 
     def uncommitted(key: str) -> bool:
         start = object_start_offset(naming, key, topic, partition)
         return start is not None and start >= resume_offset
 
-    deleted = [key for key in store.list_keys(prefix) if uncommitted(key)]
+    # dict: one key under two recorded prefixes (a directory named like an object prefix) is deleted once.
+    deleted = list(dict.fromkeys(key for prefix, start_after in listings
+                                 for key in store.list_keys(prefix, start_after) if uncommitted(key)))
     for key in deleted:
         store.delete(key)
     aborted = []
-    for key, upload_id in store.list_uploads(prefix):
+    uploads = dict.fromkeys(upload for prefix, _start_after in listings for upload in store.list_uploads(prefix))
+    for key, upload_id in uploads:
         if uncommitted(key):
             store.abort_upload(key, upload_id)
             aborted.append(key)

@@ -4,7 +4,9 @@
    user migrating from Kafka Connect continues where it stopped), else from the earliest offset.
 2. Hold the topic-partition (``export_lease``): a live concurrent export makes this one fail having
    written nothing; a dead one is taken over, its inputs (end offset, wall-clock time) replayed and
-   the objects it left without a manifest removed (``orphans``).
+   the objects it left without a manifest removed (``orphans``). Where to resume is read again once
+   held (only manifests newer than the one read in step 1): another export may have committed in
+   between, and planning from the stale offset would write committed objects again.
 3. Read ``[resume, end)`` with ``assign()``; convert; hand records to the TopicPartitionWriter, which
    uses the one wall-clock time of the attempt for everything time-dependent.
 4. Every committed batch is recorded in a manifest once all its objects are complete (conditional
@@ -40,7 +42,7 @@ from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, Wri
 from .conversion import RecordConverter
 from .errant_records import ErrantRecords, build_errant_records
 from .export_lease import ExportLease, acquire
-from .orphans import sweep_uncommitted
+from .orphans import object_prefix, sweep_uncommitted
 from .retention_loss import RetentionLossTracker
 from .settings import ExportSettings
 
@@ -151,17 +153,22 @@ class ManifestCommitter:
             raise settled.error
 
 
-def last_manifest(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> Manifest | None:
-    keys = store.list_keys(layout.partition_prefix(topic, partition))
+def last_manifest(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
+                  after: Manifest | None = None) -> Manifest | None:
+    """The topic-partition's last manifest; with ``after``, only one written after that one (or None)."""
+    start_after = layout.key(topic, partition, after.start_offset) if after is not None else None
+    keys = store.list_keys(layout.partition_prefix(topic, partition), start_after)
     keys = [k for k in keys if k.endswith(".json")]
     return Manifest.from_json_bytes(store.get_metadata(keys[-1])) if keys else None
 
 
-def resume_offset(request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout, group: str) -> int:
-    last = last_manifest(store, layout, request.topic, request.partition)
-    if last is not None:
-        return last.next_offset
-    return group_or_earliest_offset(request, group)
+def resume_once_held(store: S3ObjectStore, layout: ManifestLayout, request: PartitionExportRequest,
+                     seen: Manifest | None, hint: int) -> int:
+    """Where to resume, read while holding the topic-partition: after a manifest committed since ``seen``
+    (the last one before the hold), else ``hint`` (read from ``seen``, the consumer group or the log start;
+    with no new manifest, nothing was exported in between)."""
+    newer = last_manifest(store, layout, request.topic, request.partition, after=seen)
+    return newer.next_offset if newer is not None else hint
 
 
 def group_or_earliest_offset(request: PartitionExportRequest, group: str) -> int:
@@ -177,12 +184,33 @@ def planned_end(request: PartitionExportRequest, start: int) -> int:
     """Where this attempt stops reading (exclusive): the driver's plan, else the high watermark now.
     Fixed before reading, so an attempt that dies can be replayed exactly."""
     if request.end_offset is not None:
-        return request.end_offset
+        return max(start, request.end_offset)
     marks = kafka_client.probe_watermarks(request.settings.kafka, {(request.topic, request.partition): start})
     return max(start, marks[(request.topic, request.partition)].high)
 
 
-def build_writer(config, topic: str, partition: int, store: S3ObjectStore, reporter=None) -> TopicPartitionWriter:
+class PrefixRecordingStore:
+    """The store the writer creates objects through: each object's prefix (directory and
+    ``<topic>+<partition>+``) is recorded in the hold before the first object there is created, so that
+    a take-over after a crash sweeps only there (``orphans``)."""
+
+    def __init__(self, store: S3ObjectStore, lease: ExportLease, naming: ObjectNaming, topic: str, partition: int):
+        self._store = store
+        self._lease = lease
+        self._naming = naming
+        self._topic = topic
+        self._partition = partition
+
+    def create(self, key: str):
+        self._lease.record_prefix(object_prefix(self._naming, key, self._topic, self._partition))
+        return self._store.create(key)
+
+    def tag(self, key: str, tags: dict[str, str]) -> None:
+        self._store.tag(key, tags)
+
+
+def build_writer(config, topic: str, partition: int, store: S3ObjectStore | PrefixRecordingStore,
+                 reporter=None) -> TopicPartitionWriter:
     decoder = AvroDecoder()
     formats = FileFormats(
         values=build_format(config, "format.class"),
@@ -206,6 +234,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
     lease: ExportLease | None = None
     retention = RetentionLossTracker(request.topic, request.partition)
     errant: ErrantRecords | None = None
+    swept = False  # a dead attempt's objects, if there was one, are removed
     try:
         config = request.settings.sink_config()
         s3_settings = request.settings.s3
@@ -216,24 +245,32 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         group = config.consumer_group
         commit_offsets = config["kafka_s3_assets.commit.consumer.offsets"]
 
-        start = resume_offset(request, store, layout, group)
-        result.start_offset = result.next_offset = start
-        if request.end_offset is not None and start >= request.end_offset:
-            result.high_watermark = request.end_offset
+        seen = last_manifest(store, layout, request.topic, request.partition)
+        hint = seen.next_offset if seen is not None else group_or_earliest_offset(request, group)
+        result.start_offset = result.next_offset = hint
+        if request.end_offset is not None and hint >= request.end_offset:
+            result.high_watermark = request.end_offset  # nothing to do: no hold needed (the offset only grows)
             return result
 
+        crash_point("before_hold")
         lease = acquire(store, layout.intent_key(request.topic, request.partition),
                         connector=config["name"], topic=request.topic, partition=request.partition,
-                        run_id=request.run_id, resume_offset=start, plan_end=lambda: planned_end(request, start),
+                        run_id=request.run_id, resume_hint=hint,
+                        read_resume=lambda: resume_once_held(store, layout, request, seen, hint),
+                        plan_end=lambda start: planned_end(request, start),
                         clock_ms=clock_ms, lease_ms=config["kafka_s3_assets.export.lease.ms"])
         lease.start_renewing()
+        start = lease.intent.start_offset
+        result.start_offset = result.next_offset = start
+        naming = ObjectNaming.from_config(config)
         if lease.previous is not None:
             result.replayed = lease.replays
-            result.orphans_removed = len(sweep_uncommitted(store, ObjectNaming.from_config(config), request.topic,
-                                                           request.partition, start).deleted)
+            result.orphans_removed = len(sweep_uncommitted(store, naming, request.topic, request.partition, start,
+                                                           lease.previous.written_prefixes).deleted)
             if commit_offsets and start > lease.previous.start_offset:
                 # The dead attempt may have written its last manifest and died before committing the offset.
                 kafka_client.commit_offset(request.settings.kafka, group, request.topic, request.partition, start)
+        swept = True
         end = lease.intent.end_offset
         # One wall-clock time for the whole attempt (the reference uses one per put() batch), recorded in the
         # intent so that a rerun after a crash partitions and rotates exactly as this attempt did.
@@ -242,7 +279,9 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         registry = SchemaRegistryClient(request.settings.registry) if request.settings.registry else None
         converter = RecordConverter(config, registry)
         errant = build_errant_records(config, request.settings.kafka)
-        writer = build_writer(config, request.topic, request.partition, store, reporter=errant)
+        writer = build_writer(config, request.topic, request.partition,
+                              PrefixRecordingStore(store, lease, naming, request.topic, request.partition),
+                              reporter=errant)
         errant.follow(writer)
         committer = ManifestCommitter(request, store, layout, start, clock_ms, commit_offsets, group, lease, errant,
                                       annotate=retention.record_in)
@@ -281,8 +320,9 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         if lease is not None:
             recorded = {o.key for m in (committer.written if committer else ()) for o in m.objects}
             left_behind = [key for key in store.stored_keys if key not in recorded]
-            try:  # objects of a batch cut short stay behind: the next export must take over and remove them
-                lease.abandon() if left_behind else lease.release()
+            try:  # objects of a batch cut short, or a dead attempt's not swept yet: the next export must
+                # take over and remove them
+                lease.abandon() if left_behind or not swept else lease.release()
             except Exception as lease_exc:
                 log.warning("Could not give up the hold on %s/%s (the next export takes it over when its lease "
                             "expires): %s", request.topic, request.partition, lease_exc)

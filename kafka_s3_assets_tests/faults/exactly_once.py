@@ -53,11 +53,13 @@ class ExactlyOnceCounts:
     orphans: int
 
 
-def exactly_once_counts(s3_client, bucket: str, expected_offsets: range) -> ExactlyOnceCounts:
+def exactly_once_counts(s3_client, bucket: str, expected_offsets: range, partition: int = 0) -> ExactlyOnceCounts:
+    """Lost and duplicated offsets of ``partition``; orphans of the whole bucket."""
     manifests = [Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=k)["Body"].read())
                  for k in list_keys(s3_client, bucket, MANIFESTS)]
     objects = [o for m in manifests for o in m.objects]
-    copies = Counter(offset for o in objects if o.view == "value" for offset in o.offsets())
+    copies = Counter(offset for m in manifests if m.partition == partition
+                     for o in m.objects if o.view == "value" for offset in o.offsets())
     listed = {o.key for o in objects}
     return ExactlyOnceCounts(
         lost=sum(1 for offset in expected_offsets if copies[offset] == 0),

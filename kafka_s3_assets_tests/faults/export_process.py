@@ -1,7 +1,7 @@
 """One export in a process of its own, as a Spark task runs it, for the crash tests to kill.
 
 ``python -m kafka_s3_assets_tests.faults.export_process`` reads a JSON request on stdin
-(``config``, ``topic``, ``partition``, optional ``end_offset`` and ``clock_ms``, a fixed wall-clock
+(``config``, ``topic``, optional ``partition`` (default 0), ``end_offset`` and ``clock_ms``, a fixed wall-clock
 time) and prints the export's result as JSON. The environment decides where it crashes or pauses
 (``KAFKA_S3_ASSETS_CRASH_AT``, ``KAFKA_S3_ASSETS_PAUSE_FILE``, see ``kafka_s3_assets.crash_points``).
 The tests start it with :func:`spawn` or :func:`spawn_paused` and collect it with :func:`finish`.
@@ -22,21 +22,23 @@ from kafka_s3_assets.export.settings import resolve_settings
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
-def spawn(config: dict, topic: str, *, clock_ms: int | None = None, env: dict | None = None) -> subprocess.Popen:
-    """Start one export of ``topic``/0 in a process of its own."""
+def spawn(config: dict, topic: str, *, clock_ms: int | None = None, env: dict | None = None, partition: int = 0
+          ) -> subprocess.Popen:
+    """Start one export of ``topic``/``partition`` in a process of its own."""
     process = subprocess.Popen([sys.executable, "-m", __name__], cwd=PROJECT_ROOT, text=True,
                                env={**os.environ, **(env or {})},
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    process.stdin.write(json.dumps({"config": config, "topic": topic, "clock_ms": clock_ms}))
+    process.stdin.write(json.dumps({"config": config, "topic": topic, "partition": partition, "clock_ms": clock_ms}))
     process.stdin.close()
     return process
 
 
-def spawn_paused(config: dict, topic: str, point: str, pause: Path, *, clock_ms: int | None = None
-                 ) -> subprocess.Popen:
+def spawn_paused(config: dict, topic: str, point: str, pause: Path, *, clock_ms: int | None = None,
+                 partition: int = 0) -> subprocess.Popen:
     """Start an export that pauses at ``point`` until ``pause`` is removed; return once it has paused."""
     pause.touch()
-    process = spawn(config, topic, clock_ms=clock_ms, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)})
+    process = spawn(config, topic, clock_ms=clock_ms, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)},
+                    partition=partition)
     reached = Path(str(pause) + ".reached")
     while not reached.exists():  # the export says it paused: an event, not a guess at a duration
         try:

@@ -4,6 +4,7 @@ A small in-memory store with S3's conditional-write semantics stands in for S3 (
 covered by integration/test_crash_recovery.py and test_s3_faults.py)."""
 
 import dataclasses
+import json
 import os
 import socket
 import subprocess
@@ -15,7 +16,7 @@ from kafka_s3_assets.clients.errors import ConditionFailedError
 from kafka_s3_assets.export import export_lease
 from kafka_s3_assets.export.export_lease import (ConcurrentExportError, ExportIntent, ExportTakenOverError, Owner,
                                                  acquire, still_running)
-from kafka_s3_assets.export.orphans import object_start_offset, topic_prefix
+from kafka_s3_assets.export.orphans import list_from, object_prefix, object_start_offset, topic_prefix
 from kafka_s3_assets.sink.naming import ObjectNaming
 
 KEY = "m/_intents/dir=topics/topic=t/partition=0/intent.json"
@@ -48,16 +49,18 @@ class ConditionalStore:
         return ExportIntent.from_json_bytes(self.objects[KEY][0])
 
 
-def take(store, *, resume=0, end=10, now=1_000, lease_ms=LEASE):
+def take(store, *, resume=0, end=10, now=1_000, lease_ms=LEASE, hint=None, read_resume=None):
+    """Acquire with ``hint`` read before the hold (default: ``resume``) and ``resume`` read once held."""
     planned = []
 
-    def plan_end():
-        planned.append(end)
+    def plan_end(start):
+        planned.append((start, end))
         return end
 
-    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id="run", resume_offset=resume,
+    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id="run",
+                    resume_hint=resume if hint is None else hint, read_resume=read_resume or (lambda: resume),
                     plan_end=plan_end, clock_ms=lambda: now, lease_ms=lease_ms)
-    return lease, planned
+    return lease, [e for _s, e in planned]
 
 
 def intent_of(owner: Owner, **changes) -> ExportIntent:
@@ -176,11 +179,121 @@ def test_a_taken_over_export_is_fenced_before_its_manifest_and_leaves_the_new_ho
 def test_renewal_extends_the_hold():
     store = ConditionalStore()
     now = [1_000]
-    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id=None, resume_offset=0,
-                    plan_end=lambda: 5, clock_ms=lambda: now[0], lease_ms=LEASE)
+    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id=None, resume_hint=0,
+                    read_resume=lambda: 0, plan_end=lambda start: 5, clock_ms=lambda: now[0], lease_ms=LEASE)
     now[0] = 40_000
     lease.renew()
     assert store.intent().lease_expires_ms == 40_000 + LEASE and store.intent().clock_ms == 1_000
+
+
+def test_the_resume_offset_is_read_once_the_hold_is_taken():
+    store = ConditionalStore()
+
+    def read_resume():
+        held = store.intent()  # this attempt's hold is in place when the resume offset is read
+        assert held.owner.attempt in export_lease._ACTIVE_ATTEMPTS and not held.abandoned
+        return 0
+
+    take(store, read_resume=read_resume)
+
+
+def test_a_resume_offset_that_moved_before_the_hold_is_planned_again():
+    """Another export committed [0, 10) and released between the hint and the hold."""
+    store = ConditionalStore()
+    lease, planned = take(store, hint=0, resume=10, end=25, now=2_000)
+    assert (store.intent().start_offset, store.intent().end_offset, store.intent().clock_ms) == (10, 25, 2_000)
+    assert lease.intent == store.intent() and lease.previous is None and lease.replays is False
+    assert planned == [25, 25]  # once from the hint, once from the offset read while holding
+
+
+def test_an_unchanged_resume_offset_writes_the_intent_once():
+    store = ConditionalStore()
+    take(store, hint=3, resume=3)
+    assert store.objects[KEY][1] == '"v1"'
+
+
+def test_a_take_over_plans_from_the_offset_read_while_holding_not_from_the_hint():
+    """The hint (0) lies in the dead attempt's range, but by the time the hold is taken its manifests say 10:
+    the dead attempt had reached its end, so nothing is replayed."""
+    store = ConditionalStore()
+    dead = intent_of(another_host(), start_offset=0, end_offset=10)
+    store.put_conditionally(KEY, dead.to_json_bytes())
+    lease, planned = take(store, hint=0, resume=10, end=30, now=dead.lease_expires_ms)
+    assert lease.replays is False and planned == [30]
+    assert (lease.intent.start_offset, lease.intent.end_offset) == (10, 30)
+
+
+def test_until_the_resume_offset_is_read_a_take_over_holds_with_the_dead_attempts_plan():
+    """Dying right after taking over leaves the next export the dead attempt's end, clock and prefixes."""
+    store = ConditionalStore()
+    dead = intent_of(another_host(), start_offset=4, end_offset=10, clock_ms=777, written_prefixes=("d/t+0+",))
+
+    def die():
+        raise RuntimeError("killed")
+
+    store.put_conditionally(KEY, dead.to_json_bytes())
+    with pytest.raises(RuntimeError):
+        take(store, now=dead.lease_expires_ms, read_resume=die)
+    held = store.intent()
+    assert (held.start_offset, held.end_offset, held.clock_ms, held.written_prefixes) == (4, 10, 777, ("d/t+0+",))
+    assert held.abandoned is True and held.takes_over == dead.owner.attempt  # taken over again at once
+    lease, _ = take(store, resume=6, now=dead.lease_expires_ms + 1)
+    assert lease.replays is True and (lease.intent.end_offset, lease.intent.clock_ms) == (10, 777)
+
+
+def test_prefixes_are_recorded_once_each_and_carried_over_by_a_take_over():
+    store = ConditionalStore()
+    first, _ = take(store)
+    first.record_prefix("topics/t/a/t+0+")
+    first.record_prefix("topics/t/a/t+0+")
+    first.record_prefix("topics/t/b/t+0+")
+    assert store.intent().written_prefixes == ("topics/t/a/t+0+", "topics/t/b/t+0+")
+    first.abandon()
+    second, _ = take(store, now=2_000)
+    second.record_prefix("topics/t/c/t+0+")
+    assert second.previous.written_prefixes == ("topics/t/a/t+0+", "topics/t/b/t+0+")
+    assert store.intent().written_prefixes == ("topics/t/a/t+0+", "topics/t/b/t+0+", "topics/t/c/t+0+")
+
+
+def test_an_intent_from_before_prefixes_were_recorded_means_anywhere():
+    store = ConditionalStore()
+    old = json.loads(intent_of(another_host()).to_json_bytes())
+    del old["written_prefixes"]
+    store.objects[KEY] = (json.dumps(old).encode(), '"v0"')
+    lease, _ = take(store, now=old["lease_expires_ms"])
+    assert lease.previous.written_prefixes is None
+    lease.record_prefix("topics/t/a/t+0+")
+    assert store.intent().written_prefixes is None  # still: the dead attempt may have written anywhere
+
+
+def test_a_taken_over_export_learns_it_before_creating_objects_under_a_new_prefix():
+    store = ConditionalStore()
+    zombie, _ = take(store, now=1_000)
+    stale = dataclasses.replace(store.intent(), owner=another_host())
+    store.objects[KEY] = (stale.to_json_bytes(), store.objects[KEY][1])
+    take(store, now=1_000 + LEASE)
+    with pytest.raises(ExportTakenOverError):
+        zombie.record_prefix("topics/t/a/t+0+")
+
+
+@pytest.mark.parametrize("naming, key, prefix", [
+    (ObjectNaming(), "topics/t/partition=0/t+0+0000000012.avro", "topics/t/partition=0/t+0+"),
+    (ObjectNaming(), "topics/t/country=a/b/t+0+0000000007.headers.json.gz", "topics/t/country=a/b/t+0+"),
+    (ObjectNaming(topics_dir=" ", directory_delim="_", file_delim="#"), "t_p_t#0#0000000004.avro", "t_p_t#0#"),
+])
+def test_an_objects_prefix_is_its_name_up_to_the_offset(naming, key, prefix):
+    assert object_prefix(naming, key, "t", 0) == prefix
+
+
+@pytest.mark.parametrize("width, offsets", [(10, [0, 7, 9_999_999_999, 10**10, 10**12]), (3, [5, 999, 1000, 12345])])
+def test_listing_from_an_offset_skips_only_lower_offsets(width, offsets):
+    naming = ObjectNaming(zero_pad_width=width)
+    keys = {o: f"d/{naming.file_name('t', 0, o, '.avro')}" for o in offsets}
+    for resume in sorted(set(offsets + [1, 1_500, 5_000_000_000])):
+        start_after = list_from(naming, "d/t+0+", resume)
+        assert all(key > start_after for o, key in keys.items() if o >= resume), (resume, start_after)
+    # Offsets past the padding sort before lower padded ones ("1000" < "999"): those stay listed.
+    assert [o for o, key in keys.items() if key > list_from(naming, "d/t+0+", offsets[1])] == offsets[1:]
 
 
 @pytest.mark.parametrize("naming, key, expected", [
