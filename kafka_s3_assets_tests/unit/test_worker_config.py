@@ -9,6 +9,7 @@ import pytest
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.config import load_connector_config, resolved_connector_config
 from kafka_s3_assets.sink.errors import ConfigError
+from kafka_s3_assets.sink.secrets import reveal
 
 from .sink_helpers import base_config
 
@@ -115,7 +116,7 @@ def test_worker_providers_resolve_placeholders_of_both_files(tmp_path, monkeypat
     assert (raw["bootstrap.servers"], raw["topics"], raw["aws.secret.access.key"], raw["s3.region"]) == (
         "broker:9092", "orders", "from-file", "orders")
     settings = resolve_settings(raw, {}, schema_registry_url="http://registry")
-    assert settings.kafka.bootstrap_servers == "broker:9092" and settings.s3.secret_access_key == "from-file"
+    assert settings.kafka.bootstrap_servers == "broker:9092" and reveal(settings.s3.secret_access_key) == "from-file"
 
 
 def test_a_problem_in_a_worker_value_names_the_worker_config(tmp_path):
