@@ -1,6 +1,6 @@
 """Benchmark W1: ``kafka-s3-assets export`` against the raw drain and a naive exporter, in one run.
 
-    .venv/bin/python bench/w1.py                      # 10,000,000 records (a few minutes on 2 cores)
+    .venv/bin/python bench/w1.py                      # 10,000,000 records (several minutes)
     .venv/bin/python bench/w1.py --records 1200000    # a quick run
     .venv/bin/python bench/w1.py --use-env            # on a stack already running, its env exported
 
