@@ -84,6 +84,16 @@ def machine() -> str:
             f"Python {platform.python_version()}")
 
 
+def code_under_test() -> str:
+    """Where the measured package comes from (the CLI subprocess imports the same), and its commit."""
+    import kafka_s3_assets
+
+    package = Path(kafka_s3_assets.__file__).parent
+    commit = subprocess.run(["git", "-C", str(package), "describe", "--always", "--dirty"], capture_output=True,
+                            text=True)
+    return f"{package}" + (f" (git {commit.stdout.strip()})" if commit.returncode == 0 else "")
+
+
 def load_average() -> str:
     """Other processes on the machine slow every contender: the figures mean little under load."""
     return " / ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1/5/15 min)"
@@ -192,6 +202,7 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     print(f"W1 benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine()}")
+    print(f"code: {code_under_test()}")
     print(f"load average at start: {load_average()}")
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-w1-")))
