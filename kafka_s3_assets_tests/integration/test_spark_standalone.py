@@ -88,7 +88,8 @@ def standalone_master(devstack, tmp_path_factory):
                 pass
             if time.monotonic() > deadline or master.poll() is not None or worker.poll() is not None:
                 raise RuntimeError(f"Spark standalone cluster did not come up; logs in {logs}:\n"
-                                   + (logs / "master.log").read_text()[-2000:] + (logs / "worker.log").read_text()[-2000:])
+                                   + (logs / "master.log").read_text()[-2000:]
+                                   + (logs / "worker.log").read_text()[-2000:])
             time.sleep(0.5)
         yield StandaloneCluster(url, f"http://127.0.0.1:{ui}")
     finally:
