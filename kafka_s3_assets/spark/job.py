@@ -38,8 +38,6 @@ DEFAULT_SPARK_CONFIG = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "2",
-    "spark.driver.bindAddress": "127.0.0.1",
-    "spark.driver.host": "127.0.0.1",
     "spark.sql.session.timeZone": "UTC",
     # One task per topic-partition; a task failure is already reported in its result.
     "spark.task.maxFailures": "1",
@@ -54,6 +52,9 @@ DEFAULT_SPARK_CONFIG = {
 }
 
 
+LOCAL_DRIVER_CONFIG = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+
+
 def spark_config(master: str | None = None, extra: dict | None = None) -> dict:
     config = dict(DEFAULT_SPARK_CONFIG)
     config["spark.master"] = master or "local[*]"
@@ -62,6 +63,10 @@ def spark_config(master: str | None = None, extra: dict | None = None) -> dict:
     # from a driver process; on a cluster, set PYSPARK_PYTHON to the executors' interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if config["spark.master"].startswith("local"):
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback, and quiet Spark's warning
+        # Stay on loopback (and quiet Spark's warning). Not on a cluster: executors on other hosts connect
+        # back to the driver at spark.driver.host, which Spark then sets to this host's address
+        # (SPARK_LOCAL_IP, or spark.driver.host in spark-defaults.conf, choose another).
+        config.update(LOCAL_DRIVER_CONFIG)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     config.update(extra or {})
     return config
