@@ -31,3 +31,20 @@ def is_valid_dagster_partition_key(key: str) -> bool:
 
 def topic_partitions_def(connector: str, topic: str) -> dg.DynamicPartitionsDefinition:
     return dg.DynamicPartitionsDefinition(name=f"kafka_partitions__{safe_name(connector)}__{safe_name(topic)}")
+
+
+# The run tags of a run over a range of partition keys (what Dagster's UI sets for a single-run backfill).
+PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
+PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
+def key_range_tags(known_keys: list[str], keys: list[str]) -> dict[str, str]:
+    """The range tags of the smallest range of ``known_keys`` (a dynamic partitions definition's keys, in
+    the order they were added) that holds every one of ``keys``."""
+    positions = sorted(known_keys.index(k) for k in keys)
+    return {PARTITION_RANGE_START_TAG: known_keys[positions[0]], PARTITION_RANGE_END_TAG: known_keys[positions[-1]]}
+
+
+def in_partition_order(keys: list[str]) -> list[str]:
+    """Keys added in Kafka partition order keep a topic's partitions one contiguous range."""
+    return sorted(keys, key=lambda k: parse_partition_key(k)[1])
