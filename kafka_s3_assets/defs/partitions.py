@@ -1,8 +1,8 @@
 """Dagster partitions: one dynamic partitions definition per exported topic, whose keys are that
 topic's Kafka partitions as ``<topic>/<partition>``.
 
-The topic is part of the key so the built-in ``dagster/partition`` run tag identifies a
-topic-partition uniquely, which is what the run-concurrency limit in ``dagster.yaml`` keys on.
+The topic is part of the key so a key names a topic-partition on its own (in the UI, in run tags, in
+logs). A run exports a range of a topic's keys; see ``assets.topic_run``.
 """
 
 from __future__ import annotations
