@@ -1,20 +1,27 @@
-"""The project's dagster.yaml applied by Dagster's own run queue: a real instance with that config, real
-export jobs from the definitions, queued runs, and the queued-run daemon's decision of which runs to
-launch (the launch itself would start Spark drivers, which is not what is tested here)."""
+"""The project's dagster.yaml applied by Dagster's own daemons: a real instance with that config, real
+export jobs from the definitions, queued runs, the queued-run daemon's decision of which runs to launch,
+and the backfill daemon turning a UI backfill into runs (launching them would start Spark drivers,
+which is not what is tested here)."""
 
 import logging
+import time
 from pathlib import Path
 
 import dagster as dg
 import pytest
 import yaml
+from dagster._core.execution.backfill import PartitionBackfill
 from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
+from dagster._core.test_utils import create_test_daemon_workspace_context
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
+from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
-from kafka_s3_assets.defs.assets import export_job_name
+from kafka_s3_assets.defs.assets import export_asset_key, export_job_name
 from kafka_s3_assets.defs.concurrency import EXPORT_TAG, SPARK_POOL, export_tag
 from kafka_s3_assets.defs.connectors import ConnectorSpec
+from kafka_s3_assets.defs.partitions import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, topic_partitions_def
 from kafka_s3_assets.definitions import build_definitions
 from kafka_s3_assets.sink.config import validate_connector_config
 
@@ -84,3 +91,23 @@ def test_every_export_job_carries_its_connector_and_topic_tag():
     for spec in CONNECTORS:
         for topic in spec.config.topics:
             assert DEFS.resolve_job_def(export_job_name(spec.name, topic)).tags == export_tag(spec.name, topic)
+
+
+def test_a_backfill_of_a_topics_partitions_launched_as_the_ui_does_is_one_run(tmp_path, instance):
+    code = tmp_path / "code_location.py"
+    code.write_text("from kafka_s3_assets_tests.e2e.test_run_queue import DEFS as defs\n")
+    origin = InProcessCodeLocationOrigin(LoadableTargetOrigin(python_file=str(code), attribute="defs",
+                                                              working_directory=str(Path(__file__).parents[2])))
+    keys = [f"orders/{p}" for p in range(6)]
+    instance.add_dynamic_partitions(topic_partitions_def("one", "orders").name, keys)
+    with create_test_daemon_workspace_context(InProcessWorkspaceLoadTarget(origin), instance) as context:
+        # What the UI's "Materialize" dialog submits for a selection of partitions of one asset.
+        instance.add_backfill(PartitionBackfill.from_asset_partitions(
+            backfill_id="ui0001", asset_graph=context.create_request_context().asset_graph,
+            partition_names=keys[1:5], asset_selection=[export_asset_key("one", "orders")],
+            backfill_timestamp=time.time(), tags={}, dynamic_partitions_store=instance, all_partitions=False,
+            title=None, description=None, run_config=None))
+        list(execute_backfill_iteration(context, logging.getLogger("backfill")))
+    [run] = instance.get_runs()
+    assert (run.tags[PARTITION_RANGE_START_TAG], run.tags[PARTITION_RANGE_END_TAG]) == ("orders/1", "orders/4")
+    assert run.status == dg.DagsterRunStatus.QUEUED and run.run_op_concurrency.all_pools == {SPARK_POOL}
