@@ -13,8 +13,7 @@ from pydantic import Field
 from ..sink.secrets import scrub
 from .concurrency import SPARK_POOL, export_tag
 from .connectors import ConnectorSpec, safe_name
-from .partitions import (PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, key_range_tags, parse_partition_key,
-                         topic_partitions_def)
+from .partitions import key_range_tags, parse_partition_key, spanning_range, topic_partitions_def
 from .resources import KafkaResource, SchemaRegistryResource, export_settings
 from .topic_export import COMPLETENESS_CHECK, export_topic, failure, partition_events
 
@@ -31,8 +30,8 @@ class ExportRunConfig(dg.Config):
     partitions: list[int] | None = Field(
         default=None,
         description="Export only these Kafka partitions of the run's partition key range (keys of the range "
-                    "not listed are left alone and recorded as nothing); default: every key of the range. "
-                    "Lets one run export a non-contiguous set of partitions.")
+                    "not listed get no export and no event); default: every key of the range. Lets one run "
+                    "export a non-contiguous set of partitions.")
 
 
 @contextmanager
@@ -62,8 +61,8 @@ def requested_partitions(topic: str, keys: list[str], only: list[int] | None) ->
 def topic_run(connector: ConnectorSpec, topic: str, known_keys: list[str], keys: list[str]) -> tuple[dict, dict]:
     """Tags and run config of one run exporting exactly ``keys`` of ``topic``: the range of the partitions
     definition's ``known_keys`` that spans them, restricted to them when they are not all of it."""
-    tags = {**key_range_tags(known_keys, keys), **export_tag(connector.name, topic)}
-    span = known_keys[known_keys.index(tags[PARTITION_RANGE_START_TAG]):known_keys.index(tags[PARTITION_RANGE_END_TAG]) + 1]
+    span = spanning_range(known_keys, keys)
+    tags = {**key_range_tags(span), **export_tag(connector.name, topic)}
     if set(span) == set(keys):
         return tags, {}
     op_name = export_asset_key(connector.name, topic).to_python_identifier()

@@ -38,11 +38,15 @@ PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
-def key_range_tags(known_keys: list[str], keys: list[str]) -> dict[str, str]:
-    """The range tags of the smallest range of ``known_keys`` (a dynamic partitions definition's keys, in
-    the order they were added) that holds every one of ``keys``."""
+def spanning_range(known_keys: list[str], keys: list[str]) -> list[str]:
+    """The smallest range of ``known_keys`` (a dynamic partitions definition's keys, in the order they
+    were added) that holds every one of ``keys``."""
     positions = sorted(known_keys.index(k) for k in keys)
-    return {PARTITION_RANGE_START_TAG: known_keys[positions[0]], PARTITION_RANGE_END_TAG: known_keys[positions[-1]]}
+    return known_keys[positions[0]:positions[-1] + 1]
+
+
+def key_range_tags(key_range: list[str]) -> dict[str, str]:
+    return {PARTITION_RANGE_START_TAG: key_range[0], PARTITION_RANGE_END_TAG: key_range[-1]}
 
 
 def in_partition_order(keys: list[str]) -> list[str]:

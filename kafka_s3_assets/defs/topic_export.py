@@ -160,8 +160,8 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
     if outcome.result.status == "failed":
         return []
     metadata = export_metadata(outcome.result, bucket)
-    event = (dg.AssetMaterialization(asset_key=asset_key, partition=outcome.key, metadata=metadata)
-             if outcome.committed else dg.AssetObservation(asset_key=asset_key, partition=outcome.key, metadata=metadata))
+    event_type = dg.AssetMaterialization if outcome.committed else dg.AssetObservation
+    event = event_type(asset_key=asset_key, partition=outcome.key, metadata=metadata)
     return [event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
 
 
