@@ -88,7 +88,8 @@ def test_failed_export_fails_the_run_with_the_records_coordinates(spark, kafka, 
     assert description.startswith(f"Export of {topic}/0 failed: Record topic={topic} partition=0 offset=0")
 
 
-def test_discovery_sensor_adds_partitions_and_export_sensor_requests_one_run_per_topic(kafka, s3_client, bucket):
+def test_discovery_sensor_adds_partitions_and_export_sensor_requests_one_run_per_topic(spark, kafka, s3_client,
+                                                                                       bucket):
     topic = kafka.create_topic(partitions=4)
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(4)], partition=0)  # >= flush.size waiting
     kafka.produce_avro(topic, [{"f1": "x"}], partition=1)                         # < flush.size waiting
@@ -119,6 +120,13 @@ def test_discovery_sensor_adds_partitions_and_export_sensor_requests_one_run_per
         assert list_keys(s3_client, bucket) == []
         settings = resolve_settings(connector.raw)
         assert committed_offset(settings.kafka, connector.config.consumer_group, topic, 0) is None
+
+        # The requested run, executed: partitions 0 and 2 exported in it, 1 (in the range) left alone.
+        executed = job.execute_in_process(instance=instance, run_config=run.run_config, tags=run.tags)
+        node = defs.resolve_assets_def(export_asset_key(connector.name, topic)).node_def.name
+        assert [m.partition for m in executed.asset_materializations_for_node(node)] == [keys[0], keys[2]]
+        assert [k.rsplit("/", 2)[1] for k in list_keys(s3_client, bucket, f"topics/{topic}/")] == [
+            "partition=0", "partition=2"]
 
 
 def test_the_export_sensor_skips_a_topic_only_while_the_same_connector_exports_it(kafka, bucket):
