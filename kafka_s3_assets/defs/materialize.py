@@ -149,7 +149,7 @@ def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, k
             checks.setdefault(evaluation.partition, []).append(evaluation)
         message, failed = ("", {}) if result.success else _step_failure(result)
         for key in topic_keys:
-            if key in events:
+            if key in events and key not in failed:  # (a partition whose check could not run has both)
                 outcomes[key] = _outcome(key, events[key], checks.get(key, []), store)
             else:
                 outcomes[key] = PartitionOutcome(key, False, status="failed", error=failed.get(key, message))
