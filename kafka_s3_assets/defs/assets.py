@@ -8,7 +8,6 @@ from contextlib import contextmanager
 import dagster as dg
 from dagster_aws.s3 import S3Resource
 from dagster_pyspark import LazyPySparkResource
-from pydantic import Field
 
 from ..sink.secrets import scrub
 from .concurrency import SPARK_POOL, export_tag
@@ -27,11 +26,11 @@ def export_job_name(connector: str, topic: str) -> str:
 
 
 class ExportRunConfig(dg.Config):
-    partitions: list[int] | None = Field(
-        default=None,
-        description="Export only these Kafka partitions of the run's partition key range (keys of the range "
-                    "not listed get no export and no event); default: every key of the range. Lets one run "
-                    "export a non-contiguous set of partitions.")
+    """``partitions``: export only these Kafka partitions of the run's partition key range (keys of the
+    range not listed get no export and no event); default: every key of the range. Lets one run export
+    a non-contiguous set of partitions."""
+
+    partitions: list[int] | None = None
 
 
 @contextmanager
