@@ -1,5 +1,7 @@
-"""One partitioned asset per exported topic: materializing partition ``<topic>/<p>`` exports that
-topic-partition's new records to S3 through a Spark job, and checks the result."""
+"""One partitioned asset per exported topic. A run covers a range of its partition keys
+``<topic>/<p>`` (one key, or every partition of the topic): it exports those topic-partitions in one
+Spark job, a task each, and records for each its own materialization and completeness-check
+evaluation (``topic_export``)."""
 
 from contextlib import contextmanager
 
@@ -7,21 +9,12 @@ import dagster as dg
 from dagster_aws.s3 import S3Resource
 from dagster_pyspark import LazyPySparkResource
 
-from ..clients.s3 import S3ObjectStore
-from ..export.completeness import check_partition
-from ..export.partition_export import PartitionExportRequest, PartitionExportResult
-from ..export.plan import plan_partitions
-from ..export.retention_loss import LostRange, describe_lost, lost_before_log_start
-from ..sink.manifest import ManifestLayout
-from ..sink.naming import ObjectNaming
 from ..sink.secrets import scrub
-from ..spark.job import run_exports
+from .concurrency import SPARK_POOL, export_tag
 from .connectors import ConnectorSpec, safe_name
-from .partitions import parse_partition_key, topic_partitions_def
+from .partitions import key_range_tags, parse_partition_key, spanning_range, topic_partitions_def
 from .resources import KafkaResource, SchemaRegistryResource, export_settings
-
-COMPLETENESS_CHECK = "manifests_contiguous"
-MAX_KEYS_IN_METADATA = 50
+from .topic_export import COMPLETENESS_CHECK, export_topic, failure, partition_events
 
 
 def export_asset_key(connector: str, topic: str) -> dg.AssetKey:
@@ -32,36 +25,12 @@ def export_job_name(connector: str, topic: str) -> str:
     return f"export__{safe_name(connector)}__{safe_name(topic)}"
 
 
-def materialization_metadata(result: PartitionExportResult, bucket: str) -> dict:
-    records_per_s = result.records_exported / result.duration_s if result.duration_s else 0.0
-    keys = result.object_keys
-    return {
-        "start_offset": dg.MetadataValue.int(result.start_offset if result.start_offset is not None else -1),
-        "next_offset": dg.MetadataValue.int(result.next_offset if result.next_offset is not None else -1),
-        "end_offset": dg.MetadataValue.int((result.next_offset or 0) - 1),
-        "high_watermark": dg.MetadataValue.int(result.high_watermark if result.high_watermark is not None else -1),
-        "lag": dg.MetadataValue.int(result.lag if result.lag is not None else -1),
-        "records": dg.MetadataValue.int(result.records_exported),
-        "dagster/row_count": dg.MetadataValue.int(result.records_exported),
-        "records_read": dg.MetadataValue.int(result.records_read),
-        "records_tolerated": dg.MetadataValue.int(result.records_tolerated),
-        "dead_letters": dg.MetadataValue.int(result.dead_letters),
-        "objects": dg.MetadataValue.int(len(keys)),
-        "bytes": dg.MetadataValue.int(result.bytes_written),
-        "duration_s": dg.MetadataValue.float(result.duration_s),
-        "records_per_s": dg.MetadataValue.float(round(records_per_s, 1)),
-        "object_keys": dg.MetadataValue.json({"count": len(keys), "keys": keys[:MAX_KEYS_IN_METADATA],
-                                              "truncated": len(keys) > MAX_KEYS_IN_METADATA}),
-        "manifests": dg.MetadataValue.json(result.manifest_keys),
-        # Offsets the broker deleted (retention) before they were exported: [first, last] ranges.
-        "lost_offsets": dg.MetadataValue.int(sum(last - first + 1 for first, last in result.lost_ranges)),
-        "lost_ranges": dg.MetadataValue.json(result.lost_ranges),
-        "s3_bucket": dg.MetadataValue.text(bucket),
-        "status": dg.MetadataValue.text(result.status),
-        # Recovery after a crashed earlier attempt: its inputs replayed, its unlisted objects removed.
-        "replayed_dead_attempt": dg.MetadataValue.bool(result.replayed),
-        "orphans_removed": dg.MetadataValue.int(result.orphans_removed),
-    }
+class ExportRunConfig(dg.Config):
+    """``partitions``: export only these Kafka partitions of the run's partition key range (keys of the
+    range not listed get no export and no event); default: every key of the range. Lets one run export
+    a non-contiguous set of partitions."""
+
+    partitions: list[int] | None = None
 
 
 @contextmanager
@@ -77,71 +46,68 @@ def scrubbed_failures(secrets: list[str]):
                          metadata={"error_type": type(exc).__name__}) from None
 
 
+def requested_partitions(topic: str, keys: list[str], only: list[int] | None) -> list[int]:
+    partitions = []
+    for key in keys:
+        key_topic, partition = parse_partition_key(key)
+        if key_topic != topic:
+            raise dg.Failure(f"Partition {key} does not belong to topic {topic}")
+        if only is None or partition in only:
+            partitions.append(partition)
+    return partitions
+
+
+def topic_run(connector: ConnectorSpec, topic: str, known_keys: list[str], keys: list[str]) -> tuple[dict, dict]:
+    """Tags and run config of one run exporting exactly ``keys`` of ``topic``: the range of the partitions
+    definition's ``known_keys`` that spans them, restricted to them when they are not all of it."""
+    span = spanning_range(known_keys, keys)
+    tags = {**key_range_tags(span), **export_tag(connector.name, topic)}
+    if set(span) == set(keys):
+        return tags, {}
+    op_name = export_asset_key(connector.name, topic).to_python_identifier()
+    partitions = sorted(parse_partition_key(k)[1] for k in set(keys))
+    return tags, {"ops": {op_name: {"config": {"partitions": partitions}}}}
+
+
 def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinition:
     key = export_asset_key(connector.name, topic)
     partitions_def = topic_partitions_def(connector.name, topic)
+    tag = export_tag(connector.name, topic)
 
-    @dg.asset(
-        key=key,
-        partitions_def=partitions_def,
-        group_name=safe_name(connector.name),
-        kinds={"kafka", "spark", "s3"},
-        description=(f"Kafka topic `{topic}` exported to S3 by connector `{connector.name}` "
-                     f"({connector.source}) with Kafka Connect S3 sink semantics."),
+    @dg.multi_asset(
+        name=key.to_python_identifier(),
+        specs=[dg.AssetSpec(
+            key, partitions_def=partitions_def, group_name=safe_name(connector.name),
+            kinds={"kafka", "spark", "s3"},
+            description=(f"Kafka topic `{topic}` exported to S3 by connector `{connector.name}` "
+                         f"({connector.source}) with Kafka Connect S3 sink semantics."),
+            metadata={"connector": connector.name, "topic": topic, "bucket": connector.config.bucket,
+                      "topics_dir": connector.config.topics_dir},
+            # A partition with nothing new is not materialized again (see topic_export.partition_events).
+            skippable=True)],
         check_specs=[dg.AssetCheckSpec(COMPLETENESS_CHECK, asset=key, partitions_def=partitions_def,
                                        description="Manifests contiguous from the first exported offset; every "
                                                    "listed object present with its recorded size; tolerated "
                                                    "offsets in no object; no offset deleted by retention before "
                                                    "it was exported")],
-        metadata={"connector": connector.name, "topic": topic, "bucket": connector.config.bucket,
-                  "topics_dir": connector.config.topics_dir},
+        can_subset=True,
+        # One run (one Spark job) for a backfill of many partitions; a run starts one Spark driver.
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        pool=SPARK_POOL,
     )
-    def export(context: dg.AssetExecutionContext, pyspark: LazyPySparkResource, kafka: KafkaResource,
-               s3: S3Resource, schema_registry: SchemaRegistryResource) -> dg.MaterializeResult:
+    def export(context: dg.AssetExecutionContext, config: ExportRunConfig, pyspark: LazyPySparkResource,
+               kafka: KafkaResource, s3: S3Resource, schema_registry: SchemaRegistryResource):
+        if not tag.items() <= context.run.tags.items():  # launched from the UI: let the queue and the sensor see it
+            context.instance.add_run_tags(context.run.run_id, tag)
         settings = export_settings(connector, kafka, s3, schema_registry)
-        key_topic, partition = parse_partition_key(context.partition_key)
-        if key_topic != topic:
-            raise dg.Failure(f"Partition {context.partition_key} does not belong to topic {topic}")
+        partitions = requested_partitions(topic, context.partition_keys, config.partitions)
         with scrubbed_failures(settings.secrets()):
-            [plan] = plan_partitions(settings, [(topic, partition)])
-        done = "nothing exported yet" if plan.next_offset is None else f"exported up to offset {plan.next_offset - 1}"
-        context.log.info(f"{topic}/{partition}: {done}, broker high watermark {plan.high_watermark}, "
-                         f"{plan.pending} record offset(s) waiting")
-        request = PartitionExportRequest(settings, topic, partition, end_offset=plan.high_watermark,
-                                         run_id=context.run.run_id)
-        if plan.pending == 0:
-            # Nothing new: no Spark session, no JVM start.
-            result = PartitionExportResult(topic, partition, start_offset=plan.next_offset,
-                                           next_offset=plan.next_offset, high_watermark=plan.high_watermark)
-            if plan.next_offset is not None:  # nothing to read, but retention may have deleted unexported offsets
-                lost = lost_before_log_start(plan.next_offset, plan.low_watermark)
-                result.lost_ranges = [lost.to_json()] if lost else []
-        else:
-            with scrubbed_failures(settings.secrets()):
-                [result] = run_exports(pyspark.spark_session, [request])
-        if result.status == "failed":
-            context.log.error(result.error_detail or result.error or "export failed")
-            raise dg.Failure(
-                description=f"Export of {topic}/{partition} failed: {result.error}",
-                metadata={"error_type": result.error_type or "", "objects_committed": len(result.object_keys),
-                          "next_offset": result.next_offset if result.next_offset is not None else -1},
-            )
-        if result.lost_ranges:
-            context.log.warning(describe_lost(topic, partition, [LostRange(*r) for r in result.lost_ranges]))
-        with scrubbed_failures(settings.secrets()):
-            store = S3ObjectStore(settings.s3.client(), settings.s3)
-            sink_config = settings.sink_config()
-            report = check_partition(store, ManifestLayout.from_config(sink_config), topic, partition,
-                                     low_watermark=plan.low_watermark, naming=ObjectNaming.from_config(sink_config))
-        check = dg.AssetCheckResult(
-            check_name=COMPLETENESS_CHECK, passed=report.passed, description=report.describe(),
-            metadata={"manifests": report.contiguity.manifests, "objects": report.objects_listed,
-                      "records": report.contiguity.records, "tolerated": report.contiguity.tolerated,
-                      "first_offset": report.contiguity.first_offset if report.contiguity.first_offset is not None else -1,
-                      "next_offset": report.contiguity.next_offset if report.contiguity.next_offset is not None else -1,
-                      "lost_offsets": report.offsets_lost, "unlisted_objects": len(report.unlisted_objects),
-                      "lost_ranges": dg.MetadataValue.json([r.to_json() for r in report.lost_ranges])},
-        )
-        return dg.MaterializeResult(metadata=materialization_metadata(result, settings.s3.bucket), check_results=[check])
+            outcomes = export_topic(settings, topic, partitions, context.run.run_id, lambda: pyspark.spark_session,
+                                    context.log)
+        for outcome in outcomes:
+            yield from partition_events(key, outcome, settings.s3.bucket)
+        failed = failure(outcomes)
+        if failed is not None:
+            raise failed
 
     return export

@@ -1,6 +1,7 @@
-"""Materialize export partitions through Dagster from a plain process (the CLI): each export is a
-real Dagster run in the given instance, with its materialization, metadata and check results, so it
-shows in the UI like a run launched there."""
+"""Materialize export partitions through Dagster from a plain process (the CLI): each topic's export is
+one real Dagster run in the given instance, with a materialization (or, with nothing new, an
+observation), metadata and check result per topic-partition, so it shows in the UI like a run launched
+there."""
 
 import os
 import shutil
@@ -13,9 +14,9 @@ from ..clients.s3 import S3ObjectStore
 from ..export.partition_selection import select_partitions
 from ..export.settings import ExportSettings
 from ..sink.manifest import Manifest
-from .assets import build_export_asset
+from .assets import build_export_asset, topic_run
 from .connectors import ConnectorSpec
-from .partitions import parse_partition_key, partition_key, topic_partitions_def
+from .partitions import in_partition_order, parse_partition_key, partition_key, topic_partitions_def
 from .resources import default_resources
 
 DAGSTER_HOME_DIR = ".dagster_home"
@@ -78,48 +79,70 @@ def resolve_partitions(connector: ConnectorSpec, settings: ExportSettings, reque
     return [partition_key(t, p) for t, p in select_partitions(connector.config, settings.kafka, requested)]
 
 
-def _failure_message(result: dg.ExecuteInProcessResult) -> str:
+def _step_failure(result: dg.ExecuteInProcessResult) -> tuple[str, dict[str, str]]:
+    """The run's failure message, and each failed topic-partition's own error when the export named them."""
     for event in result.all_events:
         if event.is_step_failure:
             data = event.step_failure_data
-            if data.user_failure_data is not None and data.user_failure_data.description:
-                return data.user_failure_data.description
-            return data.error.message.strip() if data.error else "step failed"
-    return "run failed before the export step started"
+            user = data.user_failure_data
+            if user is not None and user.description:
+                failed = user.metadata.get("failed_partitions")
+                return user.description, dict(failed.value) if failed is not None else {}
+            return (data.error.message.strip() if data.error else "step failed"), {}
+    return "run failed before the export step started", {}
+
+
+def _outcome(key: str, metadata: dict, checks: list, store: S3ObjectStore) -> PartitionOutcome:
+    md = {k: v.value for k, v in metadata.items()}
+    object_keys = []
+    for manifest_key in md.get("manifests") or []:
+        object_keys.extend(o.key for o in Manifest.from_json_bytes(store.get_metadata(manifest_key)).objects)
+    return PartitionOutcome(
+        key, True, status=md["status"],
+        start_offset=md["start_offset"] if md["start_offset"] >= 0 else None,
+        next_offset=md["next_offset"] if md["next_offset"] >= 0 else None,
+        records=md["records"], records_tolerated=md.get("records_tolerated", 0), object_keys=object_keys,
+        check_passed=all(c.passed for c in checks) if checks else None,
+        lost_ranges=list(md.get("lost_ranges") or []),
+    )
 
 
 def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, keys: list[str],
                            instance: dg.DagsterInstance, resources: dict | None = None,
                            log_level: str = "WARNING") -> list[PartitionOutcome]:
+    """One Dagster run per topic, over every requested partition of it (one Spark job, a task per
+    partition); outcomes in the order of ``keys``.
+
+    The run covers the range of the topic's partition keys that spans the requested ones. When the
+    requested keys are not contiguous (``--partition t/0 --partition t/2``), the run's config names the
+    requested partitions, and the keys between them are left alone (no export, no event)."""
     resources = resources if resources is not None else default_resources()
-    assets = {topic: build_export_asset(connector, topic) for topic in connector.config.topics}
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    outcomes = []
-    for key in keys:
-        topic, _partition = parse_partition_key(key)
-        partitions_def = topic_partitions_def(connector.name, topic)
-        if not instance.has_dynamic_partition(partitions_def.name, key):
-            instance.add_dynamic_partitions(partitions_def.name, [key])
-        asset = assets[topic]
+    by_topic: dict[str, list[str]] = {}
+    for key in dict.fromkeys(keys):
+        by_topic.setdefault(parse_partition_key(key)[0], []).append(key)
+    outcomes: dict[str, PartitionOutcome] = {}
+    for topic, topic_keys in by_topic.items():
+        partitions_def_name = topic_partitions_def(connector.name, topic).name
+        known = set(instance.get_dynamic_partitions(partitions_def_name))
+        missing = in_partition_order([k for k in topic_keys if k not in known])
+        if missing:
+            instance.add_dynamic_partitions(partitions_def_name, missing)
+        asset = build_export_asset(connector, topic)
+        tags, run_config = topic_run(connector, topic, instance.get_dynamic_partitions(partitions_def_name), topic_keys)
         # The run's full event log is in the instance (and the UI); the console shows only problems.
-        result = dg.materialize([asset], partition_key=key, instance=instance, resources=resources,
-                                raise_on_error=False, tags={"kafka_s3_assets/launched_by": "cli"},
-                                run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
-        if not result.success:
-            outcomes.append(PartitionOutcome(key, False, status="failed", error=_failure_message(result)))
-            continue
-        [materialization] = result.asset_materializations_for_node(asset.node_def.name)
-        md = {k: v.value for k, v in materialization.metadata.items()}
-        checks = result.get_asset_check_evaluations()
-        object_keys = []
-        for manifest_key in md.get("manifests") or []:
-            object_keys.extend(o.key for o in Manifest.from_json_bytes(store.get_metadata(manifest_key)).objects)
-        outcomes.append(PartitionOutcome(
-            key, True, status=md["status"],
-            start_offset=md["start_offset"] if md["start_offset"] >= 0 else None,
-            next_offset=md["next_offset"] if md["next_offset"] >= 0 else None,
-            records=md["records"], records_tolerated=md.get("records_tolerated", 0), object_keys=object_keys,
-            check_passed=all(c.passed for c in checks) if checks else None,
-            lost_ranges=list(md.get("lost_ranges") or []),
-        ))
-    return outcomes
+        run_config = {**run_config, "loggers": {"console": {"config": {"log_level": log_level}}}}
+        result = dg.materialize([asset], instance=instance, resources=resources, raise_on_error=False,
+                                tags={**tags, "kafka_s3_assets/launched_by": "cli"}, run_config=run_config)
+        events = {e.partition: e.metadata for e in result.asset_observations_for_node(asset.node_def.name)}
+        events.update({e.partition: e.metadata for e in result.asset_materializations_for_node(asset.node_def.name)})
+        checks: dict[str, list] = {}
+        for evaluation in result.get_asset_check_evaluations():
+            checks.setdefault(evaluation.partition, []).append(evaluation)
+        message, failed = ("", {}) if result.success else _step_failure(result)
+        for key in topic_keys:
+            if key in events and key not in failed:  # (a partition whose check could not run has both)
+                outcomes[key] = _outcome(key, events[key], checks.get(key, []), store)
+            else:
+                outcomes[key] = PartitionOutcome(key, False, status="failed", error=failed.get(key, message))
+    return [outcomes[key] for key in dict.fromkeys(keys)]

@@ -1,10 +1,11 @@
 """Sensors that keep exports continuous.
 
 * Discovery: adds a dynamic partition for every Kafka partition of each exported topic (metadata only).
-* Export: launches a run for each topic-partition whose waiting records can make an object: at least
-  ``flush.size`` of them, or any with time-based rotation (see ``export_run_key``). It reads only broker metadata (a watermark probe) and S3 manifests: it never
-  consumes for export and never commits offsets. The run key carries the high watermark, so each new
-  batch of data launches exactly once; partitions with a run queued or in flight are skipped.
+* Export: launches one run per topic, over every topic-partition whose waiting records can make an
+  object: at least ``flush.size`` of them, or any with time-based rotation (see ``export_run_key``). It
+  reads only broker metadata (a watermark probe) and S3 manifests: it never consumes for export and
+  never commits offsets. The run key lists each partition's high watermark, so each new batch of data
+  launches exactly once; a topic with a run of this connector queued or in flight is skipped.
 """
 
 
@@ -17,7 +18,8 @@ from dagster_aws.s3 import S3Resource
 from ..clients import kafka as kafka_client
 from ..clients.errors import ExternalSystemError
 from ..export.plan import export_run_key, plan_partitions
-from .assets import export_asset_key, export_job_name
+from .assets import export_asset_key, export_job_name, topic_run
+from .concurrency import export_in_flight, export_tag
 from .connectors import ConnectorSpec, safe_name
 from .partitions import is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def
 from .resources import KafkaResource, SchemaRegistryResource, export_settings, kafka_settings
@@ -25,13 +27,6 @@ from .sensor_limits import kafka_for_sensor, settings_for_sensor, unreachable_re
 
 # What dg.define_asset_job returns: Dagster does not export that class, so it is not named here.
 AssetJob = Any
-
-IN_FLIGHT = [
-    dg.DagsterRunStatus.QUEUED,
-    dg.DagsterRunStatus.NOT_STARTED,
-    dg.DagsterRunStatus.STARTING,
-    dg.DagsterRunStatus.STARTED,
-]
 
 
 def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: int = 60) -> dg.SensorDefinition:
@@ -71,15 +66,6 @@ def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: i
     return discover
 
 
-def partitions_with_runs_in_flight(instance: dg.DagsterInstance, keys: list[str]) -> set[str]:
-    busy = set()
-    for key in keys:
-        runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": key}, statuses=IN_FLIGHT), limit=1)
-        if runs:
-            busy.add(key)
-    return busy
-
-
 def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob],
                         minimum_interval_seconds: int = 30) -> dg.SensorDefinition:
     flush_size = connector.config.flush_size
@@ -90,20 +76,18 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob],
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=dg.DefaultSensorStatus.STOPPED,
         description=(f"Launches exports of connector {connector.name} where waiting records can make an object "
-                     f"(flush.size={flush_size}). Reads broker metadata and S3 manifests only."),
+                     f"(flush.size={flush_size}): one run per topic. Reads broker metadata and S3 manifests only."),
     )
     def export_new_records(context: dg.SensorEvaluationContext, kafka: KafkaResource, s3: S3Resource,
                            schema_registry: SchemaRegistryResource) -> dg.SensorResult | dg.SkipReason:
         settings = settings_for_sensor(export_settings(connector, kafka, s3, schema_registry))
-        candidates = []
-        for topic in connector.config.topics:
-            keys = context.instance.get_dynamic_partitions(topic_partitions_def(connector.name, topic).name)
-            candidates.extend(parse_partition_key(k) for k in keys)
-        if not candidates:
+        known = {topic: context.instance.get_dynamic_partitions(topic_partitions_def(connector.name, topic).name)
+                 for topic in connector.config.topics}
+        if not any(known.values()):
             return dg.SkipReason("No topic-partitions known yet (the discovery sensor adds them)")
-        busy = partitions_with_runs_in_flight(context.instance, [partition_key(t, p) for t, p in candidates])
-        waiting = [tp for tp in candidates if partition_key(*tp) not in busy]
-        run_requests = []
+        busy = [t for t in connector.config.topics if export_in_flight(context.instance, connector.name, t)]
+        waiting = [parse_partition_key(k) for t in connector.config.topics if t not in busy for k in known[t]]
+        ready: dict[str, list[tuple[str, str]]] = {}  # topic -> (partition key, run key) worth exporting now
         now_ms = int(time.time() * 1000)
         try:
             plans = plan_partitions(settings, waiting) if waiting else []
@@ -115,16 +99,18 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob],
         for plan in plans:
             run_key = export_run_key(plan, connector.config, now_ms)
             if run_key is not None:
-                run_requests.append(dg.RunRequest(
-                    job_name=jobs[plan.topic].name,
-                    partition_key=partition_key(plan.topic, plan.partition),
-                    run_key=run_key,
-                    tags={"kafka_s3_assets/high_watermark": str(plan.high_watermark),
-                          "kafka_s3_assets/connector": connector.name},
-                ))
+                ready.setdefault(plan.topic, []).append((partition_key(plan.topic, plan.partition), run_key))
+        run_requests = []
+        for topic, partitions in ready.items():
+            tags, run_config = topic_run(connector, topic, known[topic], [key for key, _ in partitions])
+            run_requests.append(dg.RunRequest(
+                job_name=jobs[topic].name, run_key=",".join(run_key for _, run_key in partitions),
+                run_config=run_config,
+                tags={**tags, "kafka_s3_assets/connector": connector.name},
+            ))
         if not run_requests:
             return dg.SkipReason(f"No topic-partition has records that can make an object (flush.size={flush_size})"
-                                 + (f" ({len(busy)} with a run in flight)" if busy else ""))
+                                 + (f" (topics with a run in flight: {', '.join(busy)})" if busy else ""))
         return dg.SensorResult(run_requests=run_requests)
 
     return export_new_records
@@ -134,6 +120,7 @@ def build_jobs(connector: ConnectorSpec) -> dict[str, AssetJob]:
     """One asset job per topic: a sensor can target several partitioned assets only through jobs."""
     return {
         topic: dg.define_asset_job(export_job_name(connector.name, topic),
-                                   selection=[export_asset_key(connector.name, topic)])
+                                   selection=[export_asset_key(connector.name, topic)],
+                                   tags=export_tag(connector.name, topic))
         for topic in connector.config.topics
     }

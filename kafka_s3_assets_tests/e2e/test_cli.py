@@ -293,3 +293,68 @@ def test_a_spark_error_still_reaches_the_console(kafka, bucket, workdir):
     [our_error] = [line for line in result.stderr.splitlines() if line.startswith(f"error: export of {topic}/0")]
     assert "Spark did not start: " in our_error  # Spark's reason, not only "the Java gateway exited"
     assert "Master must either be yarn or start with spark, k8s, or local" in our_error
+
+
+def test_export_of_a_topic_is_one_dagster_run_with_a_materialization_and_check_per_partition(spark, kafka, bucket,
+                                                                                             workdir, capsys):
+    import dagster as dg
+
+    topic = kafka.create_topic("four", partitions=4)
+    for partition, count in enumerate((3, 6, 7, 9)):
+        kafka.produce_avro(topic, [{"f1": f"p{partition}-{i}"} for i in range(count)], partition=partition)
+    config_path = workdir / "c.json"
+    config_path.write_text(json.dumps(connector_config(topic, bucket)))
+    keys = [f"{topic}/{p}" for p in range(4)]
+
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
+    assert code == 0, err
+    assert [(p["partition"], p["start_offset"], p["end_offset"], len(p["object_keys"]), p["completeness_check_passed"])
+            for p in out["partitions"]] == [(keys[0], 0, 2, 1, True), (keys[1], 0, 5, 2, True),
+                                            (keys[2], 0, 5, 2, True), (keys[3], 0, 8, 3, True)]
+    instance = dg.DagsterInstance.get()  # the CLI's ./.dagster_home
+    [run] = instance.get_runs()
+    assert run.tags["kafka_s3_assets/export"] == f"sink-{topic}/{topic}"
+    events = [e.dagster_event for e in instance.all_logs(run.run_id) if e.dagster_event is not None]
+    materializations = {e.event_specific_data.materialization.partition: e.event_specific_data.materialization.metadata
+                        for e in events if e.is_step_materialization}
+    assert sorted(materializations) == keys
+    assert [(materializations[k]["records"].value, materializations[k]["lag"].value) for k in keys] == [
+        (3, 0), (6, 0), (6, 1), (9, 0)]
+    checks = [e.event_specific_data for e in events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert sorted(c.partition for c in checks) == keys and all(c.passed for c in checks)
+
+    # Non-contiguous keys: still one run, over the range t/0..t/2, exporting only t/0 and t/2.
+    for partition in range(3):
+        kafka.produce_avro(topic, [{"f1": f"more{i}"} for i in range(3)], partition=partition)
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json",
+                             "--partition", keys[2], "--partition", keys[0])
+    assert code == 0, err
+    assert [(p["partition"], p["start_offset"], p["end_offset"]) for p in out["partitions"]] == [
+        (keys[2], 6, 8), (keys[0], 3, 5)]
+    assert len(instance.get_runs()) == 2
+    latest = instance.get_runs(limit=1)[0]
+    assert (latest.tags["dagster/asset_partition_range_start"], latest.tags["dagster/asset_partition_range_end"]) == (
+        keys[0], keys[2])
+    events = [e.dagster_event for e in instance.all_logs(latest.run_id) if e.dagster_event is not None]
+    assert sorted(e.event_specific_data.materialization.partition for e in events if e.is_step_materialization) == [
+        keys[0], keys[2]]
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json", "--partition", keys[1])
+    assert code == 0 and (out["partitions"][0]["start_offset"], out["partitions"][0]["end_offset"]) == (6, 8), err
+
+
+def test_a_failed_partition_fails_the_export_naming_it_and_the_others_are_committed(spark, kafka, bucket, workdir,
+                                                                                   capsys):
+    topic = kafka.create_topic("half", partitions=2)
+    kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)], partition=0)
+    kafka.produce(topic, [b"\x05nope"], partition=1)
+    config_path = workdir / "c.json"
+    config_path.write_text(json.dumps(connector_config(topic, bucket)))
+    code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
+    assert code == 1
+    good, bad = out["partitions"]
+    assert (good["partition"], good["success"], good["end_offset"], good["completeness_check_passed"]) == (
+        f"{topic}/0", True, 2, True)
+    assert (bad["partition"], bad["success"]) == (f"{topic}/1", False)
+    assert bad["error"].startswith(f"Export of {topic}/1 failed: Record topic={topic} partition=1 offset=0")
+    assert f"error: export of {topic}/1 failed: Export of {topic}/1 failed: Record" in err
+    assert f"{topic}/0 failed" not in err

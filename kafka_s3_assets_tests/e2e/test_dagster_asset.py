@@ -1,11 +1,16 @@
 """The Dagster surface for real: materializations through a Dagster instance, checks, sensors."""
 
+import time
+
 import dagster as dg
 import pytest
 
-from kafka_s3_assets.defs.assets import COMPLETENESS_CHECK, build_export_asset, export_asset_key
+from kafka_s3_assets.defs.assets import build_export_asset, export_asset_key, export_job_name
+from kafka_s3_assets.defs.concurrency import EXPORT_TAG, export_tag
 from kafka_s3_assets.defs.connectors import ConnectorSpec
-from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
+from kafka_s3_assets.defs.partitions import (PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, partition_key,
+                                             topic_partitions_def)
+from kafka_s3_assets.defs.topic_export import COMPLETENESS_CHECK
 from kafka_s3_assets.clients.kafka import committed_offset
 from kafka_s3_assets.definitions import build_definitions
 from kafka_s3_assets.export.settings import resolve_settings
@@ -83,32 +88,140 @@ def test_failed_export_fails_the_run_with_the_records_coordinates(spark, kafka, 
     assert description.startswith(f"Export of {topic}/0 failed: Record topic={topic} partition=0 offset=0")
 
 
-def test_discovery_sensor_adds_partitions_and_export_sensor_requests_runs_with_work(kafka, s3_client, bucket):
-    topic = kafka.create_topic(partitions=2)
+def test_discovery_sensor_adds_partitions_and_export_sensor_requests_one_run_per_topic(spark, kafka, s3_client,
+                                                                                       bucket):
+    topic = kafka.create_topic(partitions=4)
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(4)], partition=0)  # >= flush.size waiting
     kafka.produce_avro(topic, [{"f1": "x"}], partition=1)                         # < flush.size waiting
+    kafka.produce_avro(topic, [{"f1": str(i)} for i in range(5)], partition=2)  # >= flush.size waiting
     connector = spec(connector_config(topic, bucket))
     defs = build_definitions([connector])
     discover = defs.resolve_sensor_def(f"discover_partitions__sink_{topic}")
     export_sensor = defs.resolve_sensor_def(f"export_new_records__sink_{topic}")
+    keys = [partition_key(topic, p) for p in range(4)]
     with dg.instance_for_test() as instance:
         ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
                                       resources=resources(None))
         added = discover.evaluate_tick(ctx)
         [request] = added.dynamic_partitions_requests
-        assert sorted(request.partition_keys) == [partition_key(topic, 0), partition_key(topic, 1)]
+        assert sorted(request.partition_keys) == keys
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
         assert discover.evaluate_tick(ctx).skip_message == "No new topic-partitions"
 
         data = export_sensor.evaluate_tick(ctx)
-        [run] = data.run_requests
-        assert run.partition_key == partition_key(topic, 0)
-        assert run.run_key == f"{partition_key(topic, 0)}@4"
-        assert run.tags["dagster/partition"] == partition_key(topic, 0)
+        [run] = data.run_requests  # one run for the topic, over its two ready partitions
+        assert run.run_key == f"{keys[0]}@4,{keys[2]}@5"
+        assert (run.tags[PARTITION_RANGE_START_TAG], run.tags[PARTITION_RANGE_END_TAG]) == (keys[0], keys[2])
+        assert run.run_config == {"ops": {f"kafka_s3__sink_{topic}__{topic}": {"config": {"partitions": [0, 2]}}}}
+        assert run.tags[EXPORT_TAG] == f"sink-{topic}/{topic}"
+        job = defs.resolve_job_def(run.job_name)
+        assert dg.validate_run_config(job, run.run_config)
         # The sensor reads metadata and manifests only: no objects, no committed offsets.
         assert list_keys(s3_client, bucket) == []
         settings = resolve_settings(connector.raw)
         assert committed_offset(settings.kafka, connector.config.consumer_group, topic, 0) is None
+
+        # The requested run, executed: partitions 0 and 2 exported in it, 1 (in the range) left alone.
+        executed = job.execute_in_process(instance=instance, run_config=run.run_config, tags=run.tags)
+        node = defs.resolve_assets_def(export_asset_key(connector.name, topic)).node_def.name
+        assert [m.partition for m in executed.asset_materializations_for_node(node)] == [keys[0], keys[2]]
+        assert [k.rsplit("/", 2)[1] for k in list_keys(s3_client, bucket, f"topics/{topic}/")] == [
+            "partition=0", "partition=2"]
+
+
+def test_the_export_sensor_skips_a_topic_only_while_the_same_connector_exports_it(kafka, bucket):
+    topic = kafka.create_topic()
+    kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)])
+    first, second = (spec(connector_config(topic, bucket, name=f"{n}-{topic}", **{"topics.dir": n}))
+                     for n in ("one", "two"))
+    defs = build_definitions([first, second])
+    with dg.instance_for_test() as instance:
+        for connector in (first, second):
+            instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [partition_key(topic, 0)])
+        job = defs.resolve_job_def(export_job_name(first.name, topic))
+        instance.create_run_for_job(job, status=dg.DagsterRunStatus.STARTED, tags=export_tag(first.name, topic))
+        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
+                                      resources=resources(None))
+        busy = defs.resolve_sensor_def(f"export_new_records__one_{topic}").evaluate_tick(ctx)
+        assert busy.run_requests == [] and f"topics with a run in flight: {topic}" in busy.skip_message
+        [run] = defs.resolve_sensor_def(f"export_new_records__two_{topic}").evaluate_tick(ctx).run_requests
+        assert run.tags[EXPORT_TAG] == f"two-{topic}/{topic}"
+
+
+def four_partition_topic(kafka) -> str:
+    topic = kafka.create_topic("four", partitions=4)
+    for partition, count in enumerate((3, 6, 7, 9)):
+        kafka.produce_avro(topic, [{"f1": f"p{partition}-{i}"} for i in range(count)], partition=partition)
+    return topic
+
+
+def test_one_run_exports_a_topics_partitions_with_a_materialization_and_check_each(spark, kafka, s3_client, bucket,
+                                                                                instance):
+    topic = four_partition_topic(kafka)
+    connector = spec(connector_config(topic, bucket))
+    keys = [partition_key(topic, p) for p in range(4)]
+    instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
+    asset = build_export_asset(connector, topic)
+    result = dg.materialize([asset], instance=instance, resources=resources(spark), raise_on_error=False,
+                            tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]})
+    assert result.success
+    [run] = instance.get_runs()
+    # Launched without the export tag (as from the asset's page in the UI): the run adds it when it starts.
+    assert run.tags[EXPORT_TAG] == f"sink-{topic}/{topic}"
+    md = {m.partition: {k: v.value for k, v in m.metadata.items()}
+          for m in result.asset_materializations_for_node(asset.node_def.name)}
+    assert sorted(md) == keys
+    for key, (records, objects, lag) in zip(keys, [(3, 1, 0), (6, 2, 0), (6, 2, 1), (9, 3, 0)]):
+        assert (md[key]["records"], md[key]["objects"], md[key]["lag"]) == (records, objects, lag), key
+        assert (md[key]["start_offset"], md[key]["next_offset"]) == (0, records), key
+        assert md[key]["bytes"] > 0 and md[key]["high_watermark"] == records + lag
+    assert md[keys[3]]["object_keys"]["keys"][2] == f"topics/{topic}/partition=3/{topic}+3+0000000006.avro"
+    checks = {c.partition: c for c in result.get_asset_check_evaluations()}
+    assert sorted(checks) == keys and all(c.passed and c.check_name == COMPLETENESS_CHECK for c in checks.values())
+    status = instance.get_status_by_partition(export_asset_key(connector.name, topic), keys,
+                                              topic_partitions_def(connector.name, topic))
+    assert set(status.values()) == {dg.AssetPartitionStatus.MATERIALIZED}
+
+    # Again with one new record in partition 1 only: nothing new is observed, not materialized again.
+    kafka.produce_avro(topic, [{"f1": "late"}], partition=1)
+    again = dg.materialize([asset], instance=instance, resources=resources(spark),
+                           tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]})
+    assert again.asset_materializations_for_node(asset.node_def.name) == []
+    observed = {o.partition: o.metadata for o in again.asset_observations_for_node(asset.node_def.name)}
+    assert sorted(observed) == keys and observed[keys[1]]["lag"].value == 1
+    assert observed[keys[1]]["status"].value == "up_to_date"
+    assert len(again.get_asset_check_evaluations()) == 4
+
+
+def test_one_failed_partition_fails_the_run_naming_it_and_the_others_are_recorded(spark, kafka, s3_client, bucket,
+                                                                                 instance):
+    topic = kafka.create_topic("failing", partitions=3)
+    for partition in (0, 1):
+        kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)], partition=partition)
+    kafka.produce_avro(topic, [{"f1": "ok"}], partition=2)
+    kafka.produce(topic, [b"\x05nope"], partition=2)                # offset 1 of partition 2 cannot be converted
+    kafka.produce_avro(topic, [{"f1": "after"}], partition=2)
+    connector = spec(connector_config(topic, bucket))
+    keys = [partition_key(topic, p) for p in range(3)]
+    instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
+    asset = build_export_asset(connector, topic)
+    result = dg.materialize([asset], instance=instance, resources=resources(spark), raise_on_error=False,
+                            tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[2]})
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    description = failure.step_failure_data.user_failure_data.description
+    assert description.startswith(f"Export of {keys[2]} failed: Record topic={topic} partition=2 offset=1")
+    assert keys[0] not in description and keys[1] not in description
+    assert [m.partition for m in result.asset_materializations_for_node(asset.node_def.name)] == keys[:2]
+    assert sorted(c.partition for c in result.get_asset_check_evaluations() if c.passed) == keys[:2]
+    asset_key = export_asset_key(connector.name, topic)
+    assert instance.get_materialized_partitions(asset_key) == set(keys[:2])
+    for partition in (0, 1):
+        assert list_keys(s3_client, bucket, f"topics/{topic}/partition={partition}/") == [
+            f"topics/{topic}/partition={partition}/{topic}+{partition}+0000000000.avro"]
+        assert len(list_keys(s3_client, bucket, f"_kafka_s3_assets/manifests/dir=topics/topic={topic}/"
+                                                f"partition={partition}/")) == 1
+    assert list_keys(s3_client, bucket, f"topics/{topic}/partition=2/") == []
 
 
 def test_definitions_load_for_the_shipped_demo_connector():
@@ -116,3 +229,38 @@ def test_definitions_load_for_the_shipped_demo_connector():
 
     dg.Definitions.validate_loadable(defs)
     assert defs.resolve_assets_def(dg.AssetKey(["kafka_s3", "s3-sink-demo", "s3_topic"]))
+
+
+def test_a_topic_partition_held_by_another_export_fails_alone_and_the_run_exports_the_others(spark, kafka, s3_client,
+                                                                                           bucket, instance):
+    from kafka_s3_assets.clients.s3 import S3ObjectStore
+    from kafka_s3_assets.export.export_lease import acquire
+    from kafka_s3_assets.sink.manifest import ManifestLayout
+
+    topic = kafka.create_topic("held", partitions=2)
+    for partition in (0, 1):
+        kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)], partition=partition)
+    connector = spec(connector_config(topic, bucket))
+    keys = [partition_key(topic, p) for p in range(2)]
+    instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
+    settings = resolve_settings(connector.raw)
+    store = S3ObjectStore(settings.s3.client(), settings.s3)
+    layout = ManifestLayout.from_config(settings.sink_config())
+    # Another export (a CLI run, another deployment) holds partition 1 while this run starts.
+    hold = acquire(store, layout.intent_key(topic, 1), connector=connector.name, topic=topic, partition=1,
+                   run_id="elsewhere", resume_offset=0, plan_end=lambda: 3, clock_ms=lambda: int(time.time() * 1000),
+                   lease_ms=60_000)
+    asset = build_export_asset(connector, topic)
+    range_tags = {PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[1]}
+    result = dg.materialize([asset], instance=instance, resources=resources(spark), raise_on_error=False,
+                            tags=range_tags)
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    assert failure.step_failure_data.user_failure_data.description.startswith(
+        f"Export of {keys[1]} failed: Another export of {keys[1]} is running")
+    assert [m.partition for m in result.asset_materializations_for_node(asset.node_def.name)] == [keys[0]]
+    assert list_keys(s3_client, bucket, f"topics/{topic}/partition=1/") == []
+
+    hold.release()
+    again = dg.materialize([asset], instance=instance, resources=resources(spark), tags=range_tags)
+    assert [m.partition for m in again.asset_materializations_for_node(asset.node_def.name)] == [keys[1]]
