@@ -120,7 +120,7 @@ def test_plan_names_the_export_holding_a_partition(three_partitions, capsys, tmp
     layout = ManifestLayout.from_config(settings.sink_config())
     run_id = f"run-{uuid.uuid4().hex[:6]}"
     lease = acquire(store, layout.intent_key(topic, 2), connector=config["name"], topic=topic, partition=2,
-                    run_id=run_id, resume_offset=0, plan_end=lambda: 5, clock_ms=lambda: int(time.time() * 1000),
+                    run_id=run_id, resume_hint=0, read_resume=lambda: 0, plan_end=lambda start: 5, clock_ms=lambda: int(time.time() * 1000),
                     lease_ms=60_000)
     try:
         code, out, err = plan_json(capsys, write_config(tmp_path / "c.json", dict(config)))
