@@ -28,7 +28,7 @@ from typing import Callable
 
 from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore, check_bucket
-from ..crash_points import crash_point
+from ..crash_points import armed, crash_point
 from ..clients.schema_registry import SchemaRegistryClient
 from ..sink.formats import build_format
 from ..sink.manifest import Manifest, ManifestLayout, manifest_for_batches
@@ -103,7 +103,7 @@ class ManifestCommitter:
     def __init__(self, request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout,
                  start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str,
                  lease: ExportLease, errant: ErrantRecords,
-                 annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest):
+                 annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest, max_objects: int | None = None):
         self._request = request
         self._lease = lease
         self._errant = errant
@@ -114,6 +114,7 @@ class ManifestCommitter:
         self._commit_offsets = commit_consumer_offsets
         self._group = group
         self._annotate = annotate  # adds what the batches do not know (lost ranges) before the write
+        self._max_objects = max_objects  # a manifest is written once the pending batches hold this many objects
         self.pending: list[CommittedBatch] = []
         self.written: list[Manifest] = []
         self.manifest_keys: list[str] = []
@@ -121,6 +122,13 @@ class ManifestCommitter:
     @property
     def pending_objects(self) -> int:
         return sum(len(b.objects) for b in self.pending)
+
+    def add(self, *batches: CommittedBatch) -> None:
+        """Batches the writer committed (for one record, or one commit of the batch path); writes the
+        manifest once the pending ones hold enough objects."""
+        self.pending.extend(batches)
+        if self._max_objects is not None and self.pending_objects >= self._max_objects:
+            self.flush()
 
     def flush(self) -> None:
         # Tolerated offsets the manifest may cover, their dead letters acknowledged before it is written.
@@ -245,18 +253,22 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         writer = build_writer(config, request.topic, request.partition, store, reporter=errant)
         errant.follow(writer)
         committer = ManifestCommitter(request, store, layout, start, clock_ms, commit_offsets, group, lease, errant,
-                                      annotate=retention.record_in)
-        max_objects = config["kafka_s3_assets.manifest.max.objects"]
+                                      annotate=retention.record_in,
+                                      max_objects=config["kafka_s3_assets.manifest.max.objects"])
         reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end,
                                               on_offsets_deleted=retention.on_offsets_deleted)
-        for record in reader:
-            crash_point("record_read")
-            result.records_read += 1
-            converted = errant.convert(converter, record)  # None: a tolerated conversion failure
-            for batch in writer.write(converted, now) if converted is not None else ():
-                committer.pending.append(batch)
-            if committer.pending_objects >= max_objects:
-                committer.flush()
+        for batch in reader.batches():
+            # Whole batches by the batch record path (sink.batch_path) where it applies; one by one otherwise,
+            # and when a crash point is armed for every record read.
+            if not armed("record_read") and writer.write_avro_batch(converter.avro_values(batch), now, committer.add):
+                result.records_read += len(batch)
+                continue
+            for record in batch.records():
+                crash_point("record_read")
+                result.records_read += 1
+                converted = errant.convert(converter, record)  # None: a tolerated conversion failure
+                if converted is not None:
+                    committer.add(*writer.write(converted, now))
         result.high_watermark = reader.high_watermark if reader.high_watermark is not None else end
         committer.pending.extend(writer.flush_if_due(now))  # a quiet partition's scheduled rotation
         writer.abort()  # the tail after the last full object stays for a later run
