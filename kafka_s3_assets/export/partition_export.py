@@ -28,7 +28,7 @@ from typing import Callable
 
 from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore, check_bucket
-from ..crash_points import armed, crash_point
+from ..crash_points import crash_point
 from ..clients.schema_registry import SchemaRegistryClient
 from ..sink.formats import build_format
 from ..sink.manifest import Manifest, ManifestLayout, manifest_for_batches
@@ -41,6 +41,7 @@ from .conversion import RecordConverter
 from .errant_records import ErrantRecords, build_errant_records
 from .export_lease import ExportLease, acquire
 from .orphans import sweep_uncommitted
+from .record_loop import RecordLoop
 from .retention_loss import RetentionLossTracker
 from .settings import ExportSettings
 
@@ -257,18 +258,10 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                                       max_objects=config["kafka_s3_assets.manifest.max.objects"])
         reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end,
                                               on_offsets_deleted=retention.on_offsets_deleted)
+        records = RecordLoop(converter, errant, writer, now, committer.add,
+                             on_read=lambda n: setattr(result, "records_read", result.records_read + n))
         for batch in reader.batches():
-            # Whole batches by the batch record path (sink.batch_path) where it applies; one by one otherwise,
-            # and when a crash point is armed for every record read.
-            if not armed("record_read") and writer.write_avro_batch(converter.avro_values(batch), now, committer.add):
-                result.records_read += len(batch)
-                continue
-            for record in batch.records():
-                crash_point("record_read")
-                result.records_read += 1
-                converted = errant.convert(converter, record)  # None: a tolerated conversion failure
-                if converted is not None:
-                    committer.add(*writer.write(converted, now))
+            records.write(batch)
         result.high_watermark = reader.high_watermark if reader.high_watermark is not None else end
         committer.pending.extend(writer.flush_if_due(now))  # a quiet partition's scheduled rotation
         writer.abort()  # the tail after the last full object stays for a later run
