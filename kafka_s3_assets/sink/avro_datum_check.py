@@ -8,8 +8,9 @@ UTF-8, union and enum indexes in range). It answers "all valid" or "not sure": o
 decodes the batch record by record as before, which finds the exact record and reports the decoder's
 own error, so a corrupt datum fails (or is tolerated) exactly as it would without this check.
 
-The walk is compiled once per schema into Python source (one function per named record, primitives
-inlined), which runs ~3x faster than the decoder on typical records.
+The walk is compiled once per schema into Python source: one loop over the datums with the whole
+schema inlined in it (a recursive record type becomes a function), so a 7-field record costs ~1.3 us of
+CPU instead of the decoder's ~4 us.
 """
 
 from __future__ import annotations
@@ -46,18 +47,14 @@ class DatumCheck:
     """``all_valid(datums)``: True only if every datum certainly decodes with the schema and is consumed
     exactly; False means "decode them one by one to find out"."""
 
-    def __init__(self, check: Callable[[bytes, int], int]):
-        self._check = check
+    def __init__(self, check_all: Callable[[Iterable[bytes]], bool]):
+        self._check_all = check_all
 
     def all_valid(self, datums: Iterable[bytes]) -> bool:
-        check = self._check
         try:
-            for datum in datums:
-                if check(datum, 0) != len(datum):
-                    return False
+            return self._check_all(datums)
         except Exception:  # _Reject, IndexError (past the end), UnicodeDecodeError, ...
             return False
-        return True
 
 
 def compile_datum_check(writer_schema: Any) -> DatumCheck | None:
@@ -69,23 +66,26 @@ def compile_datum_check(writer_schema: Any) -> DatumCheck | None:
         return None
     namespace = {"_long": _long, "_Reject": _Reject}
     exec(compile(source, "<avro datum check>", "exec"), namespace)
-    return DatumCheck(namespace["check"])
+    return DatumCheck(namespace["check_all"])
 
 
 class _Compiler:
-    """Writes ``check(buf, p) -> p``: one function per record type (so recursive types work)."""
+    """Writes ``check_all(datums) -> bool``: a loop over the datums with the schema's walk inlined in it;
+    a record type met again inside itself (a recursive type) becomes a function ``(buf, p) -> p``."""
 
     def __init__(self, root: Any):
         self._root = root
         self._names = AvroNames(root)
+        self._inlining: set[int] = set()       # records being inlined (a recursive reference needs a function)
         self._functions: dict[int, str] = {}   # id(record definition) -> function name
         self._sources: list[str] = []
         self._counter = 0
 
     def source(self) -> str:
         body: list[str] = []
-        self._emit(self._root, None, body, 1)
-        self._sources.append("def check(buf, p):\n" + "".join(body) + "    return p\n")
+        self._emit(self._root, None, body, 2)
+        self._sources.append("def check_all(datums):\n    for buf in datums:\n        p = 0\n" + "".join(body)
+                             + "        if p != len(buf): return False\n    return True\n")
         return "\n".join(self._sources)
 
     def _var(self, stem: str) -> str:
@@ -121,28 +121,33 @@ class _Compiler:
             out.append(f"{pad}p += 8\n")
         elif kind in ("bytes", "string"):
             n = self._var("n")
-            self._emit_long(n, pad, out)
-            out.append(f"{pad}if {n} < 0: raise _Reject()\n")
+            self._emit_count(n, pad, out)
+            out.append(f"{pad}p += {n}\n")
             if kind == "string":
                 text = self._var("text")
-                out.append(f"{pad}{text} = buf[p:p + {n}]\n"
+                out.append(f"{pad}{text} = buf[p - {n}:p]\n"
                            f"{pad}if not {text}.isascii(): {text}.decode('utf-8')\n")
-            out.append(f"{pad}p += {n}\n")
         elif kind == "fixed":
             out.append(f"{pad}p += {int(node['size'])}\n")
         elif kind == "enum":
             i = self._var("i")
-            self._emit_long(i, pad, out)
-            out.append(f"{pad}if not 0 <= {i} < {len(node['symbols'])}: raise _Reject()\n")
+            self._emit_count(i, pad, out)
+            out.append(f"{pad}if {i} >= {len(node['symbols'])}: raise _Reject()\n")
         elif kind == "record":
-            out.append(f"{pad}p = {self._record_function(node, space)}(buf, p)\n")
+            if id(node) in self._inlining or id(node) in self._functions:
+                out.append(f"{pad}p = {self._record_function(node, space)}(buf, p)\n")
+                return
+            self._inlining.add(id(node))
+            for field in node.get("fields", ()):
+                self._emit(field["type"], space, out, depth)
+            self._inlining.discard(id(node))
         elif kind in ("array", "map"):
+            # Blocks of ``count`` items until a 0 count; a negative count (a block size follows) is left to
+            # the decoder.
             count = self._var("count")
             out.append(f"{pad}while True:\n")
-            self._emit_long(count, pad + "    ", out)
-            out.append(f"{pad}    if {count} <= 0:\n{pad}        if {count} == 0: break\n"
-                       f"{pad}        raise _Reject()\n"  # a negative count (block size follows): decode to be sure
-                       f"{pad}    for _ in range({count}):\n")
+            self._emit_count(count, pad + "    ", out)
+            out.append(f"{pad}    if not {count}: break\n{pad}    for _ in range({count}):\n")
             if kind == "map":
                 self._emit("string", None, out, depth + 2)
                 self._emit(node["values"], space, out, depth + 2)
@@ -150,7 +155,7 @@ class _Compiler:
                 self._emit(node["items"], space, out, depth + 2)
         elif kind == "union":
             i = self._var("branch")
-            self._emit_long(i, pad, out)
+            self._emit_count(i, pad, out)
             for index, branch in enumerate(node):
                 out.append(f"{pad}{'if' if index == 0 else 'elif'} {i} == {index}:\n{pad}    pass\n")
                 self._emit(branch, space, out, depth + 1)
@@ -159,7 +164,8 @@ class _Compiler:
             raise _Unsupported(kind)
 
     @staticmethod
-    def _emit_long(var: str, pad: str, out: list[str]) -> None:
-        """``var = <the long at p>``, inline for one-byte varints (most lengths, counts and indexes)."""
-        out.append(f"{pad}{var} = buf[p]\n{pad}if {var} & 0x80: {var}, p = _long(buf, p)\n"
-                   f"{pad}else:\n{pad}    {var} = ({var} >> 1) ^ -({var} & 1)\n{pad}    p += 1\n")
+    def _emit_count(var: str, pad: str, out: list[str]) -> None:
+        """``var = <the long at p>``, which must not be negative (a length, count or index); inline for
+        the usual one-byte varint (no continuation bit, no sign bit)."""
+        out.append(f"{pad}{var} = buf[p]\n{pad}if {var} & 0x81:\n{pad}    {var}, p = _long(buf, p)\n"
+                   f"{pad}    if {var} < 0: raise _Reject()\n{pad}else:\n{pad}    {var} >>= 1\n{pad}    p += 1\n")
