@@ -127,6 +127,8 @@ class ManifestCommitter:
     def add(self, *batches: CommittedBatch) -> None:
         """Batches the writer committed (for one record, or one commit of the batch path); writes the
         manifest once the pending ones hold enough objects."""
+        if not batches:
+            return
         self.pending.extend(batches)
         if self._max_objects is not None and self.pending_objects >= self._max_objects:
             self.flush()
