@@ -184,7 +184,9 @@ def test_the_record_read_crash_point_armed_sends_records_one_by_one(monkeypatch)
     # Armed for a later record than there are: nothing crashes, but every record passes the point.
     monkeypatch.setenv(CRASH_AT_ENV, "record_read:1000")
     out = both(avro_config(**{"flush.size": "10"}), kafka_records(events(30)), 12)
-    assert len(out["committed"]) == 3
+    assert len(out["committed"]) == 3 and out["batches taken"] == 0
+    monkeypatch.setenv(CRASH_AT_ENV, "object_stored:1000")
+    assert both(avro_config(**{"flush.size": "10"}), kafka_records(events(30)), 12)["batches taken"] == 3
 
 
 # -- the datum check: never accepts what the decoder refuses ----------------------------------------
