@@ -229,10 +229,12 @@ class PartitionReader:
                 continue
             last_progress = time.monotonic()
             errors = [msg.error() for msg in messages]
+            # Where the events are (end of partition, deleted offsets, errors): usually only at the end, if any.
+            events = [i for i, error in enumerate(errors) if error is not None]
             first = 0
             while first < len(messages):
-                # The records up to the next event (end of partition, deleted offsets, error) are one batch.
-                stop = next((i for i in range(first, len(messages)) if errors[i] is not None), len(messages))
+                # The records up to the next event are one batch.
+                stop = next((i for i in events if i >= first), len(messages))
                 if stop > first:
                     batch = self._batch(messages[first:stop])
                     if batch is not None:
