@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..crash_points import armed, crash_point
-from ..sink.records import RecordBatch
+from ..sink.records import KafkaRecord, RecordBatch
 from ..sink.writer import TopicPartitionWriter
 from .conversion import RecordConverter
 from .errant_records import ErrantRecords
@@ -31,16 +31,24 @@ class RecordLoop:
 
     def write(self, batch: RecordBatch) -> None:
         crash_armed = armed("record_read")  # the environment is read once a batch, not once a record
-        if (self._batch_path and not crash_armed
-                and self._writer.write_avro_batch(self._converter.avro_values(batch), self._now_ms,
-                                                  self._on_committed)):
-            self._on_read(len(batch))
-            return
-        for record in batch.records():
+        if self._batch_path and not crash_armed:
+            if self._converter.schema_pending(batch):
+                # Its first record looks the schema up, one by one as before, so that a failing registry
+                # fails (or is tolerated) naming that record; the rest may then take the batch path.
+                first, batch = batch.split(1)
+                self._one_by_one(first.records(), crash_armed)
+                if not len(batch):
+                    return
+            if self._writer.write_avro_batch(self._converter.avro_values(batch), self._now_ms, self._on_committed):
+                self._on_read(len(batch))
+                return
+        self._one_by_one(batch.records(), crash_armed)
+
+    def _one_by_one(self, records: list[KafkaRecord], crash_armed: bool) -> None:
+        for record in records:
             if crash_armed:
                 crash_point("record_read")
             self._on_read(1)
             converted = self._errant.convert(self._converter, record)  # None: a tolerated conversion failure
             if converted is not None:
                 self._on_committed(*self._writer.write(converted, self._now_ms))
-

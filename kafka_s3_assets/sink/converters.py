@@ -85,10 +85,13 @@ class AvroConverter:
         magic, schema_id = WIRE_HEADER.unpack_from(data)
         if magic != MAGIC_BYTE:
             raise ConversionError(f"Failed to deserialize data for topic {topic} to Avro: Unknown magic byte!")
-        return ConnectData(schema=self.schema_for(topic, schema_id), avro_datum=data[WIRE_HEADER.size:])
+        return ConnectData(schema=self._schema(topic, schema_id), avro_datum=data[WIRE_HEADER.size:])
 
-    def schema_for(self, topic: str, schema_id: int) -> AvroSchemaRef:
-        """The resolved schema of ``schema_id`` (one object per topic and id); raises as ``to_connect`` would."""
+    def cached_schema(self, topic: str, schema_id: int) -> AvroSchemaRef | None:
+        """The schema of ``schema_id`` if a record of it was converted already (one object per topic and id)."""
+        return self._schemas.get((topic, schema_id))
+
+    def _schema(self, topic: str, schema_id: int) -> AvroSchemaRef:
         cache_key = (topic, schema_id)
         ref = self._schemas.get(cache_key)
         if ref is None:

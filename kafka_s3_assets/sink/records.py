@@ -41,6 +41,12 @@ class RecordBatch:
     def records(self) -> list[KafkaRecord]:
         return self.build_records()
 
+    def split(self, n: int) -> tuple["RecordBatch", "RecordBatch"]:
+        """The first ``n`` records and the rest, as two batches."""
+        build = self.build_records
+        return (RecordBatch(self.topic, self.partition, self.offsets[:n], self.values[:n], lambda: build()[:n]),
+                RecordBatch(self.topic, self.partition, self.offsets[n:], self.values[n:], lambda: build()[n:]))
+
     @classmethod
     def of(cls, records: Sequence[KafkaRecord]) -> "RecordBatch":
         """A batch of records already built (tests, and readers that have KafkaRecords)."""

@@ -12,6 +12,7 @@ import struct
 import fastavro
 import pytest
 
+from kafka_s3_assets.clients.errors import SchemaRegistryError
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
 from kafka_s3_assets.export.conversion import RecordConverter
 from kafka_s3_assets.export.errant_records import ErrantRecords
@@ -59,7 +60,8 @@ def corrupt(value: bytes) -> bytes:
     return value[:-3]  # truncated: the last fields are missing
 
 
-def run(config: dict, records: list[KafkaRecord], batch_size: int, batch_path: bool, dead_letters=None):
+def run(config: dict, records: list[KafkaRecord], batch_size: int, batch_path: bool, dead_letters=None,
+        registry=None):
     """The records through the export's record loop; what it left: objects, committed batches, outcome."""
     cfg = validate_connector_config(config)
     errant = ErrantRecords(ErrorPolicy.from_config(cfg), dead_letters)
@@ -69,7 +71,7 @@ def run(config: dict, records: list[KafkaRecord], batch_size: int, batch_path: b
     write_avro_batch = writer.inner.write_avro_batch
     writer.inner.write_avro_batch = lambda *args: taken.append(write_avro_batch(*args)) or taken[-1]
     committed = []
-    loop = RecordLoop(RecordConverter(cfg, FakeRegistry(REGISTRY)), errant, writer.inner, NOW,
+    loop = RecordLoop(RecordConverter(cfg, registry or FakeRegistry(REGISTRY)), errant, writer.inner, NOW,
                       lambda *batches: committed.extend(batches), batch_path=batch_path)
     error = None
     try:
@@ -84,10 +86,12 @@ def run(config: dict, records: list[KafkaRecord], batch_size: int, batch_path: b
             "batches taken": taken.count(True)}
 
 
-def both(config: dict, records: list[KafkaRecord], batch_size: int, dead_letters=lambda: None) -> dict:
+def both(config: dict, records: list[KafkaRecord], batch_size: int, dead_letters=lambda: None,
+         registry=lambda: None) -> dict:
     """Runs both ways, checks they agree, returns the batch path's outcome (with how many batches it took)."""
-    batched = run(config, records, batch_size, batch_path=True, dead_letters=dead_letters())
-    one_by_one = run(config, records, batch_size, batch_path=False, dead_letters=dead_letters())
+    batched = run(config, records, batch_size, batch_path=True, dead_letters=dead_letters(), registry=registry())
+    one_by_one = run(config, records, batch_size, batch_path=False, dead_letters=dead_letters(),
+                     registry=registry())
     assert one_by_one.pop("batches taken") == 0
     taken = batched.pop("batches taken")
     assert batched == one_by_one
@@ -150,6 +154,25 @@ def test_a_corrupt_datum_is_tolerated_to_the_dlq_and_the_rest_exported():
     assert batched["error"] is None and batched["dead letters"] == [17]
     assert [b.last_offset for b in batched["committed"]] == [9, 20, 30]
     assert [r.start_offset for r in batched["tolerated"]] == [17]
+
+
+class FailingOnceRegistry(FakeRegistry):
+    """Fails its first lookup, as a registry that is down past the client's retries."""
+
+    def schema_by_id(self, schema_id):
+        if not self.lookups:
+            self.lookups += 1
+            raise SchemaRegistryError("Schema registry returned 503 for schema id 1")
+        return super().schema_by_id(schema_id)
+
+
+@pytest.mark.parametrize("tolerance", ["none", "all"])
+def test_a_failing_registry_is_met_by_the_first_record_as_one_by_one(tolerance):
+    out = both(avro_config(**{"flush.size": "10", "errors.tolerance": tolerance}), kafka_records(events(30)), 12,
+               registry=lambda: FailingOnceRegistry(REGISTRY))
+    # A registry outage is never tolerated: it fails the run naming the first record, with nothing written.
+    assert out["error"].startswith("Record topic=s3_topic partition=0 offset=0: Schema registry returned 503")
+    assert out["committed"] == [] and out["objects"] == {}
 
 
 @pytest.mark.parametrize("behavior", ["ignore", "write", "fail"])
@@ -251,4 +274,3 @@ def test_append_many_cuts_blocks_as_append_does():
         batched.append_many([encode("bytes", d) for d in datums[i:i + 333]])
     batched.close()
     assert one == many and len(one) > 20
-
