@@ -10,8 +10,10 @@ When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.takes`` o
   AvroFormat, no keys or headers files, no scheduled rotation (nothing time-dependent: Default has no
   timestamp extractor, so ``rotate.interval.ms`` never rotates);
 * the batch: every value is Confluent-framed Avro of one registry schema (``AvroValueBatch``, made by
-  the converter), whose datums AvroFormat copies as they are (no transcoding), into an open file of
-  that same schema or into a new one (no other file open, so no open-files rotation);
+  the converter once a record converted one by one has resolved that schema, so a registry failure is
+  still met, and reported, by a record), whose datums AvroFormat copies as they are (no transcoding),
+  into an open file of that same schema or into a new one (no other file open, so no open-files
+  rotation);
 * with ``kafka_s3_assets.avro.validate.datums`` on: every datum passes ``avro_datum_check``, which
   accepts only datums the decoder certainly accepts.
 
