@@ -4,7 +4,8 @@ The exactly-once promise is "crash anywhere, rerun, same result"; proving it nee
 step of the commit protocol, at exactly that step, in a real process talking to the real servers.
 Setting ``KAFKA_S3_ASSETS_CRASH_AT=<point>[:<n>]`` in an export process's environment makes it kill
 itself (SIGKILL: no cleanup, no ``finally``) the ``n``-th time (default: first) it reaches ``<point>``.
-Unset, a crash point costs one dictionary lookup.
+Unset, a crash point costs one dictionary lookup; code that would pass a point once per record asks
+``armed(point)`` once per batch instead, and takes the record-by-record way only when it is armed.
 
 With ``KAFKA_S3_ASSETS_PAUSE_FILE=<path>`` set as well, the process pauses there instead of dying: it
 creates ``<path>.reached`` and waits until ``<path>`` is removed. The concurrency tests use this to
@@ -36,6 +37,12 @@ POINTS = ("before_hold", "record_read", "part_uploaded", "object_stored", "befor
           "before_release")
 
 _reached: Counter[str] = Counter()
+
+
+def armed(point: str) -> bool:
+    """Whether ``point`` is the one this process is set to crash (or pause) at."""
+    spec = os.environ.get(CRASH_AT_ENV)
+    return bool(spec) and spec.partition(":")[0] == point
 
 
 def crash_point(point: str) -> None:

@@ -9,6 +9,7 @@ until a record with the last offset is seen.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import time
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Callable, Iterator, Mapping
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, TopicPartition
 
-from ..sink.records import KafkaRecord
+from ..sink.records import KafkaRecord, RecordBatch
 from ..sink.secrets import Secret, reveal
 from .errors import KafkaReadError, KafkaUnavailableError
 
@@ -214,6 +215,11 @@ class PartitionReader:
         self.on_offsets_deleted = on_offsets_deleted
 
     def __iter__(self) -> Iterator[KafkaRecord]:
+        for batch in self.batches():
+            yield from batch.records()
+
+    def batches(self) -> Iterator[RecordBatch]:
+        """The records in ``consume()`` batches: runs of records of one ``consume()`` call, in offset order."""
         if self.end is not None and self.start >= self.end:
             return
         consumer = Consumer(self.settings.consumer_config(**READ_TUNING))
@@ -224,7 +230,7 @@ class PartitionReader:
         finally:
             consumer.close()
 
-    def _read(self, consumer: Consumer) -> Iterator[KafkaRecord]:
+    def _read(self, consumer: Consumer) -> Iterator[RecordBatch]:
         last_progress = time.monotonic()
         while True:
             messages = consumer.consume(num_messages=CONSUME_BATCH, timeout=POLL_TIMEOUT_S)
@@ -235,39 +241,60 @@ class PartitionReader:
                         f"{self.settings.timeout_s:g}s (broker {self.settings.bootstrap_servers})")
                 continue
             last_progress = time.monotonic()
+            errors = [msg.error() for msg in messages]
+            # Where the events are (end of partition, deleted offsets, errors): usually only at the end, if any.
+            events = [i for i, error in enumerate(errors) if error is not None]
+            first = 0
+            while first < len(messages):
+                # The records up to the next event are one batch.
+                stop = next((i for i in events if i >= first), len(messages))
+                if stop > first:
+                    batch = self._batch(messages[first:stop])
+                    if batch is not None:
+                        yield batch
+                    if self.end is not None and self.position >= self.end:
+                        return
+                if stop == len(messages):
+                    break
+                if self._event(consumer, messages[stop], errors[stop]):
+                    return
+                first = stop + 1
+
+    def _batch(self, messages: list) -> RecordBatch | None:
+        """The records of ``messages`` (all records, no events) before ``end``; advances the position."""
+        offsets = [msg.offset() for msg in messages]
+        if self.end is not None and offsets[-1] >= self.end:
+            cut = bisect.bisect_left(offsets, self.end)
+            messages, offsets = messages[:cut], offsets[:cut]
+            self.position = self.end
+            if not messages:
+                return None
+        else:
+            self.position = offsets[-1] + 1
+        topic, partition = self.topic, self.partition
+
+        def build_records() -> list[KafkaRecord]:
+            records = []
             for msg in messages:
-                err = msg.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        self.position = max(self.position, msg.offset())
-                        self.high_watermark = msg.offset()
-                        if self.end is None or self.position >= self.end:
-                            return
-                        continue
-                    if err.code() in OUT_OF_RANGE_CODES:
-                        self._continue_after_deleted_offsets(consumer, msg.offset())
-                        if self.end is not None and self.position >= self.end:
-                            return
-                        continue
-                    raise KafkaReadError(f"Error reading {self.topic}/{self.partition} at offset "
-                                         f"{self.position}: {err.str()}")
-                offset = msg.offset()
-                if self.end is not None and offset >= self.end:
-                    self.position = self.end
-                    return
-                self.position = offset + 1
                 ts_type, ts = msg.timestamp()
-                yield KafkaRecord(
-                    topic=self.topic,
-                    partition=self.partition,
-                    offset=offset,
-                    timestamp=ts if ts_type != 0 else None,
-                    key=msg.key(),
-                    value=msg.value(),
-                    headers=tuple(msg.headers() or ()),
-                )
-                if self.end is not None and self.position >= self.end:
-                    return
+                records.append(KafkaRecord(topic=topic, partition=partition, offset=msg.offset(),
+                                           timestamp=ts if ts_type != 0 else None, key=msg.key(),
+                                           value=msg.value(), headers=tuple(msg.headers() or ())))
+            return records
+
+        return RecordBatch(topic, partition, offsets, [msg.value() for msg in messages], build_records)
+
+    def _event(self, consumer: Consumer, msg, err) -> bool:
+        """Handles an event message; True when the range is read to its end."""
+        if err.code() == KafkaError._PARTITION_EOF:
+            self.position = max(self.position, msg.offset())
+            self.high_watermark = msg.offset()
+            return self.end is None or self.position >= self.end
+        if err.code() in OUT_OF_RANGE_CODES:
+            self._continue_after_deleted_offsets(consumer, msg.offset())
+            return self.end is not None and self.position >= self.end
+        raise KafkaReadError(f"Error reading {self.topic}/{self.partition} at offset "
+                             f"{self.position}: {err.str()}")
 
     def _continue_after_deleted_offsets(self, consumer: Consumer, fetch_offset: int | None) -> None:
         """The broker refused to fetch at our position (OFFSET_OUT_OF_RANGE). If that is because the log

@@ -5,9 +5,11 @@ from __future__ import annotations
 from ..clients.errors import SchemaNotFoundError, SchemaRegistryError
 from ..sink.config import SinkConfig
 from ..sink.connect_schema import AvroDataConfig
-from ..sink.converters import AvroDecoder, ConversionError, SchemaSource, build_converter
+from ..sink.batch_path import AvroValueBatch
+from ..sink.converters import (MAGIC_BYTE, WIRE_HEADER, AvroConverter, AvroDecoder, ConversionError, SchemaSource,
+                               build_converter)
 from ..sink.errors import RecordError
-from ..sink.records import ConnectData, KafkaRecord, SinkRecord
+from ..sink.records import ConnectData, KafkaRecord, RecordBatch, SinkRecord
 
 
 class RecordConverter:
@@ -28,6 +30,37 @@ class RecordConverter:
             self._key = build_converter(config.key_converter, registry, is_key=True, sink=sink)
         self._key_name = config.key_converter.class_name
         self._decoder = AvroDecoder() if config["kafka_s3_assets.avro.validate.datums"] else None
+
+    def avro_values(self, batch: RecordBatch) -> AvroValueBatch | None:
+        """The batch as Avro datums of one registry schema, for the batch record path; None unless every
+        value is Confluent-framed Avro of one schema already resolved by converting a record of it, and no
+        key is converted (then its records are converted one by one, which reports any bad one as before)."""
+        header = self._avro_header(batch)
+        if header is None:
+            return None
+        schema = self._value.cached_schema(batch.topic, WIRE_HEADER.unpack_from(header)[1])
+        if schema is None:
+            return None
+        for value in batch.values:
+            if value is None or not value.startswith(header):
+                return None
+        size = WIRE_HEADER.size
+        return AvroValueBatch(batch.topic, batch.partition, batch.offsets, schema, [v[size:] for v in batch.values])
+
+    def schema_pending(self, batch: RecordBatch) -> bool:
+        """Whether the batch's first value is Avro whose schema no record converted so far had: converting
+        that record looks it up (and reports a registry failure naming it); then the batch path may go on."""
+        header = self._avro_header(batch)
+        return header is not None and self._value.cached_schema(batch.topic, WIRE_HEADER.unpack_from(header)[1]) is None
+
+    def _avro_header(self, batch: RecordBatch) -> bytes | None:
+        """The Confluent header of the first value, for an Avro value converter and unconverted keys."""
+        if self._key is not None or not isinstance(self._value, AvroConverter):
+            return None
+        first = batch.values[0]
+        if first is None or len(first) < WIRE_HEADER.size or first[0] != MAGIC_BYTE:
+            return None
+        return first[:WIRE_HEADER.size]
 
     def convert(self, record: KafkaRecord) -> SinkRecord:
         value = self._run(record, "VALUE_CONVERTER", self._value_name, self._value, record.value)

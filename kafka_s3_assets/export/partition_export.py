@@ -43,6 +43,7 @@ from .conversion import RecordConverter
 from .errant_records import ErrantRecords, build_errant_records
 from .export_lease import ExportLease, acquire
 from .orphans import object_prefix, sweep_uncommitted
+from .record_loop import RecordLoop
 from .retention_loss import RetentionLossTracker
 from .settings import ExportSettings
 
@@ -105,7 +106,7 @@ class ManifestCommitter:
     def __init__(self, request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout,
                  start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str,
                  lease: ExportLease, errant: ErrantRecords,
-                 annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest):
+                 annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest, max_objects: int | None = None):
         self._request = request
         self._lease = lease
         self._errant = errant
@@ -116,6 +117,7 @@ class ManifestCommitter:
         self._commit_offsets = commit_consumer_offsets
         self._group = group
         self._annotate = annotate  # adds what the batches do not know (lost ranges) before the write
+        self._max_objects = max_objects  # a manifest is written once the pending batches hold this many objects
         self.pending: list[CommittedBatch] = []
         self.written: list[Manifest] = []
         self.manifest_keys: list[str] = []
@@ -123,6 +125,15 @@ class ManifestCommitter:
     @property
     def pending_objects(self) -> int:
         return sum(len(b.objects) for b in self.pending)
+
+    def add(self, *batches: CommittedBatch) -> None:
+        """Batches the writer committed (for one record, or one commit of the batch path); writes the
+        manifest once the pending ones hold enough objects."""
+        if not batches:
+            return
+        self.pending.extend(batches)
+        if self._max_objects is not None and self.pending_objects >= self._max_objects:
+            self.flush()
 
     def flush(self) -> None:
         # Tolerated offsets the manifest may cover, their dead letters acknowledged before it is written.
@@ -284,18 +295,14 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                               reporter=errant)
         errant.follow(writer)
         committer = ManifestCommitter(request, store, layout, start, clock_ms, commit_offsets, group, lease, errant,
-                                      annotate=retention.record_in)
-        max_objects = config["kafka_s3_assets.manifest.max.objects"]
+                                      annotate=retention.record_in,
+                                      max_objects=config["kafka_s3_assets.manifest.max.objects"])
         reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end,
                                               on_offsets_deleted=retention.on_offsets_deleted)
-        for record in reader:
-            crash_point("record_read")
-            result.records_read += 1
-            converted = errant.convert(converter, record)  # None: a tolerated conversion failure
-            for batch in writer.write(converted, now) if converted is not None else ():
-                committer.pending.append(batch)
-            if committer.pending_objects >= max_objects:
-                committer.flush()
+        records = RecordLoop(converter, errant, writer, now, committer.add,
+                             on_read=lambda n: setattr(result, "records_read", result.records_read + n))
+        for batch in reader.batches():
+            records.write(batch)
         result.high_watermark = reader.high_watermark if reader.high_watermark is not None else end
         committer.pending.extend(writer.flush_if_due(now))  # a quiet partition's scheduled rotation
         writer.abort()  # the tail after the last full object stays for a later run

@@ -87,6 +87,10 @@ class AvroConverter:
             raise ConversionError(f"Failed to deserialize data for topic {topic} to Avro: Unknown magic byte!")
         return ConnectData(schema=self._schema(topic, schema_id), avro_datum=data[WIRE_HEADER.size:])
 
+    def cached_schema(self, topic: str, schema_id: int) -> AvroSchemaRef | None:
+        """The schema of ``schema_id`` if a record of it was converted already (one object per topic and id)."""
+        return self._schemas.get((topic, schema_id))
+
     def _schema(self, topic: str, schema_id: int) -> AvroSchemaRef:
         cache_key = (topic, schema_id)
         ref = self._schemas.get(cache_key)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
-
+from typing import Any, Callable, Sequence
 
 @dataclass(frozen=True, slots=True)
 class KafkaRecord:
@@ -18,6 +17,42 @@ class KafkaRecord:
     key: bytes | None
     value: bytes | None
     headers: tuple[tuple[str, bytes | None], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RecordBatch:
+    """Consecutive records of one topic-partition as read together (one ``consume()``), in offset order.
+
+    Columns rather than record objects: the batch record path needs only the offsets and the value bytes,
+    and building a ``KafkaRecord`` per record would cost more than the rest of that path. ``records()``
+    builds them when a batch takes the record-by-record path (keys, timestamps, headers included).
+    """
+
+    topic: str
+    partition: int
+    offsets: Sequence[int]
+    values: Sequence[bytes | None]
+    build_records: Callable[[], list[KafkaRecord]] = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def records(self) -> list[KafkaRecord]:
+        return self.build_records()
+
+    def split(self, n: int) -> tuple["RecordBatch", "RecordBatch"]:
+        """The first ``n`` records and the rest, as two batches."""
+        build = self.build_records
+        return (RecordBatch(self.topic, self.partition, self.offsets[:n], self.values[:n], lambda: build()[:n]),
+                RecordBatch(self.topic, self.partition, self.offsets[n:], self.values[n:], lambda: build()[n:]))
+
+    @classmethod
+    def of(cls, records: Sequence[KafkaRecord]) -> "RecordBatch":
+        """A batch of records already built (tests, and readers that have KafkaRecords)."""
+        records = list(records)
+        first = records[0]
+        return cls(first.topic, first.partition, [r.offset for r in records], [r.value for r in records],
+                   lambda: records)
 
 
 @dataclass(frozen=True, slots=True)

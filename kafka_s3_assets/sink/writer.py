@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Mapping, Protocol, Sequence
 
+from .batch_path import AvroValueBatch, BatchPath
 from .compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .converters import AvroDecoder
 from .errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
+from .formats.avro_container import BlockWriteError
 from .formats.base import Format, RecordWriter
 from .naming import ObjectNaming
 from .projection import project_connect
@@ -161,6 +163,15 @@ class _OpenFile:
         else:
             self.offset_ranges.append([offset, offset])
 
+    def add_offsets(self, offsets: Sequence[int]) -> None:
+        """``add_offset`` of each, in one step when they are consecutive (no compaction gap)."""
+        if offsets[-1] - offsets[0] != len(offsets) - 1:
+            for offset in offsets:
+                self.add_offset(offset)
+            return
+        self.add_offset(offsets[0])
+        self.offset_ranges[-1][1] = offsets[-1]
+
 
 _UNSET = object()
 
@@ -194,6 +205,7 @@ class TopicPartitionWriter:
         self.committed_before_failure: list[CommittedBatch] = []
         self._decoder = AvroDecoder()
         self._decisions: dict[tuple, SchemaDecision] = {}
+        self._batch_path = BatchPath.for_writer(settings, partitioner, formats)
 
     # ---- state the export layer reads -------------------------------------------------------------
 
@@ -230,6 +242,47 @@ class TopicPartitionWriter:
             self.committed_before_failure = committed
             raise
         return committed
+
+    def write_avro_batch(self, batch: AvroValueBatch | None, now_ms: int,
+                         on_committed: Callable[[CommittedBatch], None]) -> bool:
+        """Write a whole batch by the batch record path (``batch_path``), handing each batch of objects it
+        commits to ``on_committed`` as it is committed; False, having done nothing, when the path does not
+        take it (then write its records one by one)."""
+        if batch is None or self._batch_path is None:
+            return False
+        encoded = self._partitioner.encode_partition(batch.sink_record(0), now_ms)
+        if not self._batch_path.takes(batch, self._current_schemas if self._record_count else {}, encoded):
+            return False
+        self.committed_before_failure = []  # each committed batch is handed over at once
+        flush_size = self._settings.flush_size
+        offsets, datums, start = batch.offsets, batch.datums, 0
+        while start < len(offsets):
+            end = min(len(offsets), start + flush_size - self._record_count)
+            file = self._open.get(encoded)
+            if file is None:
+                self._current_schemas[encoded] = batch.schema
+                file = self._open_file(encoded, batch.sink_record(start))
+            view, _fmt, values = file.writers[0]
+            try:
+                values.write_datums(batch.schema, datums[start:end])
+            except BlockWriteError as exc:
+                raise RecordError(batch.topic, batch.partition, offsets[start + exc.index],
+                                  f"Failed to write {view.name} of record to {file.base_key}: {exc.cause}"
+                                  ) from exc.cause
+            file.add_offsets(offsets[start:end])
+            file.end_offset = offsets[end - 1]
+            file.record_count += end - start
+            if batch.schema.schema_id not in file.schema_ids:
+                file.schema_ids.append(batch.schema.schema_id)
+            if self._unsettled_from is None:
+                self._unsettled_from = offsets[start]
+            self._record_count += end - start
+            self._last_written_offset = offsets[end - 1]
+            self._current_encoded = encoded
+            start = end
+            if self._record_count >= flush_size:
+                on_committed(self._commit_all())
+        return True
 
     def _write(self, record: SinkRecord, now_ms: int, committed: list[CommittedBatch]) -> None:
         tombstone = record.value is None

@@ -227,3 +227,16 @@ def test_out_of_range_above_the_log_start_is_an_error_not_a_loss(fake_broker, mo
     with pytest.raises(KafkaReadError, match=r"Offset 7 of t/0 is out of range on the broker \(log start offset 0, "
                                              r"high watermark 5\)"):
         list(reader)
+
+
+def test_reader_batches_are_the_records_of_one_consume_cut_at_the_end_and_at_events(fake_broker):
+    fake_broker(log_start=0, high=9, gaps={2})
+    reader = PartitionReader(SETTINGS, "t", 0, 0, 6)
+    batches = list(reader.batches())
+    assert [list(b.offsets) for b in batches] == [[0, 1], [3, 4], [5]]  # [5, 6] cut at the end
+    assert [[r.offset for r in b.records()] for b in batches] == [[0, 1], [3, 4], [5]]
+    assert reader.position == 6
+    fake_broker(log_start=4, high=7)
+    seen = []
+    reader = PartitionReader(SETTINGS, "t", 0, 1, None, on_offsets_deleted=lambda a, b: seen.append((a, b)))
+    assert [list(b.values) for b in reader.batches()] == [[b"v", b"v"], [b"v"]] and seen == [(1, 4)]

@@ -16,13 +16,24 @@ import bz2
 import hashlib
 import lzma
 import zlib
-from typing import Callable
+from bisect import bisect_left
+from itertools import accumulate
+from typing import Callable, Sequence
 
 import cramjam
 
 MAGIC = b"Obj\x01"
 DEFAULT_SYNC_INTERVAL = 64000
 CODECS = ("null", "deflate", "snappy", "bzip2", "zstandard", "xz")
+
+
+class BlockWriteError(Exception):
+    """Writing a block failed; ``index``: the datum (of an ``append_many``) whose append wrote it."""
+
+    def __init__(self, index: int, cause: Exception):
+        super().__init__(str(cause))
+        self.index = index
+        self.cause = cause
 
 
 def encode_long(n: int) -> bytes:
@@ -93,6 +104,28 @@ class AvroContainerEncoder:
         self.records += 1
         if len(self._block) >= self._sync_interval:
             self.flush_block()
+
+    def append_many(self, datums: Sequence[bytes]) -> None:
+        """``append`` of each datum, with the blocks cut after the same datums, in a few joins. A block
+        that cannot be written raises ``BlockWriteError`` with the index of the datum that filled it."""
+        ends = list(accumulate(map(len, datums)))  # bytes of datums[0..k]
+        start = 0
+        while start < len(datums):
+            before = ends[start - 1] if start else 0
+            # The first datum that brings the block to the sync interval closes it.
+            last = bisect_left(ends, before + self._sync_interval - len(self._block), lo=start)
+            if last >= len(datums):
+                self._block += b"".join(datums[start:])
+                self._count += len(datums) - start
+                break
+            self._block += b"".join(datums[start:last + 1])
+            self._count += last + 1 - start
+            try:
+                self.flush_block()
+            except Exception as exc:
+                raise BlockWriteError(last, exc) from exc
+            start = last + 1
+        self.records += len(datums)
 
     def flush_block(self) -> None:
         if not self._count:

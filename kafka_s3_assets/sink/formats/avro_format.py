@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Sequence
 
 import fastavro
 
@@ -22,6 +23,15 @@ from .avro_container import AvroContainerEncoder, sync_marker_for
 from .avro_transcode import datum_copier
 
 _COPY = object()  # the datum bytes go into the file as they are
+
+
+def _copier_for(copiers: dict, schema: AvroSchemaRef):
+    """_COPY, or the function re-encoding datums of ``schema`` for its file schema (decided once per id)."""
+    copier = copiers.get(schema.schema_id)
+    if copier is None:
+        copier = datum_copier(schema.writer_schema, json.loads(schema.header_schema_json)) or _COPY
+        copiers[schema.schema_id] = copier
+    return copier
 
 
 class AvroRecordWriter:
@@ -45,6 +55,17 @@ class AvroRecordWriter:
             self._encoder = AvroContainerEncoder(self._file_schema.header_schema_json, self._codec,
                                                  sync_marker_for(self._output.key), self._output.write)
         self._encoder.append(datum)
+
+    def write_datums(self, schema: AvroSchemaRef, datums: Sequence[bytes]) -> None:
+        """``write`` of records of ``schema`` whose datums are copied as they are (the batch record path
+        checked ``AvroFormat.copies_as_is`` and validated them). A failed block write raises
+        ``BlockWriteError`` naming the datum whose append wrote the block."""
+        if self._file_schema is None:
+            self._file_schema = schema
+        if self._encoder is None:
+            self._encoder = AvroContainerEncoder(self._file_schema.header_schema_json, self._codec,
+                                                 sync_marker_for(self._output.key), self._output.write)
+        self._encoder.append_many(datums)
 
     def _datum(self, data) -> bytes:
         """The record's datum in the file's schema; fails (RecordDataError) before anything is kept."""
@@ -70,11 +91,7 @@ class AvroRecordWriter:
             raise RecordDataError(str(exc) or type(exc).__name__) from exc
 
     def _copier(self, schema: AvroSchemaRef):
-        copier = self._copiers.get(schema.schema_id)
-        if copier is None:
-            copier = datum_copier(schema.writer_schema, json.loads(schema.header_schema_json)) or _COPY
-            self._copiers[schema.schema_id] = copier
-        return copier
+        return _copier_for(self._copiers, schema)
 
     def _encode(self, data) -> bytes:
         if self._parsed_file_schema is None:
@@ -102,6 +119,10 @@ class AvroFormat:
         self.validate_datums = validate_datums
         self._decoder = AvroDecoder()
         self._copiers: dict = {}  # per registry schema id, shared by the writers of this format
+
+    def copies_as_is(self, schema: AvroSchemaRef) -> bool:
+        """Whether datums of ``schema`` go into a file of that schema as they are (no re-encoding)."""
+        return _copier_for(self._copiers, schema) is _COPY
 
     def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> AvroRecordWriter:
         return AvroRecordWriter(output, self.codec, view, self._decoder, self.validate_datums, self._copiers)

@@ -1,0 +1,172 @@
+"""The rate and peak memory of ONE export task (one topic-partition, in-process: no Spark, no Dagster),
+for a backlog and for ten times that backlog, next to a raw drain of the same partition.
+
+Produces W1 (``w1_data``) to two one-partition topics (N and 10 x N records), then runs each
+measurement in a fresh Python process, so ``ru_maxrss`` is that run's own peak:
+
+* ``export``: ``export_partition`` of the partition (Default partitioner, ``flush.size=100000``,
+  AvroFormat, defaults otherwise) into a new bucket of the devstack's S3 server;
+* ``drain``: a tuned confluent-kafka consumer reading the same partition with ``consume()``, doing
+  nothing with the records.
+
+    set -a; . .devstack/env; set +a
+    python bench/task_rate.py [N]            # default N = 200000
+    python bench/task_rate.py --profile N    # also a cProfile of one export of N records (top 25)
+
+Prints one line per measurement: records, wall seconds, records/s, us/record, records per CPU-second of
+the measuring process (the machine may be shared: that figure is steadier) and its peak RSS (MiB).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from w1_data import create_topic, produce_w1  # noqa: E402
+
+FLUSH_SIZE = 100_000
+
+
+def connector(topic: str, bucket: str) -> dict:
+    return {
+        "name": f"bench-{topic}",
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": topic,
+        "flush.size": str(FLUSH_SIZE),
+        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+        "s3.bucket.name": bucket,
+        "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+        "value.converter": "io.confluent.connect.avro.AvroConverter",
+        "value.converter.schema.registry.url": os.environ["SCHEMA_REGISTRY_URL"],
+    }
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set. Linux carries ``ru_maxrss`` across exec (a child would report its
+    parent's peak when that was higher), so the kernel's per-address-space high-water mark comes first."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def run_export(topic: str, profile: bool) -> dict:
+    import boto3
+
+    from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
+    from kafka_s3_assets.export.settings import resolve_settings
+
+    bucket = f"bench-{uuid.uuid4().hex[:10]}"
+    boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL_S3"]).create_bucket(Bucket=bucket)
+    request = PartitionExportRequest(resolve_settings(connector(topic, bucket)), topic, 0)
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    result = export_partition(request)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    if profiler is not None:
+        import pstats
+
+        profiler.disable()
+        stats = pstats.Stats(profiler, stream=sys.stderr)
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats(25)
+    if result.status == "failed":
+        raise SystemExit(f"export failed: {result.error}\n{result.error_detail}")
+    return {"what": "export", "records": result.records_read, "exported": result.records_exported,
+            "seconds": seconds, "cpu_seconds": cpu}
+
+
+def run_drain(topic: str) -> dict:
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    from kafka_s3_assets.clients.kafka import CONSUME_BATCH, READ_TUNING
+
+    consumer = Consumer({"bootstrap.servers": os.environ["KAFKA_BOOTSTRAP_SERVERS"], "group.id": "bench-drain",
+                         "enable.auto.commit": False, "enable.partition.eof": True, **READ_TUNING})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    records = 0
+    started, cpu_started = time.perf_counter(), time.process_time()
+    done = False
+    while not done:
+        for msg in consumer.consume(CONSUME_BATCH, 0.1):
+            err = msg.error()
+            if err is None:
+                records += 1
+            elif err.code() == KafkaError._PARTITION_EOF:
+                done = True
+            else:
+                raise SystemExit(f"drain failed: {err}")
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    consumer.close()
+    return {"what": "drain", "records": records, "seconds": seconds, "cpu_seconds": cpu}
+
+
+def child(argv: list[str]) -> int:
+    what, topic = argv[0], argv[1]
+    figures = run_drain(topic) if what == "drain" else run_export(topic, profile=what == "profile")
+    figures["peak_rss_mib"] = peak_rss_mib()
+    print(json.dumps(figures))
+    return 0
+
+
+def measure(what: str, topic: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", what, topic], check=True, stdout=subprocess.PIPE,
+                         text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def show(label: str, figures: dict) -> None:
+    n, s = figures["records"], figures["seconds"]
+    print(f"{label:<14} {n:>10,} records {s:>7.2f} s {n / s:>11,.0f} records/s {s / n * 1e6:>6.2f} us/record "
+          f"({n / figures['cpu_seconds']:>9,.0f} per CPU-second) peak RSS {figures['peak_rss_mib']:>6.1f} MiB",
+          flush=True)
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:2] == ["--child"]:
+        return child(argv[2:])
+    profile = argv[1:2] == ["--profile"]
+    args = argv[2:] if profile else argv[1:]
+    n = int(args[0]) if args else 200_000
+    bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
+    if profile:
+        topic = create_topic(bootstrap, 1, prefix="w1task")
+        produce_w1(bootstrap, registry, topic, n, 1)
+        figures = measure("profile", topic)
+        show("export (prof)", figures)
+        return 0
+    topics = {}
+    for factor in (1, 10):
+        topics[factor] = create_topic(bootstrap, 1, prefix="w1task")
+        produce_w1(bootstrap, registry, topics[factor], n * factor, 1)
+    print(f"W1, one partition, flush.size={FLUSH_SIZE}, AvroFormat, Default partitioner "
+          f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+    results = {}
+    for factor in (1, 10):
+        show(f"drain  {factor:>2}x", measure("drain", topics[factor]))
+        results[factor] = measure("export", topics[factor])
+        show(f"export {factor:>2}x", results[factor])
+    ratio = results[10]["peak_rss_mib"] / results[1]["peak_rss_mib"]
+    print(f"export peak RSS 10x / 1x = {ratio:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

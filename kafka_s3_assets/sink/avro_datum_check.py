@@ -1,0 +1,171 @@
+"""A fast yes/maybe check of many Avro datums against their writer schema, without decoding them.
+
+Validating a datum by decoding it with fastavro costs ~4 us for a 7-field record; the batch record
+path validates a whole batch with this check instead. The check walks each datum's structure (varint
+lengths, union and enum indexes, block counts) and is STRICTER than the decoder: it accepts a datum
+only if it is certain the decoder accepts it too (every part present, nothing left over, strings valid
+UTF-8, union and enum indexes in range). It answers "all valid" or "not sure": on "not sure" the caller
+decodes the batch record by record as before, which finds the exact record and reports the decoder's
+own error, so a corrupt datum fails (or is tolerated) exactly as it would without this check.
+
+The walk is compiled once per schema into Python source: one loop over the datums with the whole
+schema inlined in it (a recursive record type becomes a function), so a 7-field record costs ~1.3 us of
+CPU instead of the decoder's ~4 us.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from .avro_names import AvroNames, SchemaConversionError, kind_of
+
+
+class _Unsupported(Exception):
+    """A schema this check does not walk (the caller then validates by decoding)."""
+
+
+class _Reject(Exception):
+    """Raised inside a compiled check: the datum is not certainly valid."""
+
+
+def _long(buf: bytes, p: int) -> tuple[int, int]:
+    """A zig-zag varint at ``p``: (value, position after it)."""
+    shift = 0
+    raw = 0
+    while True:
+        b = buf[p]
+        p += 1
+        raw |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return (raw >> 1) ^ -(raw & 1), p
+        shift += 7
+        if shift > 63:
+            raise _Reject()
+
+
+class DatumCheck:
+    """``all_valid(datums)``: True only if every datum certainly decodes with the schema and is consumed
+    exactly; False means "decode them one by one to find out"."""
+
+    def __init__(self, check_all: Callable[[Iterable[bytes]], bool]):
+        self._check_all = check_all
+
+    def all_valid(self, datums: Iterable[bytes]) -> bool:
+        try:
+            return self._check_all(datums)
+        except Exception:  # _Reject, IndexError (past the end), UnicodeDecodeError, ...
+            return False
+
+
+def compile_datum_check(writer_schema: Any) -> DatumCheck | None:
+    """The check for datums of ``writer_schema`` (parsed Avro JSON), or None if this schema is not one the
+    check walks (then validate by decoding)."""
+    try:
+        source = _Compiler(writer_schema).source()
+    except (_Unsupported, SchemaConversionError, RecursionError):
+        return None
+    namespace = {"_long": _long, "_Reject": _Reject}
+    exec(compile(source, "<avro datum check>", "exec"), namespace)
+    return DatumCheck(namespace["check_all"])
+
+
+class _Compiler:
+    """Writes ``check_all(datums) -> bool``: a loop over the datums with the schema's walk inlined in it;
+    a record type met again inside itself (a recursive type) becomes a function ``(buf, p) -> p``."""
+
+    def __init__(self, root: Any):
+        self._root = root
+        self._names = AvroNames(root)
+        self._inlining: set[int] = set()       # records being inlined (a recursive reference needs a function)
+        self._functions: dict[int, str] = {}   # id(record definition) -> function name
+        self._sources: list[str] = []
+        self._counter = 0
+
+    def source(self) -> str:
+        body: list[str] = []
+        self._emit(self._root, None, body, 2)
+        self._sources.append("def check_all(datums):\n    for buf in datums:\n        p = 0\n" + "".join(body)
+                             + "        if p != len(buf): return False\n    return True\n")
+        return "\n".join(self._sources)
+
+    def _var(self, stem: str) -> str:
+        self._counter += 1
+        return f"{stem}{self._counter}"
+
+    def _record_function(self, node: dict, space: str | None) -> str:
+        name = self._functions.get(id(node))
+        if name is not None:
+            return name
+        name = self._var("record")
+        self._functions[id(node)] = name
+        body: list[str] = []
+        for field in node.get("fields", ()):
+            self._emit(field["type"], space, body, 1)
+        self._sources.append(f"def {name}(buf, p):\n" + "".join(body) + "    return p\n")
+        return name
+
+    def _emit(self, node: Any, space: str | None, out: list[str], depth: int) -> None:
+        node, space = self._names.resolve(node, space)
+        kind = kind_of(node)
+        pad = "    " * depth
+        if kind == "null":
+            return
+        if kind == "boolean":
+            out.append(f"{pad}if buf[p] > 1: raise _Reject()\n{pad}p += 1\n")
+        elif kind in ("int", "long"):
+            # Any varint (the decoder takes overlong ones too): skip the bytes with the continuation bit.
+            out.append(f"{pad}while buf[p] & 0x80: p += 1\n{pad}p += 1\n")
+        elif kind == "float":
+            out.append(f"{pad}p += 4\n")
+        elif kind == "double":
+            out.append(f"{pad}p += 8\n")
+        elif kind in ("bytes", "string"):
+            n = self._var("n")
+            self._emit_count(n, pad, out)
+            out.append(f"{pad}p += {n}\n")
+            if kind == "string":
+                text = self._var("text")
+                out.append(f"{pad}{text} = buf[p - {n}:p]\n"
+                           f"{pad}if not {text}.isascii(): {text}.decode('utf-8')\n")
+        elif kind == "fixed":
+            out.append(f"{pad}p += {int(node['size'])}\n")
+        elif kind == "enum":
+            i = self._var("i")
+            self._emit_count(i, pad, out)
+            out.append(f"{pad}if {i} >= {len(node['symbols'])}: raise _Reject()\n")
+        elif kind == "record":
+            if id(node) in self._inlining or id(node) in self._functions:
+                out.append(f"{pad}p = {self._record_function(node, space)}(buf, p)\n")
+                return
+            self._inlining.add(id(node))
+            for field in node.get("fields", ()):
+                self._emit(field["type"], space, out, depth)
+            self._inlining.discard(id(node))
+        elif kind in ("array", "map"):
+            # Blocks of ``count`` items until a 0 count; a negative count (a block size follows) is left to
+            # the decoder.
+            count = self._var("count")
+            out.append(f"{pad}while True:\n")
+            self._emit_count(count, pad + "    ", out)
+            out.append(f"{pad}    if not {count}: break\n{pad}    for _ in range({count}):\n")
+            if kind == "map":
+                self._emit("string", None, out, depth + 2)
+                self._emit(node["values"], space, out, depth + 2)
+            else:
+                self._emit(node["items"], space, out, depth + 2)
+        elif kind == "union":
+            i = self._var("branch")
+            self._emit_count(i, pad, out)
+            for index, branch in enumerate(node):
+                out.append(f"{pad}{'if' if index == 0 else 'elif'} {i} == {index}:\n{pad}    pass\n")
+                self._emit(branch, space, out, depth + 1)
+            out.append(f"{pad}else: raise _Reject()\n" if node else f"{pad}raise _Reject()\n")
+        else:
+            raise _Unsupported(kind)
+
+    @staticmethod
+    def _emit_count(var: str, pad: str, out: list[str]) -> None:
+        """``var = <the long at p>``, which must not be negative (a length, count or index); inline for
+        the usual one-byte varint (no continuation bit, no sign bit)."""
+        out.append(f"{pad}{var} = buf[p]\n{pad}if {var} & 0x81:\n{pad}    {var}, p = _long(buf, p)\n"
+                   f"{pad}    if {var} < 0: raise _Reject()\n{pad}else:\n{pad}    {var} >>= 1\n{pad}    p += 1\n")
