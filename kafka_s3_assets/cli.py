@@ -80,6 +80,28 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .clients.errors import ExternalSystemError
+    from .export.completeness_run import check_exported
+    from .export.kafka_env import kafka_env_settings
+    from .export.partition_selection import select_partitions
+    from .export.settings import resolve_settings
+    from .sink.config import resolved_connector_config
+    from .sink.secrets import scrub
+
+    settings = resolve_settings(resolved_connector_config(args.config, args.worker_config),
+                                kafka_client_settings=kafka_env_settings())
+    try:
+        partitions = select_partitions(settings.sink_config(), settings.kafka, args.partition or [])
+        reports = check_exported(settings, partitions, full=args.full)
+    except (ValueError, ExternalSystemError) as exc:
+        print(f"error: {scrub(str(exc), settings.secrets())}", file=sys.stderr)
+        return 2
+    for topic, partition, report in reports:
+        print(f"{topic}/{partition}: {'passed' if report.passed else 'FAILED'}: {report.describe()}")
+    return 0 if all(report.passed for _t, _p, report in reports) else 1
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .sink.config import load_connector_config
 
@@ -166,6 +188,16 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print one JSON document")
     add_worker_config_option(plan)
     plan.set_defaults(func=_cmd_plan)
+
+    check = sub.add_parser("check", help="run the completeness check of exported topic-partitions (exit 1 if one "
+                                         "fails)")
+    check.add_argument("--config", required=True, help="Kafka Connect S3 sink config (.json or .properties)")
+    check.add_argument("--partition", action="append", metavar="TOPIC/P",
+                       help="topic-partition to check (repeatable; default: every partition of the topics)")
+    check.add_argument("--full", action="store_true",
+                       help="verify the whole history again, not only what is new since the last check that passed")
+    add_worker_config_option(check)
+    check.set_defaults(func=_cmd_check)
 
     validate = sub.add_parser("validate", help="validate a connector config and exit")
     validate.add_argument("--config", required=True)

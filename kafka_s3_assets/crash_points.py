@@ -19,7 +19,8 @@ Points, in the order an export meets them:
 * ``part_uploaded``: a multipart upload's part is stored, the upload is not complete;
 * ``object_stored``: an object is complete in S3 (more objects of the batch may follow);
 * ``before_manifest``: every object of a batch is stored, its manifest is not written;
-* ``after_manifest``: the manifest is written, the consumer-group offset is not committed;
+* ``after_manifest``: the manifest is written; the pointer to it (``export.last_manifest``) is not
+  updated and the consumer-group offset is not committed;
 * ``before_release``: everything is committed, the export's hold on the partition is not released.
 """
 

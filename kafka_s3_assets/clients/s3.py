@@ -314,7 +314,8 @@ class S3ObjectStore:
             Bucket=self.bucket, Key=key, Range=byte_range, **self.settings.customer_key_args())["Body"].read())
 
     def _list_objects(self, prefix: str, start_after: str | None = None) -> Iterator[dict]:
-        """ListObjectsV2 page by page, each page its own retried request; only keys after ``start_after``."""
+        """ListObjectsV2 page by page, each page its own retried request; with ``start_after``, only the
+        keys that sort after it (S3 lists keys in lexicographic order)."""
         request = f"ListObjectsV2 {self._url(prefix)}"
         args = {"Bucket": self.bucket, "Prefix": prefix, **({"StartAfter": start_after} if start_after else {})}
         while True:
@@ -330,8 +331,8 @@ class S3ObjectStore:
     def list_keys(self, prefix: str, start_after: str | None = None) -> list[str]:
         return sorted(o["Key"] for o in self._list_objects(prefix, start_after))
 
-    def list_sizes(self, prefix: str) -> dict[str, int]:
-        return {o["Key"]: o["Size"] for o in self._list_objects(prefix)}
+    def list_sizes(self, prefix: str, start_after: str | None = None) -> dict[str, int]:
+        return {o["Key"]: o["Size"] for o in self._list_objects(prefix, start_after)}
 
     def get(self, key: str) -> bytes:
         return _request(self.retrier, f"GetObject of {self._url(key)}", lambda: self.client.get_object(
@@ -343,9 +344,16 @@ class S3ObjectStore:
         return _request(self.retrier, f"GetObject of {self._url(key)}",
                         lambda: self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read())
 
+    def put_metadata(self, key: str, body: bytes) -> None:
+        """Write one of the project's own small JSON objects (a pointer beside the manifests), replacing
+        what is there; without the customer key, as manifests are."""
+        _request(self.retrier, f"PutObject of {self._url(key)}", lambda: self.client.put_object(
+            Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"))
+
     def head_size(self, key: str) -> int | None:
-        response = _answered(self.retrier, f"HeadObject of {self._url(key)}",
-                             lambda: self.client.head_object(Bucket=self.bucket, Key=key), absent=("404",))
+        """The size of a data object (sent with the customer key, as it was written), or None when absent."""
+        response = _answered(self.retrier, f"HeadObject of {self._url(key)}", lambda: self.client.head_object(
+            Bucket=self.bucket, Key=key, **self.settings.customer_key_args()), absent=("404",))
         return None if response is _ABSENT else int(response["ContentLength"])
 
     def get_with_etag(self, key: str) -> tuple[bytes, str] | None:

@@ -6,17 +6,56 @@ and the partition's current log start offset (found by the driver's fetch probe,
 
 Unlisted objects are looked for in the directories the listed objects live in, which the check lists
 anyway; an object a failed export left in a directory of its own is removed by the next export
-(``orphans``) but not seen here."""
+(``orphans``) but not seen here.
+
+**Only what is new.** A check that finds the history intact (everything holds but retention losses,
+which stay reported) records how far it verified (``check_state``). The next check then verifies only
+what was written since, plus its boundary:
+
+* the manifests after the last verified one, each read: walked from its next offset, each at the key of
+  the previous one's next offset, where exports write them (GETs, no listing), up to the manifest the
+  last-manifest pointer (``last_manifest``) names, and on until the next key is free. When the walk does
+  not reach the pointer's manifest, or there is no pointer, some manifest does not start where the
+  previous one ended: then the manifests after the verified one (it must still be there) are listed
+  (ListObjectsV2 ``StartAfter``), so that the gap or overlap is reported. (A manifest off the walk that
+  no pointer names, which no export writes, is found by a full check);
+* the boundary: the last verified manifest is still there, its next offset is the first new manifest's
+  start, and its objects are still present (so damage to the latest export is found at once);
+* the new manifests' objects present with their recorded sizes, and no unlisted object of the
+  topic-partition at or after the last verified manifest's start in the new objects' directories and
+  the last verified manifest's. Each directory is listed from the lowest offset concerned on (object
+  names sort by offset), not whole;
+* the lost ranges recorded so far (carried in the state), the new manifests' ones, and the one after
+  the last manifest.
+
+So its cost follows the new data, not the history. A check that finds a gap, an overlap, a missing or
+resized object or an unlisted one leaves the state where it was: the next check verifies the same
+manifests again and fails again, until the problem is fixed.
+
+**Full re-check on demand** (``full=True``; ``kafka-s3-assets check --full``): verifies the whole history
+again, e.g. after objects were deleted or replaced by hand, which incremental checks do not look at
+again. When it finds the history intact it records the state at the end; when it does not, it removes
+the state, so that the following checks verify the whole history too and keep failing until the problem
+is fixed. With no state (the first check), or a state whose manifest is gone, a check is a full one.
+
+A check moves the state on only from the version it read (``If-Match``), so two checks at once never
+record more than either verified; a full check replaces or removes it outright.
+"""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from ..clients.s3 import S3ObjectStore
 from ..sink.manifest import ContiguityReport, Manifest, ManifestLayout, check_contiguity
 from ..sink.naming import ObjectNaming
-from .orphans import object_start_offset
+from .check_state import CheckState, forget_check_state, read_check_state, record_check_state
+from .last_manifest import manifest_at, manifest_keys, read_pointer
+from .orphans import list_from, object_prefix, object_start_offset
 from .retention_loss import LostRange, lost_before_log_start
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -27,11 +66,18 @@ class CompletenessReport:
     size_mismatches: tuple[str, ...]
     lost_ranges: tuple[LostRange, ...] = field(default=())  # deleted by retention before export
     unlisted_objects: tuple[str, ...] = field(default=())  # of this topic-partition, in no manifest
+    checked_from: int | None = None  # offsets from here on were verified now, earlier ones by earlier checks
+
+    @property
+    def history_intact(self) -> bool:
+        """Everything holds but retention losses (which every later check reports again): what the next
+        check may build on."""
+        return (self.contiguity.ok and not self.missing_objects and not self.size_mismatches
+                and not self.unlisted_objects)
 
     @property
     def passed(self) -> bool:
-        return (self.contiguity.ok and not self.missing_objects and not self.size_mismatches and not self.lost_ranges
-                and not self.unlisted_objects)
+        return self.history_intact and not self.lost_ranges
 
     @property
     def offsets_lost(self) -> int:
@@ -44,8 +90,10 @@ class CompletenessReport:
                 return "Nothing exported yet"
             tolerated = (f"; {c.tolerated} offset(s) skipped under errors.tolerance=all, each listed with its reason"
                          if c.tolerated else "")
+            since = ("" if self.checked_from is None else
+                     f" (verified from offset {self.checked_from} on; earlier ones by an earlier check)")
             return (f"{c.manifests} manifest(s) cover offsets {c.first_offset}..{c.next_offset - 1} without gap or "
-                    f"overlap; all {self.objects_listed} object(s) present with their recorded sizes{tolerated}")
+                    f"overlap; all {self.objects_listed} object(s) present with their recorded sizes{tolerated}{since}")
         problems = []
         problems += [f"gap: offsets {a}..{b - 1} are in no manifest" for a, b in self.contiguity.gaps]
         problems += [f"overlap: manifest starting at {b} repeats offsets from {b} (expected {a})"
@@ -62,35 +110,144 @@ class CompletenessReport:
 
 
 def load_manifests(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> list[Manifest]:
-    keys = [k for k in store.list_keys(layout.partition_prefix(topic, partition)) if k.endswith(".json")]
-    return [Manifest.from_json_bytes(store.get_metadata(k)) for k in keys]
+    return [Manifest.from_json_bytes(store.get_metadata(k)) for k in manifest_keys(store, layout, topic, partition)]
 
 
 def lost_ranges(manifests: list[Manifest], low_watermark: int | None) -> tuple[LostRange, ...]:
     """Ranges the manifests recorded as lost, plus ``[last exported + 1, low watermark)`` when the broker
     already deleted offsets after the last manifest (no later export has recorded them yet)."""
-    found = {LostRange(s, e) for m in manifests for s, e in m.lost_ranges}
-    if manifests and low_watermark is not None:
-        pending = lost_before_log_start(max(m.next_offset for m in manifests), low_watermark)
+    recorded = {r for m in manifests for r in m.lost_ranges}
+    return _lost(recorded, max(m.next_offset for m in manifests) if manifests else None, low_watermark)
+
+
+def _lost(recorded: set[tuple[int, int]], next_offset: int | None, low_watermark: int | None) -> tuple[LostRange, ...]:
+    found = {LostRange(s, e) for s, e in recorded}
+    if next_offset is not None and low_watermark is not None:
+        pending = lost_before_log_start(next_offset, low_watermark)
         if pending is not None:
             found.add(pending)
     return tuple(sorted(found))
 
 
 def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
-                    low_watermark: int | None = None, naming: ObjectNaming | None = None) -> CompletenessReport:
+                    low_watermark: int | None = None, naming: ObjectNaming | None = None, *,
+                    full: bool = False) -> CompletenessReport:
     """``low_watermark``: the partition's log start offset from a fetch response, if the caller has it;
-    ``naming``: how the connector names objects, to recognise unlisted ones of this topic-partition."""
-    manifests = load_manifests(store, layout, topic, partition)
+    ``naming``: how the connector names objects, to recognise unlisted ones of this topic-partition (and to
+    list directories from an offset on rather than HEAD each new object); ``full``: verify the whole
+    history rather than what is new since the last check that found it intact."""
+    found = None if full else read_check_state(store, layout, topic, partition)
+    if found is not None:
+        state, etag = found
+        verified = manifest_at(store, state.verified_through)
+        if verified is not None:
+            new = _manifests_since(store, layout, topic, partition, state)
+            if new is not None:
+                return _check_since(store, layout, topic, partition, state, etag, verified, new, low_watermark,
+                                    naming)
+        log.warning("The manifest %s, verified by an earlier completeness check of %s/%s, is gone: checking the "
+                    "whole history", state.verified_through, topic, partition)
+    return _check_everything(store, layout, topic, partition, low_watermark, naming, forget=full or found is not None)
+
+
+def _check_everything(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
+                      low_watermark: int | None, naming: ObjectNaming | None, forget: bool) -> CompletenessReport:
+    keys = manifest_keys(store, layout, topic, partition)
+    manifests = [Manifest.from_json_bytes(store.get_metadata(k)) for k in keys]
     listed = {o.key: o.size for m in manifests for o in m.objects}
     # One listing per directory the objects live in, rather than a HEAD per object.
     present: dict[str, int] = {}
     for directory in sorted({k.rsplit("/", 1)[0] + "/" if "/" in k else "" for k in listed}):
         present.update(store.list_sizes(directory))
+    missing, mismatched = _compare(listed, present)
+    unlisted = () if naming is None else tuple(sorted(
+        k for k in present if k not in listed and object_start_offset(naming, k, topic, partition) is not None))
+    contiguity = check_contiguity(manifests)
+    report = CompletenessReport(contiguity, len(listed), missing, mismatched, lost_ranges(manifests, low_watermark),
+                                unlisted)
+    if manifests and report.history_intact:
+        state = CheckState(keys[-1], contiguity.first_offset, contiguity.next_offset, contiguity.manifests,
+                           len(listed), contiguity.records, contiguity.tolerated,
+                           tuple(sorted({r for m in manifests for r in m.lost_ranges})))
+        record_check_state(store, layout, topic, partition, state, replaces=None)
+    elif forget:
+        forget_check_state(store, layout, topic, partition)
+    return report
+
+
+def _manifests_since(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
+                     state: CheckState) -> list[tuple[str, Manifest]] | None:
+    """The manifests after the verified one, in key order; None when a listing finds the verified one gone."""
+    walked: list[tuple[str, Manifest]] = []
+    offset = state.next_offset
+    while (found := manifest_at(store, key := layout.key(topic, partition, offset))) is not None:
+        walked.append((key, found))
+        if found.next_offset <= offset:  # a manifest ending before it starts: the listing reports it
+            break
+        offset = found.next_offset
+    pointer = read_pointer(store, layout, topic, partition)
+    if pointer is not None and pointer.manifest_key <= (walked[-1][0] if walked else state.verified_through):
+        return walked
+    keys = manifest_keys(store, layout, topic, partition, start_after=layout.listing_from(state.verified_through))
+    if keys[:1] != [state.verified_through]:
+        return None
+    read = dict(walked)
+    return [(k, read[k] if k in read else Manifest.from_json_bytes(store.get_metadata(k))) for k in keys[1:]]
+
+
+def _check_since(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int, state: CheckState,
+                 etag: str, verified: Manifest, since: list[tuple[str, Manifest]], low_watermark: int | None,
+                 naming: ObjectNaming | None) -> CompletenessReport:
+    new = [m for _k, m in since]
+    c = check_contiguity(new)
+    gaps, overlaps = list(c.gaps), list(c.overlaps)
+    if new and c.first_offset > state.next_offset:
+        gaps.insert(0, (state.next_offset, c.first_offset))
+    elif new and c.first_offset < state.next_offset:
+        overlaps.insert(0, (state.next_offset, c.first_offset))
+    next_offset = c.next_offset if new else state.next_offset
+    contiguity = ContiguityReport(state.manifests + c.manifests, state.first_offset, next_offset,
+                                  state.records + c.records, tuple(gaps), tuple(overlaps), c.bad_objects,
+                                  state.tolerated + c.tolerated)
+    added = {o.key: o.size for m in new for o in m.objects}
+    expected = {**{o.key: o.size for o in verified.objects}, **added}
+    present, unlisted = _objects_since(store, naming, topic, partition, expected, verified.start_offset)
+    missing, mismatched = _compare(expected, present)
+    recorded = set(state.lost_ranges) | {r for m in new for r in m.lost_ranges}
+    report = CompletenessReport(contiguity, state.objects + len(added), missing, mismatched,
+                                _lost(recorded, next_offset, low_watermark), unlisted, checked_from=state.next_offset)
+    if new and report.history_intact:
+        moved = CheckState(since[-1][0], state.first_offset, next_offset, contiguity.manifests, report.objects_listed,
+                           contiguity.records, contiguity.tolerated, tuple(sorted(recorded)))
+        record_check_state(store, layout, topic, partition, moved, replaces=etag)
+    return report
+
+
+def _objects_since(store: S3ObjectStore, naming: ObjectNaming | None, topic: str, partition: int,
+                   expected: dict[str, int], from_offset: int) -> tuple[dict[str, int], tuple[str, ...]]:
+    """Sizes of the ``expected`` objects, and this topic-partition's objects from ``from_offset`` on that
+    are not among them. Without ``naming`` nothing tells this topic-partition's objects apart: each
+    expected object is looked up (HEAD) and unlisted ones are not looked for."""
+    present: dict[str, int] = {}
+    unlisted: tuple[str, ...] = ()
+    if naming is not None:
+        prefixes = {p for k in expected if (p := object_prefix(naming, k, topic, partition)) is not None}
+        starts = [o for k in expected if (o := object_start_offset(naming, k, topic, partition)) is not None]
+        lowest = min([from_offset, *starts])
+        for prefix in sorted(prefixes):
+            present.update(store.list_sizes(prefix, list_from(naming, prefix, lowest)))
+        unlisted = tuple(sorted(k for k, start in ((k, object_start_offset(naming, k, topic, partition))
+                                                   for k in present if k not in expected)
+                                if start is not None and start >= from_offset))
+    for key in sorted(k for k in expected if k not in present):  # named unlike the rest, or really missing
+        size = store.head_size(key)
+        if size is not None:
+            present[key] = size
+    return present, unlisted
+
+
+def _compare(listed: dict[str, int], present: dict[str, int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     missing = tuple(sorted(k for k in listed if k not in present))
     mismatched = tuple(f"size mismatch: {k} is {present[k]} bytes, manifest says {size}"
                        for k, size in sorted(listed.items()) if k in present and present[k] != size)
-    unlisted = () if naming is None else tuple(sorted(
-        k for k in present if k not in listed and object_start_offset(naming, k, topic, partition) is not None))
-    return CompletenessReport(check_contiguity(manifests), len(listed), missing, mismatched,
-                              lost_ranges(manifests, low_watermark), unlisted)
+    return missing, mismatched

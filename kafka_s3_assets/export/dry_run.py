@@ -93,7 +93,7 @@ def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     layout = ManifestLayout.from_config(config)
     report = []
-    for plan in plan_partitions(settings, partitions):
+    for plan in plan_partitions(settings, partitions, read_only=True):
         next_offset, source = _next_offset(settings, config, plan)
         waiting = waiting_records(next_offset, plan.low_watermark, plan.high_watermark)
         report.append(PartitionDryRun(plan.topic, plan.partition, next_offset, source, plan.low_watermark,

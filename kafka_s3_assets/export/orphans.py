@@ -55,12 +55,11 @@ def object_start_offset(naming: ObjectNaming, key: str, topic: str, partition: i
     return int(match.group(1)) if match else None
 
 
-def object_prefix(naming: ObjectNaming, key: str, topic: str, partition: int) -> str:
-    """The key up to its offset: the object's directory and ``<topic>+<partition>+``."""
+def object_prefix(naming: ObjectNaming, key: str, topic: str, partition: int) -> str | None:
+    """The key up to its offset (the object's directory and ``<topic>+<partition>+``), or None for a key
+    that is not this topic-partition's: listing it lists this topic-partition's objects in that directory."""
     match = _name_match(naming, key, topic, partition)
-    if match is None:
-        raise ValueError(f"{key} is not an object name of {topic}/{partition}")
-    return key[:match.start(1)]
+    return key[:match.start(1)] if match else None
 
 
 def list_from(naming: ObjectNaming, prefix: str, offset: int) -> str:

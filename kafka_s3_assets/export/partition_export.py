@@ -10,7 +10,8 @@
 3. Read ``[resume, end)`` with ``assign()``; convert; hand records to the TopicPartitionWriter, which
    uses the one wall-clock time of the attempt for everything time-dependent.
 4. Every committed batch is recorded in a manifest once all its objects are complete (conditional
-   write); then the consumer group offset is committed. Records after the last full object stay
+   write); then the pointer to the last manifest is updated (``last_manifest``) and the consumer group
+   offset is committed. Records after the last full object stay
    unexported, as Kafka Connect leaves them in an open file, and are read again next run.
 5. Release the hold.
 
@@ -42,6 +43,7 @@ from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, Wri
 from .conversion import RecordConverter
 from .errant_records import ErrantRecords, build_errant_records
 from .export_lease import ExportLease, acquire
+from .last_manifest import last_manifest, point_to
 from .orphans import object_prefix, sweep_uncommitted
 from .record_loop import RecordLoop
 from .retention_loss import RetentionLossTracker
@@ -152,6 +154,7 @@ class ManifestCommitter:
         self._lease.renew()  # a fence: an export that was taken over (If-Match fails) must not commit
         self._store.put_if_absent(key, manifest.to_json_bytes())
         crash_point("after_manifest")
+        point_to(self._store, self._layout, key, manifest)  # lets the next resume skip the history
         self._errant.confirm(settled)
         self.pending = self.pending[len(settled.batches):]
         self.written.append(manifest)
@@ -164,22 +167,22 @@ class ManifestCommitter:
             raise settled.error
 
 
-def last_manifest(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
-                  after: Manifest | None = None) -> Manifest | None:
-    """The topic-partition's last manifest; with ``after``, only one written after that one (or None)."""
-    start_after = layout.key(topic, partition, after.start_offset) if after is not None else None
-    keys = store.list_keys(layout.partition_prefix(topic, partition), start_after)
-    keys = [k for k in keys if k.endswith(".json")]
-    return Manifest.from_json_bytes(store.get_metadata(keys[-1])) if keys else None
+def resume_offset(request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout, group: str) -> int:
+    """Where an export resumes: after the last manifest, else the consumer group's offset, else the log start."""
+    last = last_manifest(store, layout, request.topic, request.partition)
+    if last is not None:
+        return last.next_offset
+    return group_or_earliest_offset(request, group)
 
 
 def resume_once_held(store: S3ObjectStore, layout: ManifestLayout, request: PartitionExportRequest,
                      seen: Manifest | None, hint: int) -> int:
-    """Where to resume, read while holding the topic-partition: after a manifest committed since ``seen``
-    (the last one before the hold), else ``hint`` (read from ``seen``, the consumer group or the log start;
-    with no new manifest, nothing was exported in between)."""
-    newer = last_manifest(store, layout, request.topic, request.partition, after=seen)
-    return newer.next_offset if newer is not None else hint
+    """Where to resume, read again while holding the topic-partition: after the last manifest if one was
+    committed since ``seen`` (the last one before the hold), else ``hint`` (read from ``seen``, the
+    consumer group or the log start; with no new manifest, nothing was exported in between)."""
+    last = last_manifest(store, layout, request.topic, request.partition)
+    moved = last is not None and (seen is None or last.start_offset > seen.start_offset)
+    return last.next_offset if moved else hint
 
 
 def group_or_earliest_offset(request: PartitionExportRequest, group: str) -> int:
@@ -213,7 +216,10 @@ class PrefixRecordingStore:
         self._partition = partition
 
     def create(self, key: str):
-        self._lease.record_prefix(object_prefix(self._naming, key, self._topic, self._partition))
+        prefix = object_prefix(self._naming, key, self._topic, self._partition)
+        if prefix is None:  # every object the writer creates is named after its topic-partition and offset
+            raise ValueError(f"{key} is not an object name of {self._topic}/{self._partition}")
+        self._lease.record_prefix(prefix)
         return self._store.create(key)
 
     def tag(self, key: str, tags: dict[str, str]) -> None:

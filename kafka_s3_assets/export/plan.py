@@ -1,8 +1,8 @@
 """Driver-side planning: where each topic-partition resumes and how far the broker has data.
 
-Reads only S3 manifests and broker metadata (a watermark probe), never consumes for export and never
-commits: the continuous-export sensor uses it every tick, and an asset run uses it to decide whether
-a Spark job is needed at all.
+Reads only S3 manifests (the last one, found through its pointer: ``last_manifest``) and broker
+metadata (a watermark probe), never consumes for export and never commits: the continuous-export sensor
+uses it every tick, and an asset run uses it to decide whether a Spark job is needed at all.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore, check_bucket
 from ..sink.manifest import ManifestLayout
-from .partition_export import last_manifest
+from .last_manifest import last_manifest
 from .settings import ExportSettings
 
 
@@ -30,7 +30,10 @@ class PartitionPlan:
         return max(0, self.high_watermark - max(start, self.low_watermark))
 
 
-def exported_next_offsets(settings: ExportSettings, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int | None]:
+def exported_next_offsets(settings: ExportSettings, partitions: list[tuple[str, int]], read_only: bool = False
+                          ) -> dict[tuple[str, int], int | None]:
+    """``read_only``: write nothing at all, not even the missing pointer of a partition exported before
+    pointers existed (``last_manifest``), as a dry run promises."""
     config = settings.sink_config()
     client = settings.s3.client()
     check_bucket(client, settings.s3)
@@ -38,13 +41,14 @@ def exported_next_offsets(settings: ExportSettings, partitions: list[tuple[str, 
     layout = ManifestLayout.from_config(config)
     result = {}
     for topic, partition in partitions:
-        manifest = last_manifest(store, layout, topic, partition)
+        manifest = last_manifest(store, layout, topic, partition, create_pointer=not read_only)
         result[(topic, partition)] = manifest.next_offset if manifest else None
     return result
 
 
-def plan_partitions(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list[PartitionPlan]:
-    next_offsets = exported_next_offsets(settings, partitions)
+def plan_partitions(settings: ExportSettings, partitions: list[tuple[str, int]], read_only: bool = False
+                    ) -> list[PartitionPlan]:
+    next_offsets = exported_next_offsets(settings, partitions, read_only)
     marks = kafka_client.probe_watermarks(settings.kafka, {tp: (o or 0) for tp, o in next_offsets.items()})
     return [PartitionPlan(t, p, next_offsets[(t, p)], marks[(t, p)].low, marks[(t, p)].high) for t, p in partitions]
 

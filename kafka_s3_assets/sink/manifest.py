@@ -125,10 +125,22 @@ class ManifestLayout:
         return (f"{self.prefix.rstrip('/')}/dir={quote(self.topics_dir, safe='')}/topic={topic}"
                 f"/partition={partition}/")
 
+    def _beside(self, kind: str, topic: str, partition: int, name: str) -> str:
+        """A per-partition object beside, not among, the manifests: no listing of ``dir=`` sees it."""
+        return (f"{self.prefix.rstrip('/')}/{kind}/dir={quote(self.topics_dir, safe='')}/topic={topic}"
+                f"/partition={partition}/{name}")
+
     def intent_key(self, topic: str, partition: int) -> str:
-        """The running export's intent (``export.export_lease``); beside, not among, the manifests."""
-        return (f"{self.prefix.rstrip('/')}/_intents/dir={quote(self.topics_dir, safe='')}/topic={topic}"
-                f"/partition={partition}/intent.json")
+        """The running export's intent (``export.export_lease``)."""
+        return self._beside("_intents", topic, partition, "intent.json")
+
+    def pointer_key(self, topic: str, partition: int) -> str:
+        """Names the last manifest the export wrote (``export.last_manifest``)."""
+        return self._beside("_last_manifest", topic, partition, "pointer.json")
+
+    def check_state_key(self, topic: str, partition: int) -> str:
+        """How far the completeness check has verified (``export.check_state``)."""
+        return self._beside("_checked", topic, partition, "state.json")
 
     def key(self, topic: str, partition: int, start_offset: int) -> str:
         return f"{self.partition_prefix(topic, partition)}{start_offset:0{OFFSET_WIDTH}d}.json"
@@ -136,6 +148,12 @@ class ManifestLayout:
     @staticmethod
     def start_offset_of(key: str) -> int:
         return int(key.rsplit("/", 1)[1].split(".", 1)[0])
+
+    @staticmethod
+    def listing_from(key: str) -> str:
+        """A ListObjectsV2 ``StartAfter`` that lists manifest ``key`` and every later one: the key without
+        its ``.json``, which sorts right before it and after every earlier manifest key (same width)."""
+        return key.removesuffix(".json")
 
     @classmethod
     def from_config(cls, config) -> "ManifestLayout":

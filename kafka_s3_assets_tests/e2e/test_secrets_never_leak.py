@@ -98,7 +98,9 @@ def test_a_successful_export_shows_no_secret(spark, kafka, devstack, bucket, s3_
     [partition] = json.loads(out)["partitions"]
     assert partition["records"] == 6 and partition["completeness_check_passed"] is True
     objects = bucket_objects(s3_client, bucket)
-    assert len(objects) == 3  # two objects and their manifest: the secrets had to be there to write them
+    # two objects, their manifest, the pointer to it and the check's progress: the secrets had to be there
+    # to write them
+    assert len(objects) == 5
     assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
                     **dagster_home_files(workdir), **objects})
 

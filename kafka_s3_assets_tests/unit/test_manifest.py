@@ -80,3 +80,19 @@ def test_contiguity_counts_tolerated_offsets_and_rejects_ones_in_objects_or_outs
     assert not outside.ok and "outside its range" in outside.bad_objects[0]
     twice = check_contiguity([with_tolerated(manifest(0, 5, [obj(0, 1)]), (2, 3), (3, 4))])
     assert not twice.ok and "tolerated twice" in twice.bad_objects[0]
+
+
+def test_the_pointer_and_the_check_state_live_beside_the_manifests_not_among_them():
+    layout = ManifestLayout("_kafka_s3_assets/manifests", "topics")
+    assert layout.intent_key("t", 1) == "_kafka_s3_assets/manifests/_intents/dir=topics/topic=t/partition=1/intent.json"
+    assert layout.pointer_key("t", 1) == ("_kafka_s3_assets/manifests/_last_manifest/dir=topics/topic=t/partition=1/"
+                                          "pointer.json")
+    assert layout.check_state_key("t", 1) == "_kafka_s3_assets/manifests/_checked/dir=topics/topic=t/partition=1/state.json"
+    for key in (layout.pointer_key("t", 1), layout.check_state_key("t", 1)):
+        assert not key.startswith("_kafka_s3_assets/manifests/dir=")
+
+
+def test_listing_from_a_manifest_key_starts_with_it_and_skips_every_earlier_one():
+    layout = ManifestLayout("p", "topics")
+    key = layout.key("t", 0, 10)
+    assert layout.key("t", 0, 9) < layout.listing_from(key) < key < layout.key("t", 0, 11)
