@@ -18,12 +18,14 @@ from ..clients.s3 import S3ObjectStore
 from ..export.completeness import CompletenessReport, check_partition
 from ..export.partition_export import PartitionExportRequest, PartitionExportResult
 from ..export.plan import PartitionPlan, plan_partitions
+from ..export.progress import ExportProgress, ProgressPoller, describe, run_with_progress
 from ..export.retention_loss import LostRange, describe_lost, lost_before_log_start
 from ..export.settings import ExportSettings
 from ..sink.manifest import ManifestLayout
 from ..sink.naming import ObjectNaming
 from ..sink.secrets import scrub
-from ..spark.job import run_exports
+from ..spark.job import cancel_exports, run_exports
+from .progress_display import publish
 
 COMPLETENESS_CHECK = "manifests_contiguous"
 MAX_KEYS_IN_METADATA = 50
@@ -78,12 +80,14 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
                  f"{plan.pending} record offset(s) waiting")
     requests = [PartitionExportRequest(settings, topic, plan.partition, end_offset=plan.high_watermark, run_id=run_id)
                 for plan in plans if plan.pending > 0]
-    exported = {(r.topic, r.partition): r for r in run_exports(spark_session(), requests)} if requests else {}
-    outcomes = [ExportOutcome(plan, exported.get((plan.topic, plan.partition)) or nothing_to_export(plan))
-                for plan in plans]
     sink_config = settings.sink_config()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     layout, naming = ManifestLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
+    results = export_with_progress(spark_session(), requests, store, layout, run_id,
+                                   sink_config["kafka_s3_assets.progress.interval.ms"] / 1000, log) if requests else []
+    exported = {(r.topic, r.partition): r for r in results}
+    outcomes = [ExportOutcome(plan, exported.get((plan.topic, plan.partition)) or nothing_to_export(plan))
+                for plan in plans]
     for outcome in outcomes:
         result = outcome.result
         if result.status == "failed":
@@ -98,6 +102,21 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
             outcome.check_error = scrub(f"{type(exc).__name__}: {exc}", settings.secrets())
             log.error(f"Completeness check of {outcome.key} could not run: {outcome.check_error}")
     return outcomes
+
+
+def export_with_progress(spark, requests: list[PartitionExportRequest], store: S3ObjectStore, layout: ManifestLayout,
+                         run_id: str | None, interval_s: float, log: logging.Logger | dg.DagsterLogManager
+                         ) -> list[PartitionExportResult]:
+    """The Spark job, with each task's progress logged (and shown by the CLI) every ``interval_s``."""
+    poller = ProgressPoller(store, [layout.progress_key(r.topic, r.partition) for r in requests], run_id)
+
+    def report(reports: list[ExportProgress]) -> None:
+        for progress in reports:
+            log.info(f"Progress {describe(progress)}")
+        publish(reports)
+
+    return run_with_progress(lambda: run_exports(spark, requests), poller, interval_s, report,
+                             cancel=lambda: cancel_exports(spark))
 
 
 def export_metadata(result: PartitionExportResult, bucket: str) -> dict:

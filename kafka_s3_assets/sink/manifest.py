@@ -130,6 +130,10 @@ class ManifestLayout:
         return (f"{self.prefix.rstrip('/')}/_intents/dir={quote(self.topics_dir, safe='')}/topic={topic}"
                 f"/partition={partition}/intent.json")
 
+    def progress_key(self, topic: str, partition: int) -> str:
+        """The running export's progress report (``export.progress``), beside its intent."""
+        return self.intent_key(topic, partition).rsplit("/", 1)[0] + "/progress.json"
+
     def key(self, topic: str, partition: int, start_offset: int) -> str:
         return f"{self.partition_prefix(topic, partition)}{start_offset:0{OFFSET_WIDTH}d}.json"
 
