@@ -1,0 +1,68 @@
+"""Progress of a real export through Dagster and Spark: lines in the run's log, and on the command line.
+
+The reporting interval is made tiny (``kafka_s3_assets.progress.interval.ms``) so that an export of a few
+tens of thousands of records reports many times while it runs."""
+
+import json
+
+import dagster as dg
+import pytest
+
+from kafka_s3_assets.cli import main
+from kafka_s3_assets.defs.assets import build_export_asset
+from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
+from kafka_s3_assets.defs.resources import default_resources
+from kafka_s3_assets.defs.connectors import ConnectorSpec
+from kafka_s3_assets.sink.config import validate_connector_config
+
+from ..conftest import connector_config, list_keys
+
+pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+
+RECORDS = 40_000
+
+
+def progress_config(topic: str, bucket: str) -> dict:
+    return connector_config(topic, bucket, **{
+        "flush.size": "1000", "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+        "kafka_s3_assets.progress.interval.ms": "20"})
+
+
+def produce_many(kafka, topic: str) -> None:
+    kafka.produce(topic, [f"value-{i:08d}".encode() for i in range(RECORDS)])
+
+
+def test_run_log_shows_each_partitions_progress_while_the_export_runs(spark, kafka, s3_client, bucket):
+    topic = kafka.create_topic("progress")
+    produce_many(kafka, topic)
+    config = progress_config(topic, bucket)
+    connector = ConnectorSpec(config, validate_connector_config(config), "<test>")
+    asset = build_export_asset(connector, topic)
+    key = partition_key(topic, 0)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [key])
+        result = dg.materialize([asset], partition_key=key, instance=instance, resources=default_resources())
+        assert result.success
+        messages = [e.user_message for e in instance.all_logs(result.run_id)]
+    lines = [m for m in messages if m.startswith(f"Progress {topic}/0: offset ")]
+    assert lines, messages
+    assert all(f" of {RECORDS:,} (" in line and " records/s, " in line and " objects committed, " in line
+               and line.endswith(" left") for line in lines)
+    # Its report is removed once the export ends.
+    assert list_keys(s3_client, bucket, "_kafka_s3_assets/_intents/") == []
+
+
+def test_cli_prints_plain_progress_lines_when_not_on_a_terminal(spark, kafka, bucket, workdir, capsys):
+    topic = kafka.create_topic("progress_cli")
+    produce_many(kafka, topic)
+    config_path = workdir / "connector.json"
+    config_path.write_text(json.dumps(progress_config(topic, bucket)))
+
+    code = main(["export", "--config", str(config_path), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert json.loads(captured.out)["partitions"][0]["records"] == RECORDS  # stdout: the results only
+    lines = [line for line in captured.err.splitlines() if line.startswith(f"progress {topic}/0: offset ")]
+    assert lines, captured.err
+    assert "\x1b[" not in captured.err  # plain text: no live display's escape codes in a pipe or file
