@@ -9,14 +9,17 @@ other partitions' commits, materializations and check evaluations are recorded a
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 import dagster as dg
 
+from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore
 from ..export.completeness import CompletenessReport, check_partition
 from ..export.partition_export import PartitionExportRequest, PartitionExportResult
+from ..export.lag import LagLimits, PartitionLag
 from ..export.plan import PartitionPlan, plan_partitions
 from ..export.progress import ExportProgress, ProgressPoller, describe, run_with_progress
 from ..export.retention_loss import LostRange, describe_lost, lost_before_log_start
@@ -25,6 +28,7 @@ from ..sink.manifest import ManifestLayout
 from ..sink.naming import ObjectNaming
 from ..sink.secrets import scrub
 from ..spark.job import cancel_exports, run_exports
+from .lag_events import lag_check_evaluation
 from .progress_display import publish
 
 COMPLETENESS_CHECK = "manifests_contiguous"
@@ -38,6 +42,7 @@ class ExportOutcome:
     result: PartitionExportResult
     report: CompletenessReport | None = None
     check_error: str | None = None      # the check itself could not run (S3 unreachable, say)
+    lag: PartitionLag | None = None     # measured after the export, where a lag limit is set
 
     @property
     def key(self) -> str:
@@ -101,7 +106,28 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
         except Exception as exc:  # one partition's check must not cost the others their records
             outcome.check_error = scrub(f"{type(exc).__name__}: {exc}", settings.secrets())
             log.error(f"Completeness check of {outcome.key} could not run: {outcome.check_error}")
+    if LagLimits.from_config(sink_config).enabled:
+        measure_lag(settings, outcomes, log)
     return outcomes
+
+
+def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome],
+                log: logging.Logger | dg.DagsterLogManager) -> None:
+    """Where each partition that did not fail stands now that its export committed (one watermark probe
+    at each new resume offset), for this run's evaluation of the lag check. Unreachable broker: no
+    evaluation (the sensor's next tick makes one), the exports' results stand."""
+    done = [o for o in outcomes if o.result.status != "failed"]
+    positions = {(o.plan.topic, o.plan.partition): o.result.next_offset or 0 for o in done}
+    try:
+        marks = kafka_client.probe_watermarks(settings.kafka, positions)
+    except Exception as exc:
+        log.warning(f"Lag after the export not measured: {scrub(str(exc), settings.secrets())}")
+        return
+    now_ms = int(time.time() * 1000)
+    for o in done:
+        m = marks[(o.plan.topic, o.plan.partition)]
+        o.lag = PartitionLag.of(PartitionPlan(o.plan.topic, o.plan.partition, o.result.next_offset, m.low, m.high,
+                                              m.first_timestamp_ms), now_ms)
 
 
 def export_with_progress(spark, requests: list[PartitionExportRequest], store: S3ObjectStore, layout: ManifestLayout,
@@ -164,7 +190,8 @@ def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessRepor
     )
 
 
-def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str) -> list:
+def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str,
+                     lag_limits: LagLimits = LagLimits()) -> list:
     """The events Dagster records for one topic-partition of the run.
 
     - New manifests committed: an ``AssetMaterialization`` of its partition key, with its offsets,
@@ -173,7 +200,8 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
       ``AssetObservation`` with the same metadata instead. The S3 data did not change, so the partition
       is not recorded as materialized again (a materialization would tell downstream assets and
       automation that new data arrived); the observation still records the offsets and lag seen.
-    - Every partition that did not fail gets its completeness-check evaluation.
+    - Every partition that did not fail gets its completeness-check evaluation, and its lag check's
+      where a lag limit is set and the lag after the export could be measured.
     - A failed partition gets neither: the run fails naming it (``failure``).
     """
     if outcome.result.status == "failed":
@@ -181,7 +209,9 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
     metadata = export_metadata(outcome.result, bucket)
     event_type = dg.AssetMaterialization if outcome.committed else dg.AssetObservation
     event = event_type(asset_key=asset_key, partition=outcome.key, metadata=metadata)
-    return [event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
+    return ([event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
+            + ([lag_check_evaluation(asset_key, outcome.lag, lag_limits)]
+               if lag_limits.enabled and outcome.lag is not None else []))
 
 
 def failure(outcomes: list[ExportOutcome]) -> dg.Failure | None:
