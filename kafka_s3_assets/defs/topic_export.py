@@ -133,7 +133,8 @@ def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome],
 def export_with_progress(spark, requests: list[PartitionExportRequest], store: S3ObjectStore, layout: ManifestLayout,
                          run_id: str | None, interval_s: float, log: logging.Logger | dg.DagsterLogManager
                          ) -> list[PartitionExportResult]:
-    """The Spark job, with each task's progress logged (and shown by the CLI) every ``interval_s``."""
+    """The Spark job, with each task's progress logged (and shown by the CLI) every ``interval_s``, and
+    a last report of each partition that did not fail once the job is done (its task deletes its own)."""
     poller = ProgressPoller(store, [layout.progress_key(r.topic, r.partition) for r in requests], run_id)
 
     def report(reports: list[ExportProgress]) -> None:
@@ -141,8 +142,16 @@ def export_with_progress(spark, requests: list[PartitionExportRequest], store: S
             log.info(f"Progress {describe(progress)}")
         publish(reports)
 
-    return run_with_progress(lambda: run_exports(spark, requests), poller, interval_s, report,
-                             cancel=lambda: cancel_exports(spark))
+    results = run_with_progress(lambda: run_exports(spark, requests), poller, interval_s, report,
+                                cancel=lambda: cancel_exports(spark))
+    ends = {(r.topic, r.partition): r.end_offset for r in requests}
+    now_ms = int(time.time() * 1000)
+    report([ExportProgress(r.topic, r.partition, run_id, start_offset=r.start_offset, end_offset=end, position=end,
+                           records_read=r.records_read, objects=len(r.object_keys), elapsed_s=r.duration_s,
+                           updated_ms=now_ms)
+            for r in results if r.status != "failed" and r.start_offset is not None
+            for end in [max(ends[(r.topic, r.partition)] or r.start_offset, r.start_offset)]])
+    return results
 
 
 def export_metadata(result: PartitionExportResult, bucket: str) -> dict:

@@ -46,7 +46,9 @@ def test_run_log_shows_each_partitions_progress_while_the_export_runs(spark, kaf
         assert result.success
         messages = [e.user_message for e in instance.all_logs(result.run_id)]
     lines = [m for m in messages if m.startswith(f"Progress {topic}/0: offset ")]
-    assert lines, messages
+    assert [line for line in lines if "(100.0%)" not in line], messages   # reported while it ran
+    assert lines[-1].startswith(f"Progress {topic}/0: offset {RECORDS:,} of {RECORDS:,} (100.0%), ")  # and when done
+    assert f", {RECORDS // 1000} objects committed, 0s left" in lines[-1]
     assert all(f" of {RECORDS:,} (" in line and " records/s, " in line and " objects committed, " in line
                and line.endswith(" left") for line in lines)
     # Its report is removed once the export ends.
@@ -64,5 +66,6 @@ def test_cli_prints_plain_progress_lines_when_not_on_a_terminal(spark, kafka, bu
     assert code == 0, captured.err
     assert json.loads(captured.out)["partitions"][0]["records"] == RECORDS  # stdout: the results only
     lines = [line for line in captured.err.splitlines() if line.startswith(f"progress {topic}/0: offset ")]
-    assert lines, captured.err
+    assert [line for line in lines if "(100.0%)" not in line], captured.err   # reported while it ran
+    assert "(100.0%)" in lines[-1]
     assert "\x1b[" not in captured.err  # plain text: no live display's escape codes in a pipe or file
