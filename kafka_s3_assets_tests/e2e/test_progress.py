@@ -55,7 +55,9 @@ def test_run_log_shows_each_partitions_progress_while_the_export_runs(spark, kaf
     assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_intents/") == []
 
 
-def test_cli_prints_plain_progress_lines_when_not_on_a_terminal(spark, kafka, bucket, workdir, capsys):
+def test_cli_prints_plain_progress_lines_when_not_on_a_terminal(spark, kafka, bucket, workdir, capsys, monkeypatch):
+    for variable in ("TTY_COMPATIBLE", "FORCE_COLOR"):  # what would make rich take a pipe for a terminal
+        monkeypatch.delenv(variable, raising=False)
     topic = kafka.create_topic("progress_cli")
     produce_many(kafka, topic)
     config_path = workdir / "connector.json"
@@ -69,3 +71,19 @@ def test_cli_prints_plain_progress_lines_when_not_on_a_terminal(spark, kafka, bu
     assert [line for line in lines if "(100.0%)" not in line], captured.err   # reported while it ran
     assert "(100.0%)" in lines[-1]
     assert "\x1b[" not in captured.err  # plain text: no live display's escape codes in a pipe or file
+
+
+def test_cli_shows_a_live_progress_display_on_a_terminal(spark, kafka, bucket, workdir, capsys, monkeypatch):
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich's switch: stderr is a terminal
+    topic = kafka.create_topic("progress_tty")
+    produce_many(kafka, topic)
+    config_path = workdir / "connector.json"
+    config_path.write_text(json.dumps(progress_config(topic, bucket)))
+
+    code = main(["export", "--config", str(config_path), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert json.loads(captured.out)["partitions"][0]["records"] == RECORDS
+    assert "\x1b[" in captured.err and "━" in captured.err       # redrawn in place, with a bar
+    assert f"{topic}/0" in captured.err and "100.0%" in captured.err and "records/s" in captured.err
+    assert f"progress {topic}/0" not in captured.err               # not the plain lines
