@@ -15,7 +15,10 @@ from .sink.errors import ConfigError
 def _cmd_export(args: argparse.Namespace) -> int:
     from .clients.errors import ExternalSystemError
     from .defs.connectors import load_connector
+    from rich.console import Console
+
     from .defs.materialize import cli_instance, materialize_partitions, resolve_partitions
+    from .defs.progress_display import console_progress
     from .export.kafka_env import kafka_env_settings
     from .export.settings import resolve_settings
     from .sink.secrets import scrub
@@ -27,8 +30,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
     except (ValueError, ExternalSystemError) as exc:
         print(f"error: {scrub(str(exc), settings.secrets())}", file=sys.stderr)
         return 2
-    outcomes = materialize_partitions(connector, settings, keys, cli_instance(),
-                                      log_level="DEBUG" if args.verbose else "WARNING")
+    # Progress goes to stderr (stdout carries the results): a live display on a terminal, else plain lines.
+    with console_progress(Console(file=sys.stderr)):
+        outcomes = materialize_partitions(connector, settings, keys, cli_instance(),
+                                          log_level="DEBUG" if args.verbose else "WARNING")
     if args.json:
         print(json.dumps({"connector": connector.name, "partitions": [o.to_json() for o in outcomes]}, indent=2))
     else:

@@ -127,6 +127,9 @@ def list_partitions(settings: KafkaSettings, topic: str) -> list[int]:
 class Watermarks:
     low: int
     high: int
+    # Kafka timestamp of the first record at or after the probed position (None: no record there, or the
+    # record has no timestamp): how old the oldest record waiting from that position is.
+    first_timestamp_ms: int | None = None
 
 
 def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], Watermarks]:
@@ -135,7 +138,8 @@ def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int]
     A fetch at the position where we would resume returns either nothing (we are at the end: an EOF
     event), the first batch after it, or OFFSET_OUT_OF_RANGE when retention deleted that offset; each
     response carries the true high watermark and log start offset (the low watermark). At most one
-    batch per partition is transferred and discarded; nothing is committed. ListOffsets is asked only
+    batch per partition is transferred and discarded; nothing is committed (the first record's timestamp is
+    kept: ``Watermarks.first_timestamp_ms``). ListOffsets is asked only
     for a broker whose fetch responses carry no log start offset (Fetch < v5, Kafka < 1.0).
     """
     consumer = Consumer(settings.consumer_config(**PROBE_FETCH_LIMITS))
@@ -144,6 +148,7 @@ def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int]
             _check_reachable(consumer, settings, topic)
         consumer.assign([TopicPartition(topic, partition, offset) for (topic, partition), offset in positions.items()])
         pending = set(positions)
+        first_timestamps: dict[tuple[str, int], int] = {}
         deadline = time.monotonic() + settings.timeout_s
         while pending:
             remaining = deadline - time.monotonic()
@@ -157,6 +162,8 @@ def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int]
                 if err is not None and err.code() != KafkaError._PARTITION_EOF and err.code() not in OUT_OF_RANGE_CODES:
                     raise KafkaReadError(f"Fetch error on {key[0]}/{key[1]}: {err.str()}")
                 if key in pending:
+                    if err is None and msg.timestamp()[0] != 0:  # a record, with a timestamp
+                        first_timestamps[key] = msg.timestamp()[1]
                     pending.discard(key)
                     consumer.pause([TopicPartition(*key)])
         result = {}
@@ -165,7 +172,7 @@ def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int]
             low, high = consumer.get_watermark_offsets(tp, cached=True)
             if low < 0:
                 low, _unreliable_high = consumer.get_watermark_offsets(tp, timeout=settings.timeout_s, cached=False)
-            result[(topic, partition)] = Watermarks(low, high)
+            result[(topic, partition)] = Watermarks(low, high, first_timestamps.get((topic, partition)))
         return result
     finally:
         consumer.close()

@@ -397,6 +397,11 @@ class S3ObjectStore:
                 return stored[1]
         raise failure
 
+    def put(self, key: str, body: bytes) -> None:
+        """Write one of the project's own small JSON objects unconditionally (a progress report)."""
+        _answered(self.retrier, f"PutObject of {self._url(key)}", lambda: self.client.put_object(
+            Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"))
+
     def delete(self, key: str, *, if_match: str | None = None) -> None:
         """Delete ``key`` (only while its ETag is ``if_match``, when given). A missing key is fine."""
         condition = {"IfMatch": if_match} if if_match else {}

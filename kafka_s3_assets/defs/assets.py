@@ -9,9 +9,11 @@ import dagster as dg
 from dagster_aws.s3 import S3Resource
 from dagster_pyspark import LazyPySparkResource
 
+from ..export.lag import LagLimits
 from ..sink.secrets import scrub
 from .concurrency import SPARK_POOL, export_tag
 from .connectors import ConnectorSpec, safe_name
+from .lag_events import lag_check_spec
 from .partitions import key_range_tags, parse_partition_key, spanning_range, topic_partitions_def
 from .resources import KafkaResource, SchemaRegistryResource, export_settings
 from .topic_export import COMPLETENESS_CHECK, export_topic, failure, partition_events
@@ -73,6 +75,7 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
     key = export_asset_key(connector.name, topic)
     partitions_def = topic_partitions_def(connector.name, topic)
     tag = export_tag(connector.name, topic)
+    lag_limits = LagLimits.from_config(connector.config)
 
     @dg.multi_asset(
         name=key.to_python_identifier(),
@@ -89,7 +92,8 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
                                        description="Manifests contiguous from the first exported offset; every "
                                                    "listed object present with its recorded size; tolerated "
                                                    "offsets in no object; no offset deleted by retention before "
-                                                   "it was exported")],
+                                                   "it was exported")]
+                    + lag_check_spec(key, partitions_def, lag_limits),
         can_subset=True,
         # One run (one Spark job) for a backfill of many partitions; a run starts one Spark driver.
         backfill_policy=dg.BackfillPolicy.single_run(),
@@ -105,7 +109,7 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
             outcomes = export_topic(settings, topic, partitions, context.run.run_id, lambda: pyspark.spark_session,
                                     context.log)
         for outcome in outcomes:
-            yield from partition_events(key, outcome, settings.s3.bucket)
+            yield from partition_events(key, outcome, settings.s3.bucket, lag_limits)
         failed = failure(outcomes)
         if failed is not None:
             raise failed

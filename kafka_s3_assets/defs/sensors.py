@@ -6,6 +6,11 @@
   reads only broker metadata (a watermark probe) and S3 manifests: it never consumes for export and
   never commits offsets. The run key lists each partition's high watermark, so each new batch of data
   launches exactly once; a topic with a run of this connector queued or in flight is skipped.
+
+  Every tick also records each known topic-partition's lag as an asset observation (``lag_events``), and
+  the lag check's evaluation where the connector sets a limit: one of each per topic-partition per tick
+  (every ``minimum_interval_seconds``, 30 s by default, while the sensor runs). Topic-partitions with a run
+  in flight are planned and observed too: their lag is what the manifests committed so far leave.
 """
 
 
@@ -17,10 +22,12 @@ from dagster_aws.s3 import S3Resource
 
 from ..clients import kafka as kafka_client
 from ..clients.errors import ExternalSystemError
+from ..export.lag import LagLimits, PartitionLag
 from ..export.plan import export_run_key, plan_partitions
 from .assets import export_asset_key, export_job_name, topic_run
 from .concurrency import export_in_flight, export_tag
 from .connectors import ConnectorSpec, safe_name
+from .lag_events import lag_events
 from .partitions import is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def
 from .resources import KafkaResource, SchemaRegistryResource, export_settings, kafka_settings
 from .sensor_limits import kafka_for_sensor, settings_for_sensor, unreachable_reason
@@ -69,6 +76,7 @@ def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: i
 def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob],
                         minimum_interval_seconds: int = 30) -> dg.SensorDefinition:
     flush_size = connector.config.flush_size
+    limits = LagLimits.from_config(connector.config)
 
     @dg.sensor(
         name=f"export_new_records__{safe_name(connector.name)}",
@@ -86,17 +94,21 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob],
         if not any(known.values()):
             return dg.SkipReason("No topic-partitions known yet (the discovery sensor adds them)")
         busy = [t for t in connector.config.topics if export_in_flight(context.instance, connector.name, t)]
-        waiting = [parse_partition_key(k) for t in connector.config.topics if t not in busy for k in known[t]]
+        known_partitions = [parse_partition_key(k) for t in connector.config.topics for k in known[t]]
         ready: dict[str, list[tuple[str, str]]] = {}  # topic -> (partition key, run key) worth exporting now
         now_ms = int(time.time() * 1000)
         try:
-            plans = plan_partitions(settings, waiting) if waiting else []
+            plans = plan_partitions(settings, known_partitions) if known_partitions else []
         except ExternalSystemError as exc:
             reason = unreachable_reason(exc, settings)
             if reason is None:
                 raise
             return dg.SkipReason(reason)
+        asset_events = [event for plan in plans for event in lag_events(
+            export_asset_key(connector.name, plan.topic), PartitionLag.of(plan, now_ms), limits)]
         for plan in plans:
+            if plan.topic in busy:
+                continue
             run_key = export_run_key(plan, connector.config, now_ms)
             if run_key is not None:
                 ready.setdefault(plan.topic, []).append((partition_key(plan.topic, plan.partition), run_key))
@@ -109,9 +121,10 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob],
                 tags={**tags, "kafka_s3_assets/connector": connector.name},
             ))
         if not run_requests:
-            return dg.SkipReason(f"No topic-partition has records that can make an object (flush.size={flush_size})"
-                                 + (f" (topics with a run in flight: {', '.join(busy)})" if busy else ""))
-        return dg.SensorResult(run_requests=run_requests)
+            return dg.SensorResult(asset_events=asset_events, skip_reason=dg.SkipReason(
+                f"No topic-partition has records that can make an object (flush.size={flush_size})"
+                + (f" (topics with a run in flight: {', '.join(busy)})" if busy else "")))
+        return dg.SensorResult(run_requests=run_requests, asset_events=asset_events)
 
     return export_new_records
 

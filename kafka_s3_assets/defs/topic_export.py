@@ -9,21 +9,27 @@ other partitions' commits, materializations and check evaluations are recorded a
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 import dagster as dg
 
+from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore
 from ..export.completeness import CompletenessReport, check_partition
 from ..export.partition_export import PartitionExportRequest, PartitionExportResult
+from ..export.lag import LagLimits, PartitionLag
 from ..export.plan import PartitionPlan, plan_partitions
+from ..export.progress import ExportProgress, ProgressPoller, describe, run_with_progress
 from ..export.retention_loss import LostRange, describe_lost, lost_before_log_start
 from ..export.settings import ExportSettings
 from ..sink.manifest import ManifestLayout
 from ..sink.naming import ObjectNaming
 from ..sink.secrets import scrub
-from ..spark.job import run_exports
+from ..spark.job import cancel_exports, run_exports
+from .lag_events import lag_check_evaluation
+from .progress_display import publish
 
 COMPLETENESS_CHECK = "manifests_contiguous"
 MAX_KEYS_IN_METADATA = 50
@@ -36,6 +42,7 @@ class ExportOutcome:
     result: PartitionExportResult
     report: CompletenessReport | None = None
     check_error: str | None = None      # the check itself could not run (S3 unreachable, say)
+    lag: PartitionLag | None = None     # measured after the export, where a lag limit is set
 
     @property
     def key(self) -> str:
@@ -78,12 +85,14 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
                  f"{plan.pending} record offset(s) waiting")
     requests = [PartitionExportRequest(settings, topic, plan.partition, end_offset=plan.high_watermark, run_id=run_id)
                 for plan in plans if plan.pending > 0]
-    exported = {(r.topic, r.partition): r for r in run_exports(spark_session(), requests)} if requests else {}
-    outcomes = [ExportOutcome(plan, exported.get((plan.topic, plan.partition)) or nothing_to_export(plan))
-                for plan in plans]
     sink_config = settings.sink_config()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     layout, naming = ManifestLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
+    results = export_with_progress(spark_session(), requests, store, layout, run_id,
+                                   sink_config["kafka_s3_assets.progress.interval.ms"] / 1000, log) if requests else []
+    exported = {(r.topic, r.partition): r for r in results}
+    outcomes = [ExportOutcome(plan, exported.get((plan.topic, plan.partition)) or nothing_to_export(plan))
+                for plan in plans]
     for outcome in outcomes:
         result = outcome.result
         if result.status == "failed":
@@ -97,7 +106,52 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
         except Exception as exc:  # one partition's check must not cost the others their records
             outcome.check_error = scrub(f"{type(exc).__name__}: {exc}", settings.secrets())
             log.error(f"Completeness check of {outcome.key} could not run: {outcome.check_error}")
+    if LagLimits.from_config(sink_config).enabled:
+        measure_lag(settings, outcomes, log)
     return outcomes
+
+
+def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome],
+                log: logging.Logger | dg.DagsterLogManager) -> None:
+    """Where each partition that did not fail stands now that its export committed (one watermark probe
+    at each new resume offset), for this run's evaluation of the lag check. Unreachable broker: no
+    evaluation (the sensor's next tick makes one), the exports' results stand."""
+    done = [o for o in outcomes if o.result.status != "failed"]
+    positions = {(o.plan.topic, o.plan.partition): o.result.next_offset or 0 for o in done}
+    try:
+        marks = kafka_client.probe_watermarks(settings.kafka, positions)
+    except Exception as exc:
+        log.warning(f"Lag after the export not measured: {scrub(str(exc), settings.secrets())}")
+        return
+    now_ms = int(time.time() * 1000)
+    for o in done:
+        m = marks[(o.plan.topic, o.plan.partition)]
+        o.lag = PartitionLag.of(PartitionPlan(o.plan.topic, o.plan.partition, o.result.next_offset, m.low, m.high,
+                                              m.first_timestamp_ms), now_ms)
+
+
+def export_with_progress(spark, requests: list[PartitionExportRequest], store: S3ObjectStore, layout: ManifestLayout,
+                         run_id: str | None, interval_s: float, log: logging.Logger | dg.DagsterLogManager
+                         ) -> list[PartitionExportResult]:
+    """The Spark job, with each task's progress logged (and shown by the CLI) every ``interval_s``, and
+    a last report of each partition that did not fail once the job is done (its task deletes its own)."""
+    poller = ProgressPoller(store, [layout.progress_key(r.topic, r.partition) for r in requests], run_id)
+
+    def report(reports: list[ExportProgress]) -> None:
+        for progress in reports:
+            log.info(f"Progress {describe(progress)}")
+        publish(reports)
+
+    results = run_with_progress(lambda: run_exports(spark, requests), poller, interval_s, report,
+                                cancel=lambda: cancel_exports(spark))
+    ends = {(r.topic, r.partition): r.end_offset for r in requests}
+    now_ms = int(time.time() * 1000)
+    report([ExportProgress(r.topic, r.partition, run_id, start_offset=r.start_offset, end_offset=end, position=end,
+                           records_read=r.records_read, objects=len(r.object_keys), elapsed_s=r.duration_s,
+                           updated_ms=now_ms)
+            for r in results if r.status != "failed" and r.start_offset is not None
+            for end in [max(ends[(r.topic, r.partition)] or r.start_offset, r.start_offset)]])
+    return results
 
 
 def export_metadata(result: PartitionExportResult, bucket: str) -> dict:
@@ -145,7 +199,8 @@ def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessRepor
     )
 
 
-def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str) -> list:
+def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str,
+                     lag_limits: LagLimits = LagLimits()) -> list:
     """The events Dagster records for one topic-partition of the run.
 
     - New manifests committed: an ``AssetMaterialization`` of its partition key, with its offsets,
@@ -154,7 +209,8 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
       ``AssetObservation`` with the same metadata instead. The S3 data did not change, so the partition
       is not recorded as materialized again (a materialization would tell downstream assets and
       automation that new data arrived); the observation still records the offsets and lag seen.
-    - Every partition that did not fail gets its completeness-check evaluation.
+    - Every partition that did not fail gets its completeness-check evaluation, and its lag check's
+      where a lag limit is set and the lag after the export could be measured.
     - A failed partition gets neither: the run fails naming it (``failure``).
     """
     if outcome.result.status == "failed":
@@ -162,7 +218,9 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
     metadata = export_metadata(outcome.result, bucket)
     event_type = dg.AssetMaterialization if outcome.committed else dg.AssetObservation
     event = event_type(asset_key=asset_key, partition=outcome.key, metadata=metadata)
-    return [event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
+    return ([event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
+            + ([lag_check_evaluation(asset_key, outcome.lag, lag_limits)]
+               if lag_limits.enabled and outcome.lag is not None else []))
 
 
 def failure(outcomes: list[ExportOutcome]) -> dg.Failure | None:

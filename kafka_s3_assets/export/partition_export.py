@@ -45,6 +45,7 @@ from .errant_records import ErrantRecords, build_errant_records
 from .export_lease import ExportLease, acquire
 from .last_manifest import last_manifest, point_to
 from .orphans import object_prefix, sweep_uncommitted
+from .progress import ProgressReporter
 from .record_loop import RecordLoop
 from .retention_loss import RetentionLossTracker
 from .settings import ExportSettings
@@ -240,6 +241,21 @@ def build_writer(config, topic: str, partition: int, store: S3ObjectStore | Pref
                                 reporter=reporter)
 
 
+def report_progress(store: S3ObjectStore, layout: ManifestLayout, request: PartitionExportRequest,
+                    reader: kafka_client.PartitionReader, result: PartitionExportResult,
+                    committer: ManifestCommitter, config) -> ProgressReporter:
+    """Report this attempt's progress from a background thread, sampling the counters the record loop
+    keeps anyway (the reader's position, records read, complete objects): the loop does nothing more."""
+    def sample() -> tuple[int, int, int]:
+        return (reader.position, result.records_read,
+                sum(len(m.objects) for m in committer.written) + committer.pending_objects)
+
+    return ProgressReporter(store, layout.progress_key(request.topic, request.partition), sample,
+                            topic=request.topic, partition=request.partition, run_id=request.run_id,
+                            start_offset=reader.start, end_offset=reader.end,
+                            interval_s=config["kafka_s3_assets.progress.interval.ms"] / 1000).start()
+
+
 def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], int] | None = None
                      ) -> PartitionExportResult:
     """Run one export; never raises: failures come back as ``status="failed"`` with a clear message."""
@@ -252,6 +268,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
     retention = RetentionLossTracker(request.topic, request.partition)
     errant: ErrantRecords | None = None
     swept = False  # a dead attempt's objects, if there was one, are removed
+    progress: ProgressReporter | None = None
     try:
         config = request.settings.sink_config()
         s3_settings = request.settings.s3
@@ -305,6 +322,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                                       max_objects=config["kafka_s3_assets.manifest.max.objects"])
         reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end,
                                               on_offsets_deleted=retention.on_offsets_deleted)
+        progress = report_progress(store, layout, request, reader, result, committer, config)
         records = RecordLoop(converter, errant, writer, now, committer.add,
                              on_read=lambda n: setattr(result, "records_read", result.records_read + n))
         for batch in reader.batches():
@@ -340,6 +358,8 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                 log.warning("Could not give up the hold on %s/%s (the next export takes it over when its lease "
                             "expires): %s", request.topic, request.partition, lease_exc)
     finally:
+        if progress is not None:
+            progress.close()
         result.lost_ranges = retention.as_json()
         if committer is not None:
             result.next_offset = committer.next_start

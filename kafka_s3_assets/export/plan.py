@@ -23,6 +23,9 @@ class PartitionPlan:
     next_offset: int | None   # first offset not exported yet (None: nothing exported, start unknown)
     low_watermark: int
     high_watermark: int
+    # Kafka timestamp of the first record waiting at next_offset (None: none waiting, unknown, or nothing
+    # exported yet and the log no longer starts at offset 0).
+    oldest_waiting_ms: int | None = None
 
     @property
     def pending(self) -> int:
@@ -50,7 +53,8 @@ def plan_partitions(settings: ExportSettings, partitions: list[tuple[str, int]],
                     ) -> list[PartitionPlan]:
     next_offsets = exported_next_offsets(settings, partitions, read_only)
     marks = kafka_client.probe_watermarks(settings.kafka, {tp: (o or 0) for tp, o in next_offsets.items()})
-    return [PartitionPlan(t, p, next_offsets[(t, p)], marks[(t, p)].low, marks[(t, p)].high) for t, p in partitions]
+    return [PartitionPlan(t, p, next_offsets[(t, p)], marks[(t, p)].low, marks[(t, p)].high,
+                          marks[(t, p)].first_timestamp_ms) for t, p in partitions]
 
 
 def export_run_key(plan: PartitionPlan, config, now_ms: int) -> str | None:

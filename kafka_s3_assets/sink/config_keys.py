@@ -286,6 +286,15 @@ EXTENSION_KEYS = [
     _k("kafka_s3_assets.export.lease.ms", Type.LONG, 60000, F, at_least(1000),
        "An export holds its topic-partition for this long and renews the hold every third of it; a crashed "
        "export on another host can be taken over once its hold has expired (on the same host, at once)"),
+    _k("kafka_s3_assets.progress.interval.ms", Type.LONG, 5000, F, at_least(1),
+       "A running export reports its progress (offset reached, records/s, objects, time left) this often, to "
+       "the Dagster run log and the command line"),
+    _k("kafka_s3_assets.lag.max.records", Type.LONG, 0, F, at_least(0),
+       "The lag check fails for a topic-partition with more records than this waiting to be exported "
+       "(0: no limit)"),
+    _k("kafka_s3_assets.lag.max.age.ms", Type.LONG, 0, F, at_least(0),
+       "The lag check fails for a topic-partition whose oldest record waiting to be exported is older than "
+       "this, by its Kafka timestamp (0: no limit)"),
     _k("kafka_s3_assets.kafka.timeout.ms", Type.LONG, 30000, F, at_least(1),
        "How long to wait for the broker before reporting it unreachable"),
     _k("kafka_s3_assets.registry.timeout.ms", Type.LONG, 10000, F, at_least(1),

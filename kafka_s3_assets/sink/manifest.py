@@ -142,6 +142,10 @@ class ManifestLayout:
         """How far the completeness check has verified (``export.check_state``)."""
         return self._beside("_checked", topic, partition, "state.json")
 
+    def progress_key(self, topic: str, partition: int) -> str:
+        """The running export's progress report (``export.progress``), beside its intent."""
+        return self.intent_key(topic, partition).rsplit("/", 1)[0] + "/progress.json"
+
     def key(self, topic: str, partition: int, start_offset: int) -> str:
         return f"{self.partition_prefix(topic, partition)}{start_offset:0{OFFSET_WIDTH}d}.json"
 

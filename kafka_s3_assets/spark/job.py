@@ -22,15 +22,23 @@ def _run_task(request: PartitionExportRequest) -> dict:
     return export_partition(request).to_dict()
 
 
+JOB_GROUP = "kafka_s3_assets"
+
+
 def run_exports(spark, requests: Iterable[PartitionExportRequest]) -> list[PartitionExportResult]:
     """Export every requested topic-partition in parallel; results in request order."""
     requests = list(requests)
     if not requests:
         return []
     context = spark.sparkContext
-    context.setJobGroup("kafka_s3_assets", f"export {len(requests)} topic-partition(s)", interruptOnCancel=True)
+    context.setJobGroup(JOB_GROUP, f"export {len(requests)} topic-partition(s)", interruptOnCancel=True)
     rdd = context.parallelize(requests, numSlices=len(requests))
     return [PartitionExportResult.from_dict(d) for d in rdd.map(_run_task).collect()]
+
+
+def cancel_exports(spark) -> None:
+    """Cancel the export jobs running in ``spark`` (their tasks are interrupted)."""
+    spark.sparkContext.cancelJobGroup(JOB_GROUP)
 
 
 DEFAULT_SPARK_CONFIG = {

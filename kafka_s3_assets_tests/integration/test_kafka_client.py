@@ -38,6 +38,15 @@ def test_watermark_probe_is_right_where_list_offsets_is_not(kafka, settings):
     assert listed_high <= 10
 
 
+def test_watermark_probe_tells_the_timestamp_of_the_first_record_at_the_position(kafka, settings):
+    topic = kafka.create_topic(partitions=2)
+    kafka.produce(topic, [b"a", b"b", b"c"], timestamps=[1_000_000, 2_000_000, 3_000_000])
+    at = {offset: probe_watermarks(settings, {(topic, 0): offset})[(topic, 0)] for offset in (0, 1, 2, 3)}
+    assert [at[o].first_timestamp_ms for o in (0, 1, 2)] == [1_000_000, 2_000_000, 3_000_000]
+    assert at[3].first_timestamp_ms is None and at[3].high == 3      # at the end: nothing waits
+    assert probe_watermarks(settings, {(topic, 1): 0})[(topic, 1)].first_timestamp_ms is None  # empty
+
+
 def test_reader_reads_exact_ranges_and_reports_the_end(kafka, settings):
     topic = kafka.create_topic()
     kafka.produce(topic, [b"v%d" % i for i in range(10)], keys=[b"k%d" % i for i in range(10)])
@@ -118,6 +127,7 @@ def test_watermark_probe_fetches_at_most_one_record_batch_per_partition(counted_
     assert fetched < 2 * (16384 + 4096), f"the probe fetched {fetched} bytes for 2 partitions"
 
     counted_broker.proxy.reset()  # one partition, probed where its backlog begins
-    assert probe_watermarks(settings, {(topic, 0): 1000})[(topic, 0)] == Watermarks(0, 2048)
+    mark = probe_watermarks(settings, {(topic, 0): 1000})[(topic, 0)]
+    assert Watermarks(mark.low, mark.high) == Watermarks(0, 2048)
     fetched = counted_broker.proxy.fetch_response_bytes
     assert fetched < 16384 + 4096, f"the probe fetched {fetched} bytes for 1 partition"
