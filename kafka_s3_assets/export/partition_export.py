@@ -242,12 +242,14 @@ def build_writer(config, topic: str, partition: int, store: S3ObjectStore | Pref
 
 
 def report_progress(store: S3ObjectStore, layout: ManifestLayout, request: PartitionExportRequest,
-                    reader: kafka_client.PartitionReader, result: PartitionExportResult,
+                    reader: kafka_client.PartitionReader, records: RecordLoop, result: PartitionExportResult,
                     committer: ManifestCommitter, config) -> ProgressReporter:
     """Report this attempt's progress from a background thread, sampling the counters the record loop
-    keeps anyway (the reader's position, records read, complete objects): the loop does nothing more."""
+    keeps anyway (the offset after the last record written, records read, complete objects): the loop
+    does nothing more. The reader's own position runs a consumed batch ahead of what is written."""
     def sample() -> tuple[int, int, int]:
-        return (reader.position, result.records_read,
+        written_to = records.position if records.position is not None else reader.start
+        return (written_to, result.records_read,
                 sum(len(m.objects) for m in committer.written) + committer.pending_objects)
 
     return ProgressReporter(store, layout.progress_key(request.topic, request.partition), sample,
@@ -322,9 +324,9 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                                       max_objects=config["kafka_s3_assets.manifest.max.objects"])
         reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end,
                                               on_offsets_deleted=retention.on_offsets_deleted)
-        progress = report_progress(store, layout, request, reader, result, committer, config)
         records = RecordLoop(converter, errant, writer, now, committer.add,
                              on_read=lambda n: setattr(result, "records_read", result.records_read + n))
+        progress = report_progress(store, layout, request, reader, records, result, committer, config)
         for batch in reader.batches():
             records.write(batch)
         result.high_watermark = reader.high_watermark if reader.high_watermark is not None else end

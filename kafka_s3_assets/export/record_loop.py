@@ -28,6 +28,7 @@ class RecordLoop:
         self._on_committed = on_committed  # called with the batches one record's (or one commit's) writing made
         self._on_read = on_read            # called with how many more records were read
         self._batch_path = batch_path      # off only to compare both paths in tests
+        self.position: int | None = None   # the offset after the last record written (progress reports read it)
 
     def write(self, batch: RecordBatch) -> None:
         crash_armed = armed("record_read")  # the environment is read once a batch, not once a record
@@ -41,6 +42,7 @@ class RecordLoop:
                     return
             if self._writer.write_avro_batch(self._converter.avro_values(batch), self._now_ms, self._on_committed):
                 self._on_read(len(batch))
+                self.position = batch.offsets[-1] + 1
                 return
         self._one_by_one(batch.records(), crash_armed)
 
@@ -49,6 +51,7 @@ class RecordLoop:
             if crash_armed:
                 crash_point("record_read")
             self._on_read(1)
+            self.position = record.offset + 1
             converted = self._errant.convert(self._converter, record)  # None: a tolerated conversion failure
             if converted is not None:
                 self._on_committed(*self._writer.write(converted, self._now_ms))

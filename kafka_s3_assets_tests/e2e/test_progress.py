@@ -75,6 +75,7 @@ def test_cli_prints_plain_progress_lines_when_not_on_a_terminal(spark, kafka, bu
 
 def test_cli_shows_a_live_progress_display_on_a_terminal(spark, kafka, bucket, workdir, capsys, monkeypatch):
     monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich's switch: stderr is a terminal
+    monkeypatch.setenv("COLUMNS", "160")  # a terminal wide enough for every column (rich reads COLUMNS)
     topic = kafka.create_topic("progress_tty")
     produce_many(kafka, topic)
     config_path = workdir / "connector.json"

@@ -49,15 +49,16 @@ def test_driver_reads_progress_of_a_running_export_and_nothing_is_left_behind(ka
     try:
         seen = []  # until a report of the paused export (reports taken on the way may stand between two counters)
         deadline = time.monotonic() + 60
-        while not (seen and seen[-1].position == PAUSED_AT) and time.monotonic() < deadline:
+        while not (seen and seen[-1].position == PAUSED_AT - 1) and time.monotonic() < deadline:
             seen.extend(poller.poll())
         assert seen, "no progress report while the export ran"
         held = seen[-1]
         assert (held.topic, held.partition, held.run_id) == (topic, 0, "run-1")
         assert (held.start_offset, held.end_offset) == (0, RECORDS)
-        assert (held.position, held.records_read) == (PAUSED_AT, PAUSED_AT - 1)
+        # Paused before the PAUSED_AT-th record (offset PAUSED_AT - 1): written up to there, that many read.
+        assert (held.position, held.records_read) == (PAUSED_AT - 1, PAUSED_AT - 1)
         assert held.objects == 15          # offsets 0..1499 made 15 objects of flush.size 100
-        assert held.fraction == PAUSED_AT / RECORDS and held.records_per_s > 0
+        assert held.fraction == (PAUSED_AT - 1) / RECORDS and held.records_per_s > 0
         assert held.eta_s is not None and held.eta_s > 0
         assert [p.position for p in seen] == sorted(p.position for p in seen)   # never backwards
     finally:
