@@ -328,12 +328,6 @@ class RegistryStore:
                     pairs.append((name, version.version))
         return pairs
 
-    def subjects_of_id(
-        self, schema_id: int, *, subject: str | None = None, include_deleted: bool = False
-    ) -> list[str]:
-        pairs = self.versions_of_id(schema_id, subject=subject, include_deleted=include_deleted)
-        return sorted({name for name, _ in pairs})
-
     def subjects(
         self, *, include_deleted: bool = False, deleted_only: bool = False, prefix: str = ""
     ) -> list[str]:
@@ -391,25 +385,6 @@ class RegistryStore:
             if all(own.get(k) == v for k, v in properties.items()):
                 return self._view(version)
         raise errors.schema_not_found()
-
-    def referenced_by(self, subject: str, version: str | int) -> list[int]:
-        """Ids of schemas whose references point at this subject version."""
-        target = self.get_version(subject, version, include_deleted=True)
-        return self._ids_referencing(subject, target.version)
-
-    def all_schemas(
-        self, *, prefix: str = "", include_deleted: bool = False, latest_only: bool = False
-    ) -> list[SubjectVersion]:
-        """GET /schemas: every subject version (or only the latest per subject)."""
-        result = []
-        for name in sorted(self._subjects):
-            if not name.startswith(prefix):
-                continue
-            versions = self._versions_of(name, include_deleted=include_deleted)
-            if latest_only:
-                versions = versions[-1:]
-            result.extend(self._view(v) for v in versions)
-        return result
 
     # ------------------------------------------------------------------ deletes
 

@@ -99,7 +99,6 @@ def test_same_schema_in_another_subject_reuses_the_global_id(store):
     other = store.register("b-value", avro(RECORD))
     assert other.id == first.id
     assert other.version == 1
-    assert store.subjects_of_id(first.id) == ["a-value", "b-value"]
     assert store.versions_of_id(first.id) == [("a-value", 1), ("b-value", 1)]
 
 
@@ -236,17 +235,6 @@ def test_subject_listing_filters(store):
     assert store.subjects(include_deleted=True) == ["a", "b", "prefix-c"]
     assert store.subjects(deleted_only=True) == ["b"]
     assert store.subjects(prefix="prefix-") == ["prefix-c"]
-
-
-def test_all_schemas_listing(store):
-    store.register("a", avro(RECORD))
-    store.register("a", avro(RECORD_V2))
-    store.register("b", avro(OTHER))
-    assert [(v.subject, v.version) for v in store.all_schemas()] == [("a", 1), ("a", 2), ("b", 1)]
-    assert [(v.subject, v.version) for v in store.all_schemas(latest_only=True)] == [
-        ("a", 2),
-        ("b", 1),
-    ]
 
 
 def test_latest_with_metadata(store):
@@ -478,8 +466,7 @@ def test_references_resolve_named_types_from_other_subjects(store):
     reference = {"name": "com.acme.Address", "subject": "address", "version": 1}
     registered = store.register("person", avro(person, references=(reference,)))
     assert registered.to_json()["references"] == [reference]
-    assert store.referenced_by("address", 1) == [registered.id]
-    with pytest.raises(RegistryError) as excinfo:
+    with pytest.raises(RegistryError) as excinfo:  # a referenced version cannot be deleted
         store.delete_version("address", 1)
     assert error_code(excinfo) == 42206
     with pytest.raises(RegistryError) as excinfo:
