@@ -6,10 +6,11 @@ No Confluent-compatible registry can be installed here, so the devstack runs thi
 
 It serves what producers, confluent-kafka's ``AvroSerializer``/``AvroDeserializer`` and this
 project use: registration and lookup, schemas by id and guid, subject versions (``latest``,
-metadata), the versions of an id, compatibility configuration and checks, modes, deletes, and an
+metadata), the versions of an id, compatibility configuration and checks, deletes, and an
 empty associations answer; with Confluent's error codes and content type. Listing and raw-schema
-views nobody here calls are not served. The rules live in :mod:`registry_store`; this module only routes requests,
-serialises one store behind a lock, and saves the state after every change.
+views and modes (read-only, import), which nobody here uses, are not served. The rules live in
+:mod:`registry_store`; this module only routes requests, serialises one store behind a lock,
+and saves the state after every change.
 """
 
 from __future__ import annotations
@@ -136,11 +137,6 @@ class RegistryApi:
         r("GET", "/config/{subject}", _subject_config)
         r("PUT", "/config/{subject}", _set_subject_config)
         r("DELETE", "/config/{subject}", _delete_subject_config)
-        r("GET", "/mode", lambda api, req: Response(200, {"mode": api.store.global_mode()}))
-        r("PUT", "/mode", _set_global_mode)
-        r("GET", "/mode/{subject}", _subject_mode)
-        r("PUT", "/mode/{subject}", _set_subject_mode)
-        r("DELETE", "/mode/{subject}", _delete_subject_mode)
         r("POST", "/compatibility/subjects/{subject}/versions/{version}", _check_compatibility)
         r("POST", "/compatibility/subjects/{subject}/versions", _check_compatibility)
         # Data-contract associations: none exist here. Answering with an empty list lets
@@ -284,33 +280,6 @@ def _set_subject_config(api: RegistryApi, req: Request) -> Response:
 
 def _delete_subject_config(api: RegistryApi, req: Request) -> Response:
     return Response(200, api.store.delete_subject_config(req.params["subject"]))
-
-
-def _mode_from_body(body: Any) -> Any:
-    return body.get("mode") if isinstance(body, dict) else None
-
-
-def _set_global_mode(api: RegistryApi, req: Request) -> Response:
-    mode = api.store.set_global_mode(_mode_from_body(req.body), force=req.query.flag("force"))
-    return Response(200, {"mode": mode})
-
-
-def _subject_mode(api: RegistryApi, req: Request) -> Response:
-    mode = api.store.subject_mode(
-        req.params["subject"], default_to_global=req.query.flag("defaultToGlobal")
-    )
-    return Response(200, {"mode": mode})
-
-
-def _set_subject_mode(api: RegistryApi, req: Request) -> Response:
-    mode = api.store.set_subject_mode(
-        req.params["subject"], _mode_from_body(req.body), force=req.query.flag("force")
-    )
-    return Response(200, {"mode": mode})
-
-
-def _delete_subject_mode(api: RegistryApi, req: Request) -> Response:
-    return Response(200, {"mode": api.store.delete_subject_mode(req.params["subject"])})
 
 
 def _check_compatibility(api: RegistryApi, req: Request) -> Response:

@@ -1,4 +1,4 @@
-"""Rules of the local schema registry (ids, versions, deletes, config, modes), no server."""
+"""Rules of the local schema registry (ids, versions, deletes, config), no server."""
 
 from __future__ import annotations
 
@@ -320,7 +320,7 @@ def test_after_permanent_delete_versions_restart_and_ids_are_reused(store):
     assert fresh.id == 3  # ids are never handed out twice for different schemas
 
 
-# ---------------------------------------------------------------- config and modes
+# ---------------------------------------------------------------- config
 
 
 def test_compatibility_config(store):
@@ -341,50 +341,19 @@ def test_compatibility_config(store):
     assert store.global_config() == {"compatibilityLevel": "BACKWARD"}
 
 
-def test_soft_deleting_a_subject_drops_its_config_and_mode(store):
+def test_soft_deleting_a_subject_drops_its_config(store):
     store.register("s", avro(RECORD))
     store.set_subject_config("s", {"compatibility": "NONE"})
-    store.set_subject_mode("s", "READWRITE")
     store.delete_subject("s")
     with pytest.raises(RegistryError):
         store.subject_config("s")
-    with pytest.raises(RegistryError) as excinfo:
-        store.subject_mode("s")
-    assert error_code(excinfo) == 40409
 
 
-def test_read_only_mode_blocks_changes_but_not_existing_registrations(store):
-    store.register("s", avro(RECORD))
-    store.set_subject_mode("s", "READONLY")
-    assert store.register("s", avro(RECORD)).version == 1
+def test_a_chosen_id_is_refused_as_outside_import_mode(store):
     with pytest.raises(RegistryError) as excinfo:
-        store.register("s", avro(RECORD_V2))
+        store.register("s", avro(RECORD, id=42, version=1))
     assert error_code(excinfo) == 42205
-    with pytest.raises(RegistryError) as excinfo:
-        store.delete_subject("s")
-    assert error_code(excinfo) == 42205
-    assert store.delete_subject_mode("s") == "READONLY"
-    store.register("s", avro(RECORD_V2))
-
-
-def test_import_mode_keeps_given_ids(store):
-    with pytest.raises(RegistryError) as excinfo:
-        store.set_global_mode("WRONG")
-    assert error_code(excinfo) == 42204
-    store.set_global_mode("IMPORT")
-    with pytest.raises(RegistryError) as excinfo:
-        store.register("s", avro(RECORD))
-    assert error_code(excinfo) == 42205
-    imported = store.register("s", avro(RECORD, id=42, version=7))
-    assert (imported.id, imported.version) == (42, 7)
-    with pytest.raises(RegistryError) as excinfo:
-        store.register("t", avro(OTHER, id=42))
-    assert error_code(excinfo) == 42205
-    with pytest.raises(RegistryError) as excinfo:
-        store.set_global_mode("IMPORT")  # subjects exist now
-    assert error_code(excinfo) == 42205
-    store.set_global_mode("READWRITE")
-    assert store.register("t", avro(OTHER)).id == 43
+    assert store.register("s", avro(RECORD)).id == 1
 
 
 # ---------------------------------------------------------------- compatibility
@@ -488,7 +457,6 @@ def test_snapshot_round_trip_keeps_everything(store):
     store.register("b", avro(RECORD))
     store.delete_version("a", 1)
     store.set_subject_config("a", {"compatibility": "FULL"})
-    store.set_global_mode("READWRITE")
     restored = RegistryStore.from_snapshot(json.loads(json.dumps(store.to_snapshot())))
     assert restored.to_snapshot() == store.to_snapshot()
     assert restored.register("a", avro(RECORD_V2)).version == 2  # identity survived
