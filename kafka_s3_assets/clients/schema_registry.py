@@ -379,7 +379,9 @@ class SchemaRegistryClient:
             raise SchemaRegistryError(f"Schema registry at {url} answered {status} for GET {path}{hint}: "
                                       f"{message}") from None
         except httpx.TransportError as exc:
-            if _is_tls_failure(exc):  # a configuration problem: no other URL of the same registry will do better
+            # The library has retried it already. A TLS failure is a configuration problem: no other URL
+            # of the same registry will do better, so it is not failed over.
+            if _is_tls_failure(exc):
                 raise SchemaRegistryError(f"TLS with the schema registry at {url} failed (check "
                                           f"schema.registry.ssl.*): {self._brief(exc)}") from None
             raise _Retriable(self._brief(exc)) from None

@@ -461,7 +461,7 @@ def test_tls_with_a_ca_bundle_and_a_client_certificate(pki, mutual_tls_server):
     {},  # the system CAs do not know the test CA
     {"schema.registry.ssl.ca.location": "CA"},  # trusted, but no client certificate
 ])
-def test_tls_failures_are_clear_and_not_retried(pki, mutual_tls_server, settings):
+def test_tls_failures_are_clear_and_not_failed_over(pki, mutual_tls_server, settings):
     settings = {k: pki["ca"] if v == "CA" else v for k, v in settings.items()}
     client = SchemaRegistryClient(RegistrySettings.from_converter_settings(
         mutual_tls_server.url, {**settings, "max.retries": 3, "retries.wait.ms": 1}))
