@@ -155,8 +155,13 @@ def _cmd_config_reference(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
+    from .devstack.errors import DevstackExtraMissing
 
-    return run_demo(Path(args.dir))
+    try:
+        return run_demo(Path(args.dir))
+    except DevstackExtraMissing as exc:
+        print(f"demo failed: {exc}", file=sys.stderr)
+        return 1
 
 
 def add_worker_config_option(parser: argparse.ArgumentParser) -> None:

@@ -1,52 +1,49 @@
-"""A Confluent Schema Registry REST client for the converters: a schema by id, and its versions.
+"""The schema registry lookups of the converters (a schema by id, and its versions), on confluent-kafka's
+``SchemaRegistryClient``.
 
-It behaves as Confluent's Java client (``RestService`` / ``RetryExecutor``) where it matters here:
+confluent-kafka's client does the HTTP: retries per URL on connection errors and 408, 429, 500, 502,
+503, 504, up to ``max.retries`` times after an exponential backoff with full jitter (``retries.wait.ms``
+doubling up to ``retries.max.wait.ms``); basic auth; a static bearer token with the Confluent Cloud
+``target-sr-cluster`` and ``Confluent-Identity-Pool-Id`` headers; TLS with a CA bundle and a client
+certificate as PEM files (``schema.registry.ssl.ca.location``, ``…certificate.location``,
+``…key.location``); the request timeout. This module adds what it does not do:
 
-* several URLs (``schema.registry.url`` comma separated): a request goes to the current URL and fails
-  over to the next when that one is unreachable or keeps answering 408/429/5xx; the URL that last
-  worked stays current;
-* retries per URL on connection errors and 408, 429, 500, 502, 503, 504, up to ``max.retries`` times,
-  after an exponential backoff with full jitter (``retries.wait.ms`` doubling up to
-  ``retries.max.wait.ms``); other errors are not retried;
-* basic auth from the URL's ``user:password@`` (``basic.auth.credentials.source=URL``, the default) or
-  from ``basic.auth.user.info`` (``USER_INFO``); or a bearer token (``bearer.auth.credentials.source=
-  STATIC_TOKEN`` with ``bearer.auth.token``), with the Confluent Cloud ``target-sr-cluster`` and
-  ``Confluent-Identity-Pool-Id`` headers;
-* TLS with a CA bundle and a client certificate, as PEM files (the Python-side equivalents of the Java
-  trust and key stores): ``schema.registry.ssl.ca.location``, ``…certificate.location``,
-  ``…key.location``.
-
-Lookups are cached per process, shared by every client of the same registry and credentials, so all
-the records (and partition exports) a Spark worker handles cost one request per schema id. A schema
-id's schema never changes; its subject versions can grow, so a subject missing from the cached
-versions is looked up once more per client.
-
-Secrets (passwords, tokens, URL user info) never appear in ``repr``, in error messages, or in chained
-exceptions: errors are raised ``from None`` with redacted URLs and scrubbed response bodies.
+* failover as Confluent's Java client (``RestService``/``UrlList``): each URL of ``schema.registry.url``
+  gets its own library client, so each URL carries its own user info, the URL that last worked stays
+  current, and an error names every URL that failed. (The library's own URL list starts again from the
+  first URL on every request and sends the first URL's user info to all of them.)
+* the settings as Kafka Connect's converters name them (``basic.auth.credentials.source``, …), checked
+  up front with errors naming the setting; they pickle, to be shipped to Spark tasks;
+* a lookup cache per process, shared by every client of the same registry and credentials, so all the
+  records (and partition exports) a Spark worker handles cost one request per schema id. A schema id's
+  schema never changes; its subject versions can grow, so a subject missing from the cached versions
+  is looked up once more per client;
+* our errors: they name the schema id, the request and the registry. Secrets (passwords, tokens, URL
+  user info) never appear in ``repr``, in error messages, or in chained exceptions: errors are raised
+  ``from None`` with redacted URLs and scrubbed registry messages.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import random
+import ssl
 import threading
-import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-import requests
+from confluent_kafka.schema_registry import SchemaRegistryClient as LibraryClient
+from confluent_kafka.schema_registry.common._httpx_compat import httpx  # the HTTP library the client uses
+from confluent_kafka.schema_registry.error import SchemaRegistryError as LibraryError
+from confluent_kafka.schema_registry.schema_registry_client import is_retriable
 
 from ..sink.converters import RegisteredSchema
+from ..sink.secrets import scrub
 from .errors import SchemaNotFoundError, SchemaRegistryError
 
-CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
-ACCEPT = f"{CONTENT_TYPE}, application/vnd.schemaregistry+json; qs=0.9, application/json; qs=0.5"
 BASIC_AUTH_SOURCES = ("URL", "USER_INFO")
 BEARER_AUTH_SOURCES = ("STATIC_TOKEN",)
-RETRIABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})  # RestService.isRestClientExceptionRetriable
-HIDDEN = "[hidden]"
 
 # Converter settings (after the key.converter. / value.converter. prefix) read by from_converter_settings.
 SETTING_FIELDS = {
@@ -205,13 +202,6 @@ class RegistrySettings:
     __str__ = __repr__
 
 
-def backoff_delay_s(retries_done: int, wait_ms: int, max_wait_ms: int, rng: Callable[[], float] = random.random
-                    ) -> float:
-    """RetryExecutor's full jitter: a random delay up to ``min(wait_ms * 2**retries_done, max_wait_ms)``."""
-    ceiling_ms = min(wait_ms * (1 << min(retries_done, 30)), max_wait_ms)
-    return 0.0 if ceiling_ms <= 0 else ceiling_ms * rng() / 1000
-
-
 # ---------------------------------------------------------------------------------------------------
 # The per-process lookup cache
 
@@ -247,39 +237,63 @@ def clear_shared_caches() -> None:
 # The client
 
 
-@dataclass(frozen=True)
-class _Endpoint:
-    url: str                                     # without user info: requests go to it, messages show it
-    headers: dict[str, str] = field(repr=False)  # the credentials, if any
-
-
 class _Retriable(Exception):
-    """This URL failed in a way worth trying the next one for (after its own retries)."""
+    """This URL failed in a way worth trying the next one for (after the library's retries)."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
 
 
+def _library_config(settings: RegistrySettings, url: str) -> dict[str, Any]:
+    """confluent-kafka's client configuration for one of our URLs (given without its user info: the
+    credentials go in ``basic.auth.user.info``, so no library message or request log can show them)."""
+    s = settings
+    config: dict[str, Any] = {"url": redact_url(url), "timeout": s.timeout_s, "max.retries": s.max_retries,
+                              "retries.wait.ms": s.retries_wait_ms, "retries.max.wait.ms": s.retries_max_wait_ms}
+    if s.ssl_ca_location:
+        config["ssl.ca.location"] = s.ssl_ca_location
+    if s.ssl_certificate_location:
+        config["ssl.certificate.location"] = s.ssl_certificate_location
+    if s.ssl_key_location:
+        config["ssl.key.location"] = s.ssl_key_location
+    parts = urlsplit(url)
+    if s.bearer_auth_credentials_source == "STATIC_TOKEN":
+        config.update({"bearer.auth.credentials.source": "STATIC_TOKEN", "bearer.auth.token": s.bearer_auth_token,
+                       # The library requires a logical cluster with a static token; a registry that is not
+                       # Confluent Cloud ignores an empty target-sr-cluster header.
+                       "bearer.auth.logical.cluster": s.bearer_auth_logical_cluster or ""})
+        if s.bearer_auth_identity_pool_id:
+            config["bearer.auth.identity.pool.id"] = s.bearer_auth_identity_pool_id
+    elif s.basic_auth_credentials_source == "USER_INFO":
+        config["basic.auth.user.info"] = s.basic_auth_user_info
+    elif parts.username is not None:  # URL: the user info of this URL, if any
+        config["basic.auth.user.info"] = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+    return config
+
+
+def _is_tls_failure(exc: BaseException) -> bool:
+    while exc is not None:
+        if isinstance(exc, ssl.SSLError) or "SSL" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 class SchemaRegistryClient:
     """Implements ``converters.SchemaSource`` against a Confluent-compatible registry."""
 
-    def __init__(self, settings: RegistrySettings, *, sleep: Callable[[float], None] = time.sleep,
-                 rng: Callable[[], float] = random.random):
+    def __init__(self, settings: RegistrySettings):
         self._settings = settings
         self._secrets = settings.secrets()
-        self._endpoints = [self._endpoint(url) for url in settings.urls]
+        self._urls = [redact_url(url) for url in settings.urls]
+        try:
+            self._clients = [LibraryClient(_library_config(settings, url)) for url in settings.urls]
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: unreadable PEM files
+            raise SchemaRegistryError(f"Cannot set up the schema registry client for {self._shown()} (check "
+                                      f"schema.registry.ssl.* and the credentials): {self._brief(exc)}") from None
         self._current = 0
         self._current_lock = threading.Lock()
-        self._sleep = sleep
-        self._rng = rng
-        self._session = requests.Session()
-        self._session.headers["Accept"] = ACCEPT
-        # Passed with every request: requests lets $REQUESTS_CA_BUNDLE override a Session's own verify.
-        self._tls: dict[str, Any] = {"verify": settings.ssl_ca_location or True}
-        if settings.ssl_certificate_location:
-            self._tls["cert"] = ((settings.ssl_certificate_location, settings.ssl_key_location)
-                                 if settings.ssl_key_location else settings.ssl_certificate_location)
         self._cache = _shared_cache(settings.cache_identity())
         self._rechecked: set[tuple[int, str]] = set()
 
@@ -293,13 +307,14 @@ class SchemaRegistryClient:
             cached = self._cache.schemas.get(schema_id)
         if cached is not None:
             return cached
-        body = self._get(f"/schemas/ids/{schema_id}")
-        if body is None:
+        path = f"/schemas/ids/{schema_id}"
+        schema = self._request(path, lambda client: client.get_schema(schema_id))
+        if schema is None:
             raise SchemaNotFoundError(f"Schema {schema_id} not found in the schema registry at {self._shown()}")
-        if not isinstance(body, dict) or not isinstance(body.get("schema"), str):
+        if not isinstance(schema.schema_str, str):
             raise SchemaRegistryError(f"Unexpected answer from the schema registry at {self._shown()} for schema "
                                       f"{schema_id}: no 'schema' text")
-        found = RegisteredSchema(schema_id, body["schema"], body.get("schemaType") or "AVRO")
+        found = RegisteredSchema(schema_id, schema.schema_str, schema.schema_type or "AVRO")
         with self._cache.lock:
             self._cache.schemas[schema_id] = found
         return found
@@ -320,109 +335,76 @@ class SchemaRegistryClient:
                 cached = self._cache.versions.get(schema_id)
             if cached is not None:
                 return cached
-        body = self._get(f"/schemas/ids/{schema_id}/versions") or []
+        found = self._request(f"/schemas/ids/{schema_id}/versions",
+                              lambda client: client.get_schema_versions(schema_id)) or []
         try:
-            versions = tuple((str(e["subject"]), int(e["version"])) for e in body)
-        except (TypeError, KeyError, ValueError):
+            versions = tuple((str(v.subject), int(v.version)) for v in found if v.subject is not None)
+        except (TypeError, ValueError):
             raise SchemaRegistryError(f"Unexpected answer from the schema registry at {self._shown()} for the "
                                       f"versions of schema {schema_id}") from None
         with self._cache.lock:
             self._cache.versions[schema_id] = versions
         return versions
 
-    # -- HTTP --
+    # -- failover across URLs, and our errors --
 
-    def _get(self, path: str) -> Any | None:
-        """The decoded JSON answer, None for 404; fails over across URLs, raises SchemaRegistryError."""
+    def _request(self, path: str, call) -> Any | None:
+        """``call(library client)``, None for 404; fails over across URLs, raises SchemaRegistryError."""
         reasons = []
-        for _ in range(len(self._endpoints)):
-            index, endpoint = self._current_endpoint()
+        for _ in range(len(self._clients)):
+            index = self._current_index()
             try:
-                return self._get_with_retries(endpoint, path)
+                return self._call(index, path, call)
             except _Retriable as failure:
-                reasons.append(f"{endpoint.url}: {failure.reason}")
+                reasons.append(f"{self._urls[index]}: {failure.reason}")
                 self._fail_over(index)
         raise SchemaRegistryError(f"Schema registry unreachable at {self._shown()}: GET {path} failed after "
                                   f"{self._settings.max_retries} retries per URL ({'; '.join(reasons)})")
 
-    def _get_with_retries(self, endpoint: _Endpoint, path: str) -> Any | None:
-        s = self._settings
-        for retries_done in range(s.max_retries + 1):
-            if retries_done:
-                self._sleep(backoff_delay_s(retries_done - 1, s.retries_wait_ms, s.retries_max_wait_ms, self._rng))
-            try:
-                response = self._session.get(endpoint.url + path, headers=endpoint.headers, timeout=s.timeout_s,
-                                             **self._tls)
-            except requests.exceptions.SSLError as exc:  # a configuration problem: retrying cannot help
-                raise SchemaRegistryError(f"TLS with the schema registry at {endpoint.url} failed (check "
-                                          f"schema.registry.ssl.*): {self._brief(exc)}") from None
-            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
-                reason = self._brief(exc)
-                continue
-            except requests.RequestException as exc:
-                raise SchemaRegistryError(f"GET {path} at the schema registry {endpoint.url} failed: "
-                                          f"{self._brief(exc)}") from None
-            status = response.status_code
-            if status in RETRIABLE_STATUSES:
-                reason = f"{status} {self._scrub(response.reason or '')}".strip()
-                continue
+    def _call(self, index: int, path: str, call) -> Any | None:
+        url = self._urls[index]
+        try:
+            return call(self._clients[index])
+        except LibraryError as exc:
+            status = exc.http_status_code
             if status == 404:
                 return None
-            if status >= 400:
-                raise SchemaRegistryError(self._refusal(endpoint, path, response)) from None
-            try:
-                return response.json()
-            except ValueError:
-                raise SchemaRegistryError(f"Schema registry at {endpoint.url} answered GET {path} with a body "
-                                          f"that is not JSON") from None
-        raise _Retriable(reason)
+            message = self._scrub(str(exc.error_message or ""))[:300]  # scrubbed whole: a cut could leave part of a secret
+            if is_retriable(status):
+                raise _Retriable(f"{status} {message}".strip()) from None
+            hint = ""
+            if status in (401, 403):
+                hint = (" (check the registry credentials: basic.auth.credentials.source / basic.auth.user.info / "
+                        "bearer.auth.token, or user info in schema.registry.url)")
+            raise SchemaRegistryError(f"Schema registry at {url} answered {status} for GET {path}{hint}: "
+                                      f"{message}") from None
+        except httpx.TransportError as exc:
+            # The library has retried it already. A TLS failure is a configuration problem: no other URL
+            # of the same registry will do better, so it is not failed over.
+            if _is_tls_failure(exc):
+                raise SchemaRegistryError(f"TLS with the schema registry at {url} failed (check "
+                                          f"schema.registry.ssl.*): {self._brief(exc)}") from None
+            raise _Retriable(self._brief(exc)) from None
+        except (ValueError, AttributeError, TypeError):  # a success status whose body is not the expected JSON
+            raise SchemaRegistryError(f"Schema registry at {url} answered GET {path} with a body that is not "
+                                      f"the expected JSON") from None
 
-    def _refusal(self, endpoint: _Endpoint, path: str, response: requests.Response) -> str:
-        hint = ""
-        if response.status_code in (401, 403):
-            hint = (" (check the registry credentials: basic.auth.credentials.source / basic.auth.user.info / "
-                    "bearer.auth.token, or user info in schema.registry.url)")
-        body = self._scrub(response.text)[:300]  # scrubbed whole: a cut could leave part of a secret
-        return (f"Schema registry at {endpoint.url} answered {response.status_code} for GET {path}{hint}: "
-                f"{body}")
-
-    def _brief(self, exc: Exception) -> str:
-        return f"{type(exc).__name__}: {self._scrub(str(exc))[:300]}"
+    def _brief(self, exc: BaseException) -> str:
+        name = "ConnectionError" if isinstance(exc, httpx.ConnectError) else type(exc).__name__
+        return f"{name}: {self._scrub(str(exc))[:300]}"
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, HIDDEN)
-        return text
+        return scrub(text, self._secrets) or ""
 
     def _shown(self) -> str:
-        return ", ".join(e.url for e in self._endpoints)
+        return ", ".join(self._urls)
 
-    def _current_endpoint(self) -> tuple[int, _Endpoint]:
+    def _current_index(self) -> int:
         with self._current_lock:
-            return self._current, self._endpoints[self._current]
+            return self._current
 
     def _fail_over(self, failed: int) -> None:
         """UrlList.fail: move past the failed URL, unless another request already did."""
         with self._current_lock:
             if self._current == failed:
-                self._current = (failed + 1) % len(self._endpoints)
-
-    def _endpoint(self, url: str) -> _Endpoint:
-        s = self._settings
-        parts = urlsplit(url)
-        headers: dict[str, str] = {}
-        if s.bearer_auth_credentials_source == "STATIC_TOKEN":
-            headers["Authorization"] = f"Bearer {s.bearer_auth_token}"
-            if s.bearer_auth_logical_cluster:
-                headers["target-sr-cluster"] = s.bearer_auth_logical_cluster
-            if s.bearer_auth_identity_pool_id:
-                headers["Confluent-Identity-Pool-Id"] = s.bearer_auth_identity_pool_id
-        elif s.basic_auth_credentials_source == "USER_INFO":
-            headers["Authorization"] = _basic(s.basic_auth_user_info or "")
-        elif parts.username is not None:  # URL: the user info of this URL, if any
-            headers["Authorization"] = _basic(f"{unquote(parts.username)}:{unquote(parts.password or '')}")
-        return _Endpoint(redact_url(url), headers)
-
-
-def _basic(user_info: str) -> str:
-    return "Basic " + base64.b64encode(user_info.encode("utf-8")).decode("ascii")
+                self._current = (failed + 1) % len(self._clients)

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from kafka_s3_assets.devstack import stack
-from kafka_s3_assets.devstack.errors import DevstackError
+from kafka_s3_assets.devstack.errors import DevstackError, DevstackExtraMissing
 from kafka_s3_assets.devstack.s3_servers import BACKENDS
 
 DEFAULT_DIR_NAME = ".devstack"
@@ -83,6 +83,9 @@ def _up(args: argparse.Namespace) -> int:
         report = stack.bring_up(
             directory, s3_backend=args.s3, persistent_kafka=args.persistent_kafka
         )
+    except DevstackExtraMissing as exc:  # nothing was started
+        print(f"devstack up failed: {exc}", file=sys.stderr)
+        return 1
     except DevstackError as exc:
         print(f"devstack up failed: {exc}", file=sys.stderr)
         print(

@@ -9,3 +9,7 @@ class DevstackError(RuntimeError):
 
 class ServerStartError(DevstackError):
     """A server did not come up; the message names it and points at its log."""
+
+
+class DevstackExtraMissing(DevstackError):
+    """A package of the ``[devstack]`` extra is not installed; the message says how to install it."""

@@ -73,10 +73,6 @@ def subject_compatibility_not_configured(subject: str) -> RegistryError:
     )
 
 
-def subject_mode_not_configured(subject: str) -> RegistryError:
-    return RegistryError(40409, f"Subject '{subject}' does not have subject-level mode configured")
-
-
 def incompatible_schema(subject: str, messages: list[str]) -> RegistryError:
     return RegistryError(
         409,
@@ -102,14 +98,6 @@ def invalid_compatibility_level(level: object) -> RegistryError:
         42203,
         f"Invalid compatibility level '{level}'. Valid values are none, backward, forward, full, "
         "backward_transitive, forward_transitive, and full_transitive",
-    )
-
-
-def invalid_mode(mode: object) -> RegistryError:
-    return RegistryError(
-        42204,
-        f"Invalid mode '{mode}'. "
-        "Valid values are READWRITE, READONLY, READONLY_OVERRIDE and IMPORT",
     )
 
 

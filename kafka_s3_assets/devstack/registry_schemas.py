@@ -24,7 +24,7 @@ from kafka_s3_assets.devstack import registry_errors as errors
 AVRO = "AVRO"
 JSON = "JSON"
 PROTOBUF = "PROTOBUF"
-SCHEMA_TYPES = (JSON, PROTOBUF, AVRO)  # the order Confluent lists them in GET /schemas/types
+SCHEMA_TYPES = (JSON, PROTOBUF, AVRO)  # the schema types Confluent accepts
 
 _AVRO_PRIMITIVES = frozenset(
     {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}

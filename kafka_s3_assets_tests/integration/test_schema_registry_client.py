@@ -13,18 +13,20 @@ import socket
 import ssl
 import threading
 import traceback
+import types
 import uuid
 from typing import Callable
 
 import pytest
 import requests
+from confluent_kafka.schema_registry._sync import schema_registry_client as library_client
+from confluent_kafka.schema_registry.common import schema_registry_client as library_backoff
 
 from kafka_s3_assets.clients.errors import SchemaRegistryError
 from kafka_s3_assets.clients.schema_registry import (
     RegistryConfigError,
     RegistrySettings,
     SchemaRegistryClient,
-    backoff_delay_s,
     clear_shared_caches,
 )
 
@@ -229,26 +231,21 @@ def test_transient_errors_are_retried_then_the_request_succeeds(registered, serv
     assert flaky.paths == [f"/schemas/ids/{registered['id']}"] * 3
 
 
-def test_retries_are_bounded_and_back_off_exponentially(servers):
+def test_retries_are_bounded_and_back_off_exponentially(servers, monkeypatch):
     down = servers(always(503))
     delays: list[float] = []
+    # confluent-kafka's client sleeps a random fraction (full jitter) of a doubling, capped delay:
+    # record the sleeps and take the jitter's upper bound.
+    monkeypatch.setattr(library_client, "time", types.SimpleNamespace(sleep=delays.append))
+    monkeypatch.setattr(library_backoff, "random", types.SimpleNamespace(random=lambda: 1.0))
     client = SchemaRegistryClient(RegistrySettings(down.url, max_retries=2, retries_wait_ms=100,
-                                                   retries_max_wait_ms=150),
-                                  sleep=delays.append, rng=lambda: 1.0)  # the jitter's upper bound
+                                                   retries_max_wait_ms=150))
     with pytest.raises(SchemaRegistryError, match=r"^Schema registry unreachable at http://127.0.0.1:\d+: GET "
                                                   r"/schemas/ids/1 failed after 2 retries per URL "
                                                   r"\(http://127.0.0.1:\d+: 503"):
         client.schema_by_id(1)
     assert len(down.requests) == 3
     assert delays == [0.1, 0.15]  # 100 ms, then 200 ms capped at 150 ms
-
-
-def test_backoff_is_full_jitter_under_a_doubling_ceiling():
-    assert backoff_delay_s(0, 1000, 20000, lambda: 0.5) == 0.5
-    assert backoff_delay_s(3, 1000, 20000, lambda: 1.0) == 8.0
-    assert backoff_delay_s(10, 1000, 20000, lambda: 1.0) == 20.0
-    assert backoff_delay_s(100, 1000, 20000, lambda: 1.0) == 20.0  # no overflow
-    assert backoff_delay_s(2, 0, 20000, lambda: 1.0) == 0.0
 
 
 @pytest.mark.parametrize("status", [404, 401, 403, 400, 422])
@@ -464,7 +461,7 @@ def test_tls_with_a_ca_bundle_and_a_client_certificate(pki, mutual_tls_server):
     {},  # the system CAs do not know the test CA
     {"schema.registry.ssl.ca.location": "CA"},  # trusted, but no client certificate
 ])
-def test_tls_failures_are_clear_and_not_retried(pki, mutual_tls_server, settings):
+def test_tls_failures_are_clear_and_not_failed_over(pki, mutual_tls_server, settings):
     settings = {k: pki["ca"] if v == "CA" else v for k, v in settings.items()}
     client = SchemaRegistryClient(RegistrySettings.from_converter_settings(
         mutual_tls_server.url, {**settings, "max.retries": 3, "retries.wait.ms": 1}))
