@@ -90,7 +90,14 @@ def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, pa
     missing = tuple(sorted(k for k in listed if k not in present))
     mismatched = tuple(f"size mismatch: {k} is {present[k]} bytes, manifest says {size}"
                        for k, size in sorted(listed.items()) if k in present and present[k] != size)
-    unlisted = () if naming is None else tuple(sorted(
-        k for k in present if k not in listed and object_start_offset(naming, k, topic, partition) is not None))
+    # Objects before the first manifest's range are history that a previous connector wrote (a migration
+    # from Kafka Connect or the Block-GZIP sink), not ours to account for.
+    first = min((m.start_offset for m in manifests), default=0)
+
+    def ours_unlisted(key: str) -> bool:
+        start = object_start_offset(naming, key, topic, partition)
+        return key not in listed and start is not None and start >= first
+
+    unlisted = () if naming is None else tuple(sorted(k for k in present if ours_unlisted(k)))
     return CompletenessReport(check_contiguity(manifests), len(listed), missing, mismatched,
                               lost_ranges(manifests, low_watermark), unlisted)
