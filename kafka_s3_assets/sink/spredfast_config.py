@@ -168,14 +168,17 @@ def translate(raw: Mapping[str, Any]) -> Translation:
         internal["kafka_s3_assets.manifests.prefix"] = key_prefix + MANIFESTS_DIR
     settings = SpredfastSettings(
         connector_class=str(values["connector.class"]).strip(), key_prefix=key_prefix, block_size=block_size,
-        format=fmt, include_keys=include_keys, value_delimiter=b"\n" if value_delimiter is None else value_delimiter, key_delimiter=key_delimiter,
+        format=fmt, include_keys=include_keys,
+        value_delimiter=b"\n" if value_delimiter is None else value_delimiter, key_delimiter=key_delimiter,
         key_converter=key_converter, value_converter=value_converter or ALREADY_BYTES_CONVERTER)
     return Translation(internal, settings, problems)
 
 
 def _java_boolean(value: Any) -> bool:
     """Java's Boolean.valueOf / parseBoolean, which that sink uses: "true" in any case, else false."""
-    return value is True or str(value).strip().lower() == "true" if value is not None else False
+    if value is None:
+        return False
+    return value is True or str(value).strip().lower() == "true"
 
 
 def _long(values: Mapping[str, Any], key: str, default: int, problems: list[ConfigProblem]) -> int:

@@ -22,7 +22,12 @@ import json
 import pytest
 
 from kafka_s3_assets.export.spredfast_cursor import cursor_key, next_offset_of_index
-from kafka_s3_assets.sink.config import ConfigError, read_connector_file, validate_connector_config
+from kafka_s3_assets.sink.config import (
+    ConfigError,
+    read_connector_file,
+    resolved_connector_config,
+    validate_connector_config,
+)
 from kafka_s3_assets.sink.formats.java_block_gzip import JavaBlockGzipWriter
 from kafka_s3_assets.sink.formats.spredfast_records import decode_records, encode_record
 from kafka_s3_assets.sink.naming import ObjectNaming
@@ -226,3 +231,19 @@ def test_next_offset_after_an_index_is_the_last_chunks_first_plus_count():
              '{"first_record_offset":11042,"num_records":989,"byte_offset":10000,"byte_length":9890},'
              '{"first_record_offset":12031,"num_records":34,"byte_offset":19890,"byte_length":340}]}')
     assert next_offset_of_index(index.encode(), "k") == 12031 + 34
+
+
+def test_placeholders_and_a_worker_config_apply_to_that_sinks_config(tmp_path):
+    worker = tmp_path / "worker.properties"
+    worker.write_text("bootstrap.servers=broker:9092\n"
+                      "key.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n"
+                      "value.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n")
+    connector = tmp_path / "sink.properties"
+    connector.write_text(EXAMPLE.replace("s3.bucket=connect-system-test", "s3.bucket=${env:SINK_BUCKET}")
+                         .replace("key.converter=com.spredfast.kafka.connect.s3.AlreadyBytesConverter\n", ""))
+    raw = resolved_connector_config(connector, worker, env={"SINK_BUCKET": "from-env"})
+    config = validate_connector_config(raw)
+    assert config.bucket == "from-env" and config["bootstrap.servers"] == "broker:9092"
+    # A worker's converters are taken as the connector's own (so they must be among that sink's).
+    assert config.spredfast.key_converter == "org.apache.kafka.connect.converters.ByteArrayConverter"
+    assert config.spredfast.value_converter == "com.spredfast.kafka.connect.s3.AlreadyBytesConverter"
