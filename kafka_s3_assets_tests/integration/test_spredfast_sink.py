@@ -249,3 +249,17 @@ def test_a_crash_then_a_rerun_leaves_exactly_the_uninterrupted_objects_and_curso
     assert sorted(objects) == [f"systest/{DATE}/{topic}-00000-000000000000.gz",
                                f"systest/{DATE}/{topic}-00000-000000000000.index.json",
                                f"systest/last_chunk_index.{topic}-00000.txt"]
+
+
+def test_a_cursor_naming_a_missing_index_fails_the_export_naming_both(devstack, kafka, s3_client, bucket):
+    topic = kafka.create_topic("sf_broken_cursor")
+    kafka.produce(topic, [b"v"])
+    cursor = f"systest/last_chunk_index.{topic}-00000.txt"
+    s3_client.put_object(Bucket=bucket, Key=cursor, Body=f"systest/{DATE}/gone.index.json".encode())
+    config = sink_config(devstack, topic, bucket)
+
+    result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0), clock_ms=lambda: CLOCK)
+
+    assert result.status == "failed"
+    assert f"The cursor {cursor} names the index systest/{DATE}/gone.index.json, which does not exist" in result.error
+    assert list_keys(s3_client, bucket) == [cursor]  # nothing written
