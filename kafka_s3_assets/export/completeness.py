@@ -160,8 +160,15 @@ def _check_everything(store: S3ObjectStore, layout: ManifestLayout, topic: str, 
     for directory in sorted({k.rsplit("/", 1)[0] + "/" if "/" in k else "" for k in listed}):
         present.update(store.list_sizes(directory))
     missing, mismatched = _compare(listed, present)
-    unlisted = () if naming is None else tuple(sorted(
-        k for k in present if k not in listed and object_start_offset(naming, k, topic, partition) is not None))
+    # Objects before the first manifest's range are history that a previous connector wrote (a migration
+    # from Kafka Connect or the Block-GZIP sink), not ours to account for.
+    first = min((m.start_offset for m in manifests), default=0)
+
+    def ours_unlisted(key: str) -> bool:
+        start = object_start_offset(naming, key, topic, partition)
+        return key not in listed and start is not None and start >= first
+
+    unlisted = () if naming is None else tuple(sorted(k for k in present if ours_unlisted(k)))
     contiguity = check_contiguity(manifests)
     report = CompletenessReport(contiguity, len(listed), missing, mismatched, lost_ranges(manifests, low_watermark),
                                 unlisted)

@@ -16,10 +16,12 @@ from ..sink.manifest import ManifestLayout
 from ..sink.partitioner_config import DEFAULT_PARTITIONER
 from .export_lease import ExportIntent
 from .plan import PartitionPlan, plan_partitions
+from .spredfast_cursor import spredfast_cursor
 from .settings import ExportSettings
 
 # Where the next export resumes, in the order an export looks.
 FROM_MANIFEST = "manifest"          # after the last manifest in S3
+FROM_SPREDFAST_CURSOR = "spredfast_cursor"  # the Block-GZIP sink's last_chunk_index cursor (its config only)
 FROM_CONSUMER_GROUP = "consumer_group"  # Kafka Connect's connect-<name> offset (a migration's first export)
 FROM_EARLIEST = "earliest"          # nothing exported, no group offset: the log start
 
@@ -70,7 +72,10 @@ def objects_ready(config: SinkConfig, waiting: int) -> int | None:
     partitioner without time-based rotation. Each ``flush.size`` records close one file, which is a values
     object plus a keys and a headers object when those are stored. Assumes the waiting records share one
     schema (a schema change also rotates). Elsewhere the answer depends on record contents (Field and
-    time-based partitioners spread records over several open files) or on time: None."""
+    time-based partitioners spread records over several open files) or on time: None. Under the
+    Block-GZIP sink's config a run writes one object and its index whenever records wait."""
+    if config.spredfast is not None:
+        return 2 if waiting else 0
     if config["partitioner.class"] != DEFAULT_PARTITIONER:
         return None
     if config["rotate.interval.ms"] > 0 or config["rotate.schedule.interval.ms"] > 0:
@@ -94,7 +99,7 @@ def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list
     layout = ManifestLayout.from_config(config)
     report = []
     for plan in plan_partitions(settings, partitions, read_only=True):
-        next_offset, source = _next_offset(settings, config, plan)
+        next_offset, source = _next_offset(settings, config, plan, store)
         waiting = waiting_records(next_offset, plan.low_watermark, plan.high_watermark)
         report.append(PartitionDryRun(plan.topic, plan.partition, next_offset, source, plan.low_watermark,
                                       plan.high_watermark, objects_ready(config, waiting),
@@ -102,9 +107,14 @@ def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list
     return report
 
 
-def _next_offset(settings: ExportSettings, config: SinkConfig, plan: PartitionPlan) -> tuple[int | None, str]:
+def _next_offset(settings: ExportSettings, config: SinkConfig, plan: PartitionPlan,
+                 store: S3ObjectStore) -> tuple[int | None, str]:
     if plan.next_offset is not None:
         return plan.next_offset, FROM_MANIFEST
+    cursor = spredfast_cursor(store, config, plan.topic, plan.partition)
+    offset = cursor.resume_offset() if cursor is not None else None
+    if offset is not None:
+        return offset, FROM_SPREDFAST_CURSOR
     committed = kafka_client.committed_offset(settings.kafka, config.consumer_group, plan.topic, plan.partition)
     if committed is not None:
         return committed, FROM_CONSUMER_GROUP

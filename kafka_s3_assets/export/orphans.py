@@ -36,15 +36,16 @@ class SweepResult:
 
 
 def topic_prefix(naming: ObjectNaming, topic: str) -> str:
-    """The key prefix holding every object of ``topic`` (all encoded partitions)."""
-    directory = f"{topic}{naming.directory_delim}"
+    """The key prefix holding every object of ``topic`` (all encoded partitions; without a topic directory,
+    every object under ``topics.dir``)."""
+    directory = f"{topic}{naming.directory_delim}" if naming.topic_directory else ""
     if naming.topics_dir.strip():
         return f"{naming.topics_dir}{naming.directory_delim}{directory}"
     return directory
 
 
 def _name_match(naming: ObjectNaming, key: str, topic: str, partition: int) -> re.Match | None:
-    name = re.escape(f"{topic}{naming.file_delim}{partition}{naming.file_delim}")
+    name = re.escape(f"{topic}{naming.file_delim}{naming.partition_name(partition)}{naming.file_delim}")
     delim = re.escape(naming.directory_delim)
     return re.search(rf"(?:^|(?<={delim})){name}(\d+)\.[^/]*$", key)
 

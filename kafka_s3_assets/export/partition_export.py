@@ -38,6 +38,7 @@ from ..sink.manifest import Manifest, ManifestLayout, manifest_for_batches
 from ..sink.naming import ObjectNaming
 from ..sink.partitioners import build_partitioner
 from ..sink.secrets import scrub
+from ..sink.spredfast_writer import SpredfastPartitionWriter
 from ..sink.converters import AvroDecoder
 from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, WriterSettings
 from .conversion import RecordConverter
@@ -48,6 +49,7 @@ from .orphans import object_prefix, sweep_uncommitted
 from .progress import ProgressReporter
 from .record_loop import RecordLoop
 from .retention_loss import RetentionLossTracker
+from .spredfast_cursor import SpredfastCursor, spredfast_cursor
 from .settings import ExportSettings
 
 log = logging.getLogger(__name__)
@@ -109,7 +111,8 @@ class ManifestCommitter:
     def __init__(self, request: PartitionExportRequest, store: S3ObjectStore, layout: ManifestLayout,
                  start_offset: int, clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str,
                  lease: ExportLease, errant: ErrantRecords,
-                 annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest, max_objects: int | None = None):
+                 annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest, max_objects: int | None = None,
+                 on_committed: Callable[[Manifest], None] = lambda manifest: None):
         self._request = request
         self._lease = lease
         self._errant = errant
@@ -121,6 +124,7 @@ class ManifestCommitter:
         self._group = group
         self._annotate = annotate  # adds what the batches do not know (lost ranges) before the write
         self._max_objects = max_objects  # a manifest is written once the pending batches hold this many objects
+        self._on_committed = on_committed  # after each manifest (the Block-GZIP sink's cursor)
         self.pending: list[CommittedBatch] = []
         self.written: list[Manifest] = []
         self.manifest_keys: list[str] = []
@@ -156,6 +160,7 @@ class ManifestCommitter:
         self._store.put_if_absent(key, manifest.to_json_bytes())
         crash_point("after_manifest")
         point_to(self._store, self._layout, key, manifest)  # lets the next resume skip the history
+        self._on_committed(manifest)
         self._errant.confirm(settled)
         self.pending = self.pending[len(settled.batches):]
         self.written.append(manifest)
@@ -195,6 +200,13 @@ def group_or_earliest_offset(request: PartitionExportRequest, group: str) -> int
     return marks[(request.topic, request.partition)].low
 
 
+def first_export_offset(request: PartitionExportRequest, group: str, cursor: SpredfastCursor | None) -> int:
+    """Where a topic-partition without manifests starts: after what the Block-GZIP sink left (its cursor),
+    if the config is that sink's; else the consumer group, else the earliest offset."""
+    offset = cursor.resume_offset() if cursor is not None else None
+    return offset if offset is not None else group_or_earliest_offset(request, group)
+
+
 def planned_end(request: PartitionExportRequest, start: int) -> int:
     """Where this attempt stops reading (exclusive): the driver's plan, else the high watermark now.
     Fixed before reading, so an attempt that dies can be replayed exactly."""
@@ -228,7 +240,9 @@ class PrefixRecordingStore:
 
 
 def build_writer(config, topic: str, partition: int, store: S3ObjectStore | PrefixRecordingStore,
-                 reporter=None) -> TopicPartitionWriter:
+                 reporter=None) -> TopicPartitionWriter | SpredfastPartitionWriter:
+    if getattr(config, "spredfast", None) is not None:  # that sink's own layout: one object per run
+        return SpredfastPartitionWriter(topic, partition, config.spredfast, ObjectNaming.from_config(config), store)
     decoder = AvroDecoder()
     formats = FileFormats(
         values=build_format(config, "format.class"),
@@ -281,8 +295,9 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         group = config.consumer_group
         commit_offsets = config["kafka_s3_assets.commit.consumer.offsets"]
 
+        cursor = spredfast_cursor(store, config, request.topic, request.partition)
         seen = last_manifest(store, layout, request.topic, request.partition)
-        hint = seen.next_offset if seen is not None else group_or_earliest_offset(request, group)
+        hint = seen.next_offset if seen is not None else first_export_offset(request, group, cursor)
         result.start_offset = result.next_offset = hint
         if request.end_offset is not None and hint >= request.end_offset:
             result.high_watermark = request.end_offset  # nothing to do: no hold needed (the offset only grows)
@@ -307,6 +322,8 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                 # The dead attempt may have written its last manifest and died before committing the offset.
                 kafka_client.commit_offset(request.settings.kafka, group, request.topic, request.partition, start)
         swept = True
+        if cursor is not None:  # a crash may have come between the last manifest and the cursor
+            cursor.follow(last_manifest(store, layout, request.topic, request.partition))
         end = lease.intent.end_offset
         # One wall-clock time for the whole attempt (the reference uses one per put() batch), recorded in the
         # intent so that a rerun after a crash partitions and rotates exactly as this attempt did.
@@ -321,7 +338,8 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         errant.follow(writer)
         committer = ManifestCommitter(request, store, layout, start, clock_ms, commit_offsets, group, lease, errant,
                                       annotate=retention.record_in,
-                                      max_objects=config["kafka_s3_assets.manifest.max.objects"])
+                                      max_objects=config["kafka_s3_assets.manifest.max.objects"],
+                                      on_committed=cursor.follow if cursor is not None else lambda manifest: None)
         reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end,
                                               on_offsets_deleted=retention.on_offsets_deleted)
         records = RecordLoop(converter, errant, writer, now, committer.add,
@@ -331,6 +349,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
             records.write(batch)
         result.high_watermark = reader.high_watermark if reader.high_watermark is not None else end
         committer.pending.extend(writer.flush_if_due(now))  # a quiet partition's scheduled rotation
+        committer.pending.extend(writer.end_of_run(now))
         writer.abort()  # the tail after the last full object stays for a later run
         committer.flush()
         result.status = "exported" if committer.written else "up_to_date"

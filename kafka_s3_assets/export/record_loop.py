@@ -40,7 +40,8 @@ class RecordLoop:
                 self._one_by_one(first.records(), crash_armed)
                 if not len(batch):
                     return
-            if self._writer.write_avro_batch(self._converter.avro_values(batch), self._now_ms, self._on_committed):
+            values = self._converter.avro_values(batch)  # None: not Avro of one known schema
+            if values is not None and self._writer.write_avro_batch(values, self._now_ms, self._on_committed):
                 self._on_read(len(batch))
                 self.position = batch.offsets[-1] + 1
                 return

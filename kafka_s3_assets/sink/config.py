@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -37,6 +37,7 @@ from .errors import ConfigError, ConfigProblem
 from .partitioner_config import partitioner_problems
 from .properties import parse_properties
 from .secrets import HIDDEN
+from .spredfast_config import SpredfastSettings, is_spredfast, translate as translate_spredfast
 from .worker_config import merge_worker_config, read_worker_config
 
 SECRET_TYPES = (Type.PASSWORD,)
@@ -150,6 +151,8 @@ class SinkConfig:
     # Settings of the dead letter queue's producer and admin client (Connect's producer/admin.override.*).
     producer_overrides: Mapping[str, str] = field(default_factory=dict)
     admin_overrides: Mapping[str, str] = field(default_factory=dict)
+    # Set when the config is the Block-GZIP S3 sink's (spredfast): that sink's layout, format and cursor.
+    spredfast: SpredfastSettings | None = None
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -239,6 +242,8 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
 
 
 def _validate(raw: Mapping[str, Any]) -> SinkConfig:
+    if is_spredfast(raw):
+        return _validate_spredfast(raw)
     problems: list[ConfigProblem] = []
     values: dict[str, Any] = {}
     converter_settings: dict[str, dict[str, Any]] = {p: {} for p in CONVERTER_PREFIXES}
@@ -327,6 +332,21 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
         raise ConfigError(problems)
     return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit, worker_consumer_settings,
                       client_overrides["producer.override."], client_overrides["admin.override."])
+
+
+def _validate_spredfast(raw: Mapping[str, Any]) -> SinkConfig:
+    """The Block-GZIP S3 sink's config: its own keys checked by ``spredfast_config`` (problems name them),
+    the Connect keys it shares with every connector checked here as usual."""
+    translation = translate_spredfast(raw)
+    problems = list(translation.problems)
+    config = None
+    try:
+        config = _validate(translation.internal)
+    except ConfigError as exc:
+        problems.extend(exc.problems)
+    if problems:
+        raise ConfigError(problems)
+    return replace(config, spredfast=translation.settings)
 
 
 def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]) -> list[ConfigProblem]:

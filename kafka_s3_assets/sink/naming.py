@@ -1,5 +1,9 @@
-"""Object keys exactly as the reference names them (spec §2):
-``topics.dir/topic/encodedPartition/topic+partition+startOffset.ext``."""
+"""Object keys exactly as the reference names them:
+``topics.dir/topic/encodedPartition/topic+partition+startOffset.ext``.
+
+The Block-GZIP S3 sink (spredfast) names its objects ``<s3.prefix>/<upload date>/<topic>-<partition
+%05d>-<offset %012d>.gz``: the same parts without the topic directory, with a padded partition
+(``topic_directory=False``, ``partition_width=5``; see ``spredfast_config``)."""
 
 from __future__ import annotations
 
@@ -12,14 +16,21 @@ class ObjectNaming:
     directory_delim: str = "/"
     file_delim: str = "+"
     zero_pad_width: int = 10
+    partition_width: int = 0      # digits of the Kafka partition in file names (0: as is)
+    topic_directory: bool = True  # a directory per topic above the encoded partition
 
     def partitioned_path(self, topic: str, encoded_partition: str) -> str:
+        if not self.topic_directory:
+            return encoded_partition
         return f"{topic}{self.directory_delim}{encoded_partition}"
+
+    def partition_name(self, kafka_partition: int) -> str:
+        return f"{kafka_partition:0{self.partition_width}d}" if self.partition_width else str(kafka_partition)
 
     def file_name(self, topic: str, kafka_partition: int, start_offset: int, extension: str) -> str:
         # Java's "%0{w}d" pads and never truncates longer offsets; Python's format spec does the same.
         offset = f"{start_offset:0{self.zero_pad_width}d}"
-        return f"{topic}{self.file_delim}{kafka_partition}{self.file_delim}{offset}{extension}"
+        return f"{topic}{self.file_delim}{self.partition_name(kafka_partition)}{self.file_delim}{offset}{extension}"
 
     def object_key(self, topic: str, encoded_partition: str, kafka_partition: int, start_offset: int,
                    extension: str) -> str:
@@ -32,9 +43,12 @@ class ObjectNaming:
 
     @classmethod
     def from_config(cls, config) -> "ObjectNaming":
+        spredfast = getattr(config, "spredfast", None) is not None
         return cls(
             topics_dir=config["topics.dir"],
             directory_delim=config["directory.delim"],
             file_delim=config["file.delim"],
             zero_pad_width=config["filename.offset.zero.pad.width"],
+            partition_width=5 if spredfast else 0,
+            topic_directory=not spredfast,
         )

@@ -109,17 +109,19 @@ def find_chunk(index: dict, offset: int, *, last_offset: int | None = None) -> d
 
 
 def read_block_gzip_chunk(index: dict, offset: int, get_range: Callable[[int, int], bytes], *,
-                          last_offset: int | None = None) -> tuple[int, list[Any]]:
+                          last_offset: int | None = None,
+                          decode: Callable[[bytes], list[Any]] = json_lines) -> tuple[int, list[Any]]:
     """Fetch and decode only the chunk that holds ``offset``.
 
     ``get_range(start, end)`` returns the object's bytes ``[start, end)`` (end exclusive, like a slice;
     an HTTP Range header would say ``bytes=start-(end-1)``). Returns the chunk's first record offset and
     its records; with contiguous offsets, ``records[offset - first]`` is the record at ``offset``.
-    ``last_offset``: the object's last Kafka offset, if known (see ``find_chunk``).
+    ``last_offset``: the object's last Kafka offset, if known (see ``find_chunk``). ``decode`` splits the
+    chunk's uncompressed bytes into records (JSON lines unless told otherwise).
     """
     chunk = find_chunk(index, offset, last_offset=last_offset)
     start, length = chunk["byte_offset"], chunk["byte_length"]
     data = get_range(start, start + length)
     if len(data) != length:
         raise ValueError(f"Asked for bytes {start}..{start + length - 1} of the object and got {len(data)} bytes")
-    return chunk["first_record_offset"], json_lines(gzip.decompress(data))
+    return chunk["first_record_offset"], decode(gzip.decompress(data))
