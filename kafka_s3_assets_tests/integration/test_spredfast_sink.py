@@ -239,12 +239,13 @@ def test_a_crash_then_a_rerun_leaves_exactly_the_uninterrupted_objects_and_curso
             code, result, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK))
         assert code == 0 and result["status"] in ("exported", "up_to_date"), err
         keys = [k for k in list_keys(s3_client, bucket, "systest/") if "/_kafka_s3_assets/" not in k]
-        manifests = list_keys(s3_client, bucket, "systest/_kafka_s3_assets/")
+        manifests = list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/dir=")
         state[run] = ({k: body(s3_client, bucket, k) for k in keys}, len(manifests),
                       committed_offset(resolve_settings(config).kafka, f"connect-{config['name']}", topic, 0))
     objects, manifest_count, offset = state["crashed"]
     assert objects == state["reference"][0]
-    assert manifest_count == state["reference"][1] == 1  # one manifest, no hold left
+    assert manifest_count == state["reference"][1] == 1  # one manifest
+    assert list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/_intents/") == []  # no hold left
     assert offset == 12
     assert sorted(objects) == [f"systest/{DATE}/{topic}-00000-000000000000.gz",
                                f"systest/{DATE}/{topic}-00000-000000000000.index.json",
