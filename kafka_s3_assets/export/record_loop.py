@@ -52,7 +52,7 @@ class RecordLoop:
             if crash_armed:
                 crash_point("record_read")
             self._on_read(1)
-            self.position = record.offset + 1
             converted = self._errant.convert(self._converter, record)  # None: a tolerated conversion failure
             if converted is not None:
                 self._on_committed(*self._writer.write(converted, self._now_ms))
+            self.position = record.offset + 1  # last: a progress report that sees it sees the record's objects
