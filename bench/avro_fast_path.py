@@ -1,6 +1,6 @@
 """Avro fast path vs decode-and-encode, per record, in the sink core (no servers).
 
-Prints figures side by side with the limits measured on these machines (ENVIRONMENT.md):
+Prints figures side by side with the limits measured on these machines (docs/environment.md):
 copying an undecoded datum into a container block ~0.16 us; decode ~8 us + encode ~7 us. Also the
 re-encoding from bytes used when AvroData's file schema reorders a union (here a ``["string","null"]``
 field, written ``["null","string"]``), against decoding and encoding those records.
@@ -120,7 +120,7 @@ def main(n: int) -> None:
     reencoded = (time.perf_counter() - t) / n * 1e6
 
     print(f"records: {n}, average datum {avg:.0f} bytes")
-    print(f"{'path':<34}{'us/record':>10}{'limit (ENVIRONMENT.md)':>26}")
+    print(f"{'path':<34}{'us/record':>10}{'limit, docs/environment.md':>26}")
     print(f"{'fast path: copy datum bytes':<34}{fast:>10.2f}{'~0.16 copy':>26}")
     print(f"{'fast path, datum validated':<34}{validated:>10.2f}{'~8 decode (upper bound)':>26}")
     print(f"{'decode + encode':<34}{slow:>10.2f}{'~15 (8 decode + 7 encode)':>26}")

@@ -1,12 +1,13 @@
 """S3 through boto3: streaming multipart objects, conditional manifest writes, bucket checks.
 
 An object is held in memory at most one part (``s3.part.size``) before that part is uploaded
-(DESIGN §7). Objects that stay below one part are sent with a single PutObject: the visible result
-is the same and it costs one request instead of three.
+(docs/differences-from-kafka-connect.md). Objects that stay below one part are sent with a single
+PutObject: the visible result is the same and it costs one request instead of three.
 
 Every request goes through a :class:`~.s3_retry.Retrier` (``s3.part.retries`` attempts,
-``s3.retry.backoff.ms`` full-jitter backoff, spec §7); botocore's own retries are off so that the
-two never multiply. Errors name the request, e.g. ``UploadPart 2 of s3://b/k failed after 3 attempts``.
+``s3.retry.backoff.ms`` full-jitter backoff, as the reference connector retries); botocore's own retries
+are off so that the two never multiply. Errors name the request, e.g. ``UploadPart 2 of s3://b/k failed
+after 3 attempts``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class S3Settings:
     verify: bool | str | None = None          # False: do not verify certificates; a path: this CA bundle
     part_size: int = 26214400
     total_attempts: int = 3              # s3.part.retries: attempts of each request, the first included
-    retry_backoff_ms: int = 200          # s3.retry.backoff.ms: full-jitter backoff base (spec §7)
+    retry_backoff_ms: int = 200          # s3.retry.backoff.ms: full-jitter backoff base
     path_style: bool = True
     sse_algorithm: str = ""              # s3.ssea.name: AES256 | aws:kms | aws:kms:dsse
     sse_kms_key_id: str = ""

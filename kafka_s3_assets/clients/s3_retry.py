@@ -1,4 +1,5 @@
-"""How S3 requests are retried: the reference connector's policy (spec §7), as a small pure object.
+"""How S3 requests are retried: the reference connector's policy (``s3.part.retries``,
+``s3.retry.backoff.ms``), as a small pure object.
 
 The reference builds its AWS SDK v2 client with ``maxAttempts(s3.part.retries)`` (total attempts,
 the first included) and ``ExponentialDelayWithJitter(base=s3.retry.backoff.ms, max=24h)``: before
@@ -83,7 +84,8 @@ def is_retryable(exc: BaseException) -> bool:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """``s3.part.retries`` total attempts and ``s3.retry.backoff.ms`` full-jitter backoff (spec §7)."""
+    """``s3.part.retries`` total attempts and ``s3.retry.backoff.ms`` full-jitter backoff, as the reference
+    connector retries."""
 
     total_attempts: int = 3                 # s3.part.retries; 0 behaves as 1 (the SDK needs at least one)
     base_backoff_ms: int = 200              # s3.retry.backoff.ms

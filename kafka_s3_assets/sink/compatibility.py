@@ -1,4 +1,5 @@
-"""``schema.compatibility``: when a record with another schema arrives, rotate or project (spec §3.6).
+"""``schema.compatibility``: when a record with another schema arrives, rotate or project,
+as Kafka Connect's S3 sink does.
 
 The reference (``StorageSchemaCompatibility``) compares *Connect* schemas: the ones the worker's
 converter made (AvroConverter: ``AvroData.toConnectSchema``, see :mod:`avro_to_connect`; JsonConverter:

@@ -1,5 +1,5 @@
 """The connector's configuration keys: Kafka Connect's S3 sink keys with the reference's defaults and
-validation messages (spec §1), the Connect framework keys a connector config may carry, and our own
+validation messages, the Connect framework keys a connector config may carry, and our own
 extension keys under the ``kafka_s3_assets.`` prefix.
 
 Each key says how far we support it:
@@ -190,7 +190,7 @@ FRAMEWORK_KEYS = [
        doc="Worker key, no effect: an export commits offsets after each batch of objects is in S3"),
 ]
 
-# StorageSinkConnectorConfig, StorageCommonConfig, PartitionerConfig, S3SinkConnectorConfig (spec §1.1-1.4).
+# StorageSinkConnectorConfig, StorageCommonConfig, PartitionerConfig, S3SinkConnectorConfig: the reference's ConfigDefs.
 SINK_KEYS = [
     _k("format.class", Type.CLASS, REQUIRED, F, known_class(*FORMAT_CLASSES)),
     _k("flush.size", Type.INT, REQUIRED, F, doc="Records per object (counted across a topic-partition's open objects)"),

@@ -1,4 +1,4 @@
-"""Progress manifests: storage is the source of truth for what has been exported (DESIGN §4).
+"""Progress manifests: storage is the source of truth for what has been exported (docs/exactly-once.md).
 
 A manifest records one committed batch of objects of one topic-partition: the offset range it covers
 (including offsets with no record, e.g. compacted away or transaction markers), the objects with their

@@ -1,4 +1,4 @@
-"""Errors a partitioner raises for one record, split as the reference splits them (spec §5, §6.7).
+"""Errors a partitioner raises for one record, split as the reference splits them.
 
 Only ``PartitionError`` (the reference's ``PartitionException``) may go to the dead-letter queue; the
 other failures kill the reference's task, so the writer must treat them as fatal to stay faithful.

@@ -1,4 +1,5 @@
-"""Validation of the partitioner keys (spec §1.3, §1.6, §5.3), with the reference's messages.
+"""Validation of the partitioner keys (``partitioner.class``, ``partition.*``, ``path.format``,
+``locale``, ``timezone``, ``timestamp.*``), with the reference's messages.
 
 The reference checks these in three places: ConfigDef validators (``timezone``), the connector
 validator (FieldPartitioner needs ``partition.field.name``), and ``TimeBasedPartitioner.configure``

@@ -1,4 +1,5 @@
-"""Partitioners: the encoded partition (directory) of each record's object (spec §2.5, §5).
+"""Partitioners: the encoded partition (directory) of each record's object: Default, Field,
+TimeBased, Daily and Hourly.
 
 The five Confluent partitioners (``io.confluent.connect.storage.partitioner.*``), optionally wrapped
 by the S3 sink's SchemaPartitioner affix. They are pure: a record (and, for Wallclock, the writer's

@@ -1,4 +1,4 @@
-"""Record views: which part of a record a file holds (spec §2.3, §6.6).
+"""Record views: which part of a record a file holds (value, key or headers).
 
 Kafka Connect writes up to three files per object: the values (``x.avro``), the keys (``x.keys.avro``)
 and the headers (``x.headers.json``), each in its own format. A view picks that part of the record

@@ -1,5 +1,5 @@
 """The TopicPartitionWriter: the reference's rotation state machine for one Kafka topic-partition
-(spec §3.2-§3.5).
+(``TopicPartitionWriter.executeState``, its rotation rules and commit).
 
 Records arrive in offset order. Each goes to the open file of its encoded partition; a file is up to
 three objects (values, keys, headers) committed together. Any rotation commits every open file.

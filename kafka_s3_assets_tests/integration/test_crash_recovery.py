@@ -1,4 +1,4 @@
-"""Crash anywhere, rerun, same result (issue 5, DESIGN §5), against the real broker, registry and S3.
+"""Crash anywhere, rerun, same result (issue 5, docs/exactly-once.md), against the real broker, registry and S3.
 
 Each test runs an export in a process of its own (``faults/export_process.py``, what a Spark task
 runs) and SIGKILLs it at one step of the commit protocol (``kafka_s3_assets.crash_points``): while
@@ -9,10 +9,10 @@ must hold exactly what an uninterrupted export with the first attempt's clock wr
 keys with the same bytes, the same manifests, no object that no manifest lists, no open upload, no
 hold left, and the same consumer-group offset.
 
-The configurations cover what the reference cannot replay (spec §4.2): ``Wallclock`` time partitioning
-and ``rotate.schedule.interval.ms`` (whose end-of-run flush depends on the clock), next to a field
-partitioner with keys and headers (several objects per commit, several manifests per run) and big
-ByteArray records (multipart uploads).
+The configurations cover what Kafka Connect's S3 sink cannot replay exactly-once (docs/exactly-once.md):
+``Wallclock`` time partitioning and ``rotate.schedule.interval.ms`` (whose end-of-run flush depends on
+the clock), next to a field partitioner with keys and headers (several objects per commit, several
+manifests per run) and big ByteArray records (multipart uploads).
 """
 
 from __future__ import annotations

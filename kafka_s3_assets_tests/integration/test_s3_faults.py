@@ -1,4 +1,5 @@
-"""Exports through a fault-injecting proxy in front of the real S3 server (spec §7, §4.1).
+"""Exports through a fault-injecting proxy in front of the real S3 server: the reference's
+retry policy, and nothing committed past what is in S3.
 
 Every S3 request an export makes (HeadBucket, ListObjectsV2, GetObject of the last manifest, GetObject /
 PutObject / DeleteObject of the export's intent (its hold on the partition), PutObject of a small object

@@ -1,4 +1,4 @@
-"""schema.compatibility through the real broker, registry and S3 (spec §3.6): records alternating v1
+"""schema.compatibility through the real broker, registry and S3 (README "Schema evolution"): records alternating v1
 and v2 with flush.size=2; object boundaries and projected values read back with fastavro."""
 
 import io

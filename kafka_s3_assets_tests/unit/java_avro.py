@@ -1,5 +1,5 @@
 """Avro Java itself, as a judge of the schema text we write: the Avro 1.12 jar (and Jackson) ship inside
-the pyspark dependency, and ``javac``/``java`` 17 are part of the environment (ENVIRONMENT.md).
+the pyspark dependency, and ``javac``/``java`` 17 are part of the environment (docs/environment.md).
 
 ``java_schema_strings`` compiles a small helper (``java/AvroSchemaToString.java``) into a temporary
 directory and runs one JVM for all the schemas it is given: each is parsed with ``Schema.Parser`` and

@@ -1,4 +1,5 @@
-"""schema.compatibility: the rotate-or-project decision and Connect's view of Avro schemas (spec §3.6)."""
+"""schema.compatibility: the rotate-or-project decision and Connect's view of Avro schemas
+(README "Schema evolution")."""
 
 from __future__ import annotations
 
@@ -416,7 +417,7 @@ def alternating(first_offset: int, count: int, first_is_v1: bool) -> list:
 
 
 def simulate(mode: str, stream: list, flush_size: int) -> tuple[list, tuple | None]:
-    """The schema part of TopicPartitionWriter.executeState for one encoded partition (spec §3.2).
+    """The schema part of TopicPartitionWriter.executeState for one encoded partition.
 
     Returns the committed files and the open one, each ``(start offset, file schema version, values)``.
     Every written value is encoded with the file's schema and read back, as the Avro format would.

@@ -1,4 +1,4 @@
-"""The Joda pattern language of path.format (spec §5.3): tokens, fields, zones, locales, errors."""
+"""The Joda pattern language of path.format: tokens, fields, zones, locales, errors."""
 
 import pytest
 

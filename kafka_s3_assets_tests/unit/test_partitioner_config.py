@@ -1,4 +1,4 @@
-"""Partitioner config validation (spec §1.3, §1.6, §5.3): the reference's messages, each naming its key."""
+"""Partitioner config validation: the reference's messages, each naming its key."""
 
 import pytest
 

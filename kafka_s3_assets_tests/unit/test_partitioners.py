@@ -1,4 +1,4 @@
-"""The five partitioners and the schema affix (spec §2.5, §5), with the reference tests' examples."""
+"""The five partitioners and the schema affix, with the reference tests' examples."""
 
 import pytest
 

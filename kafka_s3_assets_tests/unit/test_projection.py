@@ -1,4 +1,4 @@
-"""SchemaProjector: a decoded value of the record's schema rebuilt on the file's schema (spec §3.6)."""
+"""SchemaProjector: a decoded value of the record's schema rebuilt on the file's schema (README "Schema evolution")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The S3 retry policy (spec §7) and how the S3 client applies it, without a server: fake random,
-fake sleep, and a stub boto3 client where a request must fail in a particular way."""
+"""The S3 retry policy (``s3.part.retries``, ``s3.retry.backoff.ms``) and how the S3 client applies it,
+without a server: fake random, fake sleep, and a stub boto3 client where a request must fail in a
+particular way."""
 
 from __future__ import annotations
 

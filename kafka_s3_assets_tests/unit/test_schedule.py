@@ -1,4 +1,5 @@
-"""Scheduled rotation boundaries: DateTimeUtils.getNextTimeAdjustedByDay (spec §3.4, DateTimeUtilsTest)."""
+"""Scheduled rotation boundaries: DateTimeUtils.getNextTimeAdjustedByDay (the reference's
+DateTimeUtilsTest cases)."""
 
 import pytest
 

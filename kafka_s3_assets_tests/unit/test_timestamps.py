@@ -1,4 +1,4 @@
-"""Timestamp extractors (spec §5.3) and the Joda ISO-8601 parser RecordField strings go through."""
+"""Timestamp extractors (Wallclock, Record, RecordField) and the Joda ISO-8601 parser RecordField strings go through."""
 
 import pytest
 

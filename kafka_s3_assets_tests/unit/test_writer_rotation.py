@@ -1,4 +1,4 @@
-"""Rotation, tombstones, keys/headers files and tagging in the TopicPartitionWriter (spec §3, §6.5, §6.6).
+"""Rotation, tombstones, keys/headers files and tagging in the TopicPartitionWriter.
 
 Partitioners here are small stand-ins so each rule is tested alone; the real partitioners have their
 own tests."""

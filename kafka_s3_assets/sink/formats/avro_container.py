@@ -1,8 +1,8 @@
 """A streaming Avro object container file encoder that takes datums already in Avro binary.
 
-This is what makes the Avro fast path possible (DESIGN §6): a Confluent-framed record's datum bytes
-are appended as they are, without decoding. Records that had to be decoded are encoded by the caller
-(fastavro's schemaless writer) and appended the same way.
+This is what makes the Avro fast path possible (``sink.batch_path``; its cost in docs/environment.md): a
+Confluent-framed record's datum bytes are appended as they are, without decoding. Records that had to be
+decoded are encoded by the caller (fastavro's schemaless writer) and appended the same way.
 
 Layout (Avro spec, "Object Container Files"): magic ``Obj\\x01``, a metadata map with ``avro.schema``
 and ``avro.codec``, a 16-byte sync marker, then blocks of ``count, size, data, sync``. Like Java's

@@ -1,5 +1,6 @@
 """Kafka Connect's AvroFormat: one Avro container file per object, written with the schema of the
-object's first record (spec §6.1): the Avro schema the sink's AvroData builds from its Connect schema.
+object's first record (later records are projected or start a new object): the Avro schema the sink's
+AvroData builds from its Connect schema.
 
 Records of that first record's registry schema are copied as datum bytes when the file schema encodes
 them alike (decided once per schema, :mod:`avro_transcode`), re-encoded from the bytes otherwise;

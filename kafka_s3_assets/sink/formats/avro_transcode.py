@@ -2,7 +2,7 @@
 
 The file schema is ``AvroData.fromConnectSchema(toConnectSchema(writer))``. Its properties change
 nothing in the binary encoding, so most datums are copied into the file as they are (the fast path,
-DESIGN §6). Three things the round trip does change the encoding:
+see ``sink.batch_path`` and docs/environment.md for its cost). Three things the round trip does change the encoding:
 
 * a union's branches can move: null goes first (``["string","null"]`` becomes ``["null","string"]``,
   ``["int","null","string"]`` becomes ``["null","int","string"]``), or last for an optional schema

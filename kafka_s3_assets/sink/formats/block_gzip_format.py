@@ -1,5 +1,5 @@
 """Block-GZIP: JSON lines in a series of gzip members, with a ``.index.json`` sidecar (our extension,
-after spredfast/kafka-connect-s3; spec peers.md §1.2).
+after spredfast/kafka-connect-s3's BlockGZIPFileWriter and its index).
 
 Why: a plain ``.json.gz`` must be decompressed from its first byte to reach any record. Here the object
 is a concatenation of independent gzip members ("chunks"), so any gunzip still reads the whole object,

@@ -1,4 +1,5 @@
-"""Kafka Connect's ByteArrayFormat: each record's raw bytes followed by a separator (spec §6.3).
+"""Kafka Connect's ByteArrayFormat: each record's raw bytes followed by a separator
+(``format.bytearray.separator``, default the line separator).
 
 The separator follows **every** record, the last one included, so an object is a plain concatenation
 of ``bytes + separator`` pairs. Values that contain the separator are indistinguishable from record

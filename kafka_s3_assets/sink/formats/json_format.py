@@ -1,5 +1,5 @@
 """Kafka Connect's JsonFormat: newline-delimited JSON, one value per line, optionally one gzip stream
-per object (spec §6.2). Not a JSON array, whatever old docs said (issue #330)."""
+per object. Not a JSON array, whatever old docs said (issue #330)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Kafka Connect's ParquetFormat through pyarrow: one Parquet file per object (spec §6.4).
+"""Kafka Connect's ParquetFormat through pyarrow: one Parquet file per object.
 
 The reference writes with ``AvroParquetWriter`` on the Avro schema of the object's first record:
 dictionary encoding on, page size 65536, codec ``parquet.codec``. Here the Avro schema is mapped to an
@@ -11,14 +11,14 @@ Differences that readers do not notice: lists are always written in the 3-level 
 layout (parquet-avro writes its old 2-level layout unless items are nullable); enums carry the
 STRING annotation, not ENUM; LZ4 is only available as ``lz4_raw`` (see ``PARQUET_CODECS``).
 
-Memory (DESIGN §7): the reference builds the whole file in memory until ``close()``. Here rows are
-buffered and written as a row group as soon as the buffered Arrow data reaches ``row_group_bytes``
-(8 MiB by default, never more than ``s3.part.size``) or ``row_group_rows`` rows. The ParquetWriter
-writes through ``_OutputFile`` straight onto the ObjectOutput, so a finished row group's bytes go to the
-object (and its multipart upload) at once, and an object costs about one row group plus one part
-buffer. Decoded rows are turned into Arrow arrays every ``batch_rows`` rows (or ~256 KiB of record
-bytes), so Python objects never pile up. Small row groups compress a little worse than parquet-java's
-128 MiB ones; raise ``row_group_bytes`` to trade memory for that.
+Memory (a difference on purpose, docs/differences-from-kafka-connect.md): the reference builds the whole
+file in memory until ``close()``. Here rows are buffered and written as a row group as soon as the
+buffered Arrow data reaches ``row_group_bytes`` (8 MiB by default, never more than ``s3.part.size``) or
+``row_group_rows`` rows. The ParquetWriter writes through ``_OutputFile`` straight onto the ObjectOutput,
+so a finished row group's bytes go to the object (and its multipart upload) at once, and an object costs
+about one row group plus one part buffer. Decoded rows are turned into Arrow arrays every ``batch_rows``
+rows (or ~256 KiB of record bytes), so Python objects never pile up. Small row groups compress a little
+worse than parquet-java's 128 MiB ones; raise ``row_group_bytes`` to trade memory for that.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ UNKNOWN_RECORD_SIZE = 256  # size estimate for data that has no Avro datum (deco
 @dataclass(frozen=True)
 class ParquetCodec:
     name: str                  # the parquet.codec value
-    extension: str             # CompressionCodecName.getExtension() + ".parquet" (spec §2.2)
+    extension: str             # CompressionCodecName.getExtension() + ".parquet", the reference's extension
     pyarrow_name: str | None   # None: pyarrow cannot write it
     unsupported_reason: str = ""
 
@@ -280,12 +280,12 @@ def _full_name(schema: dict, namespace: str | None) -> str:
 # ---- what a file holds: the Avro schema of its rows -------------------------------------------------
 
 def key_envelope(key_schema: Any) -> dict:
-    """Keys are written as ``RecordKey{key: <keySchema>}`` (spec §6.4)."""
+    """Keys are written as ``RecordKey{key: <keySchema>}``, as the reference's key files are."""
     return {"type": "record", "name": "RecordKey", "fields": [{"name": "key", "type": key_schema}]}
 
 
 def headers_envelope(headers_schema: Any) -> dict:
-    """Headers are written as ``RecordHeaders{headers: array<{key, value}>}`` (spec §6.4)."""
+    """Headers are written as ``RecordHeaders{headers: array<{key, value}>}``, as the reference's headers files are."""
     return {"type": "record", "name": "RecordHeaders", "fields": [{"name": "headers", "type": headers_schema}]}
 
 

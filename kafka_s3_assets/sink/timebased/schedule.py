@@ -1,5 +1,5 @@
 """Boundaries of scheduled rotation (``rotate.schedule.interval.ms``): the reference's
-``DateTimeUtils.getNextTimeAdjustedByDay`` (spec §3.4).
+``DateTimeUtils.getNextTimeAdjustedByDay``.
 
 Boundaries are local midnight plus whole periods, capped at the next local midnight, so a period that
 does not divide the day (7 h) restarts every day, and DST days (23 h / 25 h) keep their real length.

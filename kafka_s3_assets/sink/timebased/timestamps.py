@@ -1,4 +1,4 @@
-"""Timestamp extractors of the time-based partitioners (``timestamp.extractor``, spec §5.3).
+"""Timestamp extractors of the time-based partitioners (``timestamp.extractor``: Wallclock, Record, RecordField).
 
 ``Wallclock`` is the writer's ``now``; ``Record`` the Kafka record timestamp (None when absent: the
 partitioner then raises a PartitionError); ``RecordField`` a field of the value, read like the
