@@ -28,7 +28,7 @@ import struct
 import threading
 from dataclasses import dataclass, field
 
-from .kafka_traffic_proxy import BrokerBehindProxy, close_socket, read_frame
+from .kafka_traffic_proxy import BrokerBehindProxy, LoopbackProxy, close_socket, read_frame
 
 LOOPBACK = "127.0.0.1"
 API_FETCH = 1
@@ -128,76 +128,27 @@ def _cap_fetch_version(body: bytes, version: int) -> bytes:
     return bytes(data)
 
 
-class KafkaRetentionProxy:
+class KafkaRetentionProxy(LoopbackProxy):
     """``with KafkaRetentionProxy() as proxy: proxy.connect_to(port); proxy.delete_before(t, p, 9)``.
 
     The listening port is chosen first (``proxy.port``) so the broker can be told to advertise it.
     """
 
     def __init__(self):
-        self._listener = socket.create_server((LOOPBACK, 0))
-        self.port = self._listener.getsockname()[1]
-        self._upstream_port: int | None = None
+        super().__init__("kafka-retention-proxy")
         self._log_start: dict[tuple[str, int], int] = {}
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._sockets: list[socket.socket] = []
-        self._thread = threading.Thread(target=self._accept_loop, name="kafka-retention-proxy", daemon=True)
         self.out_of_range_answers = 0
-
-    @property
-    def bootstrap_servers(self) -> str:
-        return f"{LOOPBACK}:{self.port}"
-
-    def connect_to(self, upstream_port: int) -> "KafkaRetentionProxy":
-        self._upstream_port = upstream_port
-        self._thread.start()
-        return self
 
     def delete_before(self, topic: str, partition: int, log_start_offset: int) -> None:
         """From now on the partition's log starts at ``log_start_offset``, as after retention."""
         with self._lock:
             self._log_start[(topic, partition)] = log_start_offset
 
-    def __enter__(self) -> "KafkaRetentionProxy":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._listener.close()
-        with self._lock:
-            sockets, self._sockets = self._sockets, []
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
-
-    def _accept_loop(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            try:
-                upstream = socket.create_connection((LOOPBACK, self._upstream_port))
-            except OSError:  # the broker is not listening yet (or any more): the client retries
-                close_socket(client)
-                continue
-            with self._lock:
-                self._sockets += [client, upstream]
-            pending: dict[int, _Pending] = {}
-            pending_lock = threading.Lock()
-            threading.Thread(target=self._requests, args=(client, upstream, pending, pending_lock),
-                             daemon=True).start()
-            threading.Thread(target=self._responses, args=(upstream, client, pending, pending_lock),
-                             daemon=True).start()
+    def _serve(self, client: socket.socket, upstream: socket.socket) -> None:
+        pending: dict[int, _Pending] = {}
+        pending_lock = threading.Lock()
+        threading.Thread(target=self._requests, args=(client, upstream, pending, pending_lock), daemon=True).start()
+        threading.Thread(target=self._responses, args=(upstream, client, pending, pending_lock), daemon=True).start()
 
     def _requests(self, client, upstream, pending, pending_lock) -> None:
         while (frame := read_frame(client)) is not None:

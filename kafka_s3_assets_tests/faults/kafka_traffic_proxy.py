@@ -14,6 +14,7 @@ import struct
 import subprocess
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import Counter
 
 LOOPBACK = "127.0.0.1"
@@ -50,39 +51,36 @@ def close_socket(sock: socket.socket) -> None:
     sock.close()
 
 
-class KafkaTrafficProxy:
-    """Forwards every connection to the broker; ``response_bytes[api_key]`` sums the bytes (size prefix
-    included) of the broker's responses to that API, ``fetch_response_bytes`` those of Fetch."""
+class LoopbackProxy(ABC):
+    """A TCP proxy on loopback in front of a broker: listens first (``port``, so the broker can be told to
+    advertise it), forwards each connection once ``connect_to`` names the broker's port, and hands each
+    client/broker socket pair to ``_serve`` (the subclass's forwarding threads)."""
 
-    def __init__(self):
+    def __init__(self, name: str):
         self._listener = socket.create_server((LOOPBACK, 0))
         self.port = self._listener.getsockname()[1]
         self._upstream_port: int | None = None
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
-        self._thread = threading.Thread(target=self._accept_loop, name="kafka-traffic-proxy", daemon=True)
-        self.response_bytes: Counter[int] = Counter()
+        self._thread = threading.Thread(target=self._accept_loop, name=name, daemon=True)
 
     @property
     def bootstrap_servers(self) -> str:
         return f"{LOOPBACK}:{self.port}"
 
-    @property
-    def fetch_response_bytes(self) -> int:
-        with self._lock:
-            return self.response_bytes[API_FETCH]
-
-    def reset(self) -> None:
-        with self._lock:
-            self.response_bytes.clear()
-
-    def connect_to(self, upstream_port: int) -> "KafkaTrafficProxy":
+    def connect_to(self, upstream_port: int):
         self._upstream_port = upstream_port
         self._thread.start()
         return self
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
     def stop(self) -> None:
-        self._listener.close()
+        self._listener.close()  # ends the accept loop
         with self._lock:
             sockets, self._sockets = self._sockets, []
         for sock in sockets:
@@ -103,9 +101,34 @@ class KafkaTrafficProxy:
                 continue
             with self._lock:
                 self._sockets += [client, upstream]
-            api_of_request: dict[int, int] = {}  # correlation id -> API key, for this connection
-            threading.Thread(target=self._requests, args=(client, upstream, api_of_request), daemon=True).start()
-            threading.Thread(target=self._responses, args=(upstream, client, api_of_request), daemon=True).start()
+            self._serve(client, upstream)
+
+    @abstractmethod
+    def _serve(self, client: socket.socket, upstream: socket.socket) -> None:
+        """Start the threads that forward this connection's requests and responses."""
+
+
+class KafkaTrafficProxy(LoopbackProxy):
+    """Forwards every connection to the broker; ``response_bytes[api_key]`` sums the bytes (size prefix
+    included) of the broker's responses to that API, ``fetch_response_bytes`` those of Fetch."""
+
+    def __init__(self):
+        super().__init__("kafka-traffic-proxy")
+        self.response_bytes: Counter[int] = Counter()
+
+    @property
+    def fetch_response_bytes(self) -> int:
+        with self._lock:
+            return self.response_bytes[API_FETCH]
+
+    def reset(self) -> None:
+        with self._lock:
+            self.response_bytes.clear()
+
+    def _serve(self, client: socket.socket, upstream: socket.socket) -> None:
+        api_of_request: dict[int, int] = {}  # correlation id -> API key, for this connection
+        threading.Thread(target=self._requests, args=(client, upstream, api_of_request), daemon=True).start()
+        threading.Thread(target=self._responses, args=(upstream, client, api_of_request), daemon=True).start()
 
     def _requests(self, client: socket.socket, upstream: socket.socket, api_of_request: dict[int, int]) -> None:
         while (frame := read_frame(client)) is not None:
