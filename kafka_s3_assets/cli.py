@@ -174,6 +174,15 @@ def add_worker_config_option(parser: argparse.ArgumentParser) -> None:
                              f"connector config's own (default: ${WORKER_CONFIG_ENV})")
 
 
+def add_partition_command_options(parser: argparse.ArgumentParser, verb: str) -> None:
+    """``--config``, ``--partition TOPIC/P ...`` and ``--worker-config``: what every command on a connector's
+    topic-partitions takes."""
+    parser.add_argument("--config", required=True, help="Kafka Connect S3 sink config (.json or .properties)")
+    parser.add_argument("--partition", action="append", metavar="TOPIC/P",
+                        help=f"topic-partition to {verb} (repeatable; default: every partition of the topics)")
+    add_worker_config_option(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .devstack.cli import add_devstack_parser
 
@@ -184,29 +193,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     export = sub.add_parser("export", help="export topic-partitions through Dagster")
-    export.add_argument("--config", required=True, help="Kafka Connect S3 sink config (.json or .properties)")
-    export.add_argument("--partition", action="append", metavar="TOPIC/P",
-                        help="topic-partition to export (repeatable; default: every partition of the topics)")
+    add_partition_command_options(export, "export")
     export.add_argument("--json", action="store_true", help="print one JSON document with the results")
-    add_worker_config_option(export)
     export.set_defaults(func=_cmd_export)
 
     plan = sub.add_parser("plan", help="show what the next export would do, writing nothing")
-    plan.add_argument("--config", required=True, help="Kafka Connect S3 sink config (.json or .properties)")
-    plan.add_argument("--partition", action="append", metavar="TOPIC/P",
-                      help="topic-partition to plan (repeatable; default: every partition of the topics)")
+    add_partition_command_options(plan, "plan")
     plan.add_argument("--json", action="store_true", help="print one JSON document")
-    add_worker_config_option(plan)
     plan.set_defaults(func=_cmd_plan)
 
     check = sub.add_parser("check", help="run the completeness check of exported topic-partitions (exit 1 if one "
                                          "fails)")
-    check.add_argument("--config", required=True, help="Kafka Connect S3 sink config (.json or .properties)")
-    check.add_argument("--partition", action="append", metavar="TOPIC/P",
-                       help="topic-partition to check (repeatable; default: every partition of the topics)")
+    add_partition_command_options(check, "check")
     check.add_argument("--full", action="store_true",
                        help="verify the whole history again, not only what is new since the last check that passed")
-    add_worker_config_option(check)
     check.set_defaults(func=_cmd_check)
 
     validate = sub.add_parser("validate", help="validate a connector config and exit")
