@@ -35,7 +35,7 @@ from .config_keys import (
 from .config_providers import ResolvedConnectorConfig, resolve_config_providers
 from .errors import ConfigError, ConfigProblem
 from .partitioner_config import partitioner_problems
-from .properties import parse_properties
+from .properties import MalformedProperties, parse_properties
 from .secrets import HIDDEN
 from .spredfast_config import SpredfastSettings, is_spredfast, translate as translate_spredfast
 from .worker_config import merge_worker_config, read_worker_config
@@ -51,7 +51,10 @@ def read_connector_file(path: str | Path) -> dict[str, str]:
     except OSError as exc:
         raise ConfigError([ConfigProblem("<file>", f"Cannot read connector config {path}: {exc.strerror}")]) from exc
     if path.suffix == ".properties" or not text.lstrip().startswith("{"):
-        return parse_properties(text)
+        try:
+            return parse_properties(text)
+        except MalformedProperties as exc:
+            raise ConfigError([ConfigProblem("<file>", f"{path} is not a valid properties file: {exc}")]) from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:

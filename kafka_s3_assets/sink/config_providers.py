@@ -36,7 +36,7 @@ from pathlib import PurePath
 from typing import Any, Mapping
 
 from .errors import ConfigError, ConfigProblem
-from .properties import parse_properties
+from .properties import MalformedProperties, parse_properties
 from .secret_keys import is_secret_key
 from .secrets import HIDDEN
 
@@ -124,8 +124,9 @@ class FileProvider:
             try:
                 with open(readable, encoding="utf-8") as f:
                     self._files[readable] = parse_properties(f.read())
-            except (OSError, UnicodeDecodeError) as exc:
-                reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
+            except (OSError, UnicodeDecodeError, MalformedProperties) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) else \
+                    "not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
                 raise LookupFailed(f"could not read properties from file {path}: {reason}") from None
         properties = self._files[readable]
         if key not in properties:

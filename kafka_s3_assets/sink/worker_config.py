@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from .config_providers import PROVIDERS_KEY, listed_providers, is_provider_key
 from .errors import ConfigError, ConfigProblem
-from .properties import parse_properties
+from .properties import MalformedProperties, parse_properties
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,12 @@ def read_worker_config(path: str | Path) -> WorkerConfig:
     except OSError as exc:
         raise ConfigError([ConfigProblem("<worker config>", f"Cannot read worker config {path}: "
                                                             f"{exc.strerror}")]) from exc
-    return worker_config(parse_properties(text), str(path))
+    try:
+        properties = parse_properties(text)
+    except MalformedProperties as exc:
+        raise ConfigError([ConfigProblem("<worker config>", f"{path} is not a valid properties file: "
+                                                            f"{exc}")]) from None
+    return worker_config(properties, str(path))
 
 
 def _ignored_reason(key: str) -> str | None:

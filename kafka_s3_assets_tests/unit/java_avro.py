@@ -1,22 +1,19 @@
 """Avro Java itself, as a judge of the schema text we write: the Avro 1.12 jar (and Jackson) ship inside
-the pyspark dependency, and ``javac``/``java`` 17 are part of the environment (docs/environment.md).
+the pyspark dependency.
 
-``java_schema_strings`` compiles a small helper (``java/AvroSchemaToString.java``) into a temporary
-directory and runs one JVM for all the schemas it is given: each is parsed with ``Schema.Parser`` and
-written back with ``Schema.toString()``.
+``java_schema_strings`` runs a small helper (``java/AvroSchemaToString.java``) in one JVM for all the
+schemas it is given: each is parsed with ``Schema.Parser`` and written back with ``Schema.toString()``.
 """
 
 from __future__ import annotations
 
-import functools
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pyspark
 
+from .java_programs import run
+
 JARS = Path(pyspark.__file__).parent / "jars"
-HELPER = Path(__file__).parent / "java" / "AvroSchemaToString.java"
 
 
 def _classpath() -> str:
@@ -26,21 +23,8 @@ def _classpath() -> str:
     return ":".join(jars)
 
 
-@functools.lru_cache(maxsize=1)
-def _compiled() -> tuple[str, str]:
-    classes = tempfile.mkdtemp(prefix="avro_to_string_")
-    classpath = _classpath()
-    subprocess.run(["javac", "-nowarn", "-cp", classpath, "-d", classes, str(HELPER)], check=True,
-                   capture_output=True, timeout=120)
-    return classes, classpath
-
-
 def java_schema_strings(schemas: list[str]) -> list[str]:
     """Per schema text, ``OK\\t<Schema.toString()>`` or ``ERR\\t<why it does not parse>``."""
-    classes, classpath = _compiled()
-    result = subprocess.run(["java", "-cp", f"{classpath}:{classes}", "AvroSchemaToString"],
-                            input="".join(s + "\n" for s in schemas).encode("utf-8"), capture_output=True,
-                            timeout=120, check=True)
-    lines = result.stdout.decode("utf-8").split("\n")[:-1]  # not splitlines: U+2028 may sit in a doc
-    assert len(lines) == len(schemas), result.stderr.decode("utf-8", "replace")
+    lines = run("AvroSchemaToString", schemas, _classpath())
+    assert len(lines) == len(schemas), "the helper must answer every schema"
     return lines
