@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from .timebased.calendar_math import java_div
-from .connect_fields import DATE, TIME, TIMESTAMP, AvroConnectView, ValueReader, is_missing, nested_value
+from .schema.connect_fields import DATE, TIME, TIMESTAMP, AvroConnectView, ValueReader, is_missing, nested_value
 from .errors import ConfigError
 from .timebased.joda import JodaFormatter
 from .partition_errors import PartitionDataError, PartitionError, TimestampFormatError

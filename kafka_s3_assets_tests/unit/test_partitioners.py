@@ -2,7 +2,7 @@
 
 import pytest
 
-from kafka_s3_assets.sink.connect_fields import ValueReader
+from kafka_s3_assets.sink.schema.connect_fields import ValueReader
 from kafka_s3_assets.sink.converters import AvroDecoder
 from kafka_s3_assets.sink.errors import ConfigError
 from kafka_s3_assets.sink.partitioners import (

@@ -21,7 +21,7 @@ import re
 from typing import Any, Protocol
 
 from .calendar_math import double_to_long, wrap_long
-from ..connect_fields import TIMESTAMP, ValueReader, is_missing, nested_value
+from ..schema.connect_fields import TIMESTAMP, ValueReader, is_missing, nested_value
 from .iso_datetime import parse_iso_millis
 from ..partition_errors import PartitionDataError, PartitionError
 from ..records import SinkRecord

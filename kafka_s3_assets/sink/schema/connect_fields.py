@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .partition_errors import PartitionDataError
+from ..partition_errors import PartitionDataError
 
 TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
 DATE = "org.apache.kafka.connect.data.Date"
