@@ -126,6 +126,20 @@ def test_optional_bytes_are_written_however_the_avro_schema_spells_them(schema):
     assert write(ByteArrayFormat(), avro_records([b"\x01"], schema=schema)) == b"\x01\n"
 
 
+@pytest.mark.parametrize("schema", [
+    {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2},
+    ["null", {"type": "fixed", "name": "com.acme.Money", "size": 4, "logicalType": "decimal", "precision": 6,
+              "scale": 2}],
+])
+def test_a_decimal_is_not_bytes_to_the_bytearray_converter(schema):
+    """AvroData gives a Decimal's value as a BigDecimal, which ByteArrayConverter refuses although its
+    schema type is BYTES."""
+    import decimal
+
+    with pytest.raises(ByteArrayDataError, match="not compatible with objects of type class java.math.BigDecimal"):
+        write(ByteArrayFormat(), avro_records([decimal.Decimal("12.34")], schema=schema))
+
+
 def test_optional_bytes_from_the_registry_are_bytes():
     record = SinkRecord(KafkaRecord("t", 0, 0, None, None, b""),
                         ConnectData(schema=AvroSchemaRef(1, 1, ["null", "bytes"], '["null","bytes"]'),

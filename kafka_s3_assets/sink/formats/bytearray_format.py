@@ -14,7 +14,7 @@ from ..converters import AvroDecoder
 from ..errors import RecordDataError
 from ..records import ConnectData, SinkRecord
 from ..schema.compatibility import schema_of
-from ..schema.connect_schema import BYTES
+from ..schema.connect_schema import BYTES, DECIMAL
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, RecordView
 from .compression import StreamCompressor
@@ -32,29 +32,29 @@ class ByteArrayDataError(RecordDataError):
     """Data that is not bytes: the reference's DataException from ByteArrayConverter.fromConnectData."""
 
 
-def schema_type_name(data: ConnectData) -> str | None:
-    """The type of the Connect schema the worker's converter gave the data (None without a schema):
-    ByteArrayConverter accepts BYTES only, and names any other type in its message."""
-    return None if data.schema is None else schema_of(data.schema).type
-
-
 def raw_bytes(data: ConnectData | None, decoder: AvroDecoder, view_name: str) -> bytes:
-    """The bytes ByteArrayConverter.fromConnectData would return, or its DataException."""
+    """The bytes ByteArrayConverter.fromConnectData would return, or its DataException.
+
+    The schema checked is the Connect schema the worker's converter gave the data: it must be BYTES,
+    and a Decimal (BYTES too) holds a BigDecimal, not bytes."""
     if data is None:
         raise ByteArrayDataError(f"ByteArrayFormat cannot write a null {view_name}")
-    schema_type = schema_type_name(data)
-    if schema_type is not None and schema_type != BYTES:
-        raise ByteArrayDataError(f"Invalid schema type for ByteArrayConverter: {schema_type} "
+    schema = None if data.schema is None else schema_of(data.schema)
+    if schema is not None and schema.type != BYTES:
+        raise ByteArrayDataError(f"Invalid schema type for ByteArrayConverter: {schema.type} "
                                  f"(ByteArrayFormat writes {view_name} with a bytes schema or none)")
     try:
         value = decoder.decode(data)
     except Exception as exc:  # a corrupt datum: this record's fault
         raise RecordDataError(str(exc) or type(exc).__name__) from exc
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
     if value is None:
         raise ByteArrayDataError(f"ByteArrayFormat cannot write a null {view_name}")
-    java_class = _JAVA_CLASS.get(type(value), type(value).__name__)
+    if schema is not None and schema.logical == DECIMAL:
+        java_class = "java.math.BigDecimal"
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    else:
+        java_class = _JAVA_CLASS.get(type(value), type(value).__name__)
     raise ByteArrayDataError(f"ByteArrayConverter is not compatible with objects of type class {java_class} "
                              f"(ByteArrayFormat writes {view_name} that are bytes)")
 
