@@ -41,6 +41,7 @@ from typing import Any
 
 from kafka_s3_assets.devstack.registry_compat import BACKWARD, FORWARD
 from kafka_s3_assets.devstack.registry_schemas import ParsedSchema
+from kafka_s3_assets.sink.schema.avro_names import NAMED, PRIMITIVES, AvroNames, namespace_of, qualify
 
 NAME_MISMATCH = "NAME_MISMATCH"
 FIXED_SIZE_MISMATCH = "FIXED_SIZE_MISMATCH"
@@ -49,8 +50,6 @@ READER_FIELD_MISSING_DEFAULT_VALUE = "READER_FIELD_MISSING_DEFAULT_VALUE"
 TYPE_MISMATCH = "TYPE_MISMATCH"
 MISSING_UNION_BRANCH = "MISSING_UNION_BRANCH"
 
-_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
-_NAMED = frozenset({"record", "error", "enum", "fixed"})
 # Reader type -> writer types it can read besides its own (Avro's promotions).
 _PROMOTIONS = {
     "long": {"int"},
@@ -149,42 +148,39 @@ class _Node:
         return "RECORD" if self.type == "error" else self.type.upper()
 
 
-def _full_name(name: str, namespace: str) -> str:
-    return name if "." in name or not namespace else f"{namespace}.{name}"
-
-
 def _parse(document: Any) -> _Node:
-    named: dict[str, _Node] = {}
+    names = AvroNames(document)
+    nodes: dict[int, _Node] = {}  # id(definition) -> its node, so a reference is the node it names
 
-    def parse(node: Any, namespace: str) -> _Node:
+    def parse(node: Any, namespace: str | None) -> _Node:
         if isinstance(node, list):
             return _Node("union", branches=[parse(branch, namespace) for branch in node])
         if isinstance(node, str):
-            if node in _PRIMITIVES:
+            if node in PRIMITIVES:
                 return _Node(node)
-            found = named.get(_full_name(node, namespace)) or named.get(node)
-            if found is None:
-                found = _Node(_OPAQUE, full_name=_full_name(node, namespace))
-            return found
+            definition = names.lookup(node, namespace)
+            if definition is None:
+                return _Node(_OPAQUE, full_name=qualify(node, namespace))
+            return nodes.get(id(definition)) or parse(definition, namespace)
         if not isinstance(node, dict):
             raise ValueError(f"not an Avro schema: {node!r}")
         kind = node.get("type")
         if not isinstance(kind, str):
             return parse(kind, namespace)  # {"type": {...}} or {"type": [...]}
-        if kind in _NAMED:
-            return parse_named(node, kind, namespace)
+        if kind in NAMED:
+            return nodes.get(id(node)) or parse_named(node, kind)
         if kind == "array":
             return _Node("array", items=parse(node["items"], namespace))
         if kind == "map":
             return _Node("map", items=parse(node["values"], namespace))
         return parse(kind, namespace)  # {"type": "int", "logicalType": ...} or {"type": "a.Named"}
 
-    def parse_named(node: dict, kind: str, namespace: str) -> _Node:
-        full = _full_name(node["name"], node.get("namespace", namespace) or "")
-        inner = full.rpartition(".")[0]
-        aliases = tuple(_full_name(alias, inner) for alias in node.get("aliases", []))
+    def parse_named(node: dict, kind: str) -> _Node:
+        full = names.full(node)
+        inner = namespace_of(full)
+        aliases = tuple(qualify(alias, inner) for alias in node.get("aliases", []))
         result = _Node(kind, full_name=full, aliases=aliases)
-        named[full] = result  # before the fields: a record may refer to itself
+        nodes[id(node)] = result  # before the fields: a record may refer to itself
         if kind in ("record", "error"):
             result.fields = [
                 _Field(
@@ -203,7 +199,7 @@ def _parse(document: Any) -> _Node:
             result.size = node.get("size")
         return result
 
-    return parse(document, "")
+    return parse(document, None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -254,7 +250,7 @@ class _ReaderWriterChecker:
     def _same_type(self, reader: _Node, writer: _Node, location: list[str]) -> Found:
         kind = reader.type
         names = self._names
-        if kind in _PRIMITIVES:
+        if kind in PRIMITIVES:
             return []
         if kind == "array":
             return self._compatibility("items", reader.items, writer.items, location)

@@ -20,16 +20,19 @@ from typing import Any
 import fastavro
 
 from kafka_s3_assets.devstack import registry_errors as errors
+from kafka_s3_assets.sink.schema.avro_names import (
+    NAMED,
+    PRIMITIVES,
+    AvroNames,
+    full_name,
+    namespace_of,
+    qualify,
+)
 
 AVRO = "AVRO"
 JSON = "JSON"
 PROTOBUF = "PROTOBUF"
 SCHEMA_TYPES = (JSON, PROTOBUF, AVRO)  # the schema types Confluent accepts
-
-_AVRO_PRIMITIVES = frozenset(
-    {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
-)
-_AVRO_NAMED = frozenset({"record", "error", "enum", "fixed"})
 
 
 @dataclass(frozen=True)
@@ -93,61 +96,58 @@ def _parse_avro(text: str, referenced_texts: list[str], *, normalize: bool) -> P
         fastavro.parse_schema(document, named_schemas=named_types)
     except Exception as exc:  # fastavro raises several unrelated exception types
         raise errors.invalid_schema(f"{type(exc).__name__}: {exc}") from exc
-    resolved = _resolve_avro_names(document, namespace="")
+    names = AvroNames([*(json.loads(referenced) for referenced in referenced_texts), document])
+    resolved = _resolve_avro_names(document, None, names)
     canonical = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
     stored = json.dumps(resolved, separators=(",", ":")) if normalize else text
     return ParsedSchema(AVRO, stored, canonical, document)
 
 
-def _full_name(name: str, namespace: str) -> str:
-    if "." in name or not namespace:
-        return name
-    return f"{namespace}.{name}"
-
-
-def _resolve_avro_names(node: Any, namespace: str) -> Any:
+def _resolve_avro_names(node: Any, namespace: str | None, names: AvroNames) -> Any:
     """Rewrite an Avro schema so that equal schemas have equal JSON.
 
     Names become full names (and ``namespace`` keys disappear), references to named types
-    become full names, and ``{"type": <primitive>}`` without other attributes becomes the
+    become the full names of the types they name (``names``: those of the schema and of the
+    schemas it references), and ``{"type": <primitive>}`` without other attributes becomes the
     bare primitive: the same identities Avro itself applies when it parses a schema.
     """
     if isinstance(node, str):
-        return node if node in _AVRO_PRIMITIVES else _full_name(node, namespace)
+        if node in PRIMITIVES:
+            return node
+        definition = names.lookup(node, namespace)
+        return qualify(node, namespace) if definition is None else names.full(definition)
     if isinstance(node, list):
-        return [_resolve_avro_names(branch, namespace) for branch in node]
+        return [_resolve_avro_names(branch, namespace, names) for branch in node]
     if not isinstance(node, dict):
         raise errors.invalid_schema(f"unexpected JSON value in an Avro schema: {node!r}")
 
     type_ = node.get("type")
-    if type_ in _AVRO_NAMED:
-        name = node.get("name")
-        if not isinstance(name, str):
+    if type_ in NAMED:
+        if not isinstance(node.get("name"), str):
             raise errors.invalid_schema(f"a {type_} needs a name")
-        own_namespace = node.get("namespace", namespace) or ""
-        full_name = _full_name(name, own_namespace)
-        inner_namespace = full_name.rpartition(".")[0]
+        full = full_name(node, namespace)
+        inner_namespace = namespace_of(full)
         resolved = {k: v for k, v in node.items() if k != "namespace"}
-        resolved["name"] = full_name
+        resolved["name"] = full
         if "aliases" in node:
-            resolved["aliases"] = [_full_name(a, inner_namespace) for a in node["aliases"]]
+            resolved["aliases"] = [qualify(alias, inner_namespace) for alias in node["aliases"]]
         if type_ in ("record", "error"):
             fields = node.get("fields")
             if not isinstance(fields, list):
-                raise errors.invalid_schema(f"record {full_name} needs a list of fields")
-            resolved["fields"] = [_resolve_avro_field(f, inner_namespace) for f in fields]
+                raise errors.invalid_schema(f"record {full} needs a list of fields")
+            resolved["fields"] = [_resolve_avro_field(f, inner_namespace, names) for f in fields]
         return resolved
     if type_ == "array":
-        return {**node, "items": _resolve_avro_names(node.get("items"), namespace)}
+        return {**node, "items": _resolve_avro_names(node.get("items"), namespace, names)}
     if type_ == "map":
-        return {**node, "values": _resolve_avro_names(node.get("values"), namespace)}
+        return {**node, "values": _resolve_avro_names(node.get("values"), namespace, names)}
     if set(node) == {"type"}:
         # {"type": "string"}, {"type": "com.x.Named"} or {"type": {...}}: a plain wrapper.
-        return _resolve_avro_names(type_, namespace)
-    return {**node, "type": _resolve_avro_names(type_, namespace)}
+        return _resolve_avro_names(type_, namespace, names)
+    return {**node, "type": _resolve_avro_names(type_, namespace, names)}
 
 
-def _resolve_avro_field(field: Any, namespace: str) -> Any:
+def _resolve_avro_field(field: Any, namespace: str | None, names: AvroNames) -> Any:
     if not isinstance(field, dict) or "name" not in field or "type" not in field:
         raise errors.invalid_schema(f"a record field needs a name and a type: {field!r}")
-    return {**field, "type": _resolve_avro_names(field["type"], namespace)}
+    return {**field, "type": _resolve_avro_names(field["type"], namespace, names)}

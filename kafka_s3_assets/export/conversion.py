@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..clients.errors import SchemaNotFoundError, SchemaRegistryError
 from ..sink.config import SinkConfig
-from ..sink.connect_schema import AvroDataConfig
+from ..sink.schema.connect_schema import AvroDataConfig
 from ..sink.batch_path import AvroValueBatch
 from ..sink.converters import (MAGIC_BYTE, WIRE_HEADER, AvroConverter, AvroDecoder, ConversionError, SchemaSource,
                                build_converter)

@@ -23,7 +23,7 @@ import traceback
 from dataclasses import dataclass
 
 from ..clients.errors import ExternalSystemError, SchemaNotFoundError
-from ..sink.compatibility import SchemaCompatibilityError
+from ..sink.schema.compatibility import SchemaCompatibilityError
 from ..sink.converters import ConversionError
 from ..sink.errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
 from ..sink.partition_errors import PartitionDataError, PartitionError, TimestampFormatError

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from .avro_names import AvroNames, SchemaConversionError, kind_of
+from .schema.avro_names import AvroNames, SchemaConversionError, kind_of
 
 
 class _Unsupported(Exception):

@@ -392,7 +392,7 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
            doc="AvroConverter: record, field and enum docs, the field-default flag, connect.doc and "
                "connect.parameters become Connect schema attributes (so file schemas and schema.compatibility "
                "see them)"),
-        # The subject whose version of the schema becomes connect.version (sink.subject_names).
+        # The subject whose version of the schema becomes connect.version (sink.schema.subject_names).
         _k("value.subject.name.strategy", Type.CLASS, "io.confluent.kafka.serializers.subject.TopicNameStrategy", F,
            known_class(*("io.confluent.kafka.serializers.subject." + n
                          for n in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"))),

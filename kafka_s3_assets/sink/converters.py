@@ -18,15 +18,15 @@ from typing import Any, Protocol
 
 import fastavro
 
-from .avro_from_connect import avro_file_schema_json
-from .avro_schema_json import AvroSchemaError
-from .avro_to_connect import SchemaConversionError, to_connect_schema
+from .schema.avro_from_connect import avro_file_schema_json
+from .schema.avro_schema_json import AvroSchemaError
+from .schema.avro_to_connect import SchemaConversionError, to_connect_schema
 from .config import ConverterConfig
 from .config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
-from .connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
+from .schema.connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
 from .json_envelope import EnvelopeError, EnvelopeReader
 from .records import AvroSchemaRef, ConnectData, PrimitiveSchema
-from .subject_names import TOPIC_NAME_STRATEGY, TOPIC_NAMES, SubjectNameError, SubjectNameStrategy, strategy_setting
+from .schema.subject_names import TOPIC_NAME_STRATEGY, TOPIC_NAMES, SubjectNameError, SubjectNameStrategy, strategy_setting
 
 OPTIONAL_STRING = PrimitiveSchema("string")
 OPTIONAL_BYTES = PrimitiveSchema("bytes")

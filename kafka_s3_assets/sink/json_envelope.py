@@ -29,9 +29,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .avro_from_connect import avro_file_schema_json
-from .avro_schema_json import AvroSchemaError
-from .connect_schema import (
+from .schema.avro_from_connect import avro_file_schema_json
+from .schema.avro_schema_json import AvroSchemaError
+from .schema.connect_schema import (
     DATE, DECIMAL, DECIMAL_PRECISION, DECIMAL_SCALE, FIXED_SIZE, LOGICAL_BASE_TYPES, SINK_DEFAULTS, TIME, TIMESTAMP,
     AvroDataConfig, ConnectSchema, avro_datum, has_union, java_hash_map_order,
 )

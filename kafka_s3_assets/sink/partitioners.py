@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from .timebased.calendar_math import java_div
-from .connect_fields import DATE, TIME, TIMESTAMP, AvroConnectView, ValueReader, is_missing, nested_value
+from .schema.connect_fields import ValueReader, is_missing, is_struct, nested_value
+from .schema.connect_schema import BOOLEAN, DATE, INT8, INT16, INT32, INT64, STRING, TIME, TIMESTAMP, ConnectSchema
 from .errors import ConfigError
 from .timebased.joda import JodaFormatter
 from .partition_errors import PartitionDataError, PartitionError, TimestampFormatError
@@ -32,7 +33,7 @@ from .timebased.timestamps import TimestampExtractor, build_timestamp_extractor
 from .timebased.zones import JodaZone, zone_for_id
 
 _ENCODING_ERROR = "Error encoding partition."
-_INTEGER_TYPES = ("INT8", "INT16", "INT32", "INT64")
+_INTEGER_TYPES = (INT8, INT16, INT32, INT64)
 
 
 class Partitioner(Protocol):
@@ -78,21 +79,20 @@ class FieldPartitioner(_Partitioner):
 
     def encode_partition(self, record: SinkRecord, now_ms: int) -> str:
         data = record.value
-        view = self._values.view(data)
-        if view is not None:
-            if view.top.type == "STRUCT" and view.top.fields is not None:
+        schema = self._values.schema(data)
+        if schema is not None:
+            if is_struct(schema):
                 struct = self._values.value(data)
                 if isinstance(struct, dict):
-                    return self.delim.join(self._struct_segment(struct, view, name) for name in self.field_names)
+                    return self.delim.join(self._struct_segment(struct, schema, name) for name in self.field_names)
         elif data is not None:
             value = self._values.value(data)
             if isinstance(value, dict):
                 return self.delim.join(self._map_segment(value, name) for name in self.field_names)
         raise PartitionError(_ENCODING_ERROR)  # not a Struct (nor a JSON object)
 
-    @staticmethod
-    def _struct_segment(struct: dict, view: AvroConnectView, name: str) -> str:
-        field_type = view.nested_field(name)
+    def _struct_segment(self, struct: dict, schema: ConnectSchema, name: str) -> str:
+        field_type = self._values.field(schema, name)
         if field_type is None:
             raise PartitionDataError(f"Field '{name}' is not present in the schema.")
         value = nested_value(struct, name)
@@ -104,9 +104,9 @@ class FieldPartitioner(_Partitioner):
                     f"Partition field '{name}' has Connect logical type {field_type.logical}, which FieldPartitioner "
                     "cannot encode (the reference fails with a ClassCastException)")
             return f"{name}={value}"
-        if field_type.type == "STRING":
+        if field_type.type == STRING:
             return f"{name}={value}"
-        if field_type.type == "BOOLEAN":
+        if field_type.type == BOOLEAN:
             return f"{name}={'true' if value else 'false'}"
         raise PartitionError(_ENCODING_ERROR)  # FLOAT32/64, BYTES, ARRAY, MAP, STRUCT
 

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
 from .batch_path import AvroValueBatch, BatchPath
-from .compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
+from .schema.compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .converters import AvroDecoder
 from .errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
 from .formats.avro_container import BlockWriteError
 from .formats.base import Format, RecordWriter
 from .naming import ObjectNaming
-from .projection import project_connect
+from .schema.projection import project_connect
 from .records import ConnectData, KafkaRecord, SinkRecord
 from .timebased.schedule import next_scheduled_rotation
 from .storage import ObjectStore

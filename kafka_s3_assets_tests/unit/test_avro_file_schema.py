@@ -14,10 +14,10 @@ import json
 
 import pytest
 
-from kafka_s3_assets.sink.avro_from_connect import avro_file_schema_json
-from kafka_s3_assets.sink.avro_schema_json import java_double_string, java_float_string
-from kafka_s3_assets.sink.avro_to_connect import SchemaConversionError, to_connect_schema
-from kafka_s3_assets.sink.connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
+from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
+from kafka_s3_assets.sink.schema.avro_schema_json import java_double_string, java_float_string
+from kafka_s3_assets.sink.schema.avro_to_connect import SchemaConversionError, to_connect_schema
+from kafka_s3_assets.sink.schema.connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
 from kafka_s3_assets.sink.json_envelope import parse_connect_schema
 
 from ..rich_avro import RICH_FILE_SCHEMA

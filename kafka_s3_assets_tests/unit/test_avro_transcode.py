@@ -12,9 +12,9 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from kafka_s3_assets.sink.avro_from_connect import avro_file_schema_json
-from kafka_s3_assets.sink.avro_to_connect import to_connect_schema
-from kafka_s3_assets.sink.connect_schema import AvroDataConfig
+from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
+from kafka_s3_assets.sink.schema.avro_to_connect import to_connect_schema
+from kafka_s3_assets.sink.schema.connect_schema import AvroDataConfig
 from kafka_s3_assets.sink.converters import AvroConverter
 from kafka_s3_assets.sink.formats import AvroFormat, JsonFormat, ParquetFormat
 from kafka_s3_assets.sink.formats.avro_container import encode_long

@@ -103,6 +103,43 @@ def test_data_that_is_not_bytes_is_a_data_error_naming_what_was_found(records, m
     assert issubclass(ByteArrayDataError, ValueError)
 
 
+@pytest.mark.parametrize("schema, value, connect_type", [
+    ({"type": "int", "connect.type": "int8"}, 5, "INT8"),
+    ({"type": "int", "connect.type": "int16"}, 5, "INT16"),
+    ({"type": "int", "logicalType": "date"}, 5, "INT32"),
+    ({"type": "enum", "name": "com.acme.Colour", "symbols": ["RED"]}, "RED", "STRING"),
+    ([{"type": "fixed", "name": "com.acme.Id", "size": 2}, "string"], "s", "STRUCT"),
+])
+def test_the_schema_type_named_is_the_one_the_avro_converter_gives(schema, value, connect_type):
+    """The Connect type the reference's ByteArrayConverter prints is AvroData's: an int marked
+    ``connect.type`` int8/int16 is INT8/INT16, not INT32; a union of several types is a STRUCT."""
+    with pytest.raises(ByteArrayDataError, match=f"Invalid schema type for ByteArrayConverter: {connect_type} "):
+        write(ByteArrayFormat(), avro_records([value], schema=schema))
+
+
+@pytest.mark.parametrize("schema", [
+    [{"type": "null"}, "bytes"],
+    ["null", {"type": "bytes", "connect.name": "com.acme.Blob"}],
+])
+def test_optional_bytes_are_written_however_the_avro_schema_spells_them(schema):
+    """``{"type": "null"}`` is Avro's null, so the union is an optional BYTES (AvroData's answer)."""
+    assert write(ByteArrayFormat(), avro_records([b"\x01"], schema=schema)) == b"\x01\n"
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2},
+    ["null", {"type": "fixed", "name": "com.acme.Money", "size": 4, "logicalType": "decimal", "precision": 6,
+              "scale": 2}],
+])
+def test_a_decimal_is_not_bytes_to_the_bytearray_converter(schema):
+    """AvroData gives a Decimal's value as a BigDecimal, which ByteArrayConverter refuses although its
+    schema type is BYTES."""
+    import decimal
+
+    with pytest.raises(ByteArrayDataError, match="not compatible with objects of type class java.math.BigDecimal"):
+        write(ByteArrayFormat(), avro_records([decimal.Decimal("12.34")], schema=schema))
+
+
 def test_optional_bytes_from_the_registry_are_bytes():
     record = SinkRecord(KafkaRecord("t", 0, 0, None, None, b""),
                         ConnectData(schema=AvroSchemaRef(1, 1, ["null", "bytes"], '["null","bytes"]'),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_s3_assets.sink.avro_to_connect import to_connect_schema
-from kafka_s3_assets.sink.connect_schema import (
+from kafka_s3_assets.sink.schema.avro_to_connect import to_connect_schema
+from kafka_s3_assets.sink.schema.connect_schema import (
     INT32, STRING, STRUCT, UNION_NAME, ConnectSchema, CyclicSchema, avro_datum, connect_equals, has_union,
     java_hash_map_order, non_optional,
 )

@@ -9,7 +9,7 @@ from kafka_s3_assets.sink.converters import (
     JsonSchemalessConverter,
     StringConverter,
 )
-from kafka_s3_assets.sink.connect_schema import AvroDataConfig
+from kafka_s3_assets.sink.schema.connect_schema import AvroDataConfig
 
 from .sink_helpers import SCHEMA_V1, FakeRegistry, framed
 

@@ -20,9 +20,9 @@ from kafka_s3_assets.sink.converters import (
     JsonSchemalessConverter,
     build_converter,
 )
-from kafka_s3_assets.sink.avro_from_connect import avro_file_schema_json
-from kafka_s3_assets.sink.avro_schema_json import AvroSchemaError
-from kafka_s3_assets.sink.connect_schema import AvroDataConfig
+from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
+from kafka_s3_assets.sink.schema.avro_schema_json import AvroSchemaError
+from kafka_s3_assets.sink.schema.connect_schema import AvroDataConfig
 from kafka_s3_assets.sink.formats import AvroFormat, JsonFormat, ParquetFormat
 from kafka_s3_assets.sink.json_envelope import (
     ENVELOPE_MESSAGE,

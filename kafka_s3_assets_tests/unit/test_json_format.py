@@ -79,3 +79,32 @@ def test_decimals_are_base64_by_default_and_exact_numbers_with_numeric():
     writer.write(record)
     writer.commit()
     assert store.objects["k"] == b'{"amount":-1234.56,"maybe":0.125,"list":[1.5,-0.5]}\n'
+
+
+def test_numeric_decimals_behind_references_are_found_by_their_full_name():
+    """A reference to a named decimal is resolved as Avro resolves it: ``Money`` in namespace ``a`` is
+    ``a.Money`` even after a ``b.Money`` was defined, and ``a.Money`` names the type ``Money`` written
+    inside namespace ``a``."""
+    import decimal
+
+    from kafka_s3_assets.sink.converters import AvroConverter
+
+    from .sink_helpers import FakeRegistry, framed
+
+    money = {"type": "fixed", "name": "Money", "size": 4, "logicalType": "decimal", "precision": 8, "scale": 2}
+    schema = {"type": "record", "name": "Price", "namespace": "a", "fields": [
+        {"name": "amount", "type": money},
+        {"name": "other", "type": {"type": "record", "name": "Other", "namespace": "b", "fields": [
+            {"name": "code", "type": {"type": "fixed", "name": "Money", "size": 4}}]}},
+        {"name": "short", "type": "Money"},
+        {"name": "full", "type": "a.Money"}]}
+    value = {"amount": decimal.Decimal("1.25"), "other": {"code": b"abcd"},
+             "short": decimal.Decimal("-2.50"), "full": decimal.Decimal("3.00")}
+    raw = KafkaRecord("t", 0, 0, None, None, framed(schema, value, 9))
+    record = SinkRecord(raw, AvroConverter(FakeRegistry({9: schema}), is_key=False).to_connect("t", raw.value))
+    store = InMemoryObjectStore()
+    writer = JsonFormat(decimal_format="NUMERIC").new_writer(store.create("k"))
+    writer.write(record)
+    writer.commit()
+    assert json.loads(store.objects["k"]) == {"amount": 1.25, "other": {"code": "YWJjZA=="}, "short": -2.5,
+                                              "full": 3.0}

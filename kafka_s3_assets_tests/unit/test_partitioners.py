@@ -2,9 +2,10 @@
 
 import pytest
 
-from kafka_s3_assets.sink.connect_fields import ValueReader
-from kafka_s3_assets.sink.converters import AvroDecoder
+from kafka_s3_assets.sink.schema.connect_fields import ValueReader
+from kafka_s3_assets.sink.converters import AvroDecoder, ByteArrayConverter, StringConverter
 from kafka_s3_assets.sink.errors import ConfigError
+from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
 from kafka_s3_assets.sink.partitioners import (
     DefaultPartitioner,
     FieldPartitioner,
@@ -182,6 +183,20 @@ def test_values_that_are_not_structs_are_partition_errors(record):
         encode(field_partitioner("int"), record)
 
 
+@pytest.mark.parametrize("converter", [StringConverter(), ByteArrayConverter()], ids=["string", "bytearray"])
+def test_string_and_bytearray_converter_values_are_not_structs(converter):
+    """Their data carries an optional STRING / BYTES schema: not a Struct, so the reference's
+    PartitionException, and no schema name."""
+    record = SinkRecord(KafkaRecord("test-topic", 12, 0, 0, None, b"12"), converter.to_connect("test-topic", b"12"))
+    with pytest.raises(PartitionError, match=r"^Error encoding partition\.$"):
+        encode(field_partitioner("int"), record)
+    by_field = build_partitioner(time_config(**{"timestamp.extractor": "RecordField", "timestamp.field": "int"}))
+    with pytest.raises(PartitionError, match=r"^Error encoding partition\.$"):
+        encode(by_field, record)
+    prefix = build_partitioner({"partitioner.class": DEFAULT, "s3.schema.partition.affix.type": "PREFIX"})
+    assert encode(prefix, record) == "schema_name=null/partition=12"
+
+
 def test_optional_top_level_record_is_partitioned():
     assert encode(field_partitioner("int"), avro_record(["null", RECORD], VALUE)) == "int=12"
 
@@ -343,6 +358,15 @@ def test_schema_name_is_null_without_a_named_schema():
     assert encode(prefix, avro_record("string", "x")) == "schema_name=null/partition=12"
     assert encode(prefix, avro_record({"type": "enum", "name": "E", "namespace": "n", "symbols": ["A"]}, "A")) == \
         "schema_name=n.E/partition=12"
+
+
+def test_schema_name_of_an_avro_data_default_record_is_null():
+    """AvroData names an unnamed Connect struct ``io.confluent.connect.avro.ConnectDefault`` in Avro and
+    drops that name again when it reads the schema back: the Connect schema has no name."""
+    schema = {"type": "record", "name": "ConnectDefault", "namespace": "io.confluent.connect.avro",
+              "fields": [{"name": "int", "type": "int"}]}
+    prefix = build_partitioner({"partitioner.class": DEFAULT, "s3.schema.partition.affix.type": "PREFIX"})
+    assert encode(prefix, avro_record(schema, {"int": 1})) == "schema_name=null/partition=12"
 
 
 def test_affix_keeps_the_time_based_extractor_for_rotation():

@@ -7,8 +7,8 @@ import io
 import fastavro
 import pytest
 
-from kafka_s3_assets.sink.compatibility import SchemaCompatibilityError
-from kafka_s3_assets.sink.projection import ProjectionError, project
+from kafka_s3_assets.sink.schema.compatibility import SchemaCompatibilityError
+from kafka_s3_assets.sink.schema.projection import ProjectionError, project
 
 
 def record(*fields, name="r", **extra) -> dict:

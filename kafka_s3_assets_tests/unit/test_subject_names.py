@@ -7,7 +7,7 @@ import pytest
 from kafka_s3_assets.sink.config import ConverterConfig
 from kafka_s3_assets.sink.config_keys import AVRO_CONVERTER, CONVERTER_SETTINGS
 from kafka_s3_assets.sink.converters import ConversionError, build_converter
-from kafka_s3_assets.sink.subject_names import (
+from kafka_s3_assets.sink.schema.subject_names import (
     RECORD_NAME_STRATEGY,
     SUBJECT_NAME_STRATEGIES,
     TOPIC_NAME_STRATEGY,

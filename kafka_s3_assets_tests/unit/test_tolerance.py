@@ -108,7 +108,7 @@ def test_sink_failures_are_named_as_the_reference_raises_them():
 
 
 def test_partition_and_projection_exceptions_keep_their_reference_classes():
-    from kafka_s3_assets.sink.compatibility import SchemaCompatibilityError
+    from kafka_s3_assets.sink.schema.compatibility import SchemaCompatibilityError
     from kafka_s3_assets.sink.partition_errors import PartitionError
 
     for cause, java_class in ((PartitionError("Error encoding partition."), PARTITION_EXCEPTION),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..avro_names import AvroNames, SchemaConversionError, kind_of
+from ..schema.avro_names import AvroNames, SchemaConversionError, kind_of
 from .avro_container import encode_long
 
 Op = Callable[[bytes, int, bytearray], int]  # (datum, position, output) -> position after the value

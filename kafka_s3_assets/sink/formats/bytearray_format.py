@@ -9,13 +9,14 @@ whole object is one gzip stream (``zstd``, our extension: one zstd frame).
 
 from __future__ import annotations
 
-from typing import Any
 
 from ..converters import AvroDecoder
 from ..errors import RecordDataError
-from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
+from ..records import ConnectData, SinkRecord
+from ..schema.compatibility import schema_of
+from ..schema.connect_schema import BYTES, DECIMAL
 from ..storage import ObjectOutput, StoredObject
-from ..views import VALUE_VIEW, HeaderSchema, RecordView
+from ..views import VALUE_VIEW, RecordView
 from .compression import StreamCompressor
 from .compression import extension as compression_extension
 
@@ -31,56 +32,29 @@ class ByteArrayDataError(RecordDataError):
     """Data that is not bytes: the reference's DataException from ByteArrayConverter.fromConnectData."""
 
 
-def connect_type_name(avro_schema: Any) -> str:
-    """The Connect schema type AvroData makes of an Avro schema, as the reference's message prints it."""
-    if isinstance(avro_schema, list):
-        branches = [s for s in avro_schema if s != "null"]
-        return connect_type_name(branches[0]) if len(branches) == 1 else "STRUCT"  # AvroData's Union struct
-    if isinstance(avro_schema, dict):
-        kind = avro_schema.get("type")
-        if kind == "record":
-            return "STRUCT"
-        if kind in ("array", "map"):
-            return kind.upper()
-        if kind == "enum":
-            return "STRING"
-        if kind == "fixed":
-            return "BYTES"
-        return connect_type_name(kind)
-    return {"boolean": "BOOLEAN", "int": "INT32", "long": "INT64", "float": "FLOAT32", "double": "FLOAT64",
-            "bytes": "BYTES", "string": "STRING"}.get(avro_schema, str(avro_schema).upper())
-
-
-def schema_type_name(data: ConnectData) -> str | None:
-    schema = data.schema
-    if schema is None:
-        return None
-    if isinstance(schema, PrimitiveSchema):
-        return connect_type_name(schema.type)
-    if isinstance(schema, AvroSchemaRef):
-        return connect_type_name(schema.writer_schema)
-    if isinstance(schema, HeaderSchema):
-        return "ARRAY"
-    return type(schema).__name__
-
-
 def raw_bytes(data: ConnectData | None, decoder: AvroDecoder, view_name: str) -> bytes:
-    """The bytes ByteArrayConverter.fromConnectData would return, or its DataException."""
+    """The bytes ByteArrayConverter.fromConnectData would return, or its DataException.
+
+    The schema checked is the Connect schema the worker's converter gave the data: it must be BYTES,
+    and a Decimal (BYTES too) holds a BigDecimal, not bytes."""
     if data is None:
         raise ByteArrayDataError(f"ByteArrayFormat cannot write a null {view_name}")
-    schema_type = schema_type_name(data)
-    if schema_type is not None and schema_type != "BYTES":
-        raise ByteArrayDataError(f"Invalid schema type for ByteArrayConverter: {schema_type} "
+    schema = None if data.schema is None else schema_of(data.schema)
+    if schema is not None and schema.type != BYTES:
+        raise ByteArrayDataError(f"Invalid schema type for ByteArrayConverter: {schema.type} "
                                  f"(ByteArrayFormat writes {view_name} with a bytes schema or none)")
     try:
         value = decoder.decode(data)
     except Exception as exc:  # a corrupt datum: this record's fault
         raise RecordDataError(str(exc) or type(exc).__name__) from exc
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
     if value is None:
         raise ByteArrayDataError(f"ByteArrayFormat cannot write a null {view_name}")
-    java_class = _JAVA_CLASS.get(type(value), type(value).__name__)
+    if schema is not None and schema.logical == DECIMAL:
+        java_class = "java.math.BigDecimal"
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    else:
+        java_class = _JAVA_CLASS.get(type(value), type(value).__name__)
     raise ByteArrayDataError(f"ByteArrayConverter is not compatible with objects of type class {java_class} "
                              f"(ByteArrayFormat writes {view_name} that are bytes)")
 

@@ -8,6 +8,8 @@ import decimal
 import json
 from typing import Any
 
+from ..schema.avro_names import AvroNames
+
 _MARK = "\u0000dec:"
 
 
@@ -15,39 +17,35 @@ def _to_decimal(unscaled: bytes, scale: int) -> decimal.Decimal:
     return decimal.Decimal(int.from_bytes(unscaled, "big", signed=True)).scaleb(-scale)
 
 
-def mark_decimals(value: Any, schema: Any, named: dict | None = None) -> Any:
+def mark_decimals(value: Any, schema: Any) -> Any:
     """Replace decimal bytes by placeholders that ``dumps_with_decimals`` writes as raw numbers."""
-    named = {} if named is None else named
-    if isinstance(schema, str):
-        schema = named.get(schema, schema)
-    if isinstance(schema, list):  # a union: the branch whose shape fits the value
-        for branch in schema:
-            resolved = named.get(branch, branch) if isinstance(branch, str) else branch
+    return _mark(value, schema, None, AvroNames(schema))
+
+
+def _mark(value: Any, node: Any, namespace: str | None, names: AvroNames) -> Any:
+    node, namespace = names.resolve(node, namespace)
+    if isinstance(node, list):  # a union: the branch whose shape fits the value
+        for branch in node:
+            resolved, _ = names.resolve(branch, namespace)
             if value is None and resolved == "null":
                 return None
             if isinstance(resolved, dict) and resolved.get("logicalType") == "decimal" and isinstance(value, bytes):
-                return mark_decimals(value, resolved, named)
+                return _mark(value, branch, namespace, names)
             if isinstance(resolved, dict) and resolved.get("type") in ("record", "array", "map") and (
                     isinstance(value, dict) if resolved["type"] in ("record", "map") else isinstance(value, list)):
-                return mark_decimals(value, resolved, named)
+                return _mark(value, branch, namespace, names)
         return value
-    if not isinstance(schema, dict):
+    if not isinstance(node, dict):
         return value
-    if "name" in schema and schema.get("type") in ("record", "fixed", "enum"):
-        named[schema["name"]] = schema
-        if schema.get("namespace"):
-            named[f"{schema['namespace']}.{schema['name']}"] = schema
-    if schema.get("logicalType") == "decimal" and isinstance(value, (bytes, bytearray)):
-        return _MARK + str(_to_decimal(bytes(value), schema.get("scale", 0)))
-    kind = schema.get("type")
+    if node.get("logicalType") == "decimal" and isinstance(value, (bytes, bytearray)):
+        return _MARK + str(_to_decimal(bytes(value), node.get("scale", 0)))
+    kind = node.get("type")
     if kind == "record" and isinstance(value, dict):
-        return {f["name"]: mark_decimals(value.get(f["name"]), f["type"], named) for f in schema["fields"]}
+        return {f["name"]: _mark(value.get(f["name"]), f["type"], namespace, names) for f in node["fields"]}
     if kind == "array" and isinstance(value, list):
-        return [mark_decimals(v, schema["items"], named) for v in value]
+        return [_mark(v, node["items"], namespace, names) for v in value]
     if kind == "map" and isinstance(value, dict):
-        return {k: mark_decimals(v, schema["values"], named) for k, v in value.items()}
-    if isinstance(kind, (dict, list)):
-        return mark_decimals(value, kind, named)
+        return {k: _mark(v, node["values"], namespace, names) for k, v in value.items()}
     return value
 
 

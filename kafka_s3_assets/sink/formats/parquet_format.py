@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from ..converters import AvroDecoder, _strip_logical_types
 from ..errors import RecordDataError
 from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
+from ..schema.avro_names import AvroNames, namespace_of
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
 
@@ -132,9 +133,14 @@ def _decimal_from_unscaled(scale: int) -> Convert:
 class AvroToArrow:
     """Maps one Avro schema (with its named types) to Arrow, once per object."""
 
-    def __init__(self) -> None:
+    def __init__(self, schema: Any) -> None:
+        self._schema = schema
+        self._names = AvroNames(schema)
         self._named: dict[str, ArrowNode] = {}
         self._in_progress: set[str] = set()
+
+    def root(self) -> ArrowNode:
+        return self.node(self._schema)
 
     def node(self, schema: Any, namespace: str | None = None) -> ArrowNode:
         if isinstance(schema, list):
@@ -151,14 +157,14 @@ class AvroToArrow:
         if not isinstance(kind, str):
             return self.node(kind, namespace)
         if kind in ("record", "error"):
-            return self._record(schema, namespace)
+            return self._record(schema)
         if kind == "enum":
             symbols = set(schema.get("symbols", ()))
-            return self._register(schema, namespace, ArrowNode(pa.string(), False,
-                                                              accepts=lambda v: isinstance(v, str) and v in symbols))
+            return self._register(schema, ArrowNode(pa.string(), False,
+                                                    accepts=lambda v: isinstance(v, str) and v in symbols))
         if kind == "fixed":
-            return self._register(schema, namespace, self._bytes_like(schema, pa.binary(int(schema["size"])),
-                                                                      size=int(schema["size"])))
+            return self._register(schema, self._bytes_like(schema, pa.binary(int(schema["size"])),
+                                                            size=int(schema["size"])))
         if kind == "array":
             items = self.node(schema["items"], namespace)
             convert = None if items.convert is None else _none_safe(lambda v, f=items.convert: [f(x) for x in v])
@@ -203,12 +209,12 @@ class AvroToArrow:
         arrow = pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
         return ArrowNode(arrow, False, _decimal_from_unscaled(scale), accepts)
 
-    def _record(self, schema: dict, namespace: str | None) -> ArrowNode:
-        full = _full_name(schema, namespace)
+    def _record(self, schema: dict) -> ArrowNode:
+        full = self._names.full(schema)
         if full in self._in_progress:
             raise ValueError(f"Parquet cannot hold the recursive Avro type {full}")
         self._in_progress.add(full)
-        inner_namespace = full.rpartition(".")[0] or None
+        inner_namespace = namespace_of(full)
         fields, converters, names, required = [], [], set(), set()
         for field in schema.get("fields", ()):
             child = self.node(field["type"], inner_namespace)
@@ -231,8 +237,8 @@ class AvroToArrow:
         def accepts(value: Any) -> bool:
             return isinstance(value, dict) and set(value) <= names and required <= set(value)
 
-        return self._register(schema, namespace, ArrowNode(pa.struct(fields), False,
-                                                           _none_safe(convert) if converters else None, accepts))
+        return self._register(schema, ArrowNode(pa.struct(fields), False,
+                                                _none_safe(convert) if converters else None, accepts))
 
     def _union(self, branches: list, namespace: str | None) -> ArrowNode:
         non_null = [b for b in branches if b != "null" and b != {"type": "null"}]
@@ -255,26 +261,19 @@ class AvroToArrow:
         return ArrowNode(arrow, nullable, _none_safe(convert),
                          lambda v: any(m.accepts(v) for m in members))
 
-    def _register(self, schema: dict, namespace: str | None, node: ArrowNode) -> ArrowNode:
+    def _register(self, schema: dict, node: ArrowNode) -> ArrowNode:
         if "name" in schema:
-            self._named[_full_name(schema, namespace)] = node
+            self._named[self._names.full(schema)] = node
         return node
 
     def _reference(self, name: str, namespace: str | None) -> ArrowNode:
-        for candidate in (f"{namespace}.{name}" if namespace and "." not in name else None, name):
-            if candidate in self._in_progress:
-                raise ValueError(f"Parquet cannot hold the recursive Avro type {candidate}")
-            if candidate in self._named:
-                return self._named[candidate]
-        raise ValueError(f"Unknown Avro type {name}")
-
-
-def _full_name(schema: dict, namespace: str | None) -> str:
-    name = schema["name"]
-    if "." in name:
-        return name
-    space = schema.get("namespace", namespace)
-    return f"{space}.{name}" if space else name
+        definition = self._names.lookup(name, namespace)
+        if definition is None:
+            raise ValueError(f"Unknown Avro type {name}")
+        full = self._names.full(definition)
+        if full in self._in_progress:
+            raise ValueError(f"Parquet cannot hold the recursive Avro type {full}")
+        return self._named.get(full) or self.node(definition)
 
 
 # ---- what a file holds: the Avro schema of its rows -------------------------------------------------
@@ -441,7 +440,7 @@ class ParquetRecordWriter:
     def _schema_from(self, data: ConnectData) -> None:
         # Taken from the first record, whose schema becomes the file's schema (as the reference).
         file_avro_schema = row_schema(data, self._view.name)
-        root = AvroToArrow().node(file_avro_schema)
+        root = AvroToArrow(file_avro_schema).root()
         self._arrow_schema = pa.schema(list(root.type))
         self._file_avro_schema = file_avro_schema
         self._row_convert = root.convert

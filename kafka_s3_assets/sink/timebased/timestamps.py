@@ -21,7 +21,8 @@ import re
 from typing import Any, Protocol
 
 from .calendar_math import double_to_long, wrap_long
-from ..connect_fields import TIMESTAMP, ValueReader, is_missing, nested_value
+from ..schema.connect_fields import ValueReader, is_missing, is_struct, nested_value
+from ..schema.connect_schema import INT32, INT64, MAP, STRING, TIMESTAMP, ConnectSchema
 from .iso_datetime import parse_iso_millis
 from ..partition_errors import PartitionDataError, PartitionError
 from ..records import SinkRecord
@@ -81,12 +82,12 @@ class RecordFieldTimestampExtractor:
 
     def extract(self, record: SinkRecord, now_ms: int) -> int | None:
         data = record.value
-        view = self._values.view(data)
-        if view is not None and view.top.type == "STRUCT" and view.top.fields is not None:
+        schema = self._values.schema(data)
+        if schema is not None and is_struct(schema):
             struct = self._values.value(data)
             if isinstance(struct, dict):
-                return self._from_struct(struct, view)
-        elif (view is not None and view.top.type == "MAP") or (view is None and data is not None):
+                return self._from_struct(struct, schema)
+        elif (schema is not None and schema.type == MAP) or (schema is None and data is not None):
             value = self._values.value(data)
             if isinstance(value, dict):
                 return self._from_map(value)
@@ -98,20 +99,20 @@ class RecordFieldTimestampExtractor:
             raise PartitionDataError(f"The field '{self.field_name}' does not exist.")
         return value
 
-    def _from_struct(self, struct: dict, view) -> int:
+    def _from_struct(self, struct: dict, schema: ConnectSchema) -> int:
         value = self._field_value(struct)
-        field_type = view.nested_field(self.field_name)
+        field_type = self._values.field(schema, self.field_name)
         if field_type is None:  # unreachable for decoded Avro records (they hold every schema field)
             raise PartitionDataError(f"Field '{self.field_name}' is not present in the schema.")
         if field_type.logical == TIMESTAMP:
             return value
-        if field_type.type in ("INT32", "INT64"):
+        if field_type.type in (INT32, INT64):
             if field_type.logical is not None:  # Date / Time hold a java.util.Date: ClassCastException
                 raise PartitionDataError(
                     f"Timestamp field '{self.field_name}' has Connect logical type {field_type.logical}, which "
                     "RecordFieldTimestampExtractor cannot read (the reference fails with a ClassCastException)")
             return value
-        if field_type.type == "STRING":
+        if field_type.type == STRING:
             return timestamp_from_string(value)
         raise PartitionError(f"Error extracting timestamp from record field: {self.field_name}")
 

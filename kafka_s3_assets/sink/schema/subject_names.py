@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .avro_names import full_name
+
 STRATEGY_PACKAGE = "io.confluent.kafka.serializers.subject."
 TOPIC_NAME_STRATEGY = STRATEGY_PACKAGE + "TopicNameStrategy"
 RECORD_NAME_STRATEGY = STRATEGY_PACKAGE + "RecordNameStrategy"
@@ -68,13 +70,9 @@ def record_full_name(writer_schema: Any) -> str | None:
     """``AvroSchema.name()``: the full name of a record schema, None for any other schema."""
     if not isinstance(writer_schema, dict) or writer_schema.get("type") not in ("record", "error"):
         return None
-    name = writer_schema.get("name")
-    if not isinstance(name, str):
+    if not isinstance(writer_schema.get("name"), str):
         return None
-    namespace = writer_schema.get("namespace")
-    if "." in name or not namespace:
-        return name
-    return f"{namespace}.{name}"
+    return full_name(writer_schema, None)
 
 
 TOPIC_NAMES = SubjectNameStrategy(TOPIC_NAME_STRATEGY)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .avro_to_connect import SchemaConversionError, to_connect_schema
@@ -227,6 +228,12 @@ def schema_of(ref: Any, connect_meta_data: bool = True) -> ConnectSchema:
         return converted
     if hasattr(ref, "writer_schema"):
         return connect_schema(ref.writer_schema, getattr(ref, "version", None), connect_meta_data=connect_meta_data)
-    if hasattr(ref, "avro_schema"):  # PrimitiveSchema (String/ByteArray converters): no version
-        return connect_schema(ref.avro_schema, None, connect_meta_data=connect_meta_data)
+    if hasattr(ref, "avro_schema"):  # PrimitiveSchema (String/ByteArray converters), HeaderSchema: no version
+        return _unversioned_schema(ref, connect_meta_data)
     raise TypeError(f"Not a value schema: {ref!r}")
+
+
+@lru_cache(maxsize=64)
+def _unversioned_schema(ref: Any, connect_meta_data: bool) -> ConnectSchema:
+    """Kept per reference: a PrimitiveSchema builds a new Avro schema each time it is asked for one."""
+    return connect_schema(ref.avro_schema, None, connect_meta_data=connect_meta_data)

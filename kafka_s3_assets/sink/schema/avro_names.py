@@ -1,6 +1,18 @@
 """Parsed Avro schema JSON read as Avro Java's parser reads it: named types resolved by full name in the
 namespace where they are written, ``{"type": X}`` wrappers unwrapped, and each schema's properties
-(every key Avro does not reserve, in the order written)."""
+(every key Avro does not reserve, in the order written).
+
+This is the project's one Avro name resolver (the sink's conversions and formats, the devstack
+registry). Avro's rules (``Schema.Name``, ``Schema.Names.get``):
+
+* a name with a dot is a full name; any other name is qualified by the namespace: its own
+  ``namespace``, else the enclosing named type's (an empty namespace is none);
+* a named type's children inherit the namespace of its *full* name (``a.b.C`` gives ``a.b``);
+* a reference tries the name qualified by the current namespace, then the name in no namespace.
+
+fastavro's ``parse_schema`` differs on the last rule (it never falls back to no namespace), so it
+refuses schemas Avro accepts; it is not used to resolve names.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +50,7 @@ class AvroNames:
                 full = full_name(node, namespace)
                 self._named.setdefault(full, node)
                 self._full_names.setdefault(id(node), full)
-                namespace = full.rpartition(".")[0] or None
+                namespace = namespace_of(full)
             if kind in ("record", "error"):
                 for avro_field in node.get("fields", []):
                     self._collect(avro_field.get("type"), namespace)
@@ -49,24 +61,28 @@ class AvroNames:
             elif isinstance(kind, (dict, list)):
                 self._collect(kind, namespace)
 
+    def lookup(self, name: str, namespace: str | None) -> dict | None:
+        """The definition a reference to ``name`` in ``namespace`` names, None when the schema has none."""
+        for candidate in reference_candidates(name, namespace):
+            if candidate in self._named:
+                return self._named[candidate]
+        return None
+
     def resolve(self, node: Any, namespace: str | None) -> tuple[Any, str | None]:
         """A named-type reference becomes its definition; ``{"type": X}`` wrappers become X. Returns the
         node and the namespace its children inherit."""
         while True:
             if isinstance(node, str) and node not in PRIMITIVES:
-                candidates = [node] if "." in node or not namespace else [f"{namespace}.{node}", node]
-                for candidate in candidates:
-                    if candidate in self._named:
-                        node = self._named[candidate]
-                        break
-                else:
+                definition = self.lookup(node, namespace)
+                if definition is None:
                     raise SchemaConversionError(f"Undefined Avro name: {node}")
+                node = definition
             elif isinstance(node, dict) and (isinstance(node.get("type"), (dict, list))
                                              or (isinstance(node.get("type"), str) and node["type"] not in PRIMITIVES
                                                  and node["type"] not in _COMPLEX)):
                 node = node["type"]  # {"type": "a.Named"}, {"type": {...}}
             elif isinstance(node, dict) and node.get("type") in NAMED:
-                return node, self.full(node).rpartition(".")[0] or None
+                return node, namespace_of(self.full(node))
             else:
                 return node, namespace
 
@@ -75,13 +91,25 @@ class AvroNames:
         return self._full_names[id(node)]
 
 
+def qualify(name: str, namespace: str | None) -> str:
+    """A name as a full name: a dotted name as written, else qualified by ``namespace`` (if any)."""
+    return name if "." in name or not namespace else f"{namespace}.{name}"
+
+
 def full_name(node: dict, namespace: str | None) -> str:
     """A named type's full name: a dotted name as written, else qualified by its (or the enclosing) namespace."""
-    name = node["name"]
-    if "." in name:
-        return name
-    space = node["namespace"] if "namespace" in node else namespace
-    return f"{space}.{name}" if space else name
+    return qualify(node["name"], node["namespace"] if "namespace" in node else namespace)
+
+
+def namespace_of(full: str) -> str | None:
+    """The namespace a named type's children inherit: its full name up to the last dot."""
+    return full.rpartition(".")[0] or None
+
+
+def reference_candidates(name: str, namespace: str | None) -> tuple[str, ...]:
+    """The full names a reference to ``name`` may mean, in the order Avro tries them."""
+    qualified = qualify(name, namespace)
+    return (qualified,) if qualified == name else (qualified, name)
 
 
 def props_of(node: Any) -> dict:
