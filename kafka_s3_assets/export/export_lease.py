@@ -88,7 +88,8 @@ class Owner:
 
 @dataclass(frozen=True)
 class LeaseState:
-    """The lease object's content: its owner, until when it is valid, and the attempt's plan."""
+    """The lease object's content: its owner, until when it is valid, and the attempt's plan. Its JSON
+    field names are the stored format, the same in leases earlier versions left at the legacy key."""
     connector: str
     topic: str
     partition: int
@@ -163,7 +164,7 @@ class ExportLease:
                 self.renew()
             except ExportTakenOverError:
                 return
-            except Exception as exc:  # S3 trouble: try again next time; the lease lasts a whole lease.ms
+            except Exception as exc:  # S3 trouble: try again next time; the lease lasts past the next try
                 log.warning("Could not renew the lease on %s/%s: %s", self.state.topic, self.state.partition, exc)
 
     def renew(self) -> None:
