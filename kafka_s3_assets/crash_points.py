@@ -9,11 +9,11 @@ Unset, a crash point costs one dictionary lookup; code that would pass a point o
 
 With ``KAFKA_S3_ASSETS_PAUSE_FILE=<path>`` set as well, the process pauses there instead of dying: it
 creates ``<path>.reached`` and waits until ``<path>`` is removed. The concurrency tests use this to
-hold one export at a known step while another one starts.
+stop one export at a known step while another one starts.
 
 Points, in the order an export meets them:
 
-* ``before_hold``: where to resume was looked up, the topic-partition is not held yet (another export may
+* ``before_lease``: where to resume was looked up, the topic-partition's lease is not taken yet (another export may
   commit in between);
 * ``record_read``: a record was read from Kafka (before it is written);
 * ``part_uploaded``: a multipart upload's part is stored, the upload is not complete;
@@ -21,7 +21,7 @@ Points, in the order an export meets them:
 * ``before_manifest``: every object of a batch is stored, its manifest is not written;
 * ``after_manifest``: the manifest is written; the pointer to it (``export.last_manifest``) is not
   updated and the consumer-group offset is not committed;
-* ``before_release``: everything is committed, the export's hold on the partition is not released.
+* ``before_release``: everything is committed, the export's lease on the partition is not released.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 
 CRASH_AT_ENV = "KAFKA_S3_ASSETS_CRASH_AT"
 PAUSE_FILE_ENV = "KAFKA_S3_ASSETS_PAUSE_FILE"
-POINTS = ("before_hold", "record_read", "part_uploaded", "object_stored", "before_manifest", "after_manifest",
+POINTS = ("before_lease", "record_read", "part_uploaded", "object_stored", "before_manifest", "after_manifest",
           "before_release")
 
 _reached: Counter[str] = Counter()

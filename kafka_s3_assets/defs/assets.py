@@ -1,7 +1,7 @@
 """One partitioned asset per exported topic. A run covers a range of its partition keys
 ``<topic>/<p>`` (one key, or every partition of the topic): it exports those topic-partitions in one
-Spark job, a task each, and records for each its own materialization and completeness-check
-evaluation (``topic_export``)."""
+Spark job, a task each (``export.topic_export`` does the work), and records for each its own
+materialization and completeness-check evaluation (``defs.topic_export``)."""
 
 from contextlib import contextmanager
 
@@ -10,13 +10,16 @@ from dagster_aws.s3 import S3Resource
 from dagster_pyspark import LazyPySparkResource
 
 from ..export.lag import LagLimits
+from ..export.topic_export import export_topic
 from ..sink.secrets import scrub
+from ..spark.job import spark_export_job
 from .concurrency import SPARK_POOL, export_tag
 from .connectors import ConnectorSpec, safe_name
 from .lag_events import lag_check_spec
 from .partitions import key_range_tags, parse_partition_key, spanning_range, topic_partitions_def
 from .resources import KafkaResource, SchemaRegistryResource, export_settings
-from .topic_export import COMPLETENESS_CHECK, export_topic, failure, partition_events
+from .progress_display import publish
+from .topic_export import COMPLETENESS_CHECK, failure, partition_events
 
 
 def export_asset_key(connector: str, topic: str) -> dg.AssetKey:
@@ -106,8 +109,8 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
         settings = export_settings(connector, kafka, s3, schema_registry)
         partitions = requested_partitions(topic, context.partition_keys, config.partitions)
         with scrubbed_failures(settings.secrets()):
-            outcomes = export_topic(settings, topic, partitions, context.run.run_id, lambda: pyspark.spark_session,
-                                    context.log)
+            outcomes = export_topic(settings, topic, partitions, context.run.run_id,
+                                    lambda: spark_export_job(pyspark.spark_session), context.log, on_progress=publish)
         for outcome in outcomes:
             yield from partition_events(key, outcome, settings.s3.bucket, lag_limits)
         failed = failure(outcomes)

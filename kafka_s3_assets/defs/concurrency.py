@@ -8,7 +8,7 @@
   ``dagster.yaml`` allows one queued-then-launched run per unique value; the export sensor skips a
   connector-topic with a run in flight. Runs launched from an asset's page in the UI carry only the
   tags given in the launch dialog, so the asset adds the tag when its run starts: from then on the queue
-  and the sensor see it. The hold each export takes in S3 per topic-partition (``export_lease``) stays
+  and the sensor see it. The lease each export takes in S3 per topic-partition (``export_lease``) stays
   the last line of defence, for runs outside the queue (the CLI) too.
 """
 

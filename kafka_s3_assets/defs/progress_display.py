@@ -1,7 +1,7 @@
 """Where the driver's progress reports go: the Dagster run log always, and the command line's console
 while the CLI runs a materialization in this process.
 
-``export_topic`` calls ``publish`` with each poll's new reports (``export.progress``). The CLI wraps
+The export asset hands ``publish`` each poll's new reports (``export.topic_export``). The CLI wraps
 its materialization in ``console_progress``: on a terminal, a live display (rich's progress bars, one
 per topic-partition); otherwise, one plain line per report, each poll.
 """

@@ -1,6 +1,6 @@
 """What the next export of each topic-partition would do, found without doing any of it.
 
-``kafka-s3-assets plan`` prints this. It reads S3 manifests and the hold object, broker metadata (the
+``kafka-s3-assets plan`` prints this. It reads S3 manifests and the lease object, broker metadata (the
 fetch-based watermark probe) and the consumer group's committed offset, and writes nothing: no S3
 write, no consumer-group commit, no Spark job, no Dagster run.
 """
@@ -14,7 +14,7 @@ from ..clients.s3 import S3ObjectStore
 from ..sink.config import SinkConfig
 from ..sink.manifest import ManifestLayout
 from ..sink.partitioner_config import DEFAULT_PARTITIONER
-from .export_lease import ExportIntent
+from .export_lease import LeaseState
 from .plan import PartitionPlan, plan_partitions
 from .spredfast_cursor import spredfast_cursor
 from .settings import ExportSettings
@@ -35,7 +35,7 @@ class PartitionDryRun:
     low_watermark: int
     high_watermark: int
     objects_ready: int | None   # full objects an export would commit now; None where rotation is not by count alone
-    held_by: str | None         # who holds the topic-partition now (a running, or dead, export), if anyone
+    leased_by: str | None       # the export owning the topic-partition's lease now (a running, or dead, one), if any
 
     @property
     def lag(self) -> int:
@@ -56,7 +56,7 @@ class PartitionDryRun:
             "resumes_from": self.resumes_from,
             "low_watermark": self.low_watermark,
             "offsets_deleted_unexported": self.offsets_deleted_unexported,
-            "held_by": self.held_by,
+            "leased_by": self.leased_by,
         }
 
 
@@ -84,13 +84,15 @@ def objects_ready(config: SinkConfig, waiting: int) -> int | None:
     return waiting // config.flush_size * objects_per_file
 
 
-def describe_hold(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> str | None:
-    found = store.get_with_etag(layout.intent_key(topic, partition))
+def describe_lease(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> str | None:
+    """Who owns the topic-partition's lease, if anyone; also one an earlier version left at its old key."""
+    found = (store.get_with_etag(layout.lease_key(topic, partition))
+             or store.get_with_etag(layout.legacy_lease_key(topic, partition)))
     if found is None:
         return None
-    intent = ExportIntent.from_json_bytes(found[0])
-    state = "abandoned after a failure" if intent.abandoned else f"lease until {intent.lease_expires_ms} ms"
-    return f"{intent.owner.describe()}, run {intent.run_id}, resumed at {intent.start_offset} ({state})"
+    lease = LeaseState.from_json_bytes(found[0])
+    state = "abandoned after a failure" if lease.abandoned else f"lease until {lease.lease_expires_ms} ms"
+    return f"{lease.owner.describe()}, run {lease.run_id}, resumed at {lease.start_offset} ({state})"
 
 
 def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list[PartitionDryRun]:
@@ -103,7 +105,7 @@ def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list
         waiting = waiting_records(next_offset, plan.low_watermark, plan.high_watermark)
         report.append(PartitionDryRun(plan.topic, plan.partition, next_offset, source, plan.low_watermark,
                                       plan.high_watermark, objects_ready(config, waiting),
-                                      describe_hold(store, layout, plan.topic, plan.partition)))
+                                      describe_lease(store, layout, plan.topic, plan.partition)))
     return report
 
 
@@ -129,8 +131,8 @@ def table(entries: list[PartitionDryRun]) -> str:
         notes = []
         if e.offsets_deleted_unexported:
             notes.append(f"{e.offsets_deleted_unexported} offset(s) deleted by retention before export")
-        if e.held_by:
-            notes.append(f"held: {e.held_by}")
+        if e.leased_by:
+            notes.append(f"leased by {e.leased_by}")
         rows.append((f"{e.topic}/{e.partition}", _cell(e.next_offset), str(e.high_watermark), str(e.lag),
                      _cell(e.objects_ready), e.resumes_from, "; ".join(notes)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]

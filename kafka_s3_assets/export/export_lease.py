@@ -1,35 +1,42 @@
 """One export per topic-partition at a time, and the inputs a rerun after a crash must replay.
 
-Before an export writes anything, it creates the topic-partition's *intent* object in S3 with a
-conditional write (If-None-Match: *). The intent says who exports (host, process, attempt) and what
-makes the attempt reproducible: the offset it resumed from, the offset it reads up to (exclusive),
-and the one wall-clock time it uses for everything time-dependent (``Wallclock`` partitioning,
-scheduled rotation). It also lists where the attempt creates objects (each directory's
+Before an export writes anything, it takes the topic-partition's *lease*: it creates the lease object in
+S3 with a conditional write (If-None-Match: *). The lease says who exports (host, process, attempt) and
+the attempt's *plan*, what makes it reproducible: the offset it resumed from, the offset it reads up to
+(exclusive), and the one wall-clock time it uses for everything time-dependent (``Wallclock``
+partitioning, scheduled rotation). It also lists where the attempt creates objects (each directory's
 ``<topic>+<partition>+`` key prefix, recorded before the first object there), so that a take-over
-lists only those places. The intent is deleted when the export has committed everything.
+lists only those places. The lease object is deleted (the lease released) when the export has
+committed everything.
 
-The resume offset, and so the whole plan, is read only once the hold is taken: read before, it may be
+The resume offset, and so the whole plan, is read only once the lease is taken: read before, it may be
 stale (another export committing and releasing in between), and an attempt planned from it would write
 again objects that are already committed.
 
-An export that finds an intent decides whether its owner still runs:
+An export that finds a lease decides whether its owner still runs:
 
 * on the same host (same boot), the owner's process is checked directly: a SIGKILLed export is taken
   over at once, with no waiting;
-* otherwise (another host, or a process that still runs but may be stuck) the owner renews its hold
-  every third of ``kafka_s3_assets.export.lease.ms``; a hold not renewed for that long is taken over;
-* an owner that failed cleanly but could not account for every object it wrote marks its intent
+* otherwise (another host, or a process that still runs but may be stuck) the owner renews its lease
+  every third of ``kafka_s3_assets.export.lease.ms``; a lease not renewed for that long has expired
+  and is taken over;
+* an owner that failed cleanly but could not account for every object it wrote marks its lease
   abandoned.
 
 A live owner means a concurrent export: this one fails at once, having written nothing. Taking over
 is a conditional replace (If-Match on the ETag read), so of two exports taking over the same dead one,
-exactly one wins. The winner replays the dead attempt's inputs when it stopped short of its end
-offset, so Wallclock and scheduled rotation make the same objects again, and the caller removes what
-the dead attempt left that no manifest lists (:mod:`.orphans`).
+exactly one wins. The winner replays the dead attempt's plan when it stopped short of its end offset,
+so Wallclock and scheduled rotation make the same objects again, and the caller removes what the dead
+attempt left that no manifest lists (:mod:`.orphans`).
 
-A holder that was taken over (a "zombie": alive but silent longer than its lease) learns it on its
-next renewal (the If-Match fails) and stops before writing a manifest; the manifest's own conditional
-write is the last line of defence.
+An owner whose lease was taken over (a "zombie": alive but silent longer than its lease) learns it on
+its next renewal (the If-Match fails) and stops before writing a manifest; the manifest's own
+conditional write is the last line of defence.
+
+Earlier versions kept the same object, with the same fields, at another key (``_intents/…/intent.json``,
+``ManifestLayout.legacy_lease_key``). One left there by an export of such a version that crashed, or that
+still runs, counts as a lease: a live one excludes this export, a dead one is taken over like a lease
+(its plan replayed, its prefixes swept), and deleted once this export's lease is written.
 """
 
 from __future__ import annotations
@@ -49,17 +56,17 @@ from ..clients.s3 import S3ObjectStore
 
 log = logging.getLogger(__name__)
 
-INTENT_FORMAT = 1
-# Attempts running in this process: an intent owned by this very process is live only while listed.
+LEASE_FORMAT = 1
+# Attempts running in this process: a lease owned by this very process is live only while listed.
 _ACTIVE_ATTEMPTS: set[str] = set()
 
 
 class ConcurrentExportError(ExternalSystemError):
-    """Another export of the same topic-partition holds it; this one wrote nothing."""
+    """Another export owns the topic-partition's lease; this one wrote nothing."""
 
 
 class ExportTakenOverError(ExternalSystemError):
-    """This export's hold expired and another export took the topic-partition over."""
+    """This export's lease expired and another export took it over."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,9 @@ class Owner:
 
 
 @dataclass(frozen=True)
-class ExportIntent:
+class LeaseState:
+    """The lease object's content: its owner, until when it is valid, and the attempt's plan. Its JSON
+    field names are the stored format, the same in leases earlier versions left at the legacy key."""
     connector: str
     topic: str
     partition: int
@@ -94,43 +103,43 @@ class ExportIntent:
     abandoned: bool = False
     takes_over: str | None = None  # the attempt this one replaced
     # Key prefixes (directory and "<topic>+<partition>+") under which this attempt, or a dead one it took
-    # over, may have created objects. None in intents written before they were recorded: anywhere.
+    # over, may have created objects. None in leases written before they were recorded: anywhere.
     written_prefixes: tuple[str, ...] | None = ()
 
     def to_json_bytes(self) -> bytes:
-        return json.dumps({"format_version": INTENT_FORMAT, **asdict(self)}, indent=1).encode("utf-8")
+        return json.dumps({"format_version": LEASE_FORMAT, **asdict(self)}, indent=1).encode("utf-8")
 
     @classmethod
-    def from_json_bytes(cls, data: bytes) -> "ExportIntent":
+    def from_json_bytes(cls, data: bytes) -> "LeaseState":
         d = json.loads(data)
-        if d.pop("format_version", None) != INTENT_FORMAT:
-            raise ValueError("Unsupported export intent format")
+        if d.pop("format_version", None) != LEASE_FORMAT:
+            raise ValueError("Unsupported export lease format")
         prefixes = d.pop("written_prefixes", None)
         return cls(**{**d, "owner": Owner(**d["owner"])},
                    written_prefixes=None if prefixes is None else tuple(prefixes))
 
 
-def still_running(intent: ExportIntent, now_ms: int) -> bool:
-    """Whether the intent's owner may still be exporting (see the module docstring)."""
-    if intent.abandoned:
+def still_running(state: LeaseState, now_ms: int) -> bool:
+    """Whether the lease's owner may still be exporting (see the module docstring)."""
+    if state.abandoned:
         return False
-    owner = intent.owner
+    owner = state.owner
     if owner.boot_id and owner.host == socket.gethostname() and owner.boot_id == _boot_id():
         if owner.pid == os.getpid() and owner.pid_started == (_process_start(owner.pid) or ""):
             return owner.attempt in _ACTIVE_ATTEMPTS
         if _process_start(owner.pid) != owner.pid_started:
             return False  # the process is gone (or its pid is another process's now)
-    # Alive elsewhere, or alive here but possibly stuck: only an expired hold may be taken over.
-    return now_ms < intent.lease_expires_ms
+    # Alive elsewhere, or alive here but possibly stuck: only an expired lease may be taken over.
+    return now_ms < state.lease_expires_ms
 
 
 class ExportLease:
-    """This attempt's hold on a topic-partition: renewed in the background, and before every manifest
+    """This attempt's lease on a topic-partition: renewed in the background, and before every manifest
     (the renewal's If-Match is the fence: it fails once another export has taken over)."""
 
-    def __init__(self, store: S3ObjectStore, key: str, intent: ExportIntent, etag: str, lease_ms: int,
-                 clock_ms: Callable[[], int], previous: ExportIntent | None):
-        self.intent = intent
+    def __init__(self, store: S3ObjectStore, key: str, state: LeaseState, etag: str, lease_ms: int,
+                 clock_ms: Callable[[], int], previous: LeaseState | None):
+        self.state = state
         self.previous = previous   # the dead attempt this one took over, if any
         self.replays = False       # whether this attempt repeats the dead one's end offset and clock (``plan``)
         self._store = store
@@ -142,11 +151,11 @@ class ExportLease:
         self._taken_over: str | None = None
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
-        _ACTIVE_ATTEMPTS.add(intent.owner.attempt)
+        _ACTIVE_ATTEMPTS.add(state.owner.attempt)
 
     def start_renewing(self) -> None:
         self._renewer = threading.Thread(target=self._renew_until_stopped, daemon=True,
-                                         name=f"lease {self.intent.topic}/{self.intent.partition}")
+                                         name=f"lease {self.state.topic}/{self.state.partition}")
         self._renewer.start()
 
     def _renew_until_stopped(self) -> None:
@@ -155,80 +164,80 @@ class ExportLease:
                 self.renew()
             except ExportTakenOverError:
                 return
-            except Exception as exc:  # S3 trouble: try again next time; the hold lasts a whole lease
-                log.warning("Could not renew the hold on %s/%s: %s", self.intent.topic, self.intent.partition, exc)
+            except Exception as exc:  # S3 trouble: try again next time; the lease lasts past the next try
+                log.warning("Could not renew the lease on %s/%s: %s", self.state.topic, self.state.partition, exc)
 
     def renew(self) -> None:
         with self._lock:
-            self._replace_intent(self.intent)
+            self._rewrite(self.state)
 
     def record_prefix(self, prefix: str) -> None:
         """Record that this attempt creates objects under ``prefix``; call before creating the first one.
         Also a fence: an attempt that was taken over learns it here, before writing under a new prefix."""
         with self._lock:
-            known = self.intent.written_prefixes
+            known = self.state.written_prefixes
             if known is None or prefix in known:
                 return
-            self._replace_intent(replace(self.intent, written_prefixes=known + (prefix,)))
+            self._rewrite(replace(self.state, written_prefixes=known + (prefix,)))
 
     def plan(self, resume_offset: int, plan_end: Callable[[int], int]) -> None:
-        """Plan the attempt from ``resume_offset``, read while holding the topic-partition: replay the dead
+        """Plan the attempt from ``resume_offset``, read while owning the lease: replay the dead
         attempt taken over when the offset lies inside its range, else read to ``plan_end(resume_offset)``
-        with the current wall-clock time. The intent is rewritten only when the plan changes."""
+        with the current wall-clock time. The lease object is rewritten only when the plan changes."""
         old = self.previous
         self.replays = old is not None and old.start_offset <= resume_offset < old.end_offset
         with self._lock:
-            if self.replays:  # the dead attempt stopped short: repeat its inputs so the same objects are made
-                planned = replace(self.intent, start_offset=resume_offset, end_offset=old.end_offset,
+            if self.replays:  # the dead attempt stopped short: repeat its plan so the same objects are made
+                planned = replace(self.state, start_offset=resume_offset, end_offset=old.end_offset,
                                   clock_ms=old.clock_ms)
-            elif old is None and self.intent.start_offset == resume_offset:
-                return  # planned from this very offset when the hold was taken
+            elif old is None and self.state.start_offset == resume_offset:
+                return  # planned from this very offset when the lease was taken
             else:
-                planned = replace(self.intent, start_offset=resume_offset, end_offset=plan_end(resume_offset),
+                planned = replace(self.state, start_offset=resume_offset, end_offset=plan_end(resume_offset),
                                   clock_ms=self._clock_ms())
-            if planned != self.intent:
-                self._replace_intent(planned)
+            if planned != self.state:
+                self._rewrite(planned)
 
-    def _replace_intent(self, intent: ExportIntent) -> None:
-        """Write ``intent`` (its hold extended) if this attempt still holds the topic-partition. Under the lock."""
+    def _rewrite(self, state: LeaseState) -> None:
+        """Write ``state`` (the lease extended) if this attempt still owns the lease. Under the lock."""
         self._check()
-        renewed = replace(intent, lease_expires_ms=self._clock_ms() + self._lease_ms)
+        renewed = replace(state, lease_expires_ms=self._clock_ms() + self._lease_ms)
         try:
             self._etag = self._store.put_conditionally(self._key, renewed.to_json_bytes(), if_match=self._etag)
         except ConditionFailedError:
-            self._taken_over = "its hold was replaced by another export"
+            self._taken_over = "its lease was taken over by another export"
             self._check()
-        self.intent = renewed
+        self.state = renewed
 
     def _check(self) -> None:
         if self._taken_over is not None:
             raise ExportTakenOverError(
-                f"Export of {self.intent.topic}/{self.intent.partition} stopped: {self._taken_over} (this export "
+                f"Export of {self.state.topic}/{self.state.partition} stopped: {self._taken_over} (this export "
                 f"was silent longer than kafka_s3_assets.export.lease.ms={self._lease_ms}); nothing more is "
                 f"committed by it")
 
     def release(self) -> None:
-        """Everything is committed: remove the intent."""
+        """Everything is committed: delete the lease object."""
         self._stop_renewing()
         try:
             with self._lock:
                 if self._taken_over is None:
                     self._store.delete(self._key, if_match=self._etag)
         finally:  # even when S3 fails here, this attempt no longer runs
-            _ACTIVE_ATTEMPTS.discard(self.intent.owner.attempt)
+            _ACTIVE_ATTEMPTS.discard(self.state.owner.attempt)
 
     def abandon(self) -> None:
-        """The attempt failed and may have left objects no manifest lists: mark the intent so that the next
+        """The attempt failed and may have left objects no manifest lists: mark the lease so that the next
         export takes over at once (from any process) and removes them."""
         self._stop_renewing()
         try:
             with self._lock:
                 if self._taken_over is None:
-                    abandoned = replace(self.intent, abandoned=True)
+                    abandoned = replace(self.state, abandoned=True)
                     self._etag = self._store.put_conditionally(self._key, abandoned.to_json_bytes(),
                                                                if_match=self._etag)
         finally:
-            _ACTIVE_ATTEMPTS.discard(self.intent.owner.attempt)
+            _ACTIVE_ATTEMPTS.discard(self.state.owner.attempt)
 
     def _stop_renewing(self) -> None:
         self._stop.set()
@@ -236,58 +245,83 @@ class ExportLease:
             self._renewer.join()
 
 
-def acquire(store: S3ObjectStore, key: str, *, connector: str, topic: str, partition: int, run_id: str | None,
-            resume_hint: int, read_resume: Callable[[], int], plan_end: Callable[[int], int],
-            clock_ms: Callable[[], int], lease_ms: int) -> ExportLease:
-    """Hold the topic-partition for this attempt, taking over a dead attempt's hold, then plan it from the
-    resume offset ``read_resume()`` reads while holding; or raise ConcurrentExportError when a live export
-    holds it.
+def acquire(store: S3ObjectStore, key: str, *, legacy_key: str | None = None, connector: str, topic: str,
+            partition: int, run_id: str | None, resume_hint: int, read_resume: Callable[[], int],
+            plan_end: Callable[[int], int], clock_ms: Callable[[], int], lease_ms: int) -> ExportLease:
+    """Take the topic-partition's lease for this attempt, taking over a dead attempt's lease, then plan the
+    attempt from the resume offset ``read_resume()`` reads while owning it; or raise ConcurrentExportError
+    when a live export owns the lease.
 
-    ``resume_hint`` is where to resume as read before holding: the hold is taken with a plan from it, so
-    that, as usual, the plan need not be written twice. Taking over a dead attempt, the hold first
-    repeats the dead attempt's plan instead: an attempt that dies before planning leaves the next one
-    the same decision to make (replay it or not), and the same places to sweep."""
+    ``resume_hint`` is where to resume as read before taking the lease: the lease is taken with a plan from
+    it, so that, as usual, the plan need not be written twice. Taking over a dead attempt, the new lease
+    first repeats the dead attempt's plan instead: an attempt that dies before planning leaves the next one
+    the same decision to make (replay it or not), and the same places to sweep.
+
+    ``legacy_key`` is where earlier versions kept the lease (see the module docstring): a lease found there
+    counts as one, and is deleted once this attempt's lease is written."""
     now = clock_ms()
-    owner = Owner.current()
     found = store.get_with_etag(key)
-    if found is None:
-        intent = ExportIntent(connector, topic, partition, owner, run_id, resume_hint, plan_end(resume_hint), now,
-                              now, now + lease_ms)
-        try:
-            etag = store.put_conditionally(key, intent.to_json_bytes())
-        except ConditionFailedError:
+    legacy = store.get_with_etag(legacy_key) if legacy_key is not None else None
+    current = LeaseState.from_json_bytes(found[0]) if found is not None else None
+    legacy_state = LeaseState.from_json_bytes(legacy[0]) if legacy is not None else None
+    for other, where in ((current, key), (legacy_state, legacy_key)):
+        if other is not None and still_running(other, now):
             raise ConcurrentExportError(
-                f"Another export of {topic}/{partition} started at the same moment; this one wrote nothing") from None
-        lease = ExportLease(store, key, intent, etag, lease_ms, clock_ms, previous=None)
+                f"Another export of {topic}/{partition} is running ({other.owner.describe()}, run {other.run_id}, "
+                f"resumed at offset {other.start_offset}; its lease is s3 key {where}); this one wrote nothing. "
+                f"Exports of one topic-partition never run at once; if that export is dead on another host, its "
+                f"lease expires {max(0, other.lease_expires_ms - now) // 1000}s from now")
+    previous = _dead_lease(current, legacy_state)
+    owner = Owner.current()
+    if previous is None:
+        state = LeaseState(connector, topic, partition, owner, run_id, resume_hint, plan_end(resume_hint), now, now,
+                           now + lease_ms)
     else:
-        body, old_etag = found
-        old = ExportIntent.from_json_bytes(body)
-        if still_running(old, now):
-            raise ConcurrentExportError(
-                f"Another export of {topic}/{partition} is running ({old.owner.describe()}, run {old.run_id}, "
-                f"resumed at offset {old.start_offset}); this one wrote nothing. Exports of one topic-partition "
-                f"never run at once; if that export is dead on another host, its hold expires "
-                f"{max(0, old.lease_expires_ms - now) // 1000}s from now")
-        intent = replace(old, owner=owner, run_id=run_id, created_ms=now, lease_expires_ms=now + lease_ms,
-                         abandoned=False, takes_over=old.owner.attempt)
-        try:
-            etag = store.put_conditionally(key, intent.to_json_bytes(), if_match=old_etag)
-        except ConditionFailedError:
-            raise ConcurrentExportError(f"Another export of {topic}/{partition} took over the dead export "
-                                        f"({old.owner.describe()}) first; this one wrote nothing") from None
-        log.warning("Taking over %s/%s from a dead export (%s, run %s) that resumed at offset %d", topic, partition,
-                    old.owner.describe(), old.run_id, old.start_offset)
-        lease = ExportLease(store, key, intent, etag, lease_ms, clock_ms, previous=old)
+        state = replace(previous, owner=owner, run_id=run_id, created_ms=now, lease_expires_ms=now + lease_ms,
+                        abandoned=False, takes_over=previous.owner.attempt)
     try:
+        etag = store.put_conditionally(key, state.to_json_bytes(), if_match=found[1] if found is not None else None)
+    except ConditionFailedError:
+        if previous is None:
+            raise ConcurrentExportError(f"Another export of {topic}/{partition} started at the same moment; this "
+                                        f"one wrote nothing") from None
+        raise ConcurrentExportError(f"Another export of {topic}/{partition} took over the dead export "
+                                    f"({previous.owner.describe()}) first; this one wrote nothing") from None
+    if previous is not None:
+        log.warning("Taking over %s/%s from a dead export (%s, run %s) that resumed at offset %d", topic, partition,
+                    previous.owner.describe(), previous.run_id, previous.start_offset)
+    lease = ExportLease(store, key, state, etag, lease_ms, clock_ms, previous=previous)
+    try:
+        if legacy is not None:  # its plan and prefixes are in this lease now
+            _delete_legacy_lease(store, legacy_key, legacy[1], topic, partition)
         lease.plan(read_resume(), plan_end)
     except BaseException:
         try:  # nothing written: the next export takes over at once (and still finds a dead attempt's plan)
             lease.abandon()
         except Exception as exc:
-            log.warning("Could not give up the hold on %s/%s (the next export takes it over when its lease "
-                        "expires): %s", topic, partition, exc)
+            log.warning("Could not give up the lease on %s/%s (the next export takes it over when it expires): %s",
+                        topic, partition, exc)
         raise
     return lease
+
+
+def _dead_lease(current: LeaseState | None, legacy: LeaseState | None) -> LeaseState | None:
+    """The dead lease to take over. Found at both keys, the lease normally carries the legacy one's plan and
+    prefixes already (it took that one over, then died before deleting it); the legacy prefixes are added
+    all the same, so that whatever an export of an earlier version left is swept."""
+    if current is None or legacy is None:
+        return current or legacy
+    known, old = current.written_prefixes, legacy.written_prefixes
+    prefixes = None if known is None or old is None else known + tuple(p for p in old if p not in known)
+    return replace(current, written_prefixes=prefixes)
+
+
+def _delete_legacy_lease(store: S3ObjectStore, key: str, etag: str, topic: str, partition: int) -> None:
+    try:
+        store.delete(key, if_match=etag)
+    except ConditionFailedError:  # rewritten since read: an export of an earlier version took it over
+        raise ConcurrentExportError(f"An export of {topic}/{partition} by an earlier version took over the dead "
+                                    f"export's lease at s3 key {key} first; this one wrote nothing") from None
 
 
 def _boot_id() -> str:

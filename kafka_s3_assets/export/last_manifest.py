@@ -3,7 +3,7 @@
 After each manifest the export writes a small *pointer* beside the manifests
 (``<prefix>/_last_manifest/dir=…/topic=…/partition=…/pointer.json``) naming that manifest's key and next
 offset. A reader (resume, the plan, the sensor) GETs the pointer, then the manifest it names, then looks
-for that manifest's successor: the holder writes each manifest at the key of the previous one's next
+for that manifest's successor: the lease's owner writes each manifest at the key of the previous one's next
 offset, so the next manifest, if there is one, is at exactly that key. No successor: the named manifest
 is the last. A successor: the pointer is behind, and the manifests from the successor on are listed
 (ListObjectsV2 with ``StartAfter`` just before its key: manifest keys are zero-padded start offsets, so
@@ -18,14 +18,14 @@ starting point; an old one only costs a listing.
 
 * A crash between a manifest and its pointer leaves the pointer one manifest behind: its successor is
   there, and the listing from it finds the newest. The next manifest's pointer catches up.
-* Only the holder of the topic-partition writes manifests (``export_lease``), and it writes the pointer
-  after each, unconditionally. A holder that was taken over while stalled (a zombie) may still write a
-  pointer after the new holder's: it names the zombie's own manifest, whose conditional write succeeded,
-  so it exists and lies before the new holder's; again only a listing more. Whoever writes last, the
+* Only the owner of the topic-partition's lease writes manifests (``export_lease``), and it writes the
+  pointer after each, unconditionally. An owner whose lease was taken over while it stalled (a zombie) may
+  still write a pointer after the new owner's: it names the zombie's own manifest, whose conditional write
+  succeeded, so it exists and lies before the new owner's; again only a listing more. Whoever writes last, the
   pointer names a manifest that was written.
 * No pointer (a partition exported before pointers existed, or a failed pointer write): the manifests are
   listed in full, once; the reader then creates the pointer if it is still absent (``If-None-Match: *``,
-  so it never replaces a holder's newer one), and the following reads are cheap again even if no export
+  so it never replaces an exporting one's newer one), and the following reads are cheap again even if no export
   writes.
 * A pointer naming a manifest that is gone (the history was deleted by hand): the manifests are listed in
   full.

@@ -8,13 +8,13 @@ uploads the dead attempt left open are aborted too.
 Where to look: object names are ``<directory><topic><file.delim><partition><file.delim><offset>.<ext>``,
 and the directory (the encoded partition) can be anything: a field's values, a time path from the
 record or from the clock. A topic's directory holds every partition and all history, so listing it
-costs as much as the bucket has grown. Instead, each attempt records in its intent, before it creates
+costs as much as the bucket has grown. Instead, each attempt records in its lease, before it creates
 the first object there, the *object prefix* it writes under (directory plus
 ``<topic><file.delim><partition><file.delim>``; ``export_lease``): it is known exactly whatever the
-partitioner, costs one intent write per new directory, and a take-over carries it over, so a chain of
+partitioner, costs one lease write per new directory, and a take-over carries it over, so a chain of
 dead attempts is swept as a whole. Within a prefix, names differ only by the zero-padded offset, so
 listing starts after the name of the resume offset (``list_from``) and skips the committed history.
-Intents written before prefixes were recorded say nothing: their sweep lists the topic's directory.
+Leases written before prefixes were recorded say nothing: their sweep lists the topic's directory.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def sweep_uncommitted(store: S3ObjectStore, naming: ObjectNaming, topic: str, pa
                       resume_offset: int, written_prefixes: tuple[str, ...] | None) -> SweepResult:
     """Delete this topic-partition's objects starting at or after ``resume_offset`` under the prefixes the
     dead attempts recorded (None: anywhere under the topic), and abort their open uploads there. Only
-    safe while this export holds the topic-partition (see ``export_lease``)."""
+    safe while this export owns the topic-partition's lease (see ``export_lease``)."""
     if written_prefixes is None:
         listings = [(topic_prefix(naming, topic), None)]
     else:

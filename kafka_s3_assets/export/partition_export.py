@@ -2,10 +2,10 @@
 
 1. Resume: after the last manifest in S3; with none, from the consumer group ``connect-<name>`` (so a
    user migrating from Kafka Connect continues where it stopped), else from the earliest offset.
-2. Hold the topic-partition (``export_lease``): a live concurrent export makes this one fail having
-   written nothing; a dead one is taken over, its inputs (end offset, wall-clock time) replayed and
+2. Take the topic-partition's lease (``export_lease``): a live concurrent export makes this one fail
+   having written nothing; a dead one is taken over, its plan (end offset, wall-clock time) replayed and
    the objects it left without a manifest removed (``orphans``). Where to resume is read again once
-   held (only manifests newer than the one read in step 1): another export may have committed in
+   the lease is taken (only manifests newer than the one read in step 1): another export may have committed in
    between, and planning from the stale offset would write committed objects again.
 3. Read ``[resume, end)`` with ``assign()``; convert; hand records to the TopicPartitionWriter, which
    uses the one wall-clock time of the attempt for everything time-dependent.
@@ -13,12 +13,12 @@
    write); then the pointer to the last manifest is updated (``last_manifest``) and the consumer group
    offset is committed. Records after the last full object stay
    unexported, as Kafka Connect leaves them in an open file, and are read again next run.
-5. Release the hold.
+5. Release the lease.
 
 On any failure, open objects are aborted (invisible), the manifest records only objects already
-complete, the hold is marked abandoned so the next export cleans up at once, and the error names the
+complete, the lease is marked abandoned so the next export cleans up at once, and the error names the
 record or system at fault. Nothing is committed past what is in S3. A SIGKILL at any point leaves the
-hold in place; the next export takes it over (see ``crash_points`` for the tested points).
+lease in place; the next export takes it over (see ``crash_points`` for the tested points).
 """
 
 from __future__ import annotations
@@ -181,10 +181,10 @@ def resume_offset(request: PartitionExportRequest, store: S3ObjectStore, layout:
     return group_or_earliest_offset(request, group)
 
 
-def resume_once_held(store: S3ObjectStore, layout: ManifestLayout, request: PartitionExportRequest,
+def resume_once_leased(store: S3ObjectStore, layout: ManifestLayout, request: PartitionExportRequest,
                      seen: Manifest | None, hint: int) -> int:
-    """Where to resume, read again while holding the topic-partition: after the last manifest if one was
-    committed since ``seen`` (the last one before the hold), else ``hint`` (read from ``seen``, the
+    """Where to resume, read again once the lease is taken: after the last manifest if one was
+    committed since ``seen`` (the last one before the lease), else ``hint`` (read from ``seen``, the
     consumer group or the log start; with no new manifest, nothing was exported in between)."""
     last = last_manifest(store, layout, request.topic, request.partition)
     moved = last is not None and (seen is None or last.start_offset > seen.start_offset)
@@ -218,7 +218,7 @@ def planned_end(request: PartitionExportRequest, start: int) -> int:
 
 class PrefixRecordingStore:
     """The store the writer creates objects through: each object's prefix (directory and
-    ``<topic>+<partition>+``) is recorded in the hold before the first object there is created, so that
+    ``<topic>+<partition>+``) is recorded in the lease before the first object there is created, so that
     a take-over after a crash sweeps only there (``orphans``)."""
 
     def __init__(self, store: S3ObjectStore, lease: ExportLease, naming: ObjectNaming, topic: str, partition: int):
@@ -300,18 +300,19 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         hint = seen.next_offset if seen is not None else first_export_offset(request, group, cursor)
         result.start_offset = result.next_offset = hint
         if request.end_offset is not None and hint >= request.end_offset:
-            result.high_watermark = request.end_offset  # nothing to do: no hold needed (the offset only grows)
+            result.high_watermark = request.end_offset  # nothing to do: no lease needed (the offset only grows)
             return result
 
-        crash_point("before_hold")
-        lease = acquire(store, layout.intent_key(request.topic, request.partition),
+        crash_point("before_lease")
+        lease = acquire(store, layout.lease_key(request.topic, request.partition),
+                        legacy_key=layout.legacy_lease_key(request.topic, request.partition),
                         connector=config["name"], topic=request.topic, partition=request.partition,
                         run_id=request.run_id, resume_hint=hint,
-                        read_resume=lambda: resume_once_held(store, layout, request, seen, hint),
+                        read_resume=lambda: resume_once_leased(store, layout, request, seen, hint),
                         plan_end=lambda start: planned_end(request, start),
                         clock_ms=clock_ms, lease_ms=config["kafka_s3_assets.export.lease.ms"])
         lease.start_renewing()
-        start = lease.intent.start_offset
+        start = lease.state.start_offset
         result.start_offset = result.next_offset = start
         naming = ObjectNaming.from_config(config)
         if lease.previous is not None:
@@ -324,10 +325,10 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         swept = True
         if cursor is not None:  # a crash may have come between the last manifest and the cursor
             cursor.follow(last_manifest(store, layout, request.topic, request.partition))
-        end = lease.intent.end_offset
+        end = lease.state.end_offset
         # One wall-clock time for the whole attempt (the reference uses one per put() batch), recorded in the
-        # intent so that a rerun after a crash partitions and rotates exactly as this attempt did.
-        now = lease.intent.clock_ms
+        # lease so that a rerun after a crash partitions and rotates exactly as this attempt did.
+        now = lease.state.clock_ms
 
         registry = SchemaRegistryClient(request.settings.registry) if request.settings.registry else None
         converter = RecordConverter(config, registry)
@@ -376,7 +377,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                 # take over and remove them
                 lease.abandon() if left_behind or not swept else lease.release()
             except Exception as lease_exc:
-                log.warning("Could not give up the hold on %s/%s (the next export takes it over when its lease "
+                log.warning("Could not give up the lease on %s/%s (the next export takes it over when it "
                             "expires): %s", request.topic, request.partition, lease_exc)
     finally:
         if progress is not None:
@@ -398,13 +399,13 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
 
 
 def _release(lease: ExportLease) -> None:
-    """Release the hold after everything is committed. A failure here loses nothing, so it does not fail
-    the export: the hold is marked abandoned instead, or else expires, and the next export takes over."""
+    """Release the lease after everything is committed. A failure here loses nothing, so it does not fail
+    the export: the lease is marked abandoned instead, or else expires, and the next export takes over."""
     try:
         lease.release()
     except Exception as exc:
-        log.warning("Could not release the hold on %s/%s (everything is committed; the next export takes it "
-                    "over): %s", lease.intent.topic, lease.intent.partition, exc)
+        log.warning("Could not release the lease on %s/%s (everything is committed; the next export takes it "
+                    "over): %s", lease.state.topic, lease.state.partition, exc)
         try:
             lease.abandon()
         except Exception as abandon_exc:

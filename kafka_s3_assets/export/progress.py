@@ -2,8 +2,8 @@
 
 A task may run on another host than the driver, so the only channel both certainly reach is the
 bucket. While a task exports, a background thread writes a small JSON object every
-``kafka_s3_assets.progress.interval.ms`` beside the topic-partition's hold (``ManifestLayout.progress_key``:
-under the manifests prefix's ``_intents/``, which no listing of manifests, objects or orphans reads).
+``kafka_s3_assets.progress.interval.ms`` beside the topic-partition's lease (``ManifestLayout.progress_key``:
+under the manifests prefix's ``_leases/``, which no listing of manifests, objects or orphans reads).
 It samples counters the record loop keeps anyway (reader position, records read, objects complete),
 so the record path itself does no extra work. The object is deleted when the export ends; one left by
 a killed export is harmless: the driver reads only its own run's (or, without a run id, ones updated

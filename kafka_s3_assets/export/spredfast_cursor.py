@@ -11,7 +11,7 @@ Here the cursor is both read and kept:
   from the consumer group, else from the earliest offset (``first_export_offset``);
 - after each manifest, the cursor is pointed at the index of the manifest's object, so that sink's
   tooling and its S3 source keep finding the newest data. A crash between the manifest and the cursor
-  leaves the cursor one object behind; the next export, once it holds the topic-partition, points it at
+  leaves the cursor one object behind; the next export, once it owns the topic-partition's lease, points it at
   the last manifest's index again (``follow``).
 """
 
@@ -66,7 +66,7 @@ class SpredfastCursor:
         current = self._store.get_with_etag(self.key)
         if current is not None and current[0] == body:
             return
-        # Only over the cursor just read: this export holds the topic-partition, so nobody else writes it.
+        # Only over the cursor just read: this export owns the topic-partition's lease, so nobody else writes it.
         self._store.put_conditionally(self.key, body, if_match=current[1] if current is not None else None)
 
 

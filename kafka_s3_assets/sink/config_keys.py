@@ -284,8 +284,8 @@ EXTENSION_KEYS = [
     _k("kafka_s3_assets.manifest.max.objects", Type.INT, 500, F, at_least(1),
        "Commit a manifest at least every this many objects within a run"),
     _k("kafka_s3_assets.export.lease.ms", Type.LONG, 60000, F, at_least(1000),
-       "An export holds its topic-partition for this long and renews the hold every third of it; a crashed "
-       "export on another host can be taken over once its hold has expired (on the same host, at once)"),
+       "An export's lease on its topic-partition lasts this long and is renewed every third of it; a crashed "
+       "export on another host can be taken over once its lease has expired (on the same host, at once)"),
     _k("kafka_s3_assets.progress.interval.ms", Type.LONG, 5000, F, at_least(1),
        "A running export reports its progress (offset reached, records/s, objects, time left) this often, to "
        "the Dagster run log and the command line"),

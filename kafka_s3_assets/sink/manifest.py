@@ -130,8 +130,12 @@ class ManifestLayout:
         return (f"{self.prefix.rstrip('/')}/{kind}/dir={quote(self.topics_dir, safe='')}/topic={topic}"
                 f"/partition={partition}/{name}")
 
-    def intent_key(self, topic: str, partition: int) -> str:
-        """The running export's intent (``export.export_lease``)."""
+    def lease_key(self, topic: str, partition: int) -> str:
+        """The running export's lease (``export.export_lease``)."""
+        return self._beside("_leases", topic, partition, "lease.json")
+
+    def legacy_lease_key(self, topic: str, partition: int) -> str:
+        """Where earlier versions kept the lease; still honoured (``export.export_lease``)."""
         return self._beside("_intents", topic, partition, "intent.json")
 
     def pointer_key(self, topic: str, partition: int) -> str:
@@ -143,8 +147,8 @@ class ManifestLayout:
         return self._beside("_checked", topic, partition, "state.json")
 
     def progress_key(self, topic: str, partition: int) -> str:
-        """The running export's progress report (``export.progress``), beside its intent."""
-        return self.intent_key(topic, partition).rsplit("/", 1)[0] + "/progress.json"
+        """The running export's progress report (``export.progress``), beside its lease."""
+        return self.lease_key(topic, partition).rsplit("/", 1)[0] + "/progress.json"
 
     def key(self, topic: str, partition: int, start_offset: int) -> str:
         return f"{self.partition_prefix(topic, partition)}{start_offset:0{OFFSET_WIDTH}d}.json"

@@ -60,7 +60,7 @@ BINARY_FORMAT_CLASS = "com.spredfast.kafka.connect.s3.ByteLengthFormat"
 FORMAT_ALIASES = {"text": "text", "binary": "binary", TEXT_FORMAT_CLASS: "text", BINARY_FORMAT_CLASS: "binary"}
 
 DEFAULT_BLOCK_SIZE = 67108864
-# Where our manifests (and export holds) go, under s3.prefix: beside that sink's dated directories, under
+# Where our manifests (and export leases) go, under s3.prefix: beside that sink's dated directories, under
 # a name its S3 source never takes for a data or index file.
 MANIFESTS_DIR = "_kafka_s3_assets/manifests"
 

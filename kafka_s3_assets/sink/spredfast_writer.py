@@ -4,7 +4,7 @@ That sink writes one object per topic-partition per Connect flush: every record 
 one Block-GZIP object named by the upload date and the first offset. Here an export run is that flush:
 all the records of the run's range go to one object, committed at the end of the run (``end_of_run``),
 with its ``.index.json``. The upload date is the UTC date of the attempt's one wall-clock time, which the
-export records in its intent, so a rerun after a crash names the object exactly as the dead attempt did.
+export records in its lease, so a rerun after a crash names the object exactly as the dead attempt did.
 
 It offers the export loop what ``TopicPartitionWriter`` offers (``write``, ``flush_if_due``,
 ``end_of_run``, ``abort``, ``unsettled_from``, ``committed_before_failure``); there is no rotation.

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..export.partition_export import PartitionExportRequest, PartitionExportResult, export_partition
+from ..export.topic_export import ExportJob
 
 
 def _run_task(request: PartitionExportRequest) -> dict:
@@ -39,6 +40,11 @@ def run_exports(spark, requests: Iterable[PartitionExportRequest]) -> list[Parti
 def cancel_exports(spark) -> None:
     """Cancel the export jobs running in ``spark`` (their tasks are interrupted)."""
     spark.sparkContext.cancelJobGroup(JOB_GROUP)
+
+
+def spark_export_job(spark) -> ExportJob:
+    """A topic run's partition exports as one job in ``spark``, a task each (``export.topic_export``)."""
+    return ExportJob(run=lambda requests: run_exports(spark, requests), cancel=lambda: cancel_exports(spark))
 
 
 DEFAULT_SPARK_CONFIG = {

@@ -48,8 +48,9 @@ def test_a_killed_spark_task_then_a_rerun_of_the_command_exports_each_record_onc
     crashed = run_cli(tmp_path, config_path, {CRASH_AT_ENV: "before_manifest"})
 
     assert crashed.returncode != 0, crashed.stdout
-    [intent_key] = list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_intents/")
-    intent = json.loads(s3_client.get_object(Bucket=bucket, Key=intent_key)["Body"].read())
+    [lease_key] = [k for k in list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/")
+                   if k.endswith("/lease.json")]
+    lease = json.loads(s3_client.get_object(Bucket=bucket, Key=lease_key)["Body"].read())
     assert list_keys(s3_client, bucket, "topics/") and not list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=")
 
     rerun = run_cli(tmp_path, config_path)
@@ -61,10 +62,10 @@ def test_a_killed_spark_task_then_a_rerun_of_the_command_exports_each_record_onc
                  for k in list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=")]
     listed = sorted(o.key for m in manifests for o in m.objects)
     assert list_keys(s3_client, bucket, "topics/") == listed  # no orphan
-    minute = datetime.fromtimestamp(intent["clock_ms"] / 1000, timezone.utc).strftime(
+    minute = datetime.fromtimestamp(lease["clock_ms"] / 1000, timezone.utc).strftime(
         "year=%Y/month=%m/day=%d/hour=%H/minute=%M")
     assert all(f"/{minute}/" in key for key in listed)  # the dead attempt's clock, not the rerun's
     values = [r["f1"] for key in listed for r in fastavro.reader(io.BytesIO(
         s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()))]
     assert sorted(values) == [f"value{i}" for i in range(6)]
-    assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_intents/") == []
+    assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/") == []

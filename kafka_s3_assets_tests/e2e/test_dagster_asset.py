@@ -231,13 +231,13 @@ def test_definitions_load_for_the_shipped_demo_connector():
     assert defs.resolve_assets_def(dg.AssetKey(["kafka_s3", "s3-sink-demo", "s3_topic"]))
 
 
-def test_a_topic_partition_held_by_another_export_fails_alone_and_the_run_exports_the_others(spark, kafka, s3_client,
+def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_exports_the_others(spark, kafka, s3_client,
                                                                                            bucket, instance):
     from kafka_s3_assets.clients.s3 import S3ObjectStore
     from kafka_s3_assets.export.export_lease import acquire
     from kafka_s3_assets.sink.manifest import ManifestLayout
 
-    topic = kafka.create_topic("held", partitions=2)
+    topic = kafka.create_topic("leased", partitions=2)
     for partition in (0, 1):
         kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)], partition=partition)
     connector = spec(connector_config(topic, bucket))
@@ -246,8 +246,8 @@ def test_a_topic_partition_held_by_another_export_fails_alone_and_the_run_export
     settings = resolve_settings(connector.raw)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     layout = ManifestLayout.from_config(settings.sink_config())
-    # Another export (a CLI run, another deployment) holds partition 1 while this run starts.
-    hold = acquire(store, layout.intent_key(topic, 1), connector=connector.name, topic=topic, partition=1,
+    # Another export (a CLI run, another deployment) owns partition 1's lease while this run starts.
+    lease = acquire(store, layout.lease_key(topic, 1), connector=connector.name, topic=topic, partition=1,
                    run_id="elsewhere", resume_hint=0, read_resume=lambda: 0, plan_end=lambda start: 3, clock_ms=lambda: int(time.time() * 1000),
                    lease_ms=60_000)
     asset = build_export_asset(connector, topic)
@@ -261,6 +261,6 @@ def test_a_topic_partition_held_by_another_export_fails_alone_and_the_run_export
     assert [m.partition for m in result.asset_materializations_for_node(asset.node_def.name)] == [keys[0]]
     assert list_keys(s3_client, bucket, f"topics/{topic}/partition=1/") == []
 
-    hold.release()
+    lease.release()
     again = dg.materialize([asset], instance=instance, resources=resources(spark), tags=range_tags)
     assert [m.partition for m in again.asset_materializations_for_node(asset.node_def.name)] == [keys[1]]

@@ -1,5 +1,6 @@
 """``kafka-s3-assets plan``: what the next export would do, on the real broker and S3, writing nothing."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -87,7 +88,7 @@ def test_plan_reports_resume_point_lag_and_ready_objects_per_partition(three_par
     assert tuple(by_key[f"{topic}/0"][f] for f in fields) == (9, 17, 8, 2, "manifest")
     assert tuple(by_key[f"{topic}/1"][f] for f in fields) == (4, 6, 2, 0, "consumer_group")
     assert tuple(by_key[f"{topic}/2"][f] for f in fields) == (None, 5, 5, 1, "earliest")
-    assert all(p["held_by"] is None and p["offsets_deleted_unexported"] == 0 for p in out["partitions"])
+    assert all(p["leased_by"] is None and p["offsets_deleted_unexported"] == 0 for p in out["partitions"])
 
     code, out, _ = plan_json(capsys, tmp_path / "c.json", "--partition", f"{topic}/2")
     assert code == 0 and [p["partition"] for p in out["partitions"]] == [f"{topic}/2"]
@@ -117,22 +118,29 @@ def test_plan_writes_nothing_and_starts_neither_dagster_nor_spark(three_partitio
     assert (bucket_state(s3_client, bucket), group_offsets(kafka.bootstrap, group, topic, 3)) == before
 
 
-def test_plan_names_the_export_holding_a_partition(three_partitions, capsys, tmp_path):
+def test_plan_names_the_export_owning_a_partitions_lease(three_partitions, capsys, tmp_path):
     topic, config = three_partitions
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     layout = ManifestLayout.from_config(settings.sink_config())
     run_id = f"run-{uuid.uuid4().hex[:6]}"
-    lease = acquire(store, layout.intent_key(topic, 2), connector=config["name"], topic=topic, partition=2,
-                    run_id=run_id, resume_hint=0, read_resume=lambda: 0, plan_end=lambda start: 5, clock_ms=lambda: int(time.time() * 1000),
+    lease = acquire(store, layout.lease_key(topic, 2), legacy_key=layout.legacy_lease_key(topic, 2),
+                    connector=config["name"], topic=topic, partition=2, run_id=run_id, resume_hint=0,
+                    read_resume=lambda: 0, plan_end=lambda start: 5, clock_ms=lambda: int(time.time() * 1000),
                     lease_ms=60_000)
+    # An export of an earlier version, which kept the lease at another key, owns partition 1's.
+    legacy_key = layout.legacy_lease_key(topic, 1)
+    legacy = dataclasses.replace(lease.state, partition=1, run_id="earlier-version-run")
+    store.put_conditionally(legacy_key, legacy.to_json_bytes())
     try:
         code, out, err = plan_json(capsys, write_config(tmp_path / "c.json", dict(config)))
     finally:
         lease.release()
+        store.delete(legacy_key)
     assert code == 0, err
-    held = {p["partition"]: p["held_by"] for p in out["partitions"]}
-    assert held[f"{topic}/0"] is None and run_id in held[f"{topic}/2"] and f"pid {os.getpid()}" in held[f"{topic}/2"]
+    leased = {p["partition"]: p["leased_by"] for p in out["partitions"]}
+    assert leased[f"{topic}/0"] is None and run_id in leased[f"{topic}/2"] and f"pid {os.getpid()}" in leased[f"{topic}/2"]
+    assert "earlier-version-run" in leased[f"{topic}/1"]
 
 
 @pytest.mark.parametrize("overrides", [

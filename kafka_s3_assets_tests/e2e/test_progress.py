@@ -52,7 +52,7 @@ def test_run_log_shows_each_partitions_progress_while_the_export_runs(spark, kaf
     assert all(f" of {RECORDS:,} (" in line and " records/s, " in line and " objects committed, " in line
                and line.endswith(" left") for line in lines)
     # Its report is removed once the export ends.
-    assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_intents/") == []
+    assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/") == []
 
 
 def test_cli_prints_plain_progress_lines_when_not_on_a_terminal(spark, kafka, bucket, workdir, capsys, monkeypatch):

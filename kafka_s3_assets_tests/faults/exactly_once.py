@@ -17,7 +17,7 @@ from kafka_s3_assets.sink.manifest import Manifest, check_contiguity
 from ..conftest import list_keys
 
 MANIFESTS = "_kafka_s3_assets/manifests/dir="
-INTENTS = "_kafka_s3_assets/manifests/_intents/"
+LEASES = "_kafka_s3_assets/manifests/_leases/"
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class BucketState:
 
     objects: dict[str, str]                            # data key -> sha256 of its bytes
     manifests: list[tuple[int, int, tuple[str, ...]]]  # (start, end, object keys)
-    holds: list[str]                                   # intents of exports that did not finish
+    leases: list[str]                                  # leases of exports that did not finish
     open_uploads: int
 
     @property
@@ -42,7 +42,7 @@ def bucket_state(s3_client, bucket: str) -> BucketState:
     assert check_contiguity(manifests).ok
     return BucketState({k: hashlib.sha256(body(k)).hexdigest() for k in list_keys(s3_client, bucket, "topics/")},
                        [(m.start_offset, m.end_offset, tuple(o.key for o in m.objects)) for m in manifests],
-                       list_keys(s3_client, bucket, INTENTS),
+                       list_keys(s3_client, bucket, LEASES),
                        len(s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])))
 
 

@@ -112,7 +112,7 @@ def test_a_broker_gone_longer_than_the_timeout_fails_the_run_cleanly_and_a_rerun
     committed = len(after_failure.manifests)
     assert 0 < committed < len(reference.manifests) and after_failure.manifests == reference.manifests[:committed]
     assert after_failure.objects.items() <= reference.objects.items()
-    assert not after_failure.orphans and after_failure.open_uploads == 0 and not after_failure.holds
+    assert not after_failure.orphans and after_failure.open_uploads == 0 and not after_failure.leases
     assert failed["next_offset"] == after_failure.manifests[-1][1] + 1
 
     rerun = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
@@ -155,7 +155,7 @@ def test_a_registry_failing_past_its_retries_fails_the_run_naming_the_record_and
 
         assert failed.status == "failed"
         assert f"topic={topic} partition=0 offset=0" in failed.error and "503" in failed.error
-        assert list_keys(s3_client, bucket) == []  # no object, no manifest, no hold
+        assert list_keys(s3_client, bucket) == []  # no object, no manifest, no lease
 
         rerun = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
     assert rerun.status == "exported", rerun.error

@@ -3,11 +3,11 @@
 Each test runs an export in a process of its own (``faults/export_process.py``, what a Spark task
 runs) and SIGKILLs it at one step of the commit protocol (``kafka_s3_assets.crash_points``): while
 reading, in the middle of a multipart upload, between the objects of one commit, after the objects and
-before the manifest, after the manifest and before the consumer-offset commit, and before the hold is
+before the manifest, after the manifest and before the consumer-offset commit, and before the lease is
 released. A second process then reruns the export with ANOTHER wall-clock time. Afterwards the bucket
 must hold exactly what an uninterrupted export with the first attempt's clock writes: the same object
 keys with the same bytes, the same manifests, no object that no manifest lists, no open upload, no
-hold left, and the same consumer-group offset.
+lease left, and the same consumer-group offset.
 
 The configurations cover what Kafka Connect's S3 sink cannot replay exactly-once (docs/exactly-once.md):
 ``Wallclock`` time partitioning and ``rotate.schedule.interval.ms`` (whose end-of-run flush depends on
@@ -117,7 +117,7 @@ def references(topics, s3_client) -> dict[str, tuple[BucketState, int]]:
         code, result, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK))
         assert code == 0 and result["status"] == "exported", err
         state = bucket_state(s3_client, bucket)
-        assert state.objects and not state.holds and state.open_uploads == 0
+        assert state.objects and not state.leases and state.open_uploads == 0
         assert sorted(state.objects) == sorted(k for m in state.manifests for k in m[2])
         found[scenario] = (state, committed_offset(resolve_settings(config).kafka, f"connect-{name}", topic, 0))
     return found
@@ -146,7 +146,7 @@ def test_a_crash_at_any_step_then_a_rerun_leaves_exactly_the_uninterrupted_resul
     code, _result, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK, env={CRASH_AT_ENV: point}))
     assert code == -9, f"the export did not reach {point}: exit {code}\n{err}"
     crashed = bucket_state(s3_client, bucket)
-    assert crashed.holds, "a killed export leaves its hold"
+    assert crashed.leases, "a killed export leaves its lease"
     if point.startswith(("object_stored", "before_manifest")):
         listed = {k for m in crashed.manifests for k in m[2]}
         assert set(crashed.objects) - listed, "the crash left objects no manifest lists"
@@ -166,7 +166,7 @@ def test_a_crash_at_any_step_then_a_rerun_leaves_exactly_the_uninterrupted_resul
 
 def test_two_exports_at_once_exactly_one_commits_and_the_other_leaves_nothing(
         topics, references, s3_client, bucket, tmp_path):
-    """Bypassing Dagster's run queue: the second export, started while the first holds the partition
+    """Bypassing Dagster's run queue: the second export, started while the first owns the partition's lease
     (paused with all its objects stored, before its manifest), fails at once and writes nothing."""
     scenario = "field-keys-headers"
     topic = topics[scenario]
@@ -176,7 +176,7 @@ def test_two_exports_at_once_exactly_one_commits_and_the_other_leaves_nothing(
     try:
         during = bucket_state(s3_client, bucket)
 
-        code, second, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK))  # the same time: the first's hold is fresh
+        code, second, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK))  # the same time: the first's lease is fresh
 
         assert code == 1 and second["status"] == "failed", err
         assert second["error_type"] == "ConcurrentExportError"
@@ -197,7 +197,7 @@ def test_two_exports_racing_from_the_start_commit_once(topics, references, s3_cl
     outcomes = [finish(p) for p in racers]
 
     statuses = sorted(r["status"] for _code, r, _err in outcomes)
-    # Either the loser saw the winner's hold (failed, nothing written), or it started after the winner
+    # Either the loser saw the winner's lease (failed, nothing written), or it started after the winner
     # had finished and found nothing to do.
     assert statuses in (["exported", "failed"], ["exported", "up_to_date"]), outcomes
     for _code, result, _err in outcomes:
@@ -210,9 +210,9 @@ def test_two_exports_racing_from_the_start_commit_once(topics, references, s3_cl
 
 def test_an_export_taken_over_while_stalled_stops_before_its_manifest(topics, references, s3_client, bucket,
                                                                       tmp_path):
-    """A zombie: the first export stalls (SIGSTOP) after storing its objects; its hold expires (the second
-    export's clock is past it); the second takes over and commits. Resumed, the first finds its hold
-    gone at the fence before its manifest and stops without committing anything."""
+    """A zombie: the first export stalls (SIGSTOP) after storing its objects; its lease expires (the second
+    export's clock is past it); the second takes over and commits. Resumed, the first finds its lease
+    taken over at the fence before its manifest and stops without committing anything."""
     scenario = "wallclock-hourly"
     topic = topics[scenario]
     config = config_for(scenario, topic, bucket, f"zombie-{uuid.uuid4().hex[:8]}")
@@ -222,7 +222,7 @@ def test_an_export_taken_over_while_stalled_stops_before_its_manifest(topics, re
     try:
         os.kill(zombie.pid, 19)  # SIGSTOP: no renewals any more, the process still exists
 
-        code, taker, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK + 120_000))  # past the stalled export's hold
+        code, taker, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK + 120_000))  # past the stalled export's lease
 
         assert code == 0 and taker["status"] == "exported", err
         assert taker["replayed"] is True and taker["orphans_removed"] >= 1

@@ -28,7 +28,7 @@ def avro_values(s3_client, bucket, key):
 
 
 def manifests(s3_client, bucket):
-    keys = list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=")  # not the running export's intent
+    keys = list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=")  # not the running export's lease
     return [Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=k)["Body"].read()) for k in keys]
 
 

@@ -68,7 +68,7 @@ def test_driver_reads_progress_of_a_running_export_and_nothing_is_left_behind(ka
     assert result.status == "exported", result.error
     assert result.records_exported == RECORDS
     # Finished: its report is gone, and none was ever taken for a manifest or an object.
-    assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_intents/") == []
+    assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/") == []
     assert len(list_keys(s3_client, bucket, f"topics/{topic}/")) == RECORDS // 100
     report = check_partition(store, layout, topic, 0, low_watermark=0, naming=ObjectNaming.from_config(
         settings.sink_config()))

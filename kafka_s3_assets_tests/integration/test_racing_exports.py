@@ -2,14 +2,14 @@
 
 Every round produces new records, then races two exports of each partition, each export a process of
 its own (``faults/export_process.py``, what a Spark task runs) with its own wall-clock time. The late
-one pauses after looking up where to resume and before holding the partition (crash point
-``before_hold``): the window in which the other export can commit everything and release. Half the
+one pauses after looking up where to resume and before taking the partition's lease (crash point
+``before_lease``): the window in which the other export can commit everything and release. Half the
 rounds release it once the other has finished (the interleaving that used to rewrite committed
-objects), half release it at once (a free race: either may hold first).
+objects), half release it at once (a free race: either may take the lease first).
 
 The bucket is versioned, so every write of a key is a version. After each round: no object's ETag or
 Last-Modified changed, no key has a second version, every offset produced is in exactly one object,
-every object is listed by a manifest, and no hold or open upload is left. The loser of a race either
+every object is listed by a manifest, and no lease or open upload is left. The loser of a race either
 found nothing to do or failed with the clear "Another export …" message, having written nothing.
 """
 
@@ -25,7 +25,7 @@ from kafka_s3_assets.spark.job import run_exports
 
 from ..conftest import connector_config, list_keys
 from ..faults.export_process import finish, spawn, spawn_paused
-from ..faults.exactly_once import INTENTS, ExactlyOnceCounts, exactly_once_counts
+from ..faults.exactly_once import LEASES, ExactlyOnceCounts, exactly_once_counts
 
 pytestmark = pytest.mark.integration
 
@@ -86,7 +86,7 @@ def test_racing_exports_never_write_a_committed_object_again(partitioner, kafka,
         clock = T0 + 3 * round_ * HOUR
         pauses = [tmp_path / f"pause-{round_}-{p}" for p in range(PARTITIONS)]
         # Two hours apart: under Wallclock the late export would name its objects differently.
-        late = [spawn_paused(config, topic, "before_hold", pauses[p], clock_ms=clock + 2 * HOUR, partition=p)
+        late = [spawn_paused(config, topic, "before_lease", pauses[p], clock_ms=clock + 2 * HOUR, partition=p)
                 for p in range(PARTITIONS)]
         try:
             early = [spawn(config, topic, clock_ms=clock, partition=p) for p in range(PARTITIONS)]
@@ -120,32 +120,32 @@ def test_racing_exports_never_write_a_committed_object_again(partitioner, kafka,
         for p in range(PARTITIONS):
             counts = exactly_once_counts(s3_client, bucket, range((round_ + 1) * RECORDS), partition=p)
             assert counts == ExactlyOnceCounts(0, 0, 0), (round_, p, counts)
-        assert list_keys(s3_client, bucket, INTENTS) == []
+        assert list_keys(s3_client, bucket, LEASES) == []
         assert s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
         assert len(now) == (round_ + 1) * PARTITIONS * RECORDS // 5
         seen = now
 
 
 @pytest.mark.spark
-def test_in_one_spark_job_a_held_partition_fails_alone(spark, kafka, s3_client, bucket, tmp_path):
-    """However a driver groups partitions into Spark jobs, one partition held by another export fails with
+def test_in_one_spark_job_a_partition_leased_by_another_export_fails_alone(spark, kafka, s3_client, bucket, tmp_path):
+    """However a driver groups partitions into Spark jobs, one partition leased by another export fails with
     the clear message and the job's other partitions are exported."""
-    topic = kafka.create_topic("held", partitions=PARTITIONS)
+    topic = kafka.create_topic("leased", partitions=PARTITIONS)
     for p in range(PARTITIONS):
         kafka.produce_avro(topic, [{"f1": f"p{p}-{i}"} for i in range(RECORDS)], partition=p)
-    config = connector_config(topic, bucket, name=f"held-{uuid.uuid4().hex[:8]}", **{"flush.size": "5"})
+    config = connector_config(topic, bucket, name=f"leased-{uuid.uuid4().hex[:8]}", **{"flush.size": "5"})
     settings = resolve_settings(config)
     pause = tmp_path / "pause"
-    holder = spawn_paused(config, topic, "before_manifest", pause, partition=1)
+    owner = spawn_paused(config, topic, "before_manifest", pause, partition=1)
     try:
         results = run_exports(spark, [PartitionExportRequest(settings, topic, p) for p in range(PARTITIONS)])
     finally:
         pause.unlink(missing_ok=True)
-    code, held, err = finish(holder)
+    code, owned, err = finish(owner)
 
     assert [r.status for r in results] == ["exported", "failed", "exported", "exported"], [r.error for r in results]
     assert results[1].error_type == "ConcurrentExportError"
     assert results[1].error.startswith(f"Another export of {topic}/1 is running")
-    assert code == 0 and held["status"] == "exported", err
+    assert code == 0 and owned["status"] == "exported", err
     for p in range(PARTITIONS):
         assert exactly_once_counts(s3_client, bucket, range(RECORDS), partition=p) == ExactlyOnceCounts(0, 0, 0)

@@ -2,7 +2,7 @@
 retry policy, and nothing committed past what is in S3.
 
 Every S3 request an export makes (HeadBucket, ListObjectsV2, GetObject of the last manifest, GetObject /
-PutObject / DeleteObject of the export's intent (its hold on the partition), PutObject of a small object
+PutObject / DeleteObject of the export's lease on the partition, PutObject of a small object
 and of a manifest, CreateMultipartUpload / UploadPart / CompleteMultipartUpload of a big one) meets
 faults (500, 503 SlowDown, 429, connection reset, timeout) twice in a row:
 
@@ -44,7 +44,7 @@ READ_TIMEOUT_S = 1.0         # what Fault.TIMEOUT outlasts
 FAULTS_IN_A_ROW = 2
 MANIFEST_ROOT = "_kafka_s3_assets/manifests"
 MANIFESTS = MANIFEST_ROOT + "/dir="
-INTENTS = MANIFEST_ROOT + "/_intents/"
+LEASES = MANIFEST_ROOT + "/_leases/"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,18 +59,18 @@ TARGETS = {
     "HeadBucket": Target("HeadBucket"),
     "ListObjectsV2": Target("ListObjectsV2"),
     "GetObject-manifest": Target("GetObject", MANIFESTS),
-    "GetObject-intent": Target("GetObject", INTENTS),
-    "PutObject-intent": Target("PutObject", INTENTS),
+    "GetObject-lease": Target("GetObject", LEASES),
+    "PutObject-lease": Target("PutObject", LEASES),
     "PutObject-small": Target("PutObject", "topics/"),
     "PutObject-manifest": Target("PutObject", MANIFESTS),
     "CreateMultipartUpload": Target("CreateMultipartUpload"),
     "UploadPart": Target("UploadPart"),
     "CompleteMultipartUpload": Target("CompleteMultipartUpload"),
-    "DeleteObject-intent": Target("DeleteObject", INTENTS),
+    "DeleteObject-lease": Target("DeleteObject", LEASES),
 }
-# Releasing the hold comes after everything is committed: its failure does not fail the export (see
-# test_a_hold_that_cannot_be_released_is_taken_over_by_the_next_export).
-AFTER_THE_COMMIT = {"DeleteObject-intent"}
+# Releasing the lease comes after everything is committed: its failure does not fail the export (see
+# test_a_lease_that_cannot_be_released_is_taken_over_by_the_next_export).
+AFTER_THE_COMMIT = {"DeleteObject-lease"}
 TRANSIENT = [Fault.HTTP_500, Fault.SLOW_DOWN_503, Fault.TOO_MANY_REQUESTS_429, Fault.CONNECTION_RESET, Fault.TIMEOUT]
 # Every request x every fault kind for the recovery...
 RECOVERY_MATRIX = [pytest.param(name, fault, id=f"{name}-{fault.name}") for name in TARGETS for fault in TRANSIENT]
@@ -192,8 +192,8 @@ def failed_request(name: str, reference: Reference, bucket: str) -> str:
         "HeadBucket": f"HeadBucket s3://{bucket}",
         "ListObjectsV2": f"ListObjectsV2 s3://{bucket}/{layout.partition_prefix(reference.topic, 0)}",
         "GetObject-manifest": f"GetObject of s3://{bucket}/{first_manifest}",
-        "GetObject-intent": f"GetObject of s3://{bucket}/{layout.intent_key(reference.topic, 0)}",
-        "PutObject-intent": f"PutObject (If-None-Match: *) of s3://{bucket}/{layout.intent_key(reference.topic, 0)}",
+        "GetObject-lease": f"GetObject of s3://{bucket}/{layout.lease_key(reference.topic, 0)}",
+        "PutObject-lease": f"PutObject (If-None-Match: *) of s3://{bucket}/{layout.lease_key(reference.topic, 0)}",
         "PutObject-small": f"PutObject of s3://{bucket}/{reference.small_key}",
         "PutObject-manifest": f"PutObject (If-None-Match: *) of s3://{bucket}/{first_manifest}",
         "CreateMultipartUpload": f"CreateMultipartUpload of s3://{bucket}/{reference.big_key}",
@@ -263,20 +263,20 @@ def test_a_lost_answer_to_a_request_s3_did_is_recognised_on_the_retry(name, prox
     assert state.open_uploads == (1 if name == "CreateMultipartUpload" else 0)
 
 
-def test_a_hold_that_cannot_be_released_is_taken_over_by_the_next_export(proxy, reference, s3_client, bucket):
+def test_a_lease_that_cannot_be_released_is_taken_over_by_the_next_export(proxy, reference, s3_client, bucket):
     settings = export_settings(proxy, reference.topic, bucket, attempts=2)
-    proxy.inject("DeleteObject", Fault.HTTP_500, times=2, key_prefix=INTENTS)
+    proxy.inject("DeleteObject", Fault.HTTP_500, times=2, key_prefix=LEASES)
 
     first = export_partition(PartitionExportRequest(settings, reference.topic, 0, end_offset=6))
 
     assert first.status == "exported", first.error  # everything was committed before the release
-    intent_key = ManifestLayout(MANIFEST_ROOT, "topics").intent_key(reference.topic, 0)
-    intent = json.loads(s3_client.get_object(Bucket=bucket, Key=intent_key)["Body"].read())
-    assert intent["abandoned"] is True
+    lease_key = ManifestLayout(MANIFEST_ROOT, "topics").lease_key(reference.topic, 0)
+    lease = json.loads(s3_client.get_object(Bucket=bucket, Key=lease_key)["Body"].read())
+    assert lease["abandoned"] is True
     second = export_partition(PartitionExportRequest(settings, reference.topic, 0, end_offset=12))
     assert second.status == "exported", second.error
     assert bucket_state(s3_client, bucket) == reference.state
-    assert list_keys(s3_client, bucket, INTENTS) == []
+    assert list_keys(s3_client, bucket, LEASES) == []
 
 
 def test_a_failed_upload_is_aborted_even_when_the_abort_meets_a_fault(proxy, reference, s3_client, bucket):

@@ -91,7 +91,7 @@ def test_the_same_objects_index_and_cursor_as_that_sink(devstack, kafka, s3_clie
     assert body(s3_client, bucket, f"systest/last_chunk_index.{topic}-00000.txt") == index_key.encode()
     assert old_connector_next_offset(s3_client, bucket, "systest", topic) == 3
     manifests = list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/dir=systest/")
-    assert len(manifests) == 1 and not list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/_intents/")
+    assert len(manifests) == 1 and not list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/_leases/")
     settings = resolve_settings(config)
     assert committed_offset(settings.kafka, f"connect-{config['name']}", topic, 0) == 3
 
@@ -245,7 +245,7 @@ def test_a_crash_then_a_rerun_leaves_exactly_the_uninterrupted_objects_and_curso
     objects, manifest_count, offset = state["crashed"]
     assert objects == state["reference"][0]
     assert manifest_count == state["reference"][1] == 1  # one manifest
-    assert list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/_intents/") == []  # no hold left
+    assert list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/_leases/") == []  # no lease left
     assert offset == 12
     assert sorted(objects) == [f"systest/{DATE}/{topic}-00000-000000000000.gz",
                                f"systest/{DATE}/{topic}-00000-000000000000.index.json",

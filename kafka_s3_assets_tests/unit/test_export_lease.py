@@ -1,4 +1,4 @@
-"""The hold on a topic-partition: who may take it over, what a take-over replays, and the fence.
+"""The lease on a topic-partition: who may take it over, what a take-over replays, and the fence.
 
 A small in-memory store with S3's conditional-write semantics stands in for S3 (the real thing is
 covered by integration/test_crash_recovery.py and test_s3_faults.py)."""
@@ -14,12 +14,13 @@ import pytest
 
 from kafka_s3_assets.clients.errors import ConditionFailedError
 from kafka_s3_assets.export import export_lease
-from kafka_s3_assets.export.export_lease import (ConcurrentExportError, ExportIntent, ExportTakenOverError, Owner,
+from kafka_s3_assets.export.export_lease import (ConcurrentExportError, LeaseState, ExportTakenOverError, Owner,
                                                  acquire, still_running)
 from kafka_s3_assets.export.orphans import list_from, object_prefix, object_start_offset, topic_prefix
 from kafka_s3_assets.sink.naming import ObjectNaming
 
-KEY = "m/_intents/dir=topics/topic=t/partition=0/intent.json"
+KEY = "m/_leases/dir=topics/topic=t/partition=0/lease.json"
+LEGACY_KEY = "m/_intents/dir=topics/topic=t/partition=0/intent.json"  # where earlier versions kept it
 LEASE = 60_000
 
 
@@ -45,27 +46,27 @@ class ConditionalStore:
             raise ConditionFailedError(f"412 on {key}")
         self.objects.pop(key, None)
 
-    def intent(self) -> ExportIntent:
-        return ExportIntent.from_json_bytes(self.objects[KEY][0])
+    def lease(self) -> LeaseState:
+        return LeaseState.from_json_bytes(self.objects[KEY][0])
 
 
 def take(store, *, resume=0, end=10, now=1_000, lease_ms=LEASE, hint=None, read_resume=None):
-    """Acquire with ``hint`` read before the hold (default: ``resume``) and ``resume`` read once held."""
+    """Acquire with ``hint`` read before the lease (default: ``resume``) and ``resume`` read once leased."""
     planned = []
 
     def plan_end(start):
         planned.append((start, end))
         return end
 
-    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id="run",
+    lease = acquire(store, KEY, legacy_key=LEGACY_KEY, connector="c", topic="t", partition=0, run_id="run",
                     resume_hint=resume if hint is None else hint, read_resume=read_resume or (lambda: resume),
                     plan_end=plan_end, clock_ms=lambda: now, lease_ms=lease_ms)
     return lease, [e for _s, e in planned]
 
 
-def intent_of(owner: Owner, **changes) -> ExportIntent:
-    intent = ExportIntent("c", "t", 0, owner, "old-run", 0, 10, 500, 500, 500 + LEASE)
-    return dataclasses.replace(intent, **changes)
+def lease_of(owner: Owner, **changes) -> LeaseState:
+    state = LeaseState("c", "t", 0, owner, "old-run", 0, 10, 500, 500, 500 + LEASE)
+    return dataclasses.replace(state, **changes)
 
 
 def another_host() -> Owner:
@@ -79,13 +80,13 @@ def dead_process_here() -> Owner:
     return dataclasses.replace(Owner.current(), pid=child.pid, pid_started=started or "1")
 
 
-def test_the_first_export_holds_the_partition_with_its_end_and_clock():
+def test_the_first_export_leases_the_partition_with_its_end_and_clock():
     store = ConditionalStore()
     lease, planned = take(store, resume=3, end=10, now=1_234)
-    intent = store.intent()
-    assert (intent.start_offset, intent.end_offset, intent.clock_ms) == (3, 10, 1_234)
-    assert intent.owner.pid == os.getpid() and intent.owner.host == socket.gethostname()
-    assert intent.lease_expires_ms == 1_234 + LEASE and planned == [10]
+    state = store.lease()
+    assert (state.start_offset, state.end_offset, state.clock_ms) == (3, 10, 1_234)
+    assert state.owner.pid == os.getpid() and state.owner.host == socket.gethostname()
+    assert state.lease_expires_ms == 1_234 + LEASE and planned == [10]
     assert lease.previous is None and lease.replays is False
 
 
@@ -100,24 +101,24 @@ def test_a_live_export_in_this_process_is_not_taken_over_and_nothing_is_written(
     assert KEY not in store.objects
 
 
-def test_the_hold_of_a_released_or_abandoned_attempt_of_this_process_is_free():
+def test_the_lease_of_a_released_or_abandoned_attempt_of_this_process_is_free():
     store = ConditionalStore()
     first, _ = take(store, end=10)
     first.abandon()
-    assert store.intent().abandoned is True
+    assert store.lease().abandoned is True
     second, planned = take(store, resume=0, end=99, now=2_000)
-    assert second.previous.owner.attempt == first.intent.owner.attempt
+    assert second.previous.owner.attempt == first.state.owner.attempt
     assert second.replays is True and planned == []  # the dead attempt's end and clock, not new ones
-    assert (second.intent.end_offset, second.intent.clock_ms) == (10, 1_000)
+    assert (second.state.end_offset, second.state.clock_ms) == (10, 1_000)
 
 
 def test_a_dead_process_on_this_host_is_taken_over_at_once():
     store = ConditionalStore()
-    dead = intent_of(dead_process_here())
+    dead = lease_of(dead_process_here())
     store.put_conditionally(KEY, dead.to_json_bytes())
     assert still_running(dead, now_ms=dead.created_ms) is False  # long before its lease expires
     lease, _ = take(store, resume=0, now=dead.created_ms + 1)
-    assert lease.replays and lease.intent.takes_over == dead.owner.attempt
+    assert lease.replays and lease.state.takes_over == dead.owner.attempt
 
 
 def test_a_live_process_on_this_host_is_waited_for_until_its_lease_expires():
@@ -125,108 +126,108 @@ def test_a_live_process_on_this_host_is_waited_for_until_its_lease_expires():
     try:
         owner = dataclasses.replace(Owner.current(), pid=child.pid,
                                     pid_started=export_lease._process_start(child.pid))
-        intent = intent_of(owner)
-        assert still_running(intent, now_ms=intent.lease_expires_ms - 1) is True
-        assert still_running(intent, now_ms=intent.lease_expires_ms) is False  # stopped or stuck: taken over
-        reused_pid = dataclasses.replace(intent, owner=dataclasses.replace(owner, pid_started="1"))
-        assert still_running(reused_pid, now_ms=intent.created_ms) is False
+        state = lease_of(owner)
+        assert still_running(state, now_ms=state.lease_expires_ms - 1) is True
+        assert still_running(state, now_ms=state.lease_expires_ms) is False  # stopped or stuck: taken over
+        reused_pid = dataclasses.replace(state, owner=dataclasses.replace(owner, pid_started="1"))
+        assert still_running(reused_pid, now_ms=state.created_ms) is False
     finally:
         child.communicate(b"")
 
 
 def test_on_another_host_only_the_lease_counts():
-    intent = intent_of(another_host())
-    assert still_running(intent, intent.lease_expires_ms - 1) is True
-    assert still_running(intent, intent.lease_expires_ms) is False
-    assert still_running(dataclasses.replace(intent, abandoned=True), intent.created_ms) is False
+    state = lease_of(another_host())
+    assert still_running(state, state.lease_expires_ms - 1) is True
+    assert still_running(state, state.lease_expires_ms) is False
+    assert still_running(dataclasses.replace(state, abandoned=True), state.created_ms) is False
 
 
 def test_an_attempt_that_had_reached_its_end_is_not_replayed():
     store = ConditionalStore()
-    finished = intent_of(another_host(), start_offset=0, end_offset=10)
+    finished = lease_of(another_host(), start_offset=0, end_offset=10)
     store.put_conditionally(KEY, finished.to_json_bytes())
     lease, planned = take(store, resume=10, end=25, now=finished.lease_expires_ms + 5)
     assert lease.replays is False and planned == [25]
-    assert (lease.intent.end_offset, lease.intent.clock_ms) == (25, finished.lease_expires_ms + 5)
+    assert (lease.state.end_offset, lease.state.clock_ms) == (25, finished.lease_expires_ms + 5)
 
 
 def test_of_two_exports_taking_over_the_same_dead_one_only_one_wins():
     store = ConditionalStore()
-    dead = intent_of(another_host())
+    dead = lease_of(another_host())
     store.put_conditionally(KEY, dead.to_json_bytes())
     read_before_the_other_took_over = store.get_with_etag(KEY)
     take(store, now=dead.lease_expires_ms)
 
-    store.get_with_etag = lambda key: read_before_the_other_took_over  # the loser read the dead hold too
+    store.get_with_etag = lambda key: read_before_the_other_took_over  # the loser read the dead lease too
     with pytest.raises(ConcurrentExportError, match="took over the dead export .* first; this one wrote nothing"):
         take(store, now=dead.lease_expires_ms)
 
 
-def test_a_taken_over_export_is_fenced_before_its_manifest_and_leaves_the_new_hold_alone():
+def test_a_taken_over_export_is_fenced_before_its_manifest_and_leaves_the_new_lease_alone():
     store = ConditionalStore()
     zombie, _ = take(store, now=1_000)
     # Silent past its lease (e.g. stopped): another host's export takes over.
-    stale = dataclasses.replace(store.intent(), owner=another_host())
+    stale = dataclasses.replace(store.lease(), owner=another_host())
     store.objects[KEY] = (stale.to_json_bytes(), store.objects[KEY][1])
     taker, _ = take(store, now=1_000 + LEASE)
-    with pytest.raises(ExportTakenOverError, match="replaced by another export"):
+    with pytest.raises(ExportTakenOverError, match="taken over by another export"):
         zombie.renew()
     zombie.abandon()
     zombie.release()
-    assert store.intent().owner.attempt == taker.intent.owner.attempt and not store.intent().abandoned
+    assert store.lease().owner.attempt == taker.state.owner.attempt and not store.lease().abandoned
 
 
-def test_renewal_extends_the_hold():
+def test_renewal_extends_the_lease():
     store = ConditionalStore()
     now = [1_000]
     lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id=None, resume_hint=0,
                     read_resume=lambda: 0, plan_end=lambda start: 5, clock_ms=lambda: now[0], lease_ms=LEASE)
     now[0] = 40_000
     lease.renew()
-    assert store.intent().lease_expires_ms == 40_000 + LEASE and store.intent().clock_ms == 1_000
+    assert store.lease().lease_expires_ms == 40_000 + LEASE and store.lease().clock_ms == 1_000
 
 
-def test_the_resume_offset_is_read_once_the_hold_is_taken():
+def test_the_resume_offset_is_read_once_the_lease_is_taken():
     store = ConditionalStore()
 
     def read_resume():
-        held = store.intent()  # this attempt's hold is in place when the resume offset is read
-        assert held.owner.attempt in export_lease._ACTIVE_ATTEMPTS and not held.abandoned
+        leased = store.lease()  # this attempt's lease is in place when the resume offset is read
+        assert leased.owner.attempt in export_lease._ACTIVE_ATTEMPTS and not leased.abandoned
         return 0
 
     take(store, read_resume=read_resume)
 
 
-def test_a_resume_offset_that_moved_before_the_hold_is_planned_again():
-    """Another export committed [0, 10) and released between the hint and the hold."""
+def test_a_resume_offset_that_moved_before_the_lease_is_planned_again():
+    """Another export committed [0, 10) and released between the hint and the lease."""
     store = ConditionalStore()
     lease, planned = take(store, hint=0, resume=10, end=25, now=2_000)
-    assert (store.intent().start_offset, store.intent().end_offset, store.intent().clock_ms) == (10, 25, 2_000)
-    assert lease.intent == store.intent() and lease.previous is None and lease.replays is False
-    assert planned == [25, 25]  # once from the hint, once from the offset read while holding
+    assert (store.lease().start_offset, store.lease().end_offset, store.lease().clock_ms) == (10, 25, 2_000)
+    assert lease.state == store.lease() and lease.previous is None and lease.replays is False
+    assert planned == [25, 25]  # once from the hint, once from the offset read once leased
 
 
-def test_an_unchanged_resume_offset_writes_the_intent_once():
+def test_an_unchanged_resume_offset_writes_the_lease_once():
     store = ConditionalStore()
     take(store, hint=3, resume=3)
     assert store.objects[KEY][1] == '"v1"'
 
 
-def test_a_take_over_plans_from_the_offset_read_while_holding_not_from_the_hint():
-    """The hint (0) lies in the dead attempt's range, but by the time the hold is taken its manifests say 10:
+def test_a_take_over_plans_from_the_offset_read_once_leased_not_from_the_hint():
+    """The hint (0) lies in the dead attempt's range, but by the time the lease is taken its manifests say 10:
     the dead attempt had reached its end, so nothing is replayed."""
     store = ConditionalStore()
-    dead = intent_of(another_host(), start_offset=0, end_offset=10)
+    dead = lease_of(another_host(), start_offset=0, end_offset=10)
     store.put_conditionally(KEY, dead.to_json_bytes())
     lease, planned = take(store, hint=0, resume=10, end=30, now=dead.lease_expires_ms)
     assert lease.replays is False and planned == [30]
-    assert (lease.intent.start_offset, lease.intent.end_offset) == (10, 30)
+    assert (lease.state.start_offset, lease.state.end_offset) == (10, 30)
 
 
-def test_until_the_resume_offset_is_read_a_take_over_holds_with_the_dead_attempts_plan():
+def test_until_the_resume_offset_is_read_a_take_over_keeps_the_dead_attempts_plan():
     """Dying right after taking over leaves the next export the dead attempt's end, clock and prefixes."""
     store = ConditionalStore()
-    dead = intent_of(another_host(), start_offset=4, end_offset=10, clock_ms=777, written_prefixes=("d/t+0+",))
+    dead = lease_of(another_host(), start_offset=4, end_offset=10, clock_ms=777, written_prefixes=("d/t+0+",))
 
     def die():
         raise RuntimeError("killed")
@@ -234,11 +235,11 @@ def test_until_the_resume_offset_is_read_a_take_over_holds_with_the_dead_attempt
     store.put_conditionally(KEY, dead.to_json_bytes())
     with pytest.raises(RuntimeError):
         take(store, now=dead.lease_expires_ms, read_resume=die)
-    held = store.intent()
-    assert (held.start_offset, held.end_offset, held.clock_ms, held.written_prefixes) == (4, 10, 777, ("d/t+0+",))
-    assert held.abandoned is True and held.takes_over == dead.owner.attempt  # taken over again at once
+    kept = store.lease()
+    assert (kept.start_offset, kept.end_offset, kept.clock_ms, kept.written_prefixes) == (4, 10, 777, ("d/t+0+",))
+    assert kept.abandoned is True and kept.takes_over == dead.owner.attempt  # taken over again at once
     lease, _ = take(store, resume=6, now=dead.lease_expires_ms + 1)
-    assert lease.replays is True and (lease.intent.end_offset, lease.intent.clock_ms) == (10, 777)
+    assert lease.replays is True and (lease.state.end_offset, lease.state.clock_ms) == (10, 777)
 
 
 def test_prefixes_are_recorded_once_each_and_carried_over_by_a_take_over():
@@ -247,33 +248,102 @@ def test_prefixes_are_recorded_once_each_and_carried_over_by_a_take_over():
     first.record_prefix("topics/t/a/t+0+")
     first.record_prefix("topics/t/a/t+0+")
     first.record_prefix("topics/t/b/t+0+")
-    assert store.intent().written_prefixes == ("topics/t/a/t+0+", "topics/t/b/t+0+")
+    assert store.lease().written_prefixes == ("topics/t/a/t+0+", "topics/t/b/t+0+")
     first.abandon()
     second, _ = take(store, now=2_000)
     second.record_prefix("topics/t/c/t+0+")
     assert second.previous.written_prefixes == ("topics/t/a/t+0+", "topics/t/b/t+0+")
-    assert store.intent().written_prefixes == ("topics/t/a/t+0+", "topics/t/b/t+0+", "topics/t/c/t+0+")
+    assert store.lease().written_prefixes == ("topics/t/a/t+0+", "topics/t/b/t+0+", "topics/t/c/t+0+")
 
 
-def test_an_intent_from_before_prefixes_were_recorded_means_anywhere():
+def test_a_lease_from_before_prefixes_were_recorded_means_anywhere():
     store = ConditionalStore()
-    old = json.loads(intent_of(another_host()).to_json_bytes())
+    old = json.loads(lease_of(another_host()).to_json_bytes())
     del old["written_prefixes"]
     store.objects[KEY] = (json.dumps(old).encode(), '"v0"')
     lease, _ = take(store, now=old["lease_expires_ms"])
     assert lease.previous.written_prefixes is None
     lease.record_prefix("topics/t/a/t+0+")
-    assert store.intent().written_prefixes is None  # still: the dead attempt may have written anywhere
+    assert store.lease().written_prefixes is None  # still: the dead attempt may have written anywhere
 
 
 def test_a_taken_over_export_learns_it_before_creating_objects_under_a_new_prefix():
     store = ConditionalStore()
     zombie, _ = take(store, now=1_000)
-    stale = dataclasses.replace(store.intent(), owner=another_host())
+    stale = dataclasses.replace(store.lease(), owner=another_host())
     store.objects[KEY] = (stale.to_json_bytes(), store.objects[KEY][1])
     take(store, now=1_000 + LEASE)
     with pytest.raises(ExportTakenOverError):
         zombie.record_prefix("topics/t/a/t+0+")
+
+
+# ---- a lease an earlier version left at its old key (``_intents/…/intent.json``) ----------------------
+
+def legacy_lease(owner: Owner, **changes) -> bytes:
+    """The object as earlier versions wrote it, field by field (the fields have not changed)."""
+    fields = {"format_version": 1, "connector": "c", "topic": "t", "partition": 0, "owner": dataclasses.asdict(owner),
+              "run_id": "old-version-run", "start_offset": 4, "end_offset": 10, "clock_ms": 777, "created_ms": 500,
+              "lease_expires_ms": 500 + LEASE, "abandoned": False, "takes_over": None,
+              "written_prefixes": ["d/t+0+"]}
+    return json.dumps({**fields, **changes}, indent=1).encode()
+
+
+def test_a_live_lease_at_the_old_key_excludes_this_export_which_writes_nothing():
+    store = ConditionalStore()
+    store.objects[LEGACY_KEY] = (legacy_lease(another_host()), '"v0"')
+    before = dict(store.objects)
+    with pytest.raises(ConcurrentExportError, match=r"Another export of t/0 is running .*_intents/.* wrote nothing"):
+        take(store, now=500 + LEASE - 1)
+    assert store.objects == before
+
+
+def test_a_dead_lease_at_the_old_key_is_taken_over_replayed_and_deleted():
+    store = ConditionalStore()
+    dead = another_host()
+    store.objects[LEGACY_KEY] = (legacy_lease(dead), '"v0"')
+    lease, planned = take(store, resume=6, now=500 + LEASE)
+    assert lease.previous.owner.attempt == dead.attempt and lease.previous.written_prefixes == ("d/t+0+",)
+    assert lease.replays is True and planned == []
+    state = store.lease()
+    assert (state.start_offset, state.end_offset, state.clock_ms, state.written_prefixes) == (6, 10, 777, ("d/t+0+",))
+    assert state.takes_over == dead.attempt and LEGACY_KEY not in store.objects
+
+
+def test_a_lease_at_the_old_key_is_deleted_only_once_the_new_lease_is_written():
+    store = ConditionalStore()
+    store.objects[LEGACY_KEY] = (legacy_lease(another_host()), '"v0"')
+    seen = []
+    delete = store.delete
+    store.delete = lambda key, **kw: (seen.append(KEY in store.objects), delete(key, **kw))
+    take(store, now=500 + LEASE)
+    assert seen == [True]
+
+
+def test_a_dead_lease_at_both_keys_is_taken_over_with_the_prefixes_of_both():
+    """Left by a new-version export that took the old one over and died before deleting it (the prefixes
+    are the same then), or by exports of two versions side by side: everything either wrote is swept."""
+    store = ConditionalStore()
+    store.objects[LEGACY_KEY] = (legacy_lease(another_host(), written_prefixes=["d/t+0+", "e/t+0+"]), '"v0"')
+    store.put_conditionally(KEY, lease_of(another_host(), written_prefixes=("d/t+0+", "f/t+0+")).to_json_bytes())
+    lease, _ = take(store, now=500 + LEASE)
+    assert lease.previous.written_prefixes == ("d/t+0+", "f/t+0+", "e/t+0+")
+    assert store.lease().written_prefixes == ("d/t+0+", "f/t+0+", "e/t+0+") and LEGACY_KEY not in store.objects
+
+
+def test_a_lease_at_the_old_key_an_earlier_version_takes_over_first_stops_this_export():
+    store = ConditionalStore()
+    store.objects[LEGACY_KEY] = (legacy_lease(another_host()), '"v0"')
+    delete = store.delete
+
+    def old_version_takes_over_first(key, **kw):
+        if key == LEGACY_KEY:
+            store.objects[LEGACY_KEY] = (legacy_lease(another_host(), lease_expires_ms=10**13), '"v9"')
+        delete(key, **kw)
+
+    store.delete = old_version_takes_over_first
+    with pytest.raises(ConcurrentExportError, match="earlier version took over .* first; this one wrote nothing"):
+        take(store, now=500 + LEASE)
+    assert store.lease().abandoned is True and LEGACY_KEY in store.objects  # the next export finds it live
 
 
 @pytest.mark.parametrize("naming, key, prefix", [

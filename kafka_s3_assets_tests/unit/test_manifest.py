@@ -84,7 +84,9 @@ def test_contiguity_counts_tolerated_offsets_and_rejects_ones_in_objects_or_outs
 
 def test_the_pointer_and_the_check_state_live_beside_the_manifests_not_among_them():
     layout = ManifestLayout("_kafka_s3_assets/manifests", "topics")
-    assert layout.intent_key("t", 1) == "_kafka_s3_assets/manifests/_intents/dir=topics/topic=t/partition=1/intent.json"
+    assert layout.lease_key("t", 1) == "_kafka_s3_assets/manifests/_leases/dir=topics/topic=t/partition=1/lease.json"
+    assert layout.legacy_lease_key("t", 1) == \
+        "_kafka_s3_assets/manifests/_intents/dir=topics/topic=t/partition=1/intent.json"  # where earlier versions kept it
     assert layout.pointer_key("t", 1) == ("_kafka_s3_assets/manifests/_last_manifest/dir=topics/topic=t/partition=1/"
                                           "pointer.json")
     assert layout.check_state_key("t", 1) == "_kafka_s3_assets/manifests/_checked/dir=topics/topic=t/partition=1/state.json"

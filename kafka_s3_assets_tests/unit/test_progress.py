@@ -54,10 +54,10 @@ def test_report_round_trips_and_other_formats_are_ignored():
     assert ExportProgress.from_json_bytes(b"not json") is None
 
 
-def test_progress_object_lies_beside_the_hold_not_among_manifests():
+def test_progress_object_lies_beside_the_lease_not_among_manifests():
     layout = ManifestLayout("_kafka_s3_assets/manifests", "topics")
     key = layout.progress_key("t", 3)
-    assert key.rsplit("/", 1)[0] == layout.intent_key("t", 3).rsplit("/", 1)[0]
+    assert key.rsplit("/", 1)[0] == layout.lease_key("t", 3).rsplit("/", 1)[0]
     assert not key.startswith(layout.partition_prefix("t", 3))
 
 

@@ -1,0 +1,160 @@
+"""Export several partitions of one topic in one run: plan them all, run one job with a task for each
+partition that has records waiting (reporting its progress), then interpret what retention deleted,
+check each partition's manifests and, where a lag limit is set, measure the lag left.
+
+What a Dagster run (``defs/assets.py``, and so the CLI's ``export``, which materializes through
+Dagster) and the tests do for a topic. Free of Dagster and of Spark: the job that runs the partition
+exports is handed in (``ExportJob``: the Spark job, or exports in this process), and the caller turns the
+outcomes into its own events (``defs/topic_export.py``). A partition's failure (its task's, or its
+check's) is kept in its own outcome: the other partitions' commits and checks stand all the same.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..clients import kafka as kafka_client
+from ..clients.s3 import S3ObjectStore
+from ..sink.manifest import ManifestLayout
+from ..sink.naming import ObjectNaming
+from ..sink.secrets import scrub
+from .completeness import CompletenessReport, check_partition
+from .lag import LagLimits, PartitionLag
+from .partition_export import PartitionExportRequest, PartitionExportResult
+from .plan import PartitionPlan, plan_partitions
+from .progress import ExportProgress, ProgressPoller, describe, run_with_progress
+from .retention_loss import LostRange, describe_lost, lost_before_log_start
+from .settings import ExportSettings
+
+ProgressListener = Callable[[list[ExportProgress]], None]
+
+
+@dataclass(frozen=True)
+class ExportJob:
+    """Runs the partition exports of one topic run (``spark.job.spark_export_job``: one Spark job, a task
+    each): ``run`` runs them, in a thread of its own; ``cancel`` stops them, from the caller's thread, when
+    the run is terminated."""
+    run: Callable[[list[PartitionExportRequest]], list[PartitionExportResult]]
+    cancel: Callable[[], None]
+
+
+@dataclass
+class ExportOutcome:
+    """One topic-partition of a topic run: its plan, its export result and its completeness report."""
+    plan: PartitionPlan
+    result: PartitionExportResult
+    report: CompletenessReport | None = None
+    check_error: str | None = None      # the check itself could not run (S3 unreachable, say)
+    lag: PartitionLag | None = None     # measured after the export, where a lag limit is set
+
+    @property
+    def key(self) -> str:
+        return self.result.partition_key
+
+    @property
+    def committed(self) -> bool:
+        """True when this run recorded new manifests: only then has the asset partition changed."""
+        return bool(self.result.manifest_keys)
+
+    @property
+    def error(self) -> str | None:
+        if self.result.status == "failed":
+            return f"Export of {self.key} failed: {self.result.error}"
+        if self.check_error is not None:
+            return f"Completeness check of {self.key} could not run: {self.check_error}"
+        return None
+
+
+def nothing_to_export(plan: PartitionPlan) -> PartitionExportResult:
+    """The result of a partition with no record waiting: no task, but retention may still have deleted
+    offsets that were never exported."""
+    result = PartitionExportResult(plan.topic, plan.partition, start_offset=plan.next_offset,
+                                   next_offset=plan.next_offset, high_watermark=plan.high_watermark)
+    if plan.next_offset is not None:
+        lost = lost_before_log_start(plan.next_offset, plan.low_watermark)
+        result.lost_ranges = [lost.to_json()] if lost else []
+    return result
+
+
+def export_topic(settings: ExportSettings, topic: str, partitions: list[int], run_id: str | None,
+                 start_job: Callable[[], ExportJob], log: logging.Logger,
+                 on_progress: ProgressListener = lambda reports: None) -> list[ExportOutcome]:
+    """Export ``partitions`` of ``topic``; outcomes in the order given. ``start_job`` is called only when
+    some partition has records waiting, so a run with nothing new starts no Spark driver. Progress
+    reports are logged and handed to ``on_progress``."""
+    plans = plan_partitions(settings, [(topic, p) for p in partitions])
+    for plan in plans:
+        done = "nothing exported yet" if plan.next_offset is None else f"exported up to offset {plan.next_offset - 1}"
+        log.info(f"{plan.topic}/{plan.partition}: {done}, broker high watermark {plan.high_watermark}, "
+                 f"{plan.pending} record offset(s) waiting")
+    requests = [PartitionExportRequest(settings, topic, plan.partition, end_offset=plan.high_watermark, run_id=run_id)
+                for plan in plans if plan.pending > 0]
+    sink_config = settings.sink_config()
+    store = S3ObjectStore(settings.s3.client(), settings.s3)
+    layout, naming = ManifestLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
+    interval_s = sink_config["kafka_s3_assets.progress.interval.ms"] / 1000
+    results = export_with_progress(start_job(), requests, store, layout, run_id, interval_s, log, on_progress) \
+        if requests else []
+    exported = {(r.topic, r.partition): r for r in results}
+    outcomes = [ExportOutcome(plan, exported.get((plan.topic, plan.partition)) or nothing_to_export(plan))
+                for plan in plans]
+    for outcome in outcomes:
+        result = outcome.result
+        if result.status == "failed":
+            log.error(result.error_detail or result.error or f"export of {outcome.key} failed")
+            continue
+        if result.lost_ranges:
+            log.warning(describe_lost(topic, result.partition, [LostRange(*r) for r in result.lost_ranges]))
+        try:
+            outcome.report = check_partition(store, layout, topic, result.partition,
+                                             low_watermark=outcome.plan.low_watermark, naming=naming)
+        except Exception as exc:  # one partition's check must not cost the others their records
+            outcome.check_error = scrub(f"{type(exc).__name__}: {exc}", settings.secrets())
+            log.error(f"Completeness check of {outcome.key} could not run: {outcome.check_error}")
+    if LagLimits.from_config(sink_config).enabled:
+        measure_lag(settings, outcomes, log)
+    return outcomes
+
+
+def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome], log: logging.Logger) -> None:
+    """Where each partition that did not fail stands now that its export committed (one watermark probe
+    at each new resume offset), for this run's evaluation of the lag check. Unreachable broker: no
+    evaluation (the sensor's next tick makes one), the exports' results stand."""
+    done = [o for o in outcomes if o.result.status != "failed"]
+    positions = {(o.plan.topic, o.plan.partition): o.result.next_offset or 0 for o in done}
+    try:
+        marks = kafka_client.probe_watermarks(settings.kafka, positions)
+    except Exception as exc:
+        log.warning(f"Lag after the export not measured: {scrub(str(exc), settings.secrets())}")
+        return
+    now_ms = int(time.time() * 1000)
+    for o in done:
+        m = marks[(o.plan.topic, o.plan.partition)]
+        o.lag = PartitionLag.of(PartitionPlan(o.plan.topic, o.plan.partition, o.result.next_offset, m.low, m.high,
+                                              m.first_timestamp_ms), now_ms)
+
+
+def export_with_progress(job: ExportJob, requests: list[PartitionExportRequest], store: S3ObjectStore,
+                         layout: ManifestLayout, run_id: str | None, interval_s: float, log: logging.Logger,
+                         on_progress: ProgressListener) -> list[PartitionExportResult]:
+    """The job, with each task's progress logged and handed to ``on_progress`` every ``interval_s``, and
+    a last report of each partition that did not fail once the job is done (its task deletes its own)."""
+    poller = ProgressPoller(store, [layout.progress_key(r.topic, r.partition) for r in requests], run_id)
+
+    def report(reports: list[ExportProgress]) -> None:
+        for progress in reports:
+            log.info(f"Progress {describe(progress)}")
+        on_progress(reports)
+
+    results = run_with_progress(lambda: job.run(requests), poller, interval_s, report, cancel=job.cancel)
+    ends = {(r.topic, r.partition): r.end_offset for r in requests}
+    now_ms = int(time.time() * 1000)
+    report([ExportProgress(r.topic, r.partition, run_id, start_offset=r.start_offset, end_offset=end, position=end,
+                           records_read=r.records_read, objects=len(r.object_keys), elapsed_s=r.duration_s,
+                           updated_ms=now_ms)
+            for r in results if r.status != "failed" and r.start_offset is not None
+            for end in [max(ends[(r.topic, r.partition)] or r.start_offset, r.start_offset)]])
+    return results
