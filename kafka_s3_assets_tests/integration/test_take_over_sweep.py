@@ -16,10 +16,9 @@ import pytest
 
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
-from kafka_s3_assets.export.settings import resolve_settings
 
 from ..conftest import connector_config, list_keys
+from ..exporting import export
 from ..faults.export_process import finish, spawn
 from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
 
@@ -82,8 +81,7 @@ def test_a_take_over_lists_only_the_dead_attempts_objects_from_the_resume_offset
         return keys
 
     monkeypatch.setattr(S3ObjectStore, "list_keys", recording_list_keys)
-    result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0),
-                              clock_ms=lambda: T0 + 9 * HOUR)
+    result = export(config, topic, now_ms=T0 + 9 * HOUR)
 
     assert result.status == "exported", result.error
     assert result.replayed is True and result.orphans_removed == 3
