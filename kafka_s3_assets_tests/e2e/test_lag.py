@@ -18,7 +18,7 @@ from kafka_s3_assets.sink.config import validate_connector_config
 from ..conftest import connector_config
 from ..exporting import export
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.dagster]
 
 HOUR_MS = 3_600_000
 BYTES = {"format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",

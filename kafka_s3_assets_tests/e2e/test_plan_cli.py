@@ -19,7 +19,7 @@ from kafka_s3_assets.sink.manifest import ManifestLayout
 from ..conftest import connector_config
 from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
 
 
 def plan_json(capsys, config_path, *args) -> tuple[int, dict, str]:

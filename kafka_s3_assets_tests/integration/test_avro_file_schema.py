@@ -14,7 +14,7 @@ from ..conftest import connector_config, list_keys
 from ..exporting import export
 from ..rich_avro import RICH_FILE_SCHEMA, RICH_SCHEMA, rich_values
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 
 def test_rich_schema_exported_to_avro_and_parquet(kafka, s3_client, bucket):

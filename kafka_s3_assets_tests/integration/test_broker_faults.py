@@ -24,7 +24,7 @@ from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, 
 from ..faults.broker import RestartableBroker
 from ..faults.http_fault_proxy import HttpFaultProxy
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 RECORDS = 10  # flush.size 3: objects at 0, 3 and 6; offset 9 waits for more
 

@@ -16,7 +16,7 @@ from kafka_s3_assets.export.settings import resolve_settings
 from ..conftest import connector_config
 from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 FMT = "io.confluent.connect.s3.format."
 PART = "io.confluent.connect.storage.partitioner."

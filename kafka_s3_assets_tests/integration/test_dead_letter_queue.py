@@ -27,7 +27,7 @@ from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
 from ..conftest import DEMO_SCHEMA, connector_config, list_keys
 from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 TS0 = 1_700_000_000_000
 VALUE_CONVERTER, TASK_PUT = "VALUE_CONVERTER", "TASK_PUT"

@@ -28,7 +28,7 @@ from kafka_s3_assets.sink.writer import CommittedObject
 from ..conftest import connector_config, list_keys
 from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 SHORT, LONG = 5, 300  # moto lists 2,500 keys a page: keys listed tell the two apart, not only requests
 

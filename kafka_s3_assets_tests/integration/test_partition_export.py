@@ -16,7 +16,7 @@ from kafka_s3_assets.sink.naming import ObjectNaming
 from ..conftest import connector_config, list_keys
 from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 
 def avro_values(s3_client, bucket, key):

@@ -23,7 +23,7 @@ from ..conftest import Kafka, connector_config, list_keys
 from ..exporting import export
 from ..faults.kafka_retention_proxy import BrokerBehindRetentionProxy
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 
 @pytest.fixture(scope="module")

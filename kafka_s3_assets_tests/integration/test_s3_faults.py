@@ -36,7 +36,7 @@ from ..exporting import export
 from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
 from ..faults.s3_fault_proxy import Fault, S3FaultProxy
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 PART_SIZE = 5 * 1024 * 1024
 BIG_VALUE_SIZE = 900 * 1024  # under librdkafka's 1 MB message.max.bytes; six of them exceed one part

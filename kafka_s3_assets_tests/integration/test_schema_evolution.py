@@ -11,7 +11,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from ..conftest import connector_config
 from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 FIELDS = [{"name": "boolean", "type": "boolean"}, {"name": "int", "type": "int"}, {"name": "long", "type": "long"},
           {"name": "float", "type": "float"}, {"name": "double", "type": "double"}]

@@ -27,7 +27,7 @@ from ..exporting import export
 from ..faults.export_process import finish, spawn
 from ..unit.test_spredfast import GOLDEN_300, GOLDEN_300_INDEX, LINES
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 ALREADY_BYTES = "com.spredfast.kafka.connect.s3.AlreadyBytesConverter"
 DAY = 86_400_000

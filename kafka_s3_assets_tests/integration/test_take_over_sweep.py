@@ -22,7 +22,7 @@ from ..exporting import export
 from ..faults.export_process import finish, spawn
 from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 PART = "io.confluent.connect.storage.partitioner."
 HOUR = 3_600_000
