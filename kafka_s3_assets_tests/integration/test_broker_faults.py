@@ -73,14 +73,14 @@ def test_a_broker_restart_in_the_middle_of_a_read_is_ridden_out(broker, topic, r
                                                                  tmp_path):
     config = config_for(broker, topic, bucket)
     pause = tmp_path / "pause"
-    export = spawn_paused(config, topic, "record_read:5", pause)
+    process = spawn_paused(config, topic, "record_read:5", pause)
     try:
         broker.kill()
         broker.start()
     finally:
         pause.unlink()
 
-    code, result, err = finish(export)
+    code, result, err = finish(process)
     assert result is not None, err
 
     assert code == 0 and result["status"] == "exported", result["error"]
@@ -93,13 +93,13 @@ def test_a_broker_gone_longer_than_the_timeout_fails_the_run_cleanly_and_a_rerun
         broker, topic, reference, s3_client, bucket, tmp_path):
     config = config_for(broker, topic, bucket)
     pause = tmp_path / "pause"
-    export = spawn_paused(config, topic, "record_read:5", pause)
+    process = spawn_paused(config, topic, "record_read:5", pause)
     try:
         broker.kill()
     finally:
         pause.unlink()
     try:
-        code, failed, err = finish(export)
+        code, failed, err = finish(process)
     finally:
         broker.start()
 
