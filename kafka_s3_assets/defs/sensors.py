@@ -15,7 +15,7 @@
 
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import dagster as dg
 from dagster_aws.s3 import S3Resource
@@ -36,7 +36,10 @@ from .sensor_limits import kafka_for_sensor, settings_for_sensor, unreachable_re
 AssetJob = Any
 
 
-def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: int = 60) -> dg.SensorDefinition:
+def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: int = 60,
+                           list_partitions: Callable = kafka_client.list_partitions) -> dg.SensorDefinition:
+    """``list_partitions`` is where the sensor asks the broker (tests pass a fake)."""
+
     @dg.sensor(
         name=f"discover_partitions__{safe_name(connector.name)}",
         minimum_interval_seconds=minimum_interval_seconds,
@@ -51,7 +54,7 @@ def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: i
             partitions_def = topic_partitions_def(connector.name, topic)
             known = set(context.instance.get_dynamic_partitions(partitions_def.name))
             try:
-                listed = kafka_client.list_partitions(settings, topic)
+                listed = list_partitions(settings, topic)
             except ExternalSystemError as exc:
                 reason = unreachable_reason(exc, settings)
                 if reason is None:
@@ -73,8 +76,11 @@ def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: i
     return discover
 
 
-def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob],
-                        minimum_interval_seconds: int = 30) -> dg.SensorDefinition:
+def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], minimum_interval_seconds: int = 30,
+                        planner: Callable = plan_partitions,
+                        clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)) -> dg.SensorDefinition:
+    """``planner`` is where the sensor reads S3 manifests and broker watermarks, ``clock_ms`` the time its
+    run keys and lag ages are taken at (tests pass fakes)."""
     flush_size = connector.config.flush_size
     limits = LagLimits.from_config(connector.config)
 
@@ -96,9 +102,9 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob],
         busy = [t for t in connector.config.topics if export_in_flight(context.instance, connector.name, t)]
         known_partitions = [parse_partition_key(k) for t in connector.config.topics for k in known[t]]
         ready: dict[str, list[tuple[str, str]]] = {}  # topic -> (partition key, run key) worth exporting now
-        now_ms = int(time.time() * 1000)
+        now_ms = clock_ms()
         try:
-            plans = plan_partitions(settings, known_partitions) if known_partitions else []
+            plans = planner(settings, known_partitions) if known_partitions else []
         except ExternalSystemError as exc:
             reason = unreachable_reason(exc, settings)
             if reason is None:

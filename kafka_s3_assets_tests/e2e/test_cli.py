@@ -13,7 +13,8 @@ from kafka_s3_assets.defs.resources import SPARK_MASTER_ENV
 from ..conftest import connector_config
 from .console import SPARK_START_UP_NOISE
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
+              pytest.mark.dagster]
 
 
 def run_cli(capsys, *args) -> tuple[int, dict | str, str]:

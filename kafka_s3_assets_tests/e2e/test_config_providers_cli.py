@@ -9,7 +9,7 @@ from kafka_s3_assets.defs.connectors import WORKER_CONFIG_ENV, load_connectors
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
 
 FILE_PROVIDER = "org.apache.kafka.common.config.provider.FileConfigProvider"
 VAULT_PROVIDER = "com.github.jcustenborder.kafka.config.vault.VaultConfigProvider"

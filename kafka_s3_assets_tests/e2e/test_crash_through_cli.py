@@ -22,7 +22,7 @@ from kafka_s3_assets.sink.manifest import Manifest
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
 
 PART = "io.confluent.connect.storage.partitioner."
 CLI = [sys.executable, "-m", "kafka_s3_assets.cli"]

@@ -18,7 +18,8 @@ from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
+              pytest.mark.dagster]
 
 
 def spec(config: dict) -> ConnectorSpec:

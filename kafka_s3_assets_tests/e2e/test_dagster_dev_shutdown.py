@@ -22,7 +22,7 @@ from .dagster_dev import DAGSTER, ROOT, START_TIMEOUT_S, DagsterDev, group_membe
 from .test_dagster_ui import free_port
 from ..faults.broker import RestartableBroker
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.dagster]
 CONNECTOR = "shutdown-sink"
 # The export's own Kafka timeout, long on purpose: a tick that waited it would hold the shutdown up.
 EXPORT_KAFKA_TIMEOUT_MS = "60000"

@@ -16,7 +16,8 @@ from kafka_s3_assets.cli import main
 
 from ..conftest import connector_config
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
+              pytest.mark.dagster]
 ROOT = Path(__file__).resolve().parents[2]
 
 QUERY = """

@@ -23,7 +23,8 @@ from ..conftest import connector_config
 from .dagster_dev import ROOT, DagsterDev
 from .test_dagster_ui import free_port, graphql
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
+              pytest.mark.dagster, pytest.mark.browser]
 
 CONNECTOR = "browser-sink"
 CHROMIUM = "/usr/bin/chromium"

@@ -8,7 +8,8 @@ import pytest
 
 from .console import SPARK_START_UP_NOISE
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
+              pytest.mark.dagster]
 
 
 def test_demo_prints_the_three_objects_and_nine_records_in_order(tmp_path):

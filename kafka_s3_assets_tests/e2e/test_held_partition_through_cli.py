@@ -11,7 +11,7 @@ from ..faults.export_process import finish, spawn_paused
 from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
 from .test_crash_through_cli import run_cli
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
 
 PARTITIONS = 4
 LEASED = 2

@@ -13,13 +13,12 @@ from kafka_s3_assets.defs.lag_events import LAG_CHECK
 from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
 from kafka_s3_assets.defs.resources import default_resources
 from kafka_s3_assets.definitions import build_definitions
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
-from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config
+from ..exporting import export
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.dagster]
 
 HOUR_MS = 3_600_000
 BYTES = {"format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
@@ -44,7 +43,7 @@ def test_sensor_observes_lag_of_idle_and_busy_partitions_and_checks_it_against_t
     kafka.produce(busy, values(1))                                                # partition 3 of idle: empty
     config = connector_config(idle, bucket, name=f"lag-{idle}", topics=f"{idle},{busy}", **BYTES, **{
         "kafka_s3_assets.lag.max.records": "3", "kafka_s3_assets.lag.max.age.ms": str(HOUR_MS)})
-    exported = export_partition(PartitionExportRequest(resolve_settings(config), idle, 0))
+    exported = export(config, idle)
     assert exported.next_offset == 3, exported.error
     connector = spec(config)
     defs = build_definitions([connector])

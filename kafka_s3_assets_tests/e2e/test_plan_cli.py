@@ -14,13 +14,13 @@ from confluent_kafka import Consumer, TopicPartition
 from kafka_s3_assets.cli import main
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.export.export_lease import acquire
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.manifest import ManifestLayout
 
 from ..conftest import connector_config
+from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
 
 
 def plan_json(capsys, config_path, *args) -> tuple[int, dict, str]:
@@ -67,7 +67,7 @@ def three_partitions(kafka, bucket, tmp_path):
     topic = kafka.create_topic("plan", partitions=3)
     config = connector_config(topic, bucket)
     kafka.produce_avro(topic, [{"f1": f"a{i}"} for i in range(10)], partition=0)
-    exported = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+    exported = export(config, topic)
     assert exported.status == "exported" and exported.next_offset == 9, exported.error
     kafka.produce_avro(topic, [{"f1": f"b{i}"} for i in range(7)], partition=0)
     kafka.produce_avro(topic, [{"f1": f"c{i}"} for i in range(6)], partition=1)

@@ -14,7 +14,8 @@ from ..conftest import Kafka, connector_config
 from ..faults.kafka_retention_proxy import BrokerBehindRetentionProxy
 from .test_cli import run_cli
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
+              pytest.mark.dagster]
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.dagster]
 PROJECT_YAML = Path(__file__).resolve().parents[2] / "dagster.yaml"
 
 

@@ -31,7 +31,7 @@ from kafka_s3_assets.cli import main
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
 
 RUN = uuid.uuid4().hex[:6]
 AWS_SECRET = f"SENTINEL-aws-secret-{RUN}"

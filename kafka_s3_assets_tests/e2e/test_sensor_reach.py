@@ -21,7 +21,7 @@ from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.dagster]
 DEFS_DIR = Path(__file__).resolve().parents[2] / "kafka_s3_assets" / "defs"
 # A tick must end well within this; the export's own timeouts below are far longer.
 TICK_BOUND_S = 20.0

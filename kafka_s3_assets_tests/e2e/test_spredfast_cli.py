@@ -12,7 +12,7 @@ from kafka_s3_assets.cli import main
 from ..conftest import list_keys
 from ..integration.test_spredfast_sink import body, old_connector_next_offset, write_as_that_sink
 
-pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.spark]
 
 PROPERTIES = """\
 name={name}

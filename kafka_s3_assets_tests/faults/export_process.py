@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from kafka_s3_assets.crash_points import CRASH_AT_ENV, PAUSE_FILE_ENV
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
-from kafka_s3_assets.export.settings import resolve_settings
+
+from ..exporting import export
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,11 +59,8 @@ def finish(process: subprocess.Popen) -> tuple[int, dict | None, str]:
 
 def main() -> int:
     request = json.load(sys.stdin)
-    clock = request.get("clock_ms")
-    result = export_partition(
-        PartitionExportRequest(resolve_settings(request["config"]), request["topic"], request.get("partition", 0),
-                               end_offset=request.get("end_offset"), run_id=request.get("run_id")),
-        clock_ms=(lambda: clock) if clock is not None else None)
+    result = export(request["config"], request["topic"], request.get("partition", 0),
+                    end_offset=request.get("end_offset"), run_id=request.get("run_id"), now_ms=request.get("clock_ms"))
     print(json.dumps(result.to_dict()))
     return 0 if result.status != "failed" else 1
 

@@ -10,19 +10,11 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
-from kafka_s3_assets.export.settings import resolve_settings
-
 from ..conftest import connector_config, list_keys
+from ..exporting import export
 from ..rich_avro import RICH_FILE_SCHEMA, RICH_SCHEMA, rich_values
 
-pytestmark = pytest.mark.integration
-
-
-def export(config, topic):
-    result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
-    assert result.error is None, result.error
-    return result
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 
 def test_rich_schema_exported_to_avro_and_parquet(kafka, s3_client, bucket):
@@ -30,7 +22,7 @@ def test_rich_schema_exported_to_avro_and_parquet(kafka, s3_client, bucket):
     values = rich_values(6)
     kafka.produce_avro(topic, values, schema=json.dumps(RICH_SCHEMA))  # registered as version 1
 
-    export(connector_config(topic, bucket, **{"flush.size": "3", "topics.dir": "avro"}), topic)
+    export(connector_config(topic, bucket, **{"flush.size": "3", "topics.dir": "avro"}), topic, succeed=True)
     avro_keys = list_keys(s3_client, bucket, "avro/")
     assert [k.rsplit("/", 1)[1] for k in avro_keys] == [f"{topic}+0+0000000000.avro", f"{topic}+0+0000000003.avro"]
     rows = []
@@ -43,7 +35,7 @@ def test_rich_schema_exported_to_avro_and_parquet(kafka, s3_client, bucket):
     parquet = connector_config(topic, bucket, **{
         "name": f"parquet-{topic}", "flush.size": "6", "topics.dir": "parquet",
         "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat"})
-    export(parquet, topic)
+    export(parquet, topic, succeed=True)
     (key,) = list_keys(s3_client, bucket, "parquet/")
     table = pq.read_table(io.BytesIO(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()))
     parquet_rows = table.to_pylist()

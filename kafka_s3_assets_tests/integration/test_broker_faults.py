@@ -15,16 +15,16 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_s3_assets.clients.kafka import committed_offset
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
 
 from ..conftest import connector_config, list_keys
+from ..exporting import export
 from ..faults.export_process import finish, spawn_paused
 from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, exactly_once_counts
 from ..faults.broker import RestartableBroker
 from ..faults.http_fault_proxy import HttpFaultProxy
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 RECORDS = 10  # flush.size 3: objects at 0, 3 and 6; offset 9 waits for more
 
@@ -62,7 +62,7 @@ def config_for(broker: RestartableBroker, topic: str, bucket: str) -> dict:
 def reference(broker, topic, s3_client) -> BucketState:
     bucket = f"broker-ref-{uuid.uuid4().hex[:10]}"
     s3_client.create_bucket(Bucket=bucket)
-    result = export_partition(PartitionExportRequest(resolve_settings(config_for(broker, topic, bucket)), topic, 0))
+    result = export(config_for(broker, topic, bucket), topic)
     assert result.status == "exported", result.error
     state = bucket_state(s3_client, bucket)
     assert [m[:2] for m in state.manifests] == [(0, 2), (3, 5), (6, 8)]
@@ -73,14 +73,14 @@ def test_a_broker_restart_in_the_middle_of_a_read_is_ridden_out(broker, topic, r
                                                                  tmp_path):
     config = config_for(broker, topic, bucket)
     pause = tmp_path / "pause"
-    export = spawn_paused(config, topic, "record_read:5", pause)
+    process = spawn_paused(config, topic, "record_read:5", pause)
     try:
         broker.kill()
         broker.start()
     finally:
         pause.unlink()
 
-    code, result, err = finish(export)
+    code, result, err = finish(process)
     assert result is not None, err
 
     assert code == 0 and result["status"] == "exported", result["error"]
@@ -93,13 +93,13 @@ def test_a_broker_gone_longer_than_the_timeout_fails_the_run_cleanly_and_a_rerun
         broker, topic, reference, s3_client, bucket, tmp_path):
     config = config_for(broker, topic, bucket)
     pause = tmp_path / "pause"
-    export = spawn_paused(config, topic, "record_read:5", pause)
+    process = spawn_paused(config, topic, "record_read:5", pause)
     try:
         broker.kill()
     finally:
         pause.unlink()
     try:
-        code, failed, err = finish(export)
+        code, failed, err = finish(process)
     finally:
         broker.start()
 
@@ -115,7 +115,7 @@ def test_a_broker_gone_longer_than_the_timeout_fails_the_run_cleanly_and_a_rerun
     assert not after_failure.orphans and after_failure.open_uploads == 0 and not after_failure.leases
     assert failed["next_offset"] == after_failure.manifests[-1][1] + 1
 
-    rerun = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+    rerun = export(config, topic)
 
     assert rerun.status == "exported", rerun.error
     assert exactly_once_counts(s3_client, bucket, range(9)) == ExactlyOnceCounts(0, 0, 0)
@@ -136,8 +136,7 @@ def test_transient_registry_errors_are_retried_and_the_export_completes(kafka, d
     kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(6)])
     with HttpFaultProxy(devstack.schema_registry_url) as proxy:
         proxy.fail_next(2, 503)
-        result = export_partition(PartitionExportRequest(
-            resolve_settings(registry_config(topic, bucket, proxy.url)), topic, 0))
+        result = export(registry_config(topic, bucket, proxy.url), topic)
         assert proxy.answered[:3] == [503, 503, 200]
 
     assert result.status == "exported", result.error
@@ -151,12 +150,12 @@ def test_a_registry_failing_past_its_retries_fails_the_run_naming_the_record_and
     with HttpFaultProxy(devstack.schema_registry_url) as proxy:
         proxy.fail_next(3, 503)  # the first try and both retries
         config = registry_config(topic, bucket, proxy.url)
-        failed = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+        failed = export(config, topic)
 
         assert failed.status == "failed"
         assert f"topic={topic} partition=0 offset=0" in failed.error and "503" in failed.error
         assert list_keys(s3_client, bucket) == []  # no object, no manifest, no lease
 
-        rerun = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+        rerun = export(config, topic)
     assert rerun.status == "exported", rerun.error
     assert rerun.records_exported == 6

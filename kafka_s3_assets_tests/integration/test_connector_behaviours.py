@@ -11,12 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 from backports import zstd
 
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
 
 from ..conftest import connector_config
+from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 FMT = "io.confluent.connect.s3.format."
 PART = "io.confluent.connect.storage.partitioner."
@@ -30,11 +30,6 @@ T0 = 1_743_555_600_000  # 2025-04-02T01:00:00Z
 
 def event(i, country="NL", ts=T0):
     return {"country": country, "n": i, "ts": ts + i, "user": {"tier": "gold" if i % 2 else "free"}}
-
-
-def export(config, topic, partition=0, now=None):
-    clock = (lambda: now) if now is not None else None
-    return export_partition(PartitionExportRequest(resolve_settings(config), topic, partition), clock_ms=clock)
 
 
 def body(s3_client, bucket, key):
@@ -173,7 +168,7 @@ def test_daily_wallclock_partitioner_uses_the_run_clock_and_schema_affix(kafka, 
     config = connector_config(topic, bucket, **{
         "partitioner.class": PART + "DailyPartitioner", "locale": "en", "timezone": "UTC",
         "timestamp.extractor": "Wallclock", "s3.schema.partition.affix.type": "PREFIX"})
-    [key] = export(config, topic, now=T0 + 5 * 24 * HOUR).object_keys
+    [key] = export(config, topic, now_ms=T0 + 5 * 24 * HOUR).object_keys
     assert key == f"topics/{topic}/schema_name=com.example.event/year=2025/month=04/day=07/{topic}+0+0000000000.avro"
 
 
@@ -182,9 +177,9 @@ def test_scheduled_rotation_flushes_a_quiet_partition_once_its_boundary_passes(k
     kafka.produce_avro(topic, [event(i) for i in range(2)], schema=EVENT_SCHEMA, timestamps=[T0 + 5, T0 + 6])
     config = connector_config(topic, bucket, **{"rotate.schedule.interval.ms": str(HOUR), "timezone": "UTC",
                                                 "flush.size": "100"})
-    early = export(config, topic, now=T0 + HOUR - 1)
+    early = export(config, topic, now_ms=T0 + HOUR - 1)
     assert early.object_keys == [] and early.next_offset == 0
-    due = export(config, topic, now=T0 + HOUR)  # no new record: the boundary alone commits the waiting file
+    due = export(config, topic, now_ms=T0 + HOUR)  # no new record: the boundary alone commits the waiting file
     assert due.object_keys == [f"topics/{topic}/partition=0/{topic}+0+0000000000.avro"] and due.next_offset == 2
 
 

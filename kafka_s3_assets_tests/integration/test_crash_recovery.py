@@ -32,7 +32,7 @@ from ..conftest import connector_config
 from ..faults.export_process import finish, spawn, spawn_paused
 from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, exactly_once_counts
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 FMT = "io.confluent.connect.s3.format."
 PART = "io.confluent.connect.storage.partitioner."

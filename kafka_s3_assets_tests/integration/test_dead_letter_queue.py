@@ -20,14 +20,14 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.export.completeness import check_partition
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.read_back import read_from_offset
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
 
 from ..conftest import DEMO_SCHEMA, connector_config, list_keys
+from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 TS0 = 1_700_000_000_000
 VALUE_CONVERTER, TASK_PUT = "VALUE_CONVERTER", "TASK_PUT"
@@ -201,10 +201,6 @@ CASES = [avro_converter_failures, unparseable_json, value_not_matching_its_schem
 def produce(kafka, topic: str, records: list[Rec]) -> None:
     kafka.produce(topic, [r.value for r in records], keys=[r.key for r in records],
                   timestamps=[TS0 + i for i in range(len(records))], headers=[r.headers for r in records])
-
-
-def export(config: dict, topic: str):
-    return export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
 
 
 def manifests(s3_client, bucket) -> list[Manifest]:

@@ -24,7 +24,8 @@ from kafka_s3_assets.devstack import cli, processes, s3_servers, stack
 from kafka_s3_assets.devstack.ports import wait_until_free
 from kafka_s3_assets.devstack.state import StackLayout, load_state, save_state
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry,
+              pytest.mark.timeout(300)]
 
 RECORD = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
 ENV_KEYS = {

@@ -18,7 +18,7 @@ from kafka_s3_assets.clients.s3 import S3ObjectStore, S3Settings
 from kafka_s3_assets.export.check_state import read_check_state
 from kafka_s3_assets.export.completeness import check_partition, load_manifests
 from kafka_s3_assets.export.last_manifest import LastManifestPointer, last_manifest, point_to
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition, resume_offset
+from kafka_s3_assets.export.partition_export import PartitionExportRequest, resume_offset
 from kafka_s3_assets.export.plan import plan_partitions
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
@@ -26,8 +26,9 @@ from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.writer import CommittedObject
 
 from ..conftest import connector_config, list_keys
+from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 SHORT, LONG = 5, 300  # moto lists 2,500 keys a page: keys listed tell the two apart, not only requests
 
@@ -176,7 +177,7 @@ def test_a_pointer_left_behind_by_a_crash_before_it_was_updated_still_finds_the_
     history.point_to(history.layout.key(history.topic, 0, 3))  # one behind: its successor is the last
     assert last_manifest(store, history.layout, history.topic, 0).start_offset == 4
 
-    result = export_partition(PartitionExportRequest(history.settings, history.topic, 0))
+    result = export(history.settings, history.topic)
     assert result.status == "exported", result.error
     assert (result.start_offset, result.next_offset) == (5, 9)
     pointer = LastManifestPointer.from_json_bytes(store.get_metadata(history.layout.pointer_key(history.topic, 0)))

@@ -14,7 +14,7 @@ from kafka_s3_assets.clients.kafka import (
     probe_watermarks,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka]
 
 
 @pytest.fixture(scope="module")

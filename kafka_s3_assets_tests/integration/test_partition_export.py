@@ -9,18 +9,14 @@ import pytest
 from kafka_s3_assets.clients.kafka import committed_offset
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.export.completeness import check_partition
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
 from kafka_s3_assets.sink.naming import ObjectNaming
 
 from ..conftest import connector_config, list_keys
+from ..exporting import export
 
-pytestmark = pytest.mark.integration
-
-
-def export(config: dict, topic: str, partition: int = 0, end=None):
-    return export_partition(PartitionExportRequest(resolve_settings(config), topic, partition, end_offset=end))
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 
 def avro_values(s3_client, bucket, key):
@@ -119,7 +115,7 @@ def test_first_export_resumes_from_the_kafka_connect_consumer_group(kafka, s3_cl
 def test_a_planned_end_offset_bounds_the_read(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(9)])
-    result = export(connector_config(topic, bucket), topic, end=6)
+    result = export(connector_config(topic, bucket), topic, end_offset=6)
     assert result.next_offset == 6 and result.records_read == 6
 
 

@@ -18,7 +18,7 @@ from kafka_s3_assets.sink.naming import ObjectNaming
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 RECORDS = 3000
 PAUSED_AT = 1501  # the 1501st record read: offsets 0..1499 are through the writer

@@ -27,7 +27,7 @@ from ..conftest import connector_config, list_keys
 from ..faults.export_process import finish, spawn, spawn_paused
 from ..faults.exactly_once import LEASES, ExactlyOnceCounts, exactly_once_counts
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 PART = "io.confluent.connect.storage.partitioner."
 HOUR = 3_600_000

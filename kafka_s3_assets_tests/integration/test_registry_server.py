@@ -20,7 +20,7 @@ from kafka_s3_assets.devstack.ports import pick_free_ports, wait_until_free
 from kafka_s3_assets.devstack.readiness import wait_until_ready
 from kafka_s3_assets.devstack.registry_process import registry_spec, registry_url
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.integration, pytest.mark.registry, pytest.mark.timeout(120)]
 
 RECORD = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
 RECORD_V2 = (

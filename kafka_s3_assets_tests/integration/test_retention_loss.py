@@ -15,15 +15,15 @@ from kafka_s3_assets.clients.kafka import commit_offset, committed_offset, probe
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.devstack.tansu import tansu_binary
 from kafka_s3_assets.export.completeness import check_partition
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.plan import plan_partitions
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
 
 from ..conftest import Kafka, connector_config, list_keys
+from ..exporting import export
 from ..faults.kafka_retention_proxy import BrokerBehindRetentionProxy
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +58,14 @@ def test_export_records_the_deleted_range_continues_and_the_check_fails(rkafka, 
     topic = rkafka.create_topic("retained")
     config = connector_config(topic, bucket, **{"bootstrap.servers": rkafka.bootstrap})
     rkafka.produce_avro(topic, values(0, 6))
-    first = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+    first = export(config, topic)
     assert (first.status, first.next_offset, first.lost_ranges) == ("exported", 6, []), first.error
 
     rkafka.produce_avro(topic, values(6, 12))
     retention_broker.proxy.delete_before(topic, 0, 9)  # offsets 6, 7, 8 were never exported
     assert probe_watermarks(resolve_settings(config).kafka, {(topic, 0): 6})[(topic, 0)] .low == 9
     with caplog.at_level(logging.WARNING, logger="kafka_s3_assets.export.retention_loss"):
-        second = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+        second = export(config, topic)
     assert second.status == "exported", second.error
     assert second.lost_ranges == [[6, 8]]
     assert second.object_keys == [f"topics/{topic}/partition=0/{topic}+0+0000000009.avro"]
@@ -81,7 +81,7 @@ def test_export_records_the_deleted_range_continues_and_the_check_fails(rkafka, 
                                  "offsets 6..8 (3 offset(s))")
     assert committed_offset(resolve_settings(config).kafka, f"connect-sink-{topic}", topic, 0) == 12
 
-    third = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+    third = export(config, topic)
     assert (third.status, third.lost_ranges) == ("up_to_date", [])  # recorded once; the check keeps failing
     assert not completeness(config, topic).passed
 
@@ -94,7 +94,7 @@ def test_resuming_from_the_consumer_group_below_the_log_start(rkafka, retention_
     commit_offset(resolve_settings(config).kafka, f"connect-sink-{topic}", topic, 0, 2)
     retention_broker.proxy.delete_before(topic, 0, 5)
 
-    result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+    result = export(config, topic)
     assert result.status == "exported", result.error
     assert (result.start_offset, result.lost_ranges, result.next_offset) == (2, [[2, 4]], 8)
     [m] = manifests(s3_client, bucket)
@@ -106,7 +106,7 @@ def test_loss_after_the_last_manifest_with_nothing_left_to_read_is_found_by_the_
     topic = rkafka.create_topic("drained")
     config = connector_config(topic, bucket, **{"bootstrap.servers": rkafka.bootstrap})
     rkafka.produce_avro(topic, values(0, 5))
-    assert export_partition(PartitionExportRequest(resolve_settings(config), topic, 0)).next_offset == 3
+    assert export(config, topic).next_offset == 3
     retention_broker.proxy.delete_before(topic, 0, 5)  # 3 and 4 waited in the open file; now gone
 
     [plan] = plan_partitions(resolve_settings(config), [(topic, 0)])

@@ -28,15 +28,15 @@ import pytest
 
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.clients.errors import ManifestConflictError, S3Error
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import ExportSettings, resolve_settings
 from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
 
 from ..conftest import connector_config, list_keys
+from ..exporting import export
 from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
 from ..faults.s3_fault_proxy import Fault, S3FaultProxy
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 PART_SIZE = 5 * 1024 * 1024
 BIG_VALUE_SIZE = 900 * 1024  # under librdkafka's 1 MB message.max.bytes; six of them exceed one part
@@ -147,7 +147,7 @@ def export_in_two_runs(settings: ExportSettings, topic: str):
     (Bounded reads, as the driver plans them, do not wait for Kafka's end-of-partition.)"""
     result = None
     for end in (6, 12):
-        result = export_partition(PartitionExportRequest(settings, topic, 0, end_offset=end))
+        result = export(settings, topic, end_offset=end)
         if result.status == "failed":
             break
     return result
@@ -267,13 +267,13 @@ def test_a_lease_that_cannot_be_released_is_taken_over_by_the_next_export(proxy,
     settings = export_settings(proxy, reference.topic, bucket, attempts=2)
     proxy.inject("DeleteObject", Fault.HTTP_500, times=2, key_prefix=LEASES)
 
-    first = export_partition(PartitionExportRequest(settings, reference.topic, 0, end_offset=6))
+    first = export(settings, reference.topic, end_offset=6)
 
     assert first.status == "exported", first.error  # everything was committed before the release
     lease_key = ManifestLayout(MANIFEST_ROOT, "topics").lease_key(reference.topic, 0)
     lease = json.loads(s3_client.get_object(Bucket=bucket, Key=lease_key)["Body"].read())
     assert lease["abandoned"] is True
-    second = export_partition(PartitionExportRequest(settings, reference.topic, 0, end_offset=12))
+    second = export(settings, reference.topic, end_offset=12)
     assert second.status == "exported", second.error
     assert bucket_state(s3_client, bucket) == reference.state
     assert list_keys(s3_client, bucket, LEASES) == []

@@ -15,6 +15,8 @@ from kafka_s3_assets.sink.errors import ConfigError
 
 from ..conftest import connector_config
 
+pytestmark = [pytest.mark.integration, pytest.mark.s3, pytest.mark.dagster]
+
 SECRET = "resource-secret-key-0123456789"
 TOKEN = "resource-session-token-abcdef"
 

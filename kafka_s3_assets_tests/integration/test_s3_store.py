@@ -10,7 +10,7 @@ from kafka_s3_assets.clients.s3 import S3ObjectStore, S3Settings, check_bucket
 
 from ..conftest import list_keys
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.s3]
 PART = 5 * 1024 * 1024
 
 

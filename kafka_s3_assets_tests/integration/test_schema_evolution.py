@@ -8,12 +8,10 @@ import fastavro
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
-from kafka_s3_assets.export.settings import resolve_settings
-
 from ..conftest import connector_config
+from ..exporting import export
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 FIELDS = [{"name": "boolean", "type": "boolean"}, {"name": "int", "type": "int"}, {"name": "long", "type": "long"},
           {"name": "float", "type": "float"}, {"name": "double", "type": "double"}]
@@ -56,7 +54,7 @@ def run(kafka, s3_client, bucket, mode, pattern):
     topic = kafka.create_topic()
     produce(kafka, topic, pattern)
     config = connector_config(topic, bucket, **{"schema.compatibility": mode, "flush.size": "2"})
-    result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+    result = export(config, topic)
     assert result.error is None, result.error
     return files(s3_client, bucket, result), result
 
@@ -86,14 +84,9 @@ def test_an_unknown_schema_id_fails_naming_the_record(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce(topic, [b"\x00\x00\x01\x86\x9f\x02x"])  # schema id 99999
     config = connector_config(topic, bucket)
-    result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
+    result = export(config, topic)
     assert result.status == "failed"
     assert f"topic={topic} partition=0 offset=0" in result.error and "Schema 99999 not found" in result.error
-
-
-def _export(kafka, bucket, topic, **overrides):
-    config = connector_config(topic, bucket, **overrides)
-    return export_partition(PartitionExportRequest(resolve_settings(config), topic, 0))
 
 
 def test_enum_evolution_under_backward_projects_old_symbols(kafka, s3_client, bucket):
@@ -111,7 +104,7 @@ def test_enum_evolution_under_backward_projects_old_symbols(kafka, s3_client, bu
     payloads = [kafka.avro_serializer(json.dumps(large))({"c": "BLUE"}, ctx),
                 kafka.avro_serializer(json.dumps(small))({"c": "RED"}, ctx)]
     kafka.produce(topic, payloads)
-    result = _export(kafka, bucket, topic, **{"schema.compatibility": "BACKWARD", "flush.size": "2"})
+    result = export(connector_config(topic, bucket, **{"schema.compatibility": "BACKWARD", "flush.size": "2"}), topic)
     assert result.error is None, result.error
     [key] = result.object_keys  # the older enum's record joins the newer file: its symbols are a subset
     reader = fastavro.reader(io.BytesIO(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()))
@@ -133,7 +126,8 @@ def test_nested_record_evolution_projects_inner_defaults(kafka, s3_client, bucke
     ctx = SerializationContext(topic, MessageField.VALUE)
     kafka.produce(topic, [kafka.avro_serializer(json.dumps(v2))({"in": {"a": 1, "b": "y"}}, ctx),
                           kafka.avro_serializer(json.dumps(v1))({"in": {"a": 2}}, ctx)])
-    [key] = _export(kafka, bucket, topic, **{"schema.compatibility": "BACKWARD", "flush.size": "2"}).object_keys
+    config = connector_config(topic, bucket, **{"schema.compatibility": "BACKWARD", "flush.size": "2"})
+    [key] = export(config, topic).object_keys
     reader = fastavro.reader(io.BytesIO(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()))
     assert list(reader) == [{"in": {"a": 1, "b": "y"}}, {"in": {"a": 2, "b": "x"}}]
 
@@ -171,7 +165,7 @@ def test_bad_records_fail_naming_the_record_after_the_last_good_object(kafka, s3
         good = [b'{"schema": {"type": "int32"}, "payload": 1}'] * 2
         bad = b'{"schema": {"type": "int32"}, "payload": "abc"}'
     kafka.produce(topic, good + [bad])
-    result = _export(kafka, bucket, topic, **{"flush.size": "2", **overrides})
+    result = export(connector_config(topic, bucket, **{"flush.size": "2", **overrides}), topic)
     assert result.status == "failed"
     assert f"topic={topic} partition=0 offset=2" in result.error and message in result.error
     assert len(list_keys(s3_client, bucket, "topics/")) == 1 and result.next_offset == 2

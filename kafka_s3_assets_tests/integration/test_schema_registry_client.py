@@ -30,7 +30,7 @@ from kafka_s3_assets.clients.schema_registry import (
     clear_shared_caches,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.integration, pytest.mark.registry, pytest.mark.timeout(120)]
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 PASSWORD = "s3cr3t-P@ss"

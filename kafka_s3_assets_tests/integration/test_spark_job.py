@@ -8,7 +8,7 @@ from kafka_s3_assets.spark.job import run_exports
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = [pytest.mark.integration, pytest.mark.spark]
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
 
 
 def test_partitions_export_in_parallel_tasks(spark, kafka, s3_client, bucket):

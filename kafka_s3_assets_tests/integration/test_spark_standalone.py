@@ -19,7 +19,7 @@ import pyspark
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = [pytest.mark.integration, pytest.mark.spark]
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 

@@ -16,7 +16,6 @@ from kafka_s3_assets.clients.kafka import commit_offset, committed_offset
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
 from kafka_s3_assets.export.completeness import check_partition
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.read_back import read_from_offset
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.manifest import ManifestLayout
@@ -24,10 +23,11 @@ from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.spredfast_config import DEVIANTART_CONNECTOR, SPREDFAST_CONNECTOR
 
 from ..conftest import list_keys
+from ..exporting import export
 from ..faults.export_process import finish, spawn
 from ..unit.test_spredfast import GOLDEN_300, GOLDEN_300_INDEX, LINES
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 ALREADY_BYTES = "com.spredfast.kafka.connect.s3.AlreadyBytesConverter"
 DAY = 86_400_000
@@ -44,12 +44,6 @@ def sink_config(devstack, topic: str, bucket: str, **overrides) -> dict:
               "kafka_s3_assets.kafka.timeout.ms": "10000"}
     config.update(overrides)
     return config
-
-
-def export(config: dict, topic: str, clock_ms: int = CLOCK):
-    result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0), clock_ms=lambda: clock_ms)
-    assert result.status in ("exported", "up_to_date"), result.error_detail
-    return result
 
 
 def body(s3_client, bucket: str, key: str, byte_range: str | None = None) -> bytes:
@@ -75,7 +69,7 @@ def test_the_same_objects_index_and_cursor_as_that_sink(devstack, kafka, s3_clie
     config = sink_config(devstack, topic, bucket, **{"connector.class": connector_class,
                                                      "compressed_block_size": "300"})
 
-    result = export(config, topic)
+    result = export(config, topic, now_ms=CLOCK, succeed=True)
 
     data_key = f"systest/{DATE}/{topic}-00000-000000000000.gz"
     index_key = f"systest/{DATE}/{topic}-00000-000000000000.index.json"
@@ -102,10 +96,10 @@ def test_one_object_per_run_with_chunks_and_the_cursor_following_each_run(devsta
     kafka.produce(topic, values[:40])
     config = sink_config(devstack, topic, bucket)
 
-    first = export(config, topic)
+    first = export(config, topic, now_ms=CLOCK, succeed=True)
     kafka.produce(topic, values[40:])
-    second = export(config, topic, clock_ms=CLOCK + DAY)
-    again = export(config, topic, clock_ms=CLOCK + 2 * DAY)
+    second = export(config, topic, now_ms=CLOCK + DAY, succeed=True)
+    again = export(config, topic, now_ms=CLOCK + 2 * DAY, succeed=True)
 
     assert first.records_exported == 40 and second.records_exported == 10 and again.status == "up_to_date"
     data_keys = [k for k in first.object_keys + second.object_keys if k.endswith(".gz")]
@@ -159,7 +153,7 @@ def test_the_first_export_resumes_after_what_that_sink_left(devstack, kafka, s3_
     settings = resolve_settings(config)
     commit_offset(settings.kafka, f"connect-{config['name']}", topic, 0, 2)
 
-    result = export(config, topic)
+    result = export(config, topic, now_ms=CLOCK, succeed=True)
 
     new = f"systest/{DATE}/{topic}-00000-000000000005"
     assert result.start_offset == 5 and result.records_exported == 3
@@ -181,7 +175,7 @@ def test_without_a_cursor_the_first_export_starts_at_the_consumer_group(devstack
     config = sink_config(devstack, topic, bucket, **{"s3.prefix": ""})
     commit_offset(resolve_settings(config).kafka, f"connect-{config['name']}", topic, 0, 3)
 
-    result = export(config, topic)
+    result = export(config, topic, now_ms=CLOCK, succeed=True)
 
     assert result.start_offset == 3
     assert result.object_keys[0] == f"{DATE}/{topic}-00000-000000000003.gz"
@@ -209,7 +203,7 @@ def test_text_and_binary_records_with_and_without_keys(devstack, kafka, s3_clien
     config = sink_config(devstack, topic, bucket, **overrides)
     config = {k: v for k, v in config.items() if v is not None}
 
-    result = export(config, topic)
+    result = export(config, topic, now_ms=CLOCK, succeed=True)
 
     assert gzip.decompress(body(s3_client, bucket, result.object_keys[0])) == expected
     store = S3ObjectStore(resolve_settings(config).s3.client(), resolve_settings(config).s3)
@@ -259,7 +253,7 @@ def test_a_cursor_naming_a_missing_index_fails_the_export_naming_both(devstack, 
     s3_client.put_object(Bucket=bucket, Key=cursor, Body=f"systest/{DATE}/gone.index.json".encode())
     config = sink_config(devstack, topic, bucket)
 
-    result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0), clock_ms=lambda: CLOCK)
+    result = export(config, topic, now_ms=CLOCK)
 
     assert result.status == "failed"
     assert f"The cursor {cursor} names the index systest/{DATE}/gone.index.json, which does not exist" in result.error

@@ -17,15 +17,15 @@ import pytest
 
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.manifest import ManifestLayout
 
 from ..conftest import connector_config, list_keys
+from ..exporting import export
 from ..faults.export_process import finish, spawn
 from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 PART = "io.confluent.connect.storage.partitioner."
 HOUR = 3_600_000
@@ -84,8 +84,7 @@ def test_a_take_over_lists_only_the_dead_attempts_objects_from_the_resume_offset
         return keys
 
     monkeypatch.setattr(S3ObjectStore, "list_keys", recording_list_keys)
-    result = export_partition(PartitionExportRequest(resolve_settings(config), topic, 0),
-                              clock_ms=lambda: T0 + 9 * HOUR)
+    result = export(config, topic, now_ms=T0 + 9 * HOUR)
 
     assert result.status == "exported", result.error
     assert result.replayed is True and result.orphans_removed == 3
@@ -117,17 +116,14 @@ def test_a_lease_an_earlier_version_left_at_its_old_key_excludes_while_live_and_
         **dead, "owner": {**dead["owner"], "host": "elsewhere", "boot_id": "another-boot"},
         "lease_expires_ms": T0 + 10 * HOUR}).encode())
 
-    def export_at(clock: int):
-        return export_partition(PartitionExportRequest(resolve_settings(config), topic, 0), clock_ms=lambda: clock)
-
-    refused = export_at(T0 + HOUR)
+    refused = export(config, topic, now_ms=T0 + HOUR)
     assert refused.status == "failed" and refused.error_type == "ConcurrentExportError", refused.error
     assert legacy_key in refused.error
     assert list_keys(s3_client, bucket, "topics/") == left_behind
     assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=") == []
     assert lease_key not in list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/")
 
-    taken_over = export_at(T0 + 11 * HOUR)
+    taken_over = export(config, topic, now_ms=T0 + 11 * HOUR)
     assert taken_over.status == "exported", taken_over.error
     assert taken_over.replayed is True and taken_over.orphans_removed == 3
     assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_intents/") == []

@@ -14,7 +14,7 @@ from kafka_s3_assets.export.topic_export import ExportJob, export_topic
 
 from ..conftest import connector_config
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
 log = logging.getLogger(__name__)
 

@@ -23,6 +23,8 @@ from kafka_s3_assets.sink.json_envelope import parse_connect_schema
 from ..rich_avro import RICH_FILE_SCHEMA
 from .java_avro import java_schema_strings
 
+pytestmark = [pytest.mark.unit, pytest.mark.java]
+
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 NO_META = AvroDataConfig(connect_meta_data=False, enhanced_avro_schema_support=True)
 NOT_ENHANCED = AvroDataConfig(connect_meta_data=True, enhanced_avro_schema_support=False)

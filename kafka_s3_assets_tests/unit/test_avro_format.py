@@ -7,6 +7,8 @@ from kafka_s3_assets.sink.formats.avro_container import AvroContainerEncoder, en
 
 from .sink_helpers import SCHEMA_V1, avro_records, base_config, read_container, writer_for
 
+pytestmark = [pytest.mark.unit]
+
 
 @pytest.mark.parametrize("codec", ["null", "deflate", "snappy", "bzip2"])
 def test_objects_are_readable_container_files_with_the_configured_codec(codec):

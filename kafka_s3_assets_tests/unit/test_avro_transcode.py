@@ -25,6 +25,8 @@ from kafka_s3_assets.sink.storage import InMemoryObjectStore
 from ..rich_avro import ADDRESS, RICH_FILE_SCHEMA, RICH_SCHEMA, rich_values
 from .sink_helpers import FakeRegistry, framed
 
+pytestmark = [pytest.mark.unit]
+
 NOT_ENHANCED = AvroDataConfig(connect_meta_data=True, enhanced_avro_schema_support=False)
 
 

@@ -27,6 +27,8 @@ from kafka_s3_assets.sink.records import KafkaRecord, RecordBatch
 from .sink_helpers import SCHEMA_V1, SCHEMA_V2, FakeRegistry, base_config, framed, read_container, writer_for
 from .test_errant_records import FakeDeadLetters
 
+pytestmark = [pytest.mark.unit]
+
 NOW = 1_700_000_000_000
 EVENT = {"type": "record", "name": "Event", "namespace": "w1", "fields": [
     {"name": "id", "type": "string"}, {"name": "seq", "type": "long"}, {"name": "amount", "type": "double"},

@@ -19,6 +19,8 @@ from kafka_s3_assets.sink.views import HEADER_VIEW, KEY_VIEW
 
 from .sink_helpers import avro_records
 
+pytestmark = [pytest.mark.unit]
+
 KEY = "topics/t/partition=0/t+0+0000000000.gz"
 INDEX_KEY = "topics/t/partition=0/t+0+0000000000.index.json"
 

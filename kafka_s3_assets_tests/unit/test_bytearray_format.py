@@ -11,6 +11,8 @@ from kafka_s3_assets.sink.views import KEY_VIEW
 
 from .sink_helpers import avro_records
 
+pytestmark = [pytest.mark.unit]
+
 BYTEARRAY = "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"
 
 

@@ -19,6 +19,8 @@ from kafka_s3_assets.sink.schema.connect_schema import FIELD_DEFAULT_FLAG
 from kafka_s3_assets.sink.schema.projection import project
 from kafka_s3_assets.sink.records import AvroSchemaRef, PrimitiveSchema
 
+pytestmark = [pytest.mark.unit]
+
 _ids = itertools.count(1)
 
 

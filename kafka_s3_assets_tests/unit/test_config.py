@@ -12,6 +12,8 @@ from kafka_s3_assets.sink.errors import ConfigError
 
 from .sink_helpers import base_config
 
+pytestmark = [pytest.mark.unit]
+
 QUICKSTART = """\
 name=s3-sink
 connector.class=io.confluent.connect.s3.S3SinkConnector

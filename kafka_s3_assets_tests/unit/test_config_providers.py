@@ -16,6 +16,8 @@ from kafka_s3_assets.sink.errors import ConfigError
 
 from .sink_helpers import base_config
 
+pytestmark = [pytest.mark.unit]
+
 VAULT = "com.github.jcustenborder.kafka.config.vault.VaultConfigProvider"
 FILE = "org.apache.kafka.common.config.provider.FileConfigProvider"
 DIRECTORY = "org.apache.kafka.common.config.provider.DirectoryConfigProvider"

@@ -1,7 +1,11 @@
 from pathlib import Path
 
+import pytest
+
 from kafka_s3_assets.config_reference import END, START, markdown
 from kafka_s3_assets.sink.config_keys import ALL_KEYS
+
+pytestmark = [pytest.mark.unit]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -10,6 +10,8 @@ from kafka_s3_assets.sink.schema.connect_schema import (
     java_hash_map_order, non_optional,
 )
 
+pytestmark = [pytest.mark.unit]
+
 
 def test_equality_is_connects_and_hash_agrees():
     a = ConnectSchema(STRUCT, name="r", fields=[("x", ConnectSchema(INT32, default=1))], parameters={"k": "v"})

@@ -13,6 +13,8 @@ from kafka_s3_assets.sink.schema.connect_schema import AvroDataConfig
 
 from .sink_helpers import SCHEMA_V1, FakeRegistry, framed
 
+pytestmark = [pytest.mark.unit]
+
 
 def test_avro_converter_keeps_the_datum_undecoded_and_caches_the_schema():
     registry = FakeRegistry({5: SCHEMA_V1}, versions={5: 3})

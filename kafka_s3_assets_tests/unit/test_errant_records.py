@@ -14,6 +14,8 @@ from kafka_s3_assets.sink.manifest import ToleratedRange
 from kafka_s3_assets.sink.records import KafkaRecord
 from kafka_s3_assets.sink.writer import CommittedBatch
 
+pytestmark = [pytest.mark.unit]
+
 DLQ = ErrorPolicy("sink", tolerate_all=True, dlq_topic="dlq", dlq_context_headers=True)
 
 

@@ -19,6 +19,8 @@ from kafka_s3_assets.export.export_lease import (ConcurrentExportError, LeaseSta
 from kafka_s3_assets.export.orphans import list_from, object_prefix, object_start_offset, topic_prefix
 from kafka_s3_assets.sink.naming import ObjectNaming
 
+pytestmark = [pytest.mark.unit]
+
 KEY = "m/_leases/dir=topics/topic=t/partition=0/lease.json"
 LEGACY_KEY = "m/_intents/dir=topics/topic=t/partition=0/intent.json"  # where earlier versions kept it
 LEASE = 60_000

@@ -13,6 +13,8 @@ from kafka_s3_assets.sink.timebased.zones import UTC, zone_for_id
 
 from .partition_helpers import LA, ms
 
+pytestmark = [pytest.mark.unit]
+
 
 def fmt(pattern: str, instant: int, zone: str = "UTC", locale: str = "en") -> str:
     return JodaFormatter(pattern, zone_for_id(zone), locale).print(instant)

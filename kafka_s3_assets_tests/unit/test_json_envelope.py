@@ -37,6 +37,8 @@ from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
 from .sink_helpers import JSON, base_config, writer_for
 
+pytestmark = [pytest.mark.unit]
+
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 DATE = "org.apache.kafka.connect.data.Date"
 TIME = "org.apache.kafka.connect.data.Time"

@@ -1,6 +1,8 @@
 import gzip
 import json
 
+import pytest
+
 from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.converters import ByteArrayConverter, JsonSchemalessConverter, StringConverter
 from kafka_s3_assets.sink.formats.json_format import JsonFormat
@@ -8,6 +10,8 @@ from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
 from .sink_helpers import JSON, avro_records, base_config, writer_for
+
+pytestmark = [pytest.mark.unit]
 
 
 def sink_records(converter, payloads):

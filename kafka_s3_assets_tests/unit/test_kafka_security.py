@@ -16,6 +16,8 @@ from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.errors import ConfigError
 from kafka_s3_assets.sink.secrets import Secret, scrub
 
+pytestmark = [pytest.mark.unit]
+
 SASL_PW = "SENTINEL-sasl-password-7f3a"
 KEY_PW = "SENTINEL-ssl-key-password-91b2"
 STORE_PW = "SENTINEL-keystore-password-c4d1"

@@ -1,7 +1,11 @@
 """Lag from a plan, and the lag check's verdict against the connector's limits."""
 
+import pytest
+
 from kafka_s3_assets.export.lag import LagLimits, PartitionLag, judge
 from kafka_s3_assets.export.plan import PartitionPlan
+
+pytestmark = [pytest.mark.unit]
 
 NOW = 10_000_000
 

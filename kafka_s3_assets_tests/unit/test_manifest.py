@@ -1,5 +1,9 @@
+import pytest
+
 from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout, check_contiguity
 from kafka_s3_assets.sink.writer import CommittedObject
+
+pytestmark = [pytest.mark.unit]
 
 
 def obj(start, end, key=None):

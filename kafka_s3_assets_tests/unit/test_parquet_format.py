@@ -15,6 +15,8 @@ from kafka_s3_assets.sink.views import HEADER_VIEW, KEY_VIEW
 
 from .sink_helpers import SCHEMA_V1, FakeRegistry, avro_records
 
+pytestmark = [pytest.mark.unit]
+
 PARQUET = "io.confluent.connect.s3.format.parquet.ParquetFormat"
 UTC = datetime.timezone.utc
 

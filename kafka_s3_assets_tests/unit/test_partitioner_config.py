@@ -7,6 +7,8 @@ from kafka_s3_assets.sink.partitioner_config import partitioner_problems, time_b
 
 from .partition_helpers import DAILY, DEFAULT, FIELD, HOURLY, LA, TIME_BASED
 
+pytestmark = [pytest.mark.unit]
+
 DEFAULTS = {k: d.default for k, d in ALL_KEYS.items() if d.default is not REQUIRED}
 
 

@@ -39,6 +39,8 @@ from .partition_helpers import (
     tombstone,
 )
 
+pytestmark = [pytest.mark.unit]
+
 # The reference tests' record v1: {boolean: true, int: 12, long: 12, float: 12.2, double: 12.2} (+ string).
 RECORD = record_schema(("boolean", "boolean"), ("int", "int"), ("long", "long"), ("float", "float"),
                        ("double", "double"), ("string", "string"))

@@ -3,11 +3,14 @@ driver keeps, and how the command line shows them (plain lines, or rich's live d
 
 import io
 
+import pytest
 from rich.console import Console
 
 from kafka_s3_assets.defs.progress_display import console_progress, publish
 from kafka_s3_assets.export.progress import ExportProgress, ProgressPoller, describe, format_duration
 from kafka_s3_assets.sink.manifest import ManifestLayout
+
+pytestmark = [pytest.mark.unit]
 
 
 def report(position=350, records=250, elapsed=5.0, start=100, end=1100, updated_ms=1, run_id="r", objects=2):

@@ -10,6 +10,8 @@ import pytest
 from kafka_s3_assets.sink.schema.compatibility import SchemaCompatibilityError
 from kafka_s3_assets.sink.schema.projection import ProjectionError, project
 
+pytestmark = [pytest.mark.unit]
+
 
 def record(*fields, name="r", **extra) -> dict:
     return {"type": "record", "name": name, "fields": list(fields), **extra}

@@ -14,6 +14,8 @@ from kafka_s3_assets.sink.properties import MalformedProperties, parse_propertie
 
 from .java_programs import run
 
+pytestmark = [pytest.mark.unit, pytest.mark.java]
+
 TEXTS = [
     "# comment\n! also\na=1\nb : 2\nc 3\nd=multi\\\n   line\ne=x\\=y\nf=\\u0041\n",
     "a=1\\\n# not a comment, the continuation of a\nb=2\n",

@@ -20,6 +20,8 @@ from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
 from .sink_helpers import avro_records
 
+pytestmark = [pytest.mark.unit]
+
 AVRO = "io.confluent.connect.s3.format.avro.AvroFormat"
 JSON = "io.confluent.connect.s3.format.json.JsonFormat"
 BYTEARRAY = "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"

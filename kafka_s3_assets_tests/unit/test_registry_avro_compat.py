@@ -19,6 +19,8 @@ from kafka_s3_assets.devstack.registry_schemas import parse_schema
 from kafka_s3_assets.devstack.registry_server import make_server
 from kafka_s3_assets.devstack.registry_store import RegistryStore, SchemaRequest
 
+pytestmark = [pytest.mark.unit]
+
 
 def record(*fields, name="r", **extra) -> dict:
     return {"type": "record", "name": name, "fields": list(fields), **extra}

@@ -12,6 +12,8 @@ from kafka_s3_assets.devstack.registry_persistence import RegistryStateFile
 from kafka_s3_assets.devstack.registry_schemas import ParsedSchema
 from kafka_s3_assets.devstack.registry_store import RegistryStore, SchemaRequest, parse_version
 
+pytestmark = [pytest.mark.unit]
+
 RECORD = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
 RECORD_V2 = (
     '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"},'

@@ -15,6 +15,8 @@ from kafka_s3_assets.export.retention_loss import LostRange, RetentionLossTracke
 from kafka_s3_assets.sink.manifest import Manifest, check_contiguity
 from kafka_s3_assets.sink.writer import CommittedObject
 
+pytestmark = [pytest.mark.unit]
+
 
 def obj(start, end):
     return CommittedObject(f"k{start}", "partition=0", start, end, end - start + 1, 10, "x", (1,),

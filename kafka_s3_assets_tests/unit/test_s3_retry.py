@@ -20,6 +20,8 @@ from kafka_s3_assets.sink.config_keys import ALL_KEYS, Support
 
 from ..conftest import connector_config
 
+pytestmark = [pytest.mark.unit]
+
 DAY_MS = 24 * 60 * 60 * 1000
 
 

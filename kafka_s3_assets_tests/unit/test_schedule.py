@@ -8,6 +8,8 @@ from kafka_s3_assets.sink.timebased.zones import zone_for_id
 
 from .partition_helpers import HOUR, LA, ms
 
+pytestmark = [pytest.mark.unit]
+
 MIDNIGHT = ms("2024-03-05T00:00:00-08:00")  # an ordinary 24-hour day in Los Angeles
 SECOND = 1000
 

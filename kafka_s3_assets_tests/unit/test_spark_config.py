@@ -4,6 +4,8 @@ import pytest
 
 from kafka_s3_assets.spark.job import spark_config
 
+pytestmark = [pytest.mark.unit]
+
 LOOPBACK_DRIVER = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
 
 

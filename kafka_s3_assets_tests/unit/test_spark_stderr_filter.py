@@ -3,7 +3,11 @@ else passes in order, and the reason of a failed start is the JVM's last excepti
 
 import os
 
+import pytest
+
 from kafka_s3_assets.spark.session import _StderrFilter
+
+pytestmark = [pytest.mark.unit]
 
 JVM_STDERR = b"""WARNING: Using incubator modules: jdk.incubator.vector
 26/11/23 19:54:01 ERROR SparkContext: Error initializing SparkContext.

@@ -36,6 +36,8 @@ from kafka_s3_assets.sink.spredfast_config import DEVIANTART_CONNECTOR, SPREDFAS
 from kafka_s3_assets.sink.spredfast_writer import upload_date
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
+pytestmark = [pytest.mark.unit]
+
 EXAMPLE = """\
 name=s3-sink
 connector.class=com.spredfast.kafka.connect.s3.sink.S3SinkConnector

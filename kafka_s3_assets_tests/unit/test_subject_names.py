@@ -19,6 +19,8 @@ from kafka_s3_assets.sink.schema.subject_names import (
 
 from .sink_helpers import FakeRegistry, framed
 
+pytestmark = [pytest.mark.unit]
+
 ORDER = {"type": "record", "name": "Order", "namespace": "com.acme", "fields": [{"name": "id", "type": "long"}]}
 
 

@@ -13,6 +13,8 @@ from kafka_s3_assets.sink.timebased.timestamps import (
 
 from .partition_helpers import avro_record, record_schema, schemaless_record, tombstone
 
+pytestmark = [pytest.mark.unit]
+
 MOMENT = 1427961600000  # 2015-04-02T01:00:00-07:00
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 

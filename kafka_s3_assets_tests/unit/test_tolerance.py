@@ -16,6 +16,8 @@ from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
 from .sink_helpers import SCHEMA_V1, FakeRegistry, avro_records, base_config, framed, writer_for
 
+pytestmark = [pytest.mark.unit]
+
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 FIELD = "io.confluent.connect.storage.partitioner.FieldPartitioner"

@@ -1,8 +1,12 @@
 """Which range of partition keys, and which run config, a run exporting a set of a topic's partitions gets."""
 
+import pytest
+
 from kafka_s3_assets.defs.assets import topic_run
 from kafka_s3_assets.defs.connectors import ConnectorSpec
 from kafka_s3_assets.sink.config import validate_connector_config
+
+pytestmark = [pytest.mark.unit]
 
 CONFIG = {"name": "sink", "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "t",
           "flush.size": "3", "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",

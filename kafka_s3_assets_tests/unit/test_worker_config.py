@@ -13,6 +13,8 @@ from kafka_s3_assets.sink.secrets import reveal
 
 from .sink_helpers import base_config
 
+pytestmark = [pytest.mark.unit]
+
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"

@@ -15,6 +15,8 @@ from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 from kafka_s3_assets.sink.writer import FileFormats, TopicPartitionWriter, WriterSettings
 
+pytestmark = [pytest.mark.unit]
+
 HOUR = 3_600_000
 T0 = 1_700_000_000_000 - (1_700_000_000_000 % HOUR)  # an hour boundary (UTC)
 

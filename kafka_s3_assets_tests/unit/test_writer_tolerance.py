@@ -10,6 +10,8 @@ from kafka_s3_assets.sink.records import ConnectData, KafkaRecord, SinkRecord
 
 from .sink_helpers import SCHEMA_V1, SCHEMA_V2, FakeRegistry, avro_records, base_config, read_container, writer_for
 
+pytestmark = [pytest.mark.unit]
+
 PREFIX = "topics/s3_topic/partition=0/s3_topic+0+"
 TRUNCATED_DATUM = b"\x20ab"  # a string claiming 16 bytes, with 2
 
