@@ -9,8 +9,15 @@ decodes the batch record by record as before, which finds the exact record and r
 own error, so a corrupt datum fails (or is tolerated) exactly as it would without this check.
 
 The walk is compiled once per schema into Python source: one loop over the datums with the whole
-schema inlined in it (a recursive record type becomes a function), so a 7-field record costs ~1.3 us of
-CPU instead of the decoder's ~4 us.
+schema inlined in it (a recursive record type becomes a function), so a 7-field record costs ~1.1 us of
+CPU instead of the decoder's ~6 us.
+
+Strings are checked in runs, not one by one (slicing out each string cost ~0.1 us, a third of the
+check): a run is a stretch of the datum made only of string contents and of bytes that are certainly
+ASCII (one-byte varints: lengths, counts, indexes and small numbers; booleans). A run that is ASCII, or
+valid UTF-8, has only valid strings in it: an ASCII byte is never inside a multi-byte character, so
+every string in the run starts and ends on a character boundary. Anything else (a longer varint, a
+double, a float, a fixed, bytes) ends the run before it.
 """
 
 from __future__ import annotations
@@ -71,7 +78,11 @@ def compile_datum_check(writer_schema: Any) -> DatumCheck | None:
 
 class _Compiler:
     """Writes ``check_all(datums) -> bool``: a loop over the datums with the schema's walk inlined in it;
-    a record type met again inside itself (a recursive type) becomes a function ``(buf, p) -> p``."""
+    a record type met again inside itself (a recursive type) becomes a function ``(buf, p) -> p``.
+
+    At run time ``a`` is where the open run of strings begins (-1: no run). ``_run_open`` is whether a
+    run may be open at the point being written (False only where it certainly is not), so the code for
+    ending a run is written only where a run can be open."""
 
     def __init__(self, root: Any):
         self._root = root
@@ -80,12 +91,15 @@ class _Compiler:
         self._functions: dict[int, str] = {}   # id(record definition) -> function name
         self._sources: list[str] = []
         self._counter = 0
+        self._run_open = False
 
     def source(self) -> str:
         body: list[str] = []
+        self._run_open = False
         self._emit(self._root, None, body, 2)
-        self._sources.append("def check_all(datums):\n    for buf in datums:\n        p = 0\n" + "".join(body)
-                             + "        if p != len(buf): return False\n    return True\n")
+        self._end_run("        ", body)
+        self._sources.append("def check_all(datums):\n    for buf in datums:\n        p = 0\n        a = -1\n"
+                             + "".join(body) + "        if p != len(buf): return False\n    return True\n")
         return "\n".join(self._sources)
 
     def _var(self, stem: str) -> str:
@@ -98,11 +112,23 @@ class _Compiler:
             return name
         name = self._var("record")
         self._functions[id(node)] = name
+        caller_run_open, self._run_open = self._run_open, False
         body: list[str] = []
         for field in node.get("fields", ()):
             self._emit(field["type"], space, body, 1)
-        self._sources.append(f"def {name}(buf, p):\n" + "".join(body) + "    return p\n")
+        self._end_run("    ", body)
+        self._sources.append(f"def {name}(buf, p):\n    a = -1\n" + "".join(body) + "    return p\n")
+        self._run_open = caller_run_open
         return name
+
+    def _end_run(self, pad: str, out: list[str]) -> None:
+        """Checks the open run, if any, up to ``p`` (before the bytes that end it)."""
+        if not self._run_open:
+            return
+        run = self._var("run")
+        out.append(f"{pad}if a >= 0:\n{pad}    {run} = buf[a:p]\n"
+                   f"{pad}    if not {run}.isascii(): {run}.decode('utf-8')\n{pad}    a = -1\n")
+        self._run_open = False
 
     def _emit(self, node: Any, space: str | None, out: list[str], depth: int) -> None:
         node, space = self._names.resolve(node, space)
@@ -111,30 +137,38 @@ class _Compiler:
         if kind == "null":
             return
         if kind == "boolean":
+            # 0 or 1: ASCII, so a run of strings goes on across it.
             out.append(f"{pad}if buf[p] > 1: raise _Reject()\n{pad}p += 1\n")
         elif kind in ("int", "long"):
             # Any varint (the decoder takes overlong ones too): skip the bytes with the continuation bit.
-            out.append(f"{pad}while buf[p] & 0x80: p += 1\n{pad}p += 1\n")
-        elif kind == "float":
-            out.append(f"{pad}p += 4\n")
-        elif kind == "double":
-            out.append(f"{pad}p += 8\n")
+            # One byte is ASCII; a longer one ends the run.
+            if self._run_open:
+                out.append(f"{pad}if buf[p] & 0x80:\n")
+                self._end_run(pad + "    ", out)
+                self._run_open = True  # still open when the varint was one byte
+                out.append(f"{pad}    p += 1\n{pad}    while buf[p] & 0x80: p += 1\n{pad}p += 1\n")
+            else:
+                out.append(f"{pad}while buf[p] & 0x80: p += 1\n{pad}p += 1\n")
+        elif kind in ("float", "double", "fixed"):
+            self._end_run(pad, out)
+            size = {"float": 4, "double": 8}.get(kind) or int(node["size"])
+            out.append(f"{pad}p += {size}\n")
         elif kind in ("bytes", "string"):
             n = self._var("n")
             self._emit_count(n, pad, out)
+            if kind == "bytes":
+                self._end_run(pad, out)
+            else:
+                out.append(f"{pad}if a < 0: a = p\n")
+                self._run_open = True
             out.append(f"{pad}p += {n}\n")
-            if kind == "string":
-                text = self._var("text")
-                out.append(f"{pad}{text} = buf[p - {n}:p]\n"
-                           f"{pad}if not {text}.isascii(): {text}.decode('utf-8')\n")
-        elif kind == "fixed":
-            out.append(f"{pad}p += {int(node['size'])}\n")
         elif kind == "enum":
             i = self._var("i")
             self._emit_count(i, pad, out)
             out.append(f"{pad}if {i} >= {len(node['symbols'])}: raise _Reject()\n")
         elif kind == "record":
             if id(node) in self._inlining or id(node) in self._functions:
+                self._end_run(pad, out)  # the function checks its own runs
                 out.append(f"{pad}p = {self._record_function(node, space)}(buf, p)\n")
                 return
             self._inlining.add(id(node))
@@ -143,8 +177,9 @@ class _Compiler:
             self._inlining.discard(id(node))
         elif kind in ("array", "map"):
             # Blocks of ``count`` items until a 0 count; a negative count (a block size follows) is left to
-            # the decoder.
+            # the decoder. A run may be open at every point of the loop (from an earlier item).
             count = self._var("count")
+            self._run_open = True
             out.append(f"{pad}while True:\n")
             self._emit_count(count, pad + "    ", out)
             out.append(f"{pad}    if not {count}: break\n{pad}    for _ in range({count}):\n")
@@ -153,19 +188,28 @@ class _Compiler:
                 self._emit(node["values"], space, out, depth + 2)
             else:
                 self._emit(node["items"], space, out, depth + 2)
+            self._run_open = True
         elif kind == "union":
             i = self._var("branch")
             self._emit_count(i, pad, out)
+            before, after = self._run_open, False
             for index, branch in enumerate(node):
                 out.append(f"{pad}{'if' if index == 0 else 'elif'} {i} == {index}:\n{pad}    pass\n")
+                self._run_open = before
                 self._emit(branch, space, out, depth + 1)
+                after = after or self._run_open
+            self._run_open = after
             out.append(f"{pad}else: raise _Reject()\n" if node else f"{pad}raise _Reject()\n")
         else:
             raise _Unsupported(kind)
 
-    @staticmethod
-    def _emit_count(var: str, pad: str, out: list[str]) -> None:
+    def _emit_count(self, var: str, pad: str, out: list[str]) -> None:
         """``var = <the long at p>``, which must not be negative (a length, count or index); inline for
-        the usual one-byte varint (no continuation bit, no sign bit)."""
-        out.append(f"{pad}{var} = buf[p]\n{pad}if {var} & 0x81:\n{pad}    {var}, p = _long(buf, p)\n"
+        the usual one-byte varint (no continuation bit, no sign bit: ASCII, so a run goes on across it).
+        A longer varint ends the run before it."""
+        out.append(f"{pad}{var} = buf[p]\n{pad}if {var} & 0x81:\n")
+        run_open = self._run_open
+        self._end_run(pad + "    ", out)
+        self._run_open = run_open
+        out.append(f"{pad}    {var}, p = _long(buf, p)\n"
                    f"{pad}    if {var} < 0: raise _Reject()\n{pad}else:\n{pad}    {var} >>= 1\n{pad}    p += 1\n")

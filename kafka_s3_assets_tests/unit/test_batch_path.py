@@ -276,3 +276,39 @@ def test_append_many_cuts_blocks_as_append_does():
         batched.append_many([encode("bytes", d) for d in datums[i:i + 333]])
     batched.close()
     assert one == many and len(one) > 20
+
+
+# Strings are checked in runs (a stretch of string contents and one-byte varints): every string in a
+# run must still be valid on its own. "bytes" has the same encoding as "string", so a twin schema with
+# bytes in place of strings writes any bytes where the strings are.
+TEXTS = {"type": "record", "name": "Texts", "fields": [
+    {"name": "a", "type": "string"}, {"name": "b", "type": "string"}, {"name": "flag", "type": "boolean"},
+    {"name": "n", "type": "long"}, {"name": "c", "type": ["null", "string"]},
+    {"name": "tags", "type": {"type": "array", "items": "string"}},
+    {"name": "attrs", "type": {"type": "map", "values": "string"}}]}
+TEXTS_AS_BYTES = {**TEXTS, "fields": [
+    {"name": "a", "type": "bytes"}, {"name": "b", "type": "bytes"}, {"name": "flag", "type": "boolean"},
+    {"name": "n", "type": "long"}, {"name": "c", "type": ["null", "bytes"]},
+    {"name": "tags", "type": {"type": "array", "items": "bytes"}},
+    {"name": "attrs", "type": {"type": "map", "values": "bytes"}}]}
+
+
+def texts(a=b"a", b=b"b", n=1, c=b"c", tags=(b"t",), value=b"v") -> bytes:
+    return encode(TEXTS_AS_BYTES, {"a": a, "b": b, "flag": True, "n": n, "c": c, "tags": list(tags),
+                                   "attrs": {"k": value}})
+
+
+@pytest.mark.parametrize("n", [1, 10**12])  # one-byte and longer varints between the strings
+def test_the_check_takes_every_string_of_a_run_on_its_own(n):
+    check = compile_datum_check(TEXTS)
+    valid = [texts(n=n), texts(a="ñ".encode(), b="日本".encode(), n=n, c="€".encode(), tags=["é".encode()] * 3,
+                               value="ü".encode()), texts(a=b"", b=b"", c=b"", tags=(), value=b"", n=n)]
+    split = "ñ".encode()  # one character cut in two between neighbouring strings, with ASCII between them
+    invalid = [texts(a=b"x" + split[:1], b=split[1:] + b"y", n=n), texts(b=b"\xff", n=n), texts(c=b"\xc3", n=n),
+               texts(tags=[b"ok", split[:1], split[1:]], n=n), texts(value=b"\xe2\x82", n=n),
+               texts(a=b"\xed\xa0\x80", n=n)]  # a UTF-16 surrogate encoded: not UTF-8
+    for datum in valid:
+        assert decodes(TEXTS, datum) and check.all_valid([datum]), datum
+    for datum in invalid:
+        assert not decodes(TEXTS, datum) and not check.all_valid([datum]), datum
+    assert not check.all_valid(valid + invalid[:1])
