@@ -295,7 +295,11 @@ class PartitionReader:
                                            value=msg.value(), headers=tuple(msg.headers() or ())))
             return records
 
-        return RecordBatch(topic, partition, offsets, [msg.value() for msg in messages], build_records)
+        def build_timestamps() -> list[int | None]:
+            return [ts if ts_type != 0 else None for ts_type, ts in (msg.timestamp() for msg in messages)]
+
+        return RecordBatch(topic, partition, offsets, [msg.value() for msg in messages], build_records,
+                           build_timestamps)
 
     def _event(self, consumer: Consumer, msg, err) -> bool:
         """Handles an event message; True when the range is read to its end."""

@@ -45,7 +45,8 @@ class RecordConverter:
             if value is None or not value.startswith(header):
                 return None
         size = WIRE_HEADER.size
-        return AvroValueBatch(batch.topic, batch.partition, batch.offsets, schema, [v[size:] for v in batch.values])
+        return AvroValueBatch(batch.topic, batch.partition, batch.offsets, schema, [v[size:] for v in batch.values],
+                              batch.timestamps)
 
     def schema_pending(self, batch: RecordBatch) -> bool:
         """Whether the batch's first value is Avro whose schema no record converted so far had: converting

@@ -27,15 +27,15 @@ from typing import Any, Callable, Iterable
 from .schema.avro_names import AvroNames, SchemaConversionError, kind_of
 
 
-class _Unsupported(Exception):
+class UnsupportedSchema(Exception):
     """A schema this check does not walk (the caller then validates by decoding)."""
 
 
-class _Reject(Exception):
+class NotCertain(Exception):
     """Raised inside a compiled check: the datum is not certainly valid."""
 
 
-def _long(buf: bytes, p: int) -> tuple[int, int]:
+def read_long(buf: bytes, p: int) -> tuple[int, int]:
     """A zig-zag varint at ``p``: (value, position after it)."""
     shift = 0
     raw = 0
@@ -47,7 +47,7 @@ def _long(buf: bytes, p: int) -> tuple[int, int]:
             return (raw >> 1) ^ -(raw & 1), p
         shift += 7
         if shift > 63:
-            raise _Reject()
+            raise NotCertain()
 
 
 class DatumCheck:
@@ -60,7 +60,7 @@ class DatumCheck:
     def all_valid(self, datums: Iterable[bytes]) -> bool:
         try:
             return self._check_all(datums)
-        except Exception:  # _Reject, IndexError (past the end), UnicodeDecodeError, ...
+        except Exception:  # NotCertain, IndexError (past the end), UnicodeDecodeError, ...
             return False
 
 
@@ -68,15 +68,15 @@ def compile_datum_check(writer_schema: Any) -> DatumCheck | None:
     """The check for datums of ``writer_schema`` (parsed Avro JSON), or None if this schema is not one the
     check walks (then validate by decoding)."""
     try:
-        source = _Compiler(writer_schema).source()
-    except (_Unsupported, SchemaConversionError, RecursionError):
+        source = WalkCompiler(writer_schema).source()
+    except (UnsupportedSchema, SchemaConversionError, RecursionError):
         return None
-    namespace = {"_long": _long, "_Reject": _Reject}
+    namespace = {"read_long": read_long, "NotCertain": NotCertain}
     exec(compile(source, "<avro datum check>", "exec"), namespace)
     return DatumCheck(namespace["check_all"])
 
 
-class _Compiler:
+class WalkCompiler:
     """Writes ``check_all(datums) -> bool``: a loop over the datums with the schema's walk inlined in it;
     a record type met again inside itself (a recursive type) becomes a function ``(buf, p) -> p``.
 
@@ -138,7 +138,7 @@ class _Compiler:
             return
         if kind == "boolean":
             # 0 or 1: ASCII, so a run of strings goes on across it.
-            out.append(f"{pad}if buf[p] > 1: raise _Reject()\n{pad}p += 1\n")
+            out.append(f"{pad}if buf[p] > 1: raise NotCertain()\n{pad}p += 1\n")
         elif kind in ("int", "long"):
             # Any varint (the decoder takes overlong ones too): skip the bytes with the continuation bit.
             # One byte is ASCII; a longer one ends the run.
@@ -165,7 +165,7 @@ class _Compiler:
         elif kind == "enum":
             i = self._var("i")
             self._emit_count(i, pad, out)
-            out.append(f"{pad}if {i} >= {len(node['symbols'])}: raise _Reject()\n")
+            out.append(f"{pad}if {i} >= {len(node['symbols'])}: raise NotCertain()\n")
         elif kind == "record":
             if id(node) in self._inlining or id(node) in self._functions:
                 self._end_run(pad, out)  # the function checks its own runs
@@ -199,9 +199,9 @@ class _Compiler:
                 self._emit(branch, space, out, depth + 1)
                 after = after or self._run_open
             self._run_open = after
-            out.append(f"{pad}else: raise _Reject()\n" if node else f"{pad}raise _Reject()\n")
+            out.append(f"{pad}else: raise NotCertain()\n" if node else f"{pad}raise NotCertain()\n")
         else:
-            raise _Unsupported(kind)
+            raise UnsupportedSchema(kind)
 
     def _emit_count(self, var: str, pad: str, out: list[str]) -> None:
         """``var = <the long at p>``, which must not be negative (a length, count or index); inline for
@@ -211,5 +211,5 @@ class _Compiler:
         run_open = self._run_open
         self._end_run(pad + "    ", out)
         self._run_open = run_open
-        out.append(f"{pad}    {var}, p = _long(buf, p)\n"
-                   f"{pad}    if {var} < 0: raise _Reject()\n{pad}else:\n{pad}    {var} >>= 1\n{pad}    p += 1\n")
+        out.append(f"{pad}    {var}, p = read_long(buf, p)\n"
+                   f"{pad}    if {var} < 0: raise NotCertain()\n{pad}else:\n{pad}    {var} >>= 1\n{pad}    p += 1\n")

@@ -1,40 +1,44 @@
-"""The batch record path: a whole batch of Avro values copied into the open file at once.
+"""The batch record path: a whole batch of Avro values copied into the open files at once.
 
 Record by record, each record is converted to a ``SinkRecord``, partitioned, checked for every kind of
 rotation, validated and appended: ~17 us a record, where copying a datum into a container block costs
-~0.2 us. For the common case this path does the same work once per batch instead.
+~0.2 us. For the common cases this path does the same work once per batch, or per record without
+building any record object.
 
 When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.takes`` once per batch):
 
-* the writer: DefaultPartitioner (one encoded partition for every non-null record), values in
-  AvroFormat, no keys or headers files, no scheduled rotation (nothing time-dependent: Default has no
-  timestamp extractor, so ``rotate.interval.ms`` never rotates);
+* the writer: a partitioner ``batch_keys`` can key without decoding values (Default; TimeBased with the
+  Wallclock or Record extractor; Field on top-level integer, string or boolean fields), values in
+  AvroFormat, no keys or headers files, no scheduled rotation (``rotate.schedule.interval.ms`` reads
+  the clock per record);
 * the batch: every value is Confluent-framed Avro of one registry schema (``AvroValueBatch``, made by
   the converter once a record converted one by one has resolved that schema, so a registry failure is
   still met, and reported, by a record), whose datums AvroFormat copies as they are (no transcoding),
-  into an open file of that same schema or into a new one (no other file open, so no open-files
-  rotation);
+  into open files of that same schema or into new ones; the partitioner keyed every record;
 * with ``kafka_s3_assets.avro.validate.datums`` on: every datum passes ``avro_datum_check``, which
   accepts only datums the decoder certainly accepts.
 
 Why the objects are the same: for such records the record-by-record writer finds no tombstone, no key
-or header view, no timestamp, the same encoded partition, no schema change (the file's schema is the
-records' own), no time or open-files rotation, no projection; it appends each datum unchanged and
-commits when ``flush.size`` records are written. This path appends the same datums in the same order,
-cuts container blocks at the same byte counts, and commits at the same record counts, crossing batch
-boundaries as the record-by-record path does. Any batch it does not take (a null, a second schema, a
-datum the check is not sure of, a file the batch cannot continue) goes record by record, which raises
-the exact error naming the record, or tolerates it, as before.
+or header view, the same encoded partition and timestamp the keys give, no schema change (every open
+file's schema is the records' own), no projection; it rotates on ``rotate.interval.ms``, on a
+partition change (``kafka_s3_assets`` mirrors the reference's rules in ``TopicPartitionWriter``) or on
+``max.open.files`` exactly where the writer's keyed loop does, appends each datum unchanged and commits
+when ``flush.size`` records are written. This path appends the same datums to the same files in the
+same order, cuts container blocks at the same byte counts, and commits at the same records, crossing
+batch boundaries as the record-by-record path does. Any batch it does not take (a null, a second
+schema, a datum the check is not sure of, a record the partitioner could not key, a file the batch
+cannot continue) goes record by record, which raises the exact error naming the record, or tolerates
+it, as before.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .avro_datum_check import DatumCheck, compile_datum_check
+from .batch_keys import BatchKeys, Keyer, keyer_for
 from .formats.avro_format import AvroFormat
-from .partitioners import DefaultPartitioner
 from .records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
 
 
@@ -48,6 +52,7 @@ class AvroValueBatch:
     offsets: Sequence[int]
     schema: AvroSchemaRef
     datums: Sequence[bytes]
+    timestamps: Callable[[], Sequence[int | None]]  # the Kafka timestamps, read only when a partitioner needs them
 
     def sink_record(self, index: int) -> SinkRecord:
         """The ``index``-th record as the record-by-record path sees it (for naming a file it opens)."""
@@ -56,29 +61,34 @@ class AvroValueBatch:
 
 
 class BatchPath:
-    """Whether a writer's batches may take the batch path, and each batch's checks."""
+    """Whether a writer's batches may take the batch path, and each batch's keys and checks."""
 
-    def __init__(self, values: AvroFormat):
+    def __init__(self, values: AvroFormat, keyer: Keyer):
         self._values = values
+        self._keyer = keyer
         self._checks: dict[int, DatumCheck | None] = {}  # per registry schema id
 
     @classmethod
     def for_writer(cls, settings, partitioner, formats) -> "BatchPath | None":
         """The batch path of a writer configured so, or None when its records must go one by one."""
-        if (type(partitioner) is DefaultPartitioner and isinstance(formats.values, AvroFormat)
+        keyer = keyer_for(partitioner)
+        if (keyer is not None and isinstance(formats.values, AvroFormat)
                 and formats.keys is None and formats.headers is None
                 and settings.rotate_schedule_interval_ms <= 0):
-            return cls(formats.values)
+            return cls(formats.values, keyer)
         return None
 
-    def takes(self, batch: AvroValueBatch, open_schemas: dict, encoded: str) -> bool:
-        """Whether ``batch`` can be appended to the writer's files (``open_schemas``: encoded partition ->
-        schema of each open file) as the record-by-record path would append it."""
-        if open_schemas and (len(open_schemas) != 1 or open_schemas.get(encoded) is not batch.schema):
-            return False
+    def keys(self, batch: AvroValueBatch, open_schemas: dict, now_ms: int) -> BatchKeys | None:
+        """Where each record of ``batch`` goes, if the batch can be appended to the writer's files
+        (``open_schemas``: encoded partition -> schema of each open file) as the record-by-record path
+        would append it; None when it cannot."""
+        if any(schema is not batch.schema for schema in open_schemas.values()):
+            return None
         if not self._values.copies_as_is(batch.schema):
-            return False
-        return not self._values.validate_datums or self._valid(batch)
+            return None
+        if self._values.validate_datums and not self._valid(batch):
+            return None
+        return self._keyer(batch.datums, batch.timestamps, batch.schema, batch.partition, now_ms)
 
     def _valid(self, batch: AvroValueBatch) -> bool:
         schema_id = batch.schema.schema_id

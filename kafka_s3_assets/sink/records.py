@@ -33,6 +33,9 @@ class RecordBatch:
     offsets: Sequence[int]
     values: Sequence[bytes | None]
     build_records: Callable[[], list[KafkaRecord]] = field(repr=False)
+    # The Kafka timestamps (None: the record has none), for partitioners that read them; from the records
+    # when the reader gives no cheaper way.
+    build_timestamps: Callable[[], list[int | None]] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -40,11 +43,18 @@ class RecordBatch:
     def records(self) -> list[KafkaRecord]:
         return self.build_records()
 
+    def timestamps(self) -> list[int | None]:
+        if self.build_timestamps is not None:
+            return self.build_timestamps()
+        return [record.timestamp for record in self.build_records()]
+
     def split(self, n: int) -> tuple["RecordBatch", "RecordBatch"]:
         """The first ``n`` records and the rest, as two batches."""
-        build = self.build_records
-        return (RecordBatch(self.topic, self.partition, self.offsets[:n], self.values[:n], lambda: build()[:n]),
-                RecordBatch(self.topic, self.partition, self.offsets[n:], self.values[n:], lambda: build()[n:]))
+        build, stamps = self.build_records, self.timestamps
+        return (RecordBatch(self.topic, self.partition, self.offsets[:n], self.values[:n], lambda: build()[:n],
+                            lambda: stamps()[:n]),
+                RecordBatch(self.topic, self.partition, self.offsets[n:], self.values[n:], lambda: build()[n:],
+                            lambda: stamps()[n:]))
 
     @classmethod
     def of(cls, records: Sequence[KafkaRecord]) -> "RecordBatch":

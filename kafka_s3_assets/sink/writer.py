@@ -250,39 +250,101 @@ class TopicPartitionWriter:
         take it (then write its records one by one)."""
         if batch is None or self._batch_path is None:
             return False
-        encoded = self._partitioner.encode_partition(batch.sink_record(0), now_ms)
-        if not self._batch_path.takes(batch, self._current_schemas if self._record_count else {}, encoded):
+        keys = self._batch_path.keys(batch, self._current_schemas if self._record_count else {}, now_ms)
+        if keys is None:
             return False
         self.committed_before_failure = []  # each committed batch is handed over at once
+        if keys.single is not None and not self._rotates_on_time():
+            # One file, and the timestamps decide nothing (they only serve rotate.interval.ms).
+            self._append_to_one_file(batch, keys.single, on_committed)
+        else:
+            self._append_keyed(batch, keys, now_ms, on_committed)
+        return True
+
+    def _append_to_one_file(self, batch: AvroValueBatch, encoded: str,
+                            on_committed: Callable[[CommittedBatch], None]) -> None:
+        """Every record to one encoded partition, nothing rotating on time: runs of records up to
+        ``flush.size`` appended at once."""
         flush_size = self._settings.flush_size
-        offsets, datums, start = batch.offsets, batch.datums, 0
+        offsets, start = batch.offsets, 0
         while start < len(offsets):
             end = min(len(offsets), start + flush_size - self._record_count)
-            file = self._open.get(encoded)
-            if file is None:
+            if encoded not in self._open:
                 self._current_schemas[encoded] = batch.schema
-                file = self._open_file(encoded, batch.sink_record(start))
-            view, _fmt, values = file.writers[0]
-            try:
-                values.write_datums(batch.schema, datums[start:end])
-            except BlockWriteError as exc:
-                raise RecordError(batch.topic, batch.partition, offsets[start + exc.index],
-                                  f"Failed to write {view.name} of record to {file.base_key}: {exc.cause}"
-                                  ) from exc.cause
-            file.add_offsets(offsets[start:end])
-            file.end_offset = offsets[end - 1]
-            file.record_count += end - start
-            if batch.schema.schema_id not in file.schema_ids:
-                file.schema_ids.append(batch.schema.schema_id)
-            if self._unsettled_from is None:
-                self._unsettled_from = offsets[start]
-            self._record_count += end - start
-            self._last_written_offset = offsets[end - 1]
+                self._open_file(encoded, batch.sink_record(start))
+            self._append_datums(batch, encoded, range(start, end))
             self._current_encoded = encoded
             start = end
             if self._record_count >= flush_size:
                 on_committed(self._commit_all())
-        return True
+
+    def _append_keyed(self, batch: AvroValueBatch, keys, now_ms: int,
+                      on_committed: Callable[[CommittedBatch], None]) -> None:
+        """Record by record, with the keys given: what ``_write`` decides for each record (its timestamp,
+        a rotation before it, its file, a commit at ``flush.size``), the datums appended per file at once
+        before each commit and at the end."""
+        encoded_of, timestamps = keys.encoded, keys.timestamps
+        single = keys.single
+        pending: dict[str, list[int]] = {}  # encoded partition -> indexes of records not yet appended
+        waiting = 0  # records in ``pending``: written for every decision, though not appended yet
+        flush_size = self._settings.flush_size
+        for i in range(len(batch.offsets)):
+            encoded = single if single is not None else encoded_of[i]
+            timestamp = None if timestamps is None else timestamps[i]
+            if timestamp is not None:
+                self._current_timestamp = timestamp
+                if self._base_timestamp is None:
+                    self._base_timestamp = timestamp
+            if (self._record_count or waiting) and (self._rotate_on_time(encoded, None, timestamp, now_ms)
+                                                    or self._open_files_full(encoded)):
+                waiting = self._append_pending(batch, pending)
+                on_committed(self._commit_all())
+                if timestamp is not None:
+                    self._base_timestamp = timestamp
+            if encoded not in self._open:
+                self._current_schemas[encoded] = batch.schema
+                self._open_file(encoded, batch.sink_record(i))
+            pending.setdefault(encoded, []).append(i)
+            waiting += 1
+            self._current_encoded = encoded
+            if self._record_count + waiting >= flush_size:
+                waiting = self._append_pending(batch, pending)
+                on_committed(self._commit_all())
+        self._append_pending(batch, pending)
+
+    def _append_pending(self, batch: AvroValueBatch, pending: dict[str, list[int]]) -> int:
+        """Appends the pending records to their files; returns how many are pending now (none)."""
+        for encoded, indexes in pending.items():
+            self._append_datums(batch, encoded, indexes)
+        pending.clear()
+        return 0
+
+    def _append_datums(self, batch: AvroValueBatch, encoded: str, indexes: Sequence[int]) -> None:
+        """Appends the datums at ``indexes`` (in order) to the open file of ``encoded``, with the file's
+        and the writer's bookkeeping as ``_write_views`` does it record by record."""
+        file = self._open[encoded]
+        view, _fmt, values = file.writers[0]
+        offsets = batch.offsets
+        if isinstance(indexes, range):
+            datums, file_offsets = batch.datums[indexes.start:indexes.stop], offsets[indexes.start:indexes.stop]
+        else:
+            datums, file_offsets = [batch.datums[i] for i in indexes], [offsets[i] for i in indexes]
+        try:
+            values.write_datums(batch.schema, datums)
+        except BlockWriteError as exc:
+            raise RecordError(batch.topic, batch.partition, file_offsets[exc.index],
+                              f"Failed to write {view.name} of record to {file.base_key}: {exc.cause}"
+                              ) from exc.cause
+        file.add_offsets(file_offsets)
+        file.end_offset = file_offsets[-1]
+        file.record_count += len(file_offsets)
+        if batch.schema.schema_id not in file.schema_ids:
+            file.schema_ids.append(batch.schema.schema_id)
+        if self._unsettled_from is None or file_offsets[0] < self._unsettled_from:
+            self._unsettled_from = file_offsets[0]
+        self._record_count += len(file_offsets)
+        if self._last_written_offset is None or file_offsets[-1] > self._last_written_offset:
+            self._last_written_offset = file_offsets[-1]
 
     def _write(self, record: SinkRecord, now_ms: int, committed: list[CommittedBatch]) -> None:
         tombstone = record.value is None
@@ -370,8 +432,16 @@ class TopicPartitionWriter:
             return True
         if current is not _UNSET and current is not None and self._decide(record, schema, current).rotate:
             return True  # incompatible under schema.compatibility: the new file takes the record's schema
+        return self._open_files_full(encoded)
+
+    def _open_files_full(self, encoded: str) -> bool:
+        """Whether a record of ``encoded`` would open one file more than ``max.open.files``."""
         max_open = self._settings.max_open_files
         return max_open != -1 and encoded not in self._open and len(self._open) >= max_open
+
+    def _rotates_on_time(self) -> bool:
+        """Whether ``_rotate_on_time`` can ever rotate (the scheduled rotation aside)."""
+        return self._settings.rotate_interval_ms > 0 and self._extractor is not None
 
     def _decide(self, record: SinkRecord, schema, current) -> SchemaDecision:
         if schema is current:
