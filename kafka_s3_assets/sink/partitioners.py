@@ -149,7 +149,8 @@ class TimeBasedPartitioner(_Partitioner):
         self.zone = zone
         self.timestamp_extractor = extractor
         self._formatter = JodaFormatter(path_format, zone, locale)
-        self._last_bucket: tuple[int, str] | None = None
+        self._last_bucket: tuple[int, str] | None = None  # (bucket start, its encoding)
+        self._last_span: tuple[int, int, str] | None = None  # instants [low, high) known to print as this
 
     def encode_partition(self, record: SinkRecord, now_ms: int) -> str:
         timestamp = self.timestamp_extractor.extract(record, now_ms)
@@ -164,10 +165,36 @@ class TimeBasedPartitioner(_Partitioner):
         return self.zone.convert_local_to_utc(java_div(local, self.duration_ms) * self.duration_ms, False)
 
     def encode_timestamp(self, timestamp: int) -> str:
+        span = self._last_span
+        if span is not None and span[0] <= timestamp < span[1]:
+            return span[2]
         start = self.bucket_start(timestamp)
         if self._last_bucket is None or self._last_bucket[0] != start:
             self._last_bucket = (start, self._formatter.print(start))
+        low, high = self._span_of_bucket(timestamp)
+        self._last_span = (low, high, self._last_bucket[1])
         return self._last_bucket[1]
+
+    def _span_of_bucket(self, timestamp: int) -> tuple[int, int]:
+        """The UTC instants around ``timestamp`` certain to share its bucket (at least itself).
+
+        With one UTC offset ``off`` over the span, local time is ``utc + off`` there, so the instants whose
+        local time falls in the same ``duration``-long bucket share its start. Converting a zone's offsets
+        costs ~6 us a record, so a run of records in one bucket pays it once. The span is used only where
+        that reasoning holds: a local time not before 1970 (Java's division truncates toward zero, so
+        buckets before 1970 are aligned differently) and a span with one offset throughout (checked at
+        both ends, for buckets up to a day: like the zone arithmetic, this takes a zone to change its
+        offset at most once a day)."""
+        offset = self.zone.offset(timestamp)
+        local = timestamp + offset
+        if local < 0:
+            return timestamp, timestamp + 1
+        bucket_local = local - local % self.duration_ms
+        low, high = bucket_local - offset, bucket_local + self.duration_ms - offset
+        if not self.zone.is_fixed and (self.duration_ms > 86_400_000 or self.zone.offset(low) != offset
+                                       or self.zone.offset(high - 1) != offset):
+            return timestamp, timestamp + 1
+        return low, high
 
 
 class SchemaAffixPartitioner:

@@ -1,5 +1,7 @@
 """The five partitioners and the schema affix, with the reference tests' examples."""
 
+import random
+
 import pytest
 
 from kafka_s3_assets.sink.schema.connect_fields import ValueReader
@@ -398,3 +400,21 @@ def test_invalid_config_is_refused_with_every_problem():
 
 def test_partitioners_can_be_built_directly():
     assert encode(FieldPartitioner(["a"], "/", ValueReader(AvroDecoder())), schemaless_record({"a": 1})) == "a=1"
+
+
+@pytest.mark.parametrize("zone,duration", [(LA, HOUR), (LA, 30 * 60_000), (LA, 45 * 60_000), (LA, DAY), ("Europe/London", 7 * DAY),
+                                           ("Asia/Kolkata", HOUR), ("Australia/Lord_Howe", HOUR),
+                                           ("UTC", 15 * 60_000), ("+05:30", DAY)])
+def test_a_bucket_remembered_for_a_span_prints_what_a_fresh_partitioner_prints(zone, duration):
+    # The partitioner remembers the span of instants sharing the last bucket; around DST changes (LA and
+    # London: 1 h; Lord Howe: 30 min; 45-minute buckets straddle them), before 1970 and in random order,
+    # each instant must still print as computed from nothing.
+    config = time_config(timezone=zone, **{"partition.duration.ms": duration,
+                                           "path.format": "YYYY-MM-dd'T'HH:mm:ss.SSS"})
+    remembering = build_partitioner(config)
+    starts = [ms("2026-11-01T00:00:00-07:00"), ms("2026-03-08T00:00:00-08:00"), ms("2026-03-29T00:00:00Z"),
+              ms("2026-04-05T00:00:00+11:00"), ms("1969-12-31T20:00:00Z"), ms("2026-10-04T01:00:00+10:30")]
+    steps = [start + i * 7 * 60_000 + i % 3 for start in starts for i in range(0, 60)]
+    shuffled = random.Random(7).sample(steps, len(steps))
+    for instant in steps + shuffled:
+        assert remembering.encode_timestamp(instant) == build_partitioner(config).encode_timestamp(instant), instant
