@@ -4,7 +4,7 @@ for a backlog and for ten times that backlog, next to a raw drain of the same pa
 Produces W1 (``w1_data``) to two one-partition topics (N and 10 x N records), then runs each
 measurement in a fresh Python process, so ``ru_maxrss`` is that run's own peak:
 
-* ``export``: ``export_partition`` of the partition (Default partitioner, ``flush.size=100000``,
+* ``export``: ``export_partition`` of the partition (Default partitioner unless ``--partitioner`` says otherwise, ``flush.size=100000``,
   AvroFormat, defaults otherwise) into a new bucket of the devstack's S3 server;
 * ``drain``: a tuned confluent-kafka consumer reading the same partition with ``consume()``, doing
   nothing with the records.
@@ -12,6 +12,8 @@ measurement in a fresh Python process, so ``ru_maxrss`` is that run's own peak:
     set -a; . .devstack/env; set +a
     python bench/task_rate.py [N]            # default N = 200000
     python bench/task_rate.py --profile N    # also a cProfile of one export of N records (top 25)
+    python bench/task_rate.py --partitioner field N   # FieldPartitioner on W1's "kind" (4 values)
+    python bench/task_rate.py --partitioner time N    # hourly TimeBasedPartitioner, Kafka timestamps
 
 Prints one line per measurement: records, wall seconds, records/s, us/record, records per CPU-second of
 the measuring process (the machine may be shared: that figure is steadier) and its peak RSS (MiB).
@@ -19,6 +21,7 @@ the measuring process (the machine may be shared: that figure is steadier) and i
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -34,8 +37,18 @@ from w1_data import create_topic, produce_w1  # noqa: E402
 FLUSH_SIZE = 100_000
 
 
-def connector(topic: str, bucket: str) -> dict:
-    return {
+PARTITIONERS = {
+    "default": {},
+    "field": {"partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+              "partition.field.name": "kind"},
+    "time": {"partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+             "partition.duration.ms": "3600000", "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+             "locale": "en-US", "timezone": "Europe/Berlin", "timestamp.extractor": "Record"},
+}
+
+
+def connector(topic: str, bucket: str, partitioner: str = "default") -> dict:
+    return {**PARTITIONERS[partitioner], 
         "name": f"bench-{topic}",
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "topics": topic,
@@ -62,7 +75,7 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def run_export(topic: str, profile: bool) -> dict:
+def run_export(topic: str, profile: bool, partitioner: str) -> dict:
     import boto3
 
     from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
@@ -70,7 +83,7 @@ def run_export(topic: str, profile: bool) -> dict:
 
     bucket = f"bench-{uuid.uuid4().hex[:10]}"
     boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL_S3"]).create_bucket(Bucket=bucket)
-    request = PartitionExportRequest(resolve_settings(connector(topic, bucket)), topic, 0)
+    request = PartitionExportRequest(resolve_settings(connector(topic, bucket, partitioner)), topic, 0)
     profiler = None
     if profile:
         import cProfile
@@ -119,16 +132,16 @@ def run_drain(topic: str) -> dict:
 
 
 def child(argv: list[str]) -> int:
-    what, topic = argv[0], argv[1]
-    figures = run_drain(topic) if what == "drain" else run_export(topic, profile=what == "profile")
+    what, topic, partitioner = argv
+    figures = run_drain(topic) if what == "drain" else run_export(topic, what == "profile", partitioner)
     figures["peak_rss_mib"] = peak_rss_mib()
     print(json.dumps(figures))
     return 0
 
 
-def measure(what: str, topic: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", what, topic], check=True, stdout=subprocess.PIPE,
-                         text=True).stdout
+def measure(what: str, topic: str, partitioner: str = "default") -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", what, topic, partitioner], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -142,26 +155,28 @@ def show(label: str, figures: dict) -> None:
 def main(argv: list[str]) -> int:
     if argv[1:2] == ["--child"]:
         return child(argv[2:])
-    profile = argv[1:2] == ["--profile"]
-    args = argv[2:] if profile else argv[1:]
-    n = int(args[0]) if args else 200_000
+    parser = argparse.ArgumentParser(description="The rate and peak memory of one export task.")
+    parser.add_argument("records", nargs="?", type=int, default=200_000)
+    parser.add_argument("--profile", action="store_true", help="one export of N records under cProfile")
+    parser.add_argument("--partitioner", choices=sorted(PARTITIONERS), default="default")
+    args = parser.parse_args(argv[1:])
+    n, partitioner = args.records, args.partitioner
     bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
-    if profile:
+    if args.profile:
         topic = create_topic(bootstrap, 1, prefix="w1task")
         produce_w1(bootstrap, registry, topic, n, 1)
-        figures = measure("profile", topic)
-        show("export (prof)", figures)
+        show("export (prof)", measure("profile", topic, partitioner))
         return 0
     topics = {}
     for factor in (1, 10):
         topics[factor] = create_topic(bootstrap, 1, prefix="w1task")
         produce_w1(bootstrap, registry, topics[factor], n * factor, 1)
-    print(f"W1, one partition, flush.size={FLUSH_SIZE}, AvroFormat, Default partitioner "
+    print(f"W1, one partition, flush.size={FLUSH_SIZE}, AvroFormat, {partitioner} partitioner "
           f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
     results = {}
     for factor in (1, 10):
         show(f"drain  {factor:>2}x", measure("drain", topics[factor]))
-        results[factor] = measure("export", topics[factor])
+        results[factor] = measure("export", topics[factor], partitioner)
         show(f"export {factor:>2}x", results[factor])
     ratio = results[10]["peak_rss_mib"] / results[1]["peak_rss_mib"]
     print(f"export peak RSS 10x / 1x = {ratio:.2f}")

@@ -54,6 +54,11 @@ from .settings import ExportSettings
 
 log = logging.getLogger(__name__)
 
+# A manifest lists every object's offset ranges. Records of many files interleaved (FieldPartitioner, a
+# time-based partitioner) make a range per record, so a manifest is also written once the pending objects
+# hold this many ranges: a run's memory then follows this bound, not its backlog.
+MANIFEST_MAX_RANGES = 200_000
+
 
 @dataclass(frozen=True)
 class PartitionExportRequest:
@@ -126,6 +131,7 @@ class ManifestCommitter:
         self._max_objects = max_objects  # a manifest is written once the pending batches hold this many objects
         self._on_committed = on_committed  # after each manifest (the Block-GZIP sink's cursor)
         self.pending: list[CommittedBatch] = []
+        self._pending_ranges = 0  # offset ranges the pending objects list
         self.written: list[Manifest] = []
         self.manifest_keys: list[str] = []
 
@@ -139,7 +145,9 @@ class ManifestCommitter:
         if not batches:
             return
         self.pending.extend(batches)
-        if self._max_objects is not None and self.pending_objects >= self._max_objects:
+        self._pending_ranges += sum(len(o.offset_ranges) for b in batches for o in b.objects)
+        if ((self._max_objects is not None and self.pending_objects >= self._max_objects)
+                or self._pending_ranges >= MANIFEST_MAX_RANGES):
             self.flush()
 
     def flush(self) -> None:
@@ -163,6 +171,7 @@ class ManifestCommitter:
         self._on_committed(manifest)
         self._errant.confirm(settled)
         self.pending = self.pending[len(settled.batches):]
+        self._pending_ranges = sum(len(o.offset_ranges) for b in self.pending for o in b.objects)
         self.written.append(manifest)
         self.manifest_keys.append(key)
         self.next_start = manifest.next_offset

@@ -34,10 +34,12 @@ _FIELD_TYPES = (INT8, INT16, INT32, INT64, STRING, BOOLEAN)
 @dataclass(frozen=True)
 class BatchKeys:
     """``encoded``: one encoded partition for every record (a str) or one per record (a list);
-    ``timestamps``: the extracted timestamp of every record, None when the partitioner has no extractor."""
+    ``timestamps``: the extracted timestamp of every record, None when the partitioner has no extractor;
+    ``datums_checked``: every datum was walked as strictly as ``avro_datum_check`` walks it."""
 
     encoded: str | Sequence[str]
     timestamps: Sequence[int] | None
+    datums_checked: bool = False
 
     @property
     def single(self) -> str | None:
@@ -94,10 +96,12 @@ class _FieldKeyer:
         if values is None:
             return None
         names, delim = self._names, self._delim
+        # The reader walked every datum whole, as strictly as the datum check: no second walk.
         if len(names) == 1:
             (name,) = names
-            return BatchKeys([f"{name}={_text(value)}" for (value,) in values], None)
-        return BatchKeys([delim.join(f"{n}={_text(v)}" for n, v in zip(names, row)) for row in values], None)
+            return BatchKeys([f"{name}={_text(value)}" for (value,) in values], None, datums_checked=True)
+        return BatchKeys([delim.join(f"{n}={_text(v)}" for n, v in zip(names, row)) for row in values], None,
+                         datums_checked=True)
 
     def _reader(self, schema: AvroSchemaRef) -> FieldReader | None:
         """The reader of the partition fields, if each is one FieldPartitioner prints as it is: a Connect

@@ -86,9 +86,10 @@ class BatchPath:
             return None
         if not self._values.copies_as_is(batch.schema):
             return None
-        if self._values.validate_datums and not self._valid(batch):
+        keys = self._keyer(batch.datums, batch.timestamps, batch.schema, batch.partition, now_ms)
+        if keys is None or (self._values.validate_datums and not keys.datums_checked and not self._valid(batch)):
             return None
-        return self._keyer(batch.datums, batch.timestamps, batch.schema, batch.partition, now_ms)
+        return keys
 
     def _valid(self, batch: AvroValueBatch) -> bool:
         schema_id = batch.schema.schema_id

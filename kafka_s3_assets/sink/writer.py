@@ -130,7 +130,7 @@ class CommittedObject:
             "encoded_partition": self.encoded_partition,
             "start_offset": self.start_offset,
             "end_offset": self.end_offset,
-            "offset_ranges": [list(r) for r in self.offset_ranges],
+            "offset_ranges": self.offset_ranges,  # pairs: JSON arrays
             "record_count": self.record_count,
             "size": self.size,
             "sha256": self.sha256,
@@ -562,7 +562,7 @@ class TopicPartitionWriter:
                     objects.append(CommittedObject(obj.key, encoded, file.start_offset, file.end_offset,
                                                    file.record_count, obj.size, obj.sha256, tuple(file.schema_ids),
                                                    view.name if i == 0 else "index",
-                                                   tuple((s, e) for s, e in file.offset_ranges)))
+                                                   tuple(map(tuple, file.offset_ranges))))
                     if i == 0:
                         self._tag(obj.key, file)
         assert self._last_written_offset is not None
