@@ -110,6 +110,21 @@ class PartitionExportResult:
         return cls(**d)
 
 
+@dataclass(frozen=True)
+class WrittenManifest:
+    """The counts and object keys of a manifest this run wrote."""
+
+    record_count: int
+    byte_count: int
+    tolerated_count: int
+    object_keys: tuple[str, ...]
+
+    @classmethod
+    def of(cls, manifest: Manifest) -> "WrittenManifest":
+        return cls(manifest.record_count, manifest.byte_count, manifest.tolerated_count,
+                   tuple(o.key for o in manifest.objects))
+
+
 class ManifestCommitter:
     """Turns completed batches into manifests, then commits the consumer offset after each."""
 
@@ -132,7 +147,9 @@ class ManifestCommitter:
         self._on_committed = on_committed  # after each manifest (the Block-GZIP sink's cursor)
         self.pending: list[CommittedBatch] = []
         self._pending_ranges = 0  # offset ranges the pending objects list
-        self.written: list[Manifest] = []
+        # What the run's manifests hold, without their offset ranges (one per record when records
+        # interleave): the result and progress need no more, and keeping the manifests grew with the backlog.
+        self.written: list[WrittenManifest] = []
         self.manifest_keys: list[str] = []
 
     @property
@@ -172,7 +189,7 @@ class ManifestCommitter:
         self._errant.confirm(settled)
         self.pending = self.pending[len(settled.batches):]
         self._pending_ranges = sum(len(o.offset_ranges) for b in self.pending for o in b.objects)
-        self.written.append(manifest)
+        self.written.append(WrittenManifest.of(manifest))
         self.manifest_keys.append(key)
         self.next_start = manifest.next_offset
         if self._commit_offsets:
@@ -273,7 +290,7 @@ def report_progress(store: S3ObjectStore, layout: ManifestLayout, request: Parti
     def sample() -> tuple[int, int, int]:
         written_to = records.position if records.position is not None else reader.start
         return (written_to, result.records_read,
-                sum(len(m.objects) for m in committer.written) + committer.pending_objects)
+                sum(len(m.object_keys) for m in committer.written) + committer.pending_objects)
 
     return ProgressReporter(store, layout.progress_key(request.topic, request.partition), sample,
                             topic=request.topic, partition=request.partition, run_id=request.run_id,
@@ -380,7 +397,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
             except Exception as flush_exc:
                 log.warning("Could not record completed objects after failure: %s", flush_exc)
         if lease is not None:
-            recorded = {o.key for m in (committer.written if committer else ()) for o in m.objects}
+            recorded = {key for m in (committer.written if committer else ()) for key in m.object_keys}
             left_behind = [key for key in store.stored_keys if key not in recorded]
             try:  # objects of a batch cut short, or a dead attempt's not swept yet: the next export must
                 # take over and remove them
@@ -398,7 +415,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
             for manifest in committer.written:
                 result.records_exported += manifest.record_count
                 result.bytes_written += manifest.byte_count
-                result.object_keys.extend(o.key for o in manifest.objects)
+                result.object_keys.extend(manifest.object_keys)
                 result.records_tolerated += manifest.tolerated_count
         if errant is not None:
             result.dead_letters = errant.dead_letters_sent

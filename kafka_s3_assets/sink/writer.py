@@ -164,13 +164,20 @@ class _OpenFile:
             self.offset_ranges.append([offset, offset])
 
     def add_offsets(self, offsets: Sequence[int]) -> None:
-        """``add_offset`` of each, in one step when they are consecutive (no compaction gap)."""
-        if offsets[-1] - offsets[0] != len(offsets) - 1:
-            for offset in offsets:
-                self.add_offset(offset)
+        """``add_offset`` of each, in one step when they are consecutive (no compaction gap, no other
+        file's records between them)."""
+        if offsets[-1] - offsets[0] == len(offsets) - 1:
+            self.add_offset(offsets[0])
+            self.offset_ranges[-1][1] = offsets[-1]
             return
-        self.add_offset(offsets[0])
-        self.offset_ranges[-1][1] = offsets[-1]
+        ranges = self.offset_ranges
+        last = ranges[-1] if ranges else [0, -2]
+        for offset in offsets:  # add_offset inlined: with records interleaved, this runs once a record
+            if last[1] == offset - 1:
+                last[1] = offset
+            else:
+                last = [offset, offset]
+                ranges.append(last)
 
 
 _UNSET = object()
@@ -288,6 +295,7 @@ class TopicPartitionWriter:
         pending: dict[str, list[int]] = {}  # encoded partition -> indexes of records not yet appended
         waiting = 0  # records in ``pending``: written for every decision, though not appended yet
         flush_size = self._settings.flush_size
+        rotates_on_time, open_files_limited = self._rotates_on_time(), self._settings.max_open_files != -1
         for i in range(len(batch.offsets)):
             encoded = single if single is not None else encoded_of[i]
             timestamp = None if timestamps is None else timestamps[i]
@@ -295,8 +303,9 @@ class TopicPartitionWriter:
                 self._current_timestamp = timestamp
                 if self._base_timestamp is None:
                     self._base_timestamp = timestamp
-            if (self._record_count or waiting) and (self._rotate_on_time(encoded, None, timestamp, now_ms)
-                                                    or self._open_files_full(encoded)):
+            if (self._record_count or waiting) and (
+                    (rotates_on_time and self._rotate_on_time(encoded, None, timestamp, now_ms))
+                    or (open_files_limited and self._open_files_full(encoded))):
                 waiting = self._append_pending(batch, pending)
                 on_committed(self._commit_all())
                 if timestamp is not None:
