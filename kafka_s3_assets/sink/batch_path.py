@@ -5,7 +5,7 @@ rotation, validated and appended: ~17 us a record, where copying a datum into a 
 ~0.2 us. For the common cases this path does the same work once per batch, or per record without
 building any record object.
 
-When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.takes`` once per batch):
+When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.keys`` once per batch):
 
 * the writer: a partitioner ``batch_keys`` can key without decoding values (Default; TimeBased with the
   Wallclock or Record extractor; Field on top-level integer, string or boolean fields), values in
@@ -21,8 +21,8 @@ When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.takes`` o
 Why the objects are the same: for such records the record-by-record writer finds no tombstone, no key
 or header view, the same encoded partition and timestamp the keys give, no schema change (every open
 file's schema is the records' own), no projection; it rotates on ``rotate.interval.ms``, on a
-partition change (``kafka_s3_assets`` mirrors the reference's rules in ``TopicPartitionWriter``) or on
-``max.open.files`` exactly where the writer's keyed loop does, appends each datum unchanged and commits
+partition change (``rotate.file.on.partition.change``) or on ``partitioner.max.open.files`` exactly
+where the writer's keyed loop does (the same methods decide), appends each datum unchanged and commits
 when ``flush.size`` records are written. This path appends the same datums to the same files in the
 same order, cuts container blocks at the same byte counts, and commits at the same records, crossing
 batch boundaries as the record-by-record path does. Any batch it does not take (a null, a second

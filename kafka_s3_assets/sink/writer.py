@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
+from .batch_keys import BatchKeys
 from .batch_path import AvroValueBatch, BatchPath
 from .schema.compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .converters import AvroDecoder
@@ -285,7 +286,7 @@ class TopicPartitionWriter:
             if self._record_count >= flush_size:
                 on_committed(self._commit_all())
 
-    def _append_keyed(self, batch: AvroValueBatch, keys, now_ms: int,
+    def _append_keyed(self, batch: AvroValueBatch, keys: BatchKeys, now_ms: int,
                       on_committed: Callable[[CommittedBatch], None]) -> None:
         """Record by record, with the keys given: what ``_write`` decides for each record (its timestamp,
         a rotation before it, its file, a commit at ``flush.size``), the datums appended per file at once
