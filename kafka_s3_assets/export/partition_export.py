@@ -44,6 +44,7 @@ from ..sink.writer import CommittedBatch, FileFormats, TopicPartitionWriter, Wri
 from .conversion import RecordConverter
 from .errant_records import ErrantRecords, build_errant_records
 from .export_lease import ExportLease, acquire
+from .garbage_collection import fewer_collections
 from .last_manifest import last_manifest, point_to
 from .orphans import object_prefix, sweep_uncommitted
 from .progress import ProgressReporter
@@ -372,8 +373,9 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
         records = RecordLoop(converter, errant, writer, now, committer.add,
                              on_read=lambda n: setattr(result, "records_read", result.records_read + n))
         progress = report_progress(store, layout, request, reader, records, result, committer, config)
-        for batch in reader.batches():
-            records.write(batch)
+        with fewer_collections():
+            for batch in reader.batches():
+                records.write(batch)
         result.high_watermark = reader.high_watermark if reader.high_watermark is not None else end
         committer.pending.extend(writer.flush_if_due(now))  # a quiet partition's scheduled rotation
         committer.pending.extend(writer.end_of_run(now))
