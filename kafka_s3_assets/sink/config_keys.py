@@ -282,7 +282,8 @@ EXTENSION_KEYS = [
     _k("kafka_s3_assets.manifests.prefix", Type.STRING, "_kafka_s3_assets/manifests", F,
        doc="Key prefix under which progress manifests are written (outside topics.dir)"),
     _k("kafka_s3_assets.manifest.max.objects", Type.INT, 500, F, at_least(1),
-       "Commit a manifest at least every this many objects within a run"),
+       "Commit a manifest at least every this many objects within a run "
+       "(and at least every 200,000 offset ranges, which records of many files interleaved make one per record)"),
     _k("kafka_s3_assets.export.lease.ms", Type.LONG, 60000, F, at_least(1000),
        "An export's lease on its topic-partition lasts this long and is renewed every third of it; a crashed "
        "export on another host can be taken over once its lease has expired (on the same host, at once)"),
