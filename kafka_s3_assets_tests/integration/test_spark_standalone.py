@@ -42,10 +42,17 @@ spark.stop()
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """Distinct free ports: every socket stays bound until all are picked, so the OS cannot hand the
+    same port out twice (a master UI and a worker UI on one port would answer each other's requests)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def start(args, log: Path) -> subprocess.Popen:
@@ -71,12 +78,12 @@ class StandaloneCluster:
 @pytest.fixture(scope="module")
 def standalone_master(devstack, tmp_path_factory):
     logs = tmp_path_factory.mktemp("spark-standalone")
-    port, ui = free_port(), free_port()
+    port, ui, worker_ui = free_ports(3)
     master = start(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
                     "--webui-port", str(ui)], logs / "master.log")
     url = f"spark://127.0.0.1:{port}"
     worker = start(["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
-                    "--memory", "1g", "--webui-port", str(free_port())], logs / "worker.log")
+                    "--memory", "1g", "--webui-port", str(worker_ui)], logs / "worker.log")
     try:
         deadline = time.monotonic() + 90
         while True:  # ready when the master reports an alive worker
@@ -84,7 +91,8 @@ def standalone_master(devstack, tmp_path_factory):
                 with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as response:
                     if json.load(response).get("aliveworkers", 0) >= 1:
                         break
-            except OSError:
+            # Not up yet; while it starts, the master's UI has once answered /json/ with its HTML page.
+            except (OSError, ValueError):
                 pass
             if time.monotonic() > deadline or master.poll() is not None or worker.poll() is not None:
                 raise RuntimeError(f"Spark standalone cluster did not come up; logs in {logs}:\n"
