@@ -6,7 +6,6 @@ pointed at the master by ``KAFKA_S3_ASSETS_SPARK_MASTER``."""
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import pytest
 import pyspark
+
+from kafka_s3_assets.devstack.ports import pick_free_ports
 
 from ..conftest import connector_config, list_keys
 
@@ -42,19 +43,6 @@ spark.stop()
 """
 
 
-def free_ports(count: int) -> list[int]:
-    """Distinct free ports: every socket stays bound until all are picked, so the OS cannot hand the
-    same port out twice (a master UI and a worker UI on one port would answer each other's requests)."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
 def start(args, log: Path) -> subprocess.Popen:
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1")
     return subprocess.Popen([str(SPARK_CLASS), *args], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env,
@@ -78,7 +66,7 @@ class StandaloneCluster:
 @pytest.fixture(scope="module")
 def standalone_master(devstack, tmp_path_factory):
     logs = tmp_path_factory.mktemp("spark-standalone")
-    port, ui, worker_ui = free_ports(3)
+    port, ui, worker_ui = pick_free_ports(3)  # distinct: a master UI and a worker UI on one port answer each other
     master = start(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
                     "--webui-port", str(ui)], logs / "master.log")
     url = f"spark://127.0.0.1:{port}"
