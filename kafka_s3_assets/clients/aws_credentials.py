@@ -40,7 +40,7 @@ from botocore.credentials import (CredentialProvider, CredentialResolver, Creden
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..sink.credentials_provider import (AWS_MIN_DURATION_SECONDS, CredentialsProviderConfig, ProviderKind, Sdk)
-from ..sink.secrets import Secret, reveal
+from ..sink.secrets import Secret, reveal, scrub
 from .errors import S3Error
 from .s3_retry import describe
 
@@ -330,8 +330,11 @@ class _AssumedRoleCredentials(DeferredRefreshableCredentials):
         try:
             answer = call_assume_role(self._client(), request)
         except (BotoCoreError, ClientError) as exc:
+            # Scrubbed here, and not chained: botocore logs a failed refresh with its traceback, and an STS
+            # answer may quote the request (the external id).
+            reason = scrub(describe(exc), self._source.secrets())
             raise AwsCredentialsError(f"AssumeRole of {provider.role_arn} for {provider.described} failed in this "
-                                      f"process ({_where()}): {describe(exc)}") from exc
+                                      f"process ({_where()}): {reason}") from None
         granted = answer["Credentials"]
         return {"access_key": granted["AccessKeyId"], "secret_key": granted["SecretAccessKey"],
                 "token": granted["SessionToken"], "expiry_time": granted["Expiration"].isoformat()}
