@@ -169,15 +169,15 @@ def test_an_unknown_profile_is_a_config_error_naming_the_key_and_the_profile(aws
     assert "profile 'nope' ($AWS_PROFILE) is in neither the AWS config file nor the shared credentials file" in message
 
 
-def test_a_profile_without_credentials_fails_the_export_rather_than_fall_back_to_the_environment(
-        aws_files, topic, bucket, s3_proxy, monkeypatch):
-    monkeypatch.setenv("AWS_PROFILE", "no-keys")
+def test_a_profile_without_credentials_fails_the_export_rather_than_fall_back_to_another_source(
+        aws_files, instance_metadata, topic, bucket, s3_proxy, monkeypatch):
+    monkeypatch.setenv("AWS_PROFILE", "no-keys")  # and the environment and an instance profile have keys
     result = export(config_for(topic, bucket, s3_proxy, V2 + "ProfileCredentialsProvider"), topic)
     assert result.status == "failed"
     assert result.error.startswith(f"No AWS credentials from s3.credentials.provider.class={V2}"
                                    "ProfileCredentialsProvider in this process (host ")
     assert result.error.endswith("profile 'no-keys' gives none")
-    assert s3_proxy.requests() == []
+    assert s3_proxy.requests() == [] and instance_metadata.paths == []
 
 
 # --- the instance profile and the container endpoint -----------------------------------------------------
