@@ -69,6 +69,7 @@ class StsCall:
     signed_in_region: str | None
     status: int
     granted_key_id: str | None
+    granted_secret_key: str | None
     granted_session_token: str | None
     at: float                  # time.time() when it was answered
 
@@ -98,11 +99,13 @@ class StsRecorder(_Server):
                         status, answer = error.code, error.read()
                 text = answer.decode(errors="replace")
                 granted = re.search(r"<AccessKeyId>([^<]+)</AccessKeyId>", text)
+                secret = re.search(r"<SecretAccessKey>([^<]+)</SecretAccessKey>", text)
                 token = re.search(r"<SessionToken>([^<]+)</SessionToken>", text)
                 with recorder._lock:
                     recorder.calls.append(StsCall(params.get("Action", ""), params,
                                                   *signing_scope(self.headers.get("Authorization")), status,
                                                   granted.group(1) if granted else None,
+                                                  secret.group(1) if secret else None,
                                                   token.group(1) if token else None, time.time()))
                 self.answer(status, answer, "text/xml")
 

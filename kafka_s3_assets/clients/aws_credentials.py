@@ -25,7 +25,9 @@ the class, what it looked for, and the host and process: on a cluster that tells
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import shlex
 import socket
 import threading
@@ -68,6 +70,39 @@ ADVISORY_REFRESH_FRACTION = 1 / 4
 MANDATORY_REFRESH_FRACTION = 1 / 6
 ADVISORY_REFRESH_MAX_S = 15 * 60
 MANDATORY_REFRESH_MAX_S = 10 * 60
+
+
+# botocore logs each request's parameters, headers and canonical form and each response's body at
+# DEBUG. For STS those hold the external id and web identity token sent and the secret key and session
+# token granted, and every request signed with temporary credentials carries the session token in a
+# header. Redacted from botocore's records before any handler sees them: by field (the granted values are
+# new at each refresh) and by value (what an STS error message may quote, e.g. the external id).
+_SECRET_FIELDS = "ExternalId|WebIdentityToken|SecretAccessKey|SessionToken|X-Amz-Security-Token"
+_REDACTIONS = (
+    (re.compile(rf"<({_SECRET_FIELDS})>[^<]*</", re.I), r"<\1>[hidden]</"),                      # XML answers
+    (re.compile(rf"(['\"]?(?:{_SECRET_FIELDS})['\"]?\s*:\s*)b?(['\"])[^'\"]*\2", re.I), r"\1'[hidden]'"),  # reprs
+    (re.compile(rf"\b({_SECRET_FIELDS})=[^&'\"\s]*", re.I), r"\1=[hidden]"),                     # form bodies
+    (re.compile(rf"^({_SECRET_FIELDS}):.*$", re.I | re.M), r"\1:[hidden]"),                       # canonical headers
+)
+_BOTOCORE_LOGGERS = ("botocore.endpoint", "botocore.parsers", "botocore.auth", "botocore.credentials")
+_KNOWN_SECRETS: set[str] = set()  # of this process's assumed-role providers and the sessions they were granted
+
+
+def _redact_aws_secrets(record: logging.LogRecord) -> bool:
+    if record.levelno > logging.DEBUG:
+        return True
+    message = original = record.getMessage()
+    if any(field.lower() in message.lower() for field in _SECRET_FIELDS.split("|")):
+        for pattern, replacement in _REDACTIONS:
+            message = pattern.sub(replacement, message)
+    message = scrub(message, list(_KNOWN_SECRETS))
+    if message != original:
+        record.msg, record.args = message, None
+    return True
+
+
+for _name in _BOTOCORE_LOGGERS:
+    logging.getLogger(_name).addFilter(_redact_aws_secrets)
 
 
 class AwsCredentialsError(S3Error):
@@ -304,6 +339,7 @@ class _AssumedRoleCredentials(DeferredRefreshableCredentials):
         self._source = source
         self._region = region
         self._sts = None
+        _KNOWN_SECRETS.update(source.secrets())
 
     def _client(self):
         if self._sts is None:
@@ -336,6 +372,7 @@ class _AssumedRoleCredentials(DeferredRefreshableCredentials):
             raise AwsCredentialsError(f"AssumeRole of {provider.role_arn} for {provider.described} failed in this "
                                       f"process ({_where()}): {reason}") from None
         granted = answer["Credentials"]
+        _KNOWN_SECRETS.update((granted["SecretAccessKey"], granted["SessionToken"]))
         return {"access_key": granted["AccessKeyId"], "secret_key": granted["SecretAccessKey"],
                 "token": granted["SessionToken"], "expiry_time": granted["Expiration"].isoformat()}
 

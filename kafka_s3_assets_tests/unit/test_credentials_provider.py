@@ -200,3 +200,38 @@ def test_assumed_role_sessions_refresh_in_proportion_to_their_length(duration, a
     credentials = _AssumedRoleCredentials(role, "us-east-1")
     assert credentials._advisory_refresh_timeout == pytest.approx(advisory)
     assert credentials._mandatory_refresh_timeout == pytest.approx(mandatory)
+
+
+@pytest.mark.parametrize("message, secret", [
+    ("Making request for OperationModel(name=AssumeRole) with params: {'body': {'Action': 'AssumeRole', "
+     "'ExternalId': 'the-external-id', 'RoleArn': 'arn'}}", "the-external-id"),
+    ("Response body:\nb'<Credentials><AccessKeyId>ASIA</AccessKeyId><SecretAccessKey>granted/secret+key"
+     "</SecretAccessKey><SessionToken>granted-token==</SessionToken></Credentials>'", "granted"),
+    ("Sending http request: <AWSPreparedRequest body=Action=AssumeRoleWithWebIdentity&WebIdentityToken=eyJ.jwt.sig"
+     "&RoleArn=arn>", "eyJ.jwt.sig"),
+    ("Sending http request: <AWSPreparedRequest method=PUT, headers={'X-Amz-Security-Token': b'session-token==', "
+     "'Authorization': b'AWS4-HMAC-SHA256'}>", "session-token=="),
+    ("CanonicalRequest:\nPUT\n/b/k\n\nhost:127.0.0.1\nx-amz-security-token:session-token==\n\nhost", "session-token"),
+])
+def test_botocore_debug_records_of_sts_and_signed_requests_are_redacted(message, secret):
+    import logging
+
+    from kafka_s3_assets.clients.aws_credentials import _redact_aws_secrets
+
+    record = logging.LogRecord("botocore.endpoint", logging.DEBUG, __file__, 1, message, None, None)
+    assert _redact_aws_secrets(record) is True
+    assert secret not in record.getMessage() and "[hidden]" in record.getMessage()
+    assert logging.getLogger("botocore.parsers").filters  # installed where botocore logs bodies
+
+
+def test_a_secret_an_sts_error_quotes_is_redacted_by_value_once_known():
+    import logging
+
+    from kafka_s3_assets.clients.aws_credentials import _redact_aws_secrets
+
+    role = source(ASSUME_ROLE, **{k: v for k, v in ROLE.items() if k != "s3.credentials.provider.class"})
+    _AssumedRoleCredentials(role, "us-east-1")  # registers its external id
+    record = logging.LogRecord("botocore.parsers", logging.DEBUG, __file__, 1,
+                               "Response body:\n%r", (b"<Message>bad external id the-external-id</Message>",), None)
+    _redact_aws_secrets(record)
+    assert "the-external-id" not in record.getMessage()
