@@ -66,6 +66,8 @@ NOT_THE_PROFILE = ("env", "ec2-credentials-file", "boto-config", "container-role
 # botocore refreshes assumed-role credentials 15 min before expiry (advisory) and blocks on it at 10 min;
 # for sessions of an hour. Shorter sessions get the same proportions, so that a 15-minute session is not
 # refreshed on every request (and a test's few-second session a few times, not thousands).
+# An STS call is rare (once a session per process) but blocks the S3 request that needs it: bounded.
+STS_CONNECT_TIMEOUT_S, STS_READ_TIMEOUT_S, STS_ATTEMPTS = 10, 30, 3
 ADVISORY_REFRESH_FRACTION = 1 / 4
 MANDATORY_REFRESH_FRACTION = 1 / 6
 ADVISORY_REFRESH_MAX_S = 15 * 60
@@ -250,9 +252,19 @@ def boto3_session(source: AwsCredentialsSource, region: str | None) -> boto3.ses
     return boto3.session.Session(botocore_session=session)
 
 
+# The providers botocore's default chain holds for each kind, and what it means when they find nothing.
+_FROM_THE_CHAIN = {
+    ProviderKind.INSTANCE_PROFILE: (("iam-role",), "the instance metadata service gave none (not on EC2, or no "
+                                                   "instance profile)"),
+    ProviderKind.CONTAINER: (("container-role",), "$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI is not set"),
+    ProviderKind.CONTAINER_OR_INSTANCE: (("container-role", "iam-role"), "no container credentials endpoint is set "
+                                                                         "and the instance metadata service gave none"),
+}
+
+
 def credentials(source: AwsCredentialsSource, region: str | None):
     """The provider's credentials in this process: static ones for the environment and system properties,
-    self-refreshing ones for every other provider (fetched on first use)."""
+    botocore's self-refreshing ones for every other provider (an assumed role is asked for on first use)."""
     kind = source.provider.kind
     if kind is ProviderKind.ENVIRONMENT:
         return _static_from(os.environ, ENV_NAMES[source.provider.sdk], source, "the environment", lambda n: f"${n}")
@@ -262,26 +274,17 @@ def credentials(source: AwsCredentialsSource, region: str | None):
     if kind is ProviderKind.ASSUME_ROLE:
         return assumed_role_credentials(source, region)
     if kind is ProviderKind.PROFILE:
-        session = _check_profile(source, os.environ)
-        resolver = create_credential_resolver(session)
+        resolver = create_credential_resolver(_check_profile(source, os.environ))
         for method in NOT_THE_PROFILE:
             resolver.remove(method)
         return _loaded(source, resolver, f"profile '{profile_name(source, os.environ)[0]}' gives none")
     session = botocore.session.Session()
-    resolver = create_credential_resolver(session)
     if kind is ProviderKind.WEB_IDENTITY:
-        provider = _web_identity_provider(session, source, region)
-        return _loaded(source, CredentialResolver([provider]), "$AWS_ROLE_ARN and $AWS_WEB_IDENTITY_TOKEN_FILE are "
-                                                               "not both set")
-    methods = {ProviderKind.INSTANCE_PROFILE: ("iam-role",), ProviderKind.CONTAINER: ("container-role",),
-               ProviderKind.CONTAINER_OR_INSTANCE: ("container-role", "iam-role")}[kind]
-    chosen = CredentialResolver([resolver.get_provider(m) for m in methods])
-    missing = {ProviderKind.INSTANCE_PROFILE: "the instance metadata service gave none (not on EC2, or no "
-                                              "instance profile)",
-               ProviderKind.CONTAINER: "$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI is not set",
-               ProviderKind.CONTAINER_OR_INSTANCE: "no container credentials endpoint is set and the instance "
-                                                   "metadata service gave none"}[kind]
-    return _loaded(source, chosen, missing)
+        return _loaded(source, CredentialResolver([_web_identity_provider(session, source, region)]),
+                       "$AWS_ROLE_ARN and $AWS_WEB_IDENTITY_TOKEN_FILE are not both set")
+    methods, missing = _FROM_THE_CHAIN[kind]
+    chain = create_credential_resolver(session)
+    return _loaded(source, CredentialResolver([chain.get_provider(m) for m in methods]), missing)
 
 
 def _loaded(source: AwsCredentialsSource, resolver: CredentialResolver, missing: str):
@@ -351,7 +354,9 @@ class _AssumedRoleCredentials(DeferredRefreshableCredentials):
                         "aws_secret_access_key": reveal(source.base_secret_access_key)}
             # botocore checks DurationSeconds >= 900 (AWS's minimum) before sending; shorter sessions are
             # for STS servers that grant them (moto's, in tests), so the check is left to the server then.
-            config = Config(parameter_validation=provider.duration_seconds >= AWS_MIN_DURATION_SECONDS)
+            config = Config(parameter_validation=provider.duration_seconds >= AWS_MIN_DURATION_SECONDS,
+                            connect_timeout=STS_CONNECT_TIMEOUT_S, read_timeout=STS_READ_TIMEOUT_S,
+                            retries={"mode": "standard", "total_max_attempts": STS_ATTEMPTS})
             self._sts = session.create_client(
                 "sts", region_name=provider.sts_region or session.get_config_variable("region") or self._region,
                 endpoint_url=source.sts_endpoint_url, config=config, **keys)

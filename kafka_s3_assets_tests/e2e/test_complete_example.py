@@ -107,7 +107,7 @@ BAD_VALUES = [b"\x07not avro", b"\x00\x00\x0f\x42\x3f\x02xx", b"plain text"]  # 
 class Topics:
     """The example's two topics under unique names, and what was produced into them."""
 
-    def __init__(self, kafka, devstack):
+    def __init__(self, kafka):
         self.kafka = kafka
         self.suffix = uuid.uuid4().hex[:8]
         self.names = {base: kafka.create_topic(base) for base in DATASETS}
@@ -215,8 +215,8 @@ def check_read_back(devstack, s3_client, bucket, topics: Topics, committed: int,
 
 
 def test_the_complete_example_exports_unchanged_through_the_cli_and_the_dagster_asset(
-        spark, kafka, devstack, s3_client, bucket, workdir, capsys, monkeypatch, tmp_path):
-    topics = Topics(kafka, devstack)
+        spark, kafka, devstack, s3_client, bucket, workdir, capsys, tmp_path):
+    topics = Topics(kafka)
     for base in DATASETS:
         topics.produce(base, FLUSH_SIZE, bad_every=FLUSH_SIZE // 4)
         topics.produce(base, UNCOMMITTED)
