@@ -235,3 +235,22 @@ def test_a_secret_an_sts_error_quotes_is_redacted_by_value_once_known():
                                "Response body:\n%r", (b"<Message>bad external id the-external-id</Message>",), None)
     _redact_aws_secrets(record)
     assert "the-external-id" not in record.getMessage()
+
+
+def test_the_command_line_exits_2_naming_the_key_the_class_and_the_supported_ones(tmp_path, capsys):
+    import json
+    from pathlib import Path
+
+    from kafka_s3_assets.cli import main
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "confluent-complete-example.json"
+    document = json.loads(example.read_text())
+    assert main(["validate", "--config", str(example)]) == 0  # the seed's example, as committed
+    document["config"]["s3.credentials.provider.class"] = "com.example.VaultCredentialsProvider"
+    path = tmp_path / "vault.json"
+    path.write_text(json.dumps(document))
+    assert main(["validate", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert ("s3.credentials.provider.class: Invalid value com.example.VaultCredentialsProvider for configuration "
+            "s3.credentials.provider.class: AWS credentials provider class com.example.VaultCredentialsProvider is not "
+            "supported by kafka_s3_assets; supported: com.amazonaws.auth.DefaultAWSCredentialsProviderChain, ") in err
