@@ -335,3 +335,23 @@ def test_a_refused_assume_role_fails_the_export_naming_the_provider_and_shows_no
         assert EXTERNAL_ID not in text and "base-secret" not in text
     assert s3_proxy.requests() == [] and result.object_keys == []
 
+
+
+def test_the_dagster_s3_resource_keys_and_profile_still_win_over_the_connector_provider(
+        sts, aws_files, topic, bucket, s3_proxy):
+    from dagster_aws.s3 import S3Resource
+
+    from kafka_s3_assets.defs.connectors import ConnectorSpec
+    from kafka_s3_assets.defs.resources import KafkaResource, SchemaRegistryResource, export_settings
+    from kafka_s3_assets.sink.config import validate_connector_config
+
+    config = assume_role_config(topic, bucket, s3_proxy)
+    spec = ConnectorSpec(config, validate_connector_config(config), "<test>")
+    for resource, key in ((S3Resource(aws_access_key_id="AKIARESOURCE", aws_secret_access_key="r-secret"),
+                           "AKIARESOURCE"), (S3Resource(profile_name="exporter"), "AKIAPROFILE")):
+        settings = export_settings(spec, KafkaResource(), resource, SchemaRegistryResource())
+        assert settings.s3.credentials_source is None
+        s3_proxy.reset()
+        settings.s3.client().list_objects_v2(Bucket=bucket)
+        assert {r.access_key_id for r in s3_proxy.requests()} == {key}
+    assert sts.calls == []
