@@ -26,6 +26,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ..crash_points import crash_point
 from ..sink.secrets import Secret, reveal
 from ..sink.storage import StoredObject
+from .aws_credentials import AwsCredentialsSource, boto3_session
 from .errors import BucketMissingError, ConditionFailedError, ManifestConflictError, S3Error
 from .s3_retry import Retrier, RetryPolicy, S3RetriesExhaustedError, describe, error_code, http_status
 
@@ -41,6 +42,8 @@ class S3Settings:
     access_key_id: str | None = None
     secret_access_key: Secret | None = None   # a plain str is wrapped: never printed
     session_token: Secret | None = None       # with temporary credentials
+    # Without static keys: the connector's credentials provider, built in each process (None: the default chain)
+    credentials_source: AwsCredentialsSource | None = None
     unsigned: bool = False                    # anonymous requests (no signature, no credentials)
     use_ssl: bool = True
     verify: bool | str | None = None          # False: do not verify certificates; a path: this CA bundle
@@ -66,8 +69,11 @@ class S3Settings:
                 f"part_size={self.part_size})")
 
     def secrets(self) -> list[str]:
-        """The secret values (secret access key, session token, SSE-C key), to scrub from anything printed."""
-        return [s for s in (reveal(self.secret_access_key), reveal(self.session_token), self.sse_customer_key) if s]
+        """The secret values (secret access key, session token, SSE-C key, the credentials provider's base
+        secret key and external id), to scrub from anything printed."""
+        provider_secrets = self.credentials_source.secrets() if self.credentials_source is not None else []
+        return [s for s in (reveal(self.secret_access_key), reveal(self.session_token), self.sse_customer_key,
+                            *provider_secrets) if s]
 
     def client(self):
         """A boto3 client that makes exactly one attempt per call: retries are the Retrier's."""
@@ -80,11 +86,14 @@ class S3Settings:
             **({"signature_version": UNSIGNED} if self.unsigned else {}),
         )
         kwargs = {}
+        session = None
         if self.access_key_id and self.secret_access_key:
             kwargs = {"aws_access_key_id": self.access_key_id, "aws_secret_access_key": reveal(self.secret_access_key),
                       "aws_session_token": reveal(self.session_token)}
-        return boto3.session.Session().client("s3", endpoint_url=self.endpoint_url, use_ssl=self.use_ssl,
-                                              verify=self.verify, config=config, **kwargs)
+        elif self.credentials_source is not None and not self.unsigned:
+            session = boto3_session(self.credentials_source, self.region)
+        return (session or boto3.session.Session()).client("s3", endpoint_url=self.endpoint_url, use_ssl=self.use_ssl,
+                                                           verify=self.verify, config=config, **kwargs)
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(total_attempts=self.total_attempts, base_backoff_ms=self.retry_backoff_ms)

@@ -2,12 +2,19 @@
 settings (the Dagster ``s3`` resource, a ``dagster_aws.s3.S3Resource``), the environment last.
 
 Credentials come from exactly one source, the first of: the deployment's keys (``aws_access_key_id`` /
-``aws_secret_access_key`` / ``aws_session_token``), the deployment's ``profile_name``, the connector's
-``aws.access.key.id`` / ``aws.secret.access.key``, else the standard AWS chain of each process. A named
-profile is resolved here, on the driver, into the credentials it gives: Spark tasks then need no AWS
-config file of their own (temporary credentials of an assume-role or SSO profile are taken as they are
-when the run starts, so a run must end before they expire). The profile's region applies when neither
-the deployment nor the connector (``s3.region`` as written) names one.
+``aws_secret_access_key`` / ``aws_session_token``), the deployment's ``profile_name``, then the connector's
+as Kafka Connect takes them (``sink.credentials_provider``): with Confluent's assume-role provider, that
+provider, whose STS calls use ``aws.access.key.id`` / ``aws.secret.access.key`` if set; with any other
+provider, those two keys as static credentials if both are set, else the provider
+``s3.credentials.provider.class`` names (the default one: the standard AWS chain of each process).
+
+The deployment's named profile is resolved here, on the driver, into the credentials it gives: Spark tasks
+then need no AWS config file of their own (temporary credentials of an assume-role or SSO profile are taken
+as they are when the run starts, so a run must end before they expire). The profile's region applies when
+neither the deployment nor the connector (``s3.region`` as written) names one. The connector's provider,
+on the contrary, travels as a description and is built again in every process, whose credentials refresh
+themselves (``clients.aws_credentials``); the driver checks here what it can without a network call
+(environment variables, system properties, the profile's presence), since it needs S3 itself.
 
 Retries: every S3 request is retried by the connector's own policy (``s3.part.retries`` total attempts,
 ``s3.retry.backoff.ms`` full-jitter backoff) with botocore's retries off, so the two never multiply. A
@@ -18,14 +25,19 @@ cannot tell "left alone" from "set to the default"), so ``s3.part.retries`` appl
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..clients.aws_credentials import AwsCredentialsSource, unavailable_reason
 from ..clients.aws_profile import AwsProfileError, resolve_profile
 from ..clients.s3 import S3Settings
 from ..sink.config import SinkConfig
+from ..sink.credentials_provider import CLASS_KEY, ProviderKind
 from ..sink.errors import ConfigProblem
 from ..sink.secrets import Secret
+
+log = logging.getLogger(__name__)
 
 # How problems name a field of the deployment's S3 settings, as the Kafka resource's are named.
 DEPLOYMENT = "s3 resource: "
@@ -75,10 +87,42 @@ def _deployment_credentials(deployment: S3Deployment) -> tuple[tuple | None, lis
     return (deployment.aws_access_key_id, deployment.aws_secret_access_key, deployment.aws_session_token), []
 
 
+def sts_endpoint_url(env: Mapping[str, str]) -> str | None:
+    """Where STS is, as boto3 finds it; resolved on the driver and shipped, like the S3 endpoint."""
+    return env.get("AWS_ENDPOINT_URL_STS") or env.get("AWS_ENDPOINT_URL") or None
+
+
+def _not_blank(value) -> bool:
+    return bool(value and str(value).strip())
+
+
+def connector_credentials(config: SinkConfig, env: Mapping[str, str]
+                          ) -> tuple[tuple | None, AwsCredentialsSource | None, list[ConfigProblem]]:
+    """The connector's own credentials, as Connect builds them: (static keys, provider, problems); both None
+    means the standard AWS chain of each process."""
+    provider = config.credentials_provider
+    key_id, secret = config["aws.access.key.id"], config["aws.secret.access.key"]
+    has_keys = _not_blank(key_id) and _not_blank(secret)  # Connect: StringUtils.isNotBlank on both
+    if provider is not None and provider.kind is ProviderKind.ASSUME_ROLE:  # the one configurable provider
+        base = (key_id, Secret(secret)) if has_keys else (None, None)
+        return None, AwsCredentialsSource(provider, *base, sts_endpoint_url=sts_endpoint_url(env)), []
+    if has_keys:
+        if provider is not None and not provider.is_default:
+            log.info("aws.access.key.id and aws.secret.access.key are set: static credentials are used, not %s "
+                     "(as Kafka Connect does)", provider.described)
+        return (key_id, Secret(secret), None), None, []
+    if provider is None or provider.is_default:
+        return None, None, []
+    source = AwsCredentialsSource(provider, sts_endpoint_url=sts_endpoint_url(env))
+    reason = unavailable_reason(source, env)
+    return None, source, [ConfigProblem(CLASS_KEY, reason)] if reason else []
+
+
 def resolve_s3_settings(config: SinkConfig, env: Mapping[str, str], endpoint_override: str | None,
                         deployment: S3Deployment) -> tuple[S3Settings, list[ConfigProblem]]:
     problems: list[ConfigProblem] = []
-    credentials = None          # (access key id, secret, session token); None: the process's AWS chain
+    credentials = None          # (access key id, secret, session token); None: the provider below, or the AWS chain
+    credentials_source = None   # the connector's provider, built in each process
     profile_region = None
     if deployment.use_unsigned_session and (deployment.has_keys or deployment.profile_name):
         problems.append(ConfigProblem(DEPLOYMENT + "use_unsigned_session",
@@ -95,8 +139,9 @@ def resolve_s3_settings(config: SinkConfig, env: Mapping[str, str], endpoint_ove
         if deployment.has_keys:  # explicit keys win over the profile's, as boto3 has it
             credentials, key_problems = _deployment_credentials(deployment)
             problems.extend(key_problems)
-        elif credentials is None and config["aws.access.key.id"] and config["aws.secret.access.key"]:
-            credentials = (config["aws.access.key.id"], Secret(config["aws.secret.access.key"]), None)
+        elif credentials is None and not deployment.profile_name:
+            credentials, credentials_source, provider_problems = connector_credentials(config, env)
+            problems.extend(provider_problems)
 
     region = (deployment.region_name
               or (config["s3.region"] if "s3.region" in config.explicit_keys else None)
@@ -109,6 +154,7 @@ def resolve_s3_settings(config: SinkConfig, env: Mapping[str, str], endpoint_ove
         access_key_id=access_key_id,
         secret_access_key=secret_access_key,
         session_token=session_token,
+        credentials_source=credentials_source,
         unsigned=deployment.use_unsigned_session,
         use_ssl=deployment.use_ssl,
         verify=deployment.verify,

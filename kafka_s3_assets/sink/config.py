@@ -33,6 +33,8 @@ from .config_keys import (
     Type,
 )
 from .config_providers import ResolvedConnectorConfig, resolve_config_providers
+from .credentials_provider import PREFIX as CREDENTIALS_PROVIDER_PREFIX, SECRET_KEYS as CREDENTIALS_SECRET_KEYS
+from .credentials_provider import CredentialsProviderConfig, DURATION_KEY, credentials_provider_config
 from .errors import ConfigError, ConfigProblem
 from .partitioner_config import partitioner_problems
 from .properties import MalformedProperties, parse_properties
@@ -156,6 +158,8 @@ class SinkConfig:
     admin_overrides: Mapping[str, str] = field(default_factory=dict)
     # Set when the config is the Block-GZIP S3 sink's (spredfast): that sink's layout, format and cursor.
     spredfast: SpredfastSettings | None = None
+    # s3.credentials.provider.class and the keys Connect hands to it (None only for an invalid config).
+    credentials_provider: CredentialsProviderConfig | None = None
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -198,7 +202,8 @@ class SinkConfig:
         for key in sorted(self.explicit_keys):
             value = self.values.get(key)
             definition = ALL_KEYS.get(key)
-            if definition is not None and definition.type in SECRET_TYPES and value:
+            secret = (definition is not None and definition.type in SECRET_TYPES) or key in CREDENTIALS_SECRET_KEYS
+            if secret and value:
                 value = "[hidden]"
             out[key] = value
         return out
@@ -295,6 +300,8 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
             continue
         if key.startswith(PASSTHROUGH_PREFIXES):
             continue
+        if key.startswith(CREDENTIALS_PROVIDER_PREFIX):  # checked with the provider class, below
+            continue
         if key.startswith(EXTENSION_PREFIX):
             problems.append(ConfigProblem(key, f"Unknown kafka_s3_assets configuration key '{key}'"))
         else:
@@ -328,13 +335,17 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
             continue
         values[key] = value
 
+    credentials_provider, provider_problems = credentials_provider_config(
+        raw, values.get("s3.credentials.provider.class"), values.get(DURATION_KEY))
+    problems.extend(provider_problems)
     problems.extend(_cross_checks(values, problems))
     key_converter = _converter(values, converter_settings, "key.converter")
     value_converter = _converter(values, converter_settings, "value.converter")
     if problems:
         raise ConfigError(problems)
     return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit, worker_consumer_settings,
-                      client_overrides["producer.override."], client_overrides["admin.override."])
+                      client_overrides["producer.override."], client_overrides["admin.override."],
+                      credentials_provider=credentials_provider)
 
 
 def _validate_spredfast(raw: Mapping[str, Any]) -> SinkConfig:

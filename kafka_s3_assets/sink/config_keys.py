@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable
 
+from .credentials_provider import (AWS_MAX_DURATION_SECONDS, DEFAULT_CLASS_V2, DEFAULT_DURATION_SECONDS, DURATION_KEY,
+                                   known_provider_class)
+
 Validator = Callable[[str, Any], "str | None"]
 
 
@@ -60,8 +63,6 @@ PARTITIONER_CLASSES = tuple(
 S3_STORAGE = "io.confluent.connect.s3.storage.S3Storage"
 S3_CONNECTOR = "io.confluent.connect.s3.S3SinkConnector"
 DEFAULT_SCHEMA_GENERATOR = "io.confluent.connect.storage.hive.schema.DefaultSchemaGenerator"
-DEFAULT_CREDENTIALS_PROVIDER = "com.amazonaws.auth.DefaultAWSCredentialsProviderChain"
-DEFAULT_CREDENTIALS_PROVIDER_V2 = "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider"
 
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -232,7 +233,7 @@ SINK_KEYS = [
     _k("s3.region", Type.STRING, "us-west-2", F),
     _k("s3.part.size", Type.INT, 26214400, F,
        at_least(5242880, "Part size must be at least: 5242880 bytes (5MB)")),
-    _k("s3.credentials.provider.class", Type.CLASS, DEFAULT_CREDENTIALS_PROVIDER_V2, D),
+    _k("s3.credentials.provider.class", Type.CLASS, DEFAULT_CLASS_V2, F, known_provider_class),
     _k("aws.access.key.id", Type.STRING, "", F),
     _k("aws.secret.access.key", Type.PASSWORD, None, F),
     _k("s3.ssea.name", Type.STRING, "", F, one_of("", "AES256", "aws:kms", "aws:kms:dsse")),
@@ -306,6 +307,9 @@ EXTENSION_KEYS = [
        doc="Parse each Avro datum as AvroConverter does, so a corrupt or truncated record fails (or is tolerated) "
            "naming its offset; false copies bytes unchecked on the fast path (several times faster, for trusted "
            "producers)"),
+    _k(DURATION_KEY, Type.INT, DEFAULT_DURATION_SECONDS, F, between(1, AWS_MAX_DURATION_SECONDS),
+       "With AwsAssumeRoleCredentialsProvider: DurationSeconds of each AssumeRole call; the credentials refresh "
+       "themselves before they expire (AWS accepts 900 to the role's maximum session duration)"),
     _k("kafka_s3_assets.commit.consumer.offsets", Type.BOOLEAN, True, F,
        doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
 ]
@@ -345,7 +349,11 @@ DOCS = {
     "s3.object.behavior.on.tagging.error": "ignore or fail when tagging fails",
     "s3.region": "AWS region",
     "s3.part.size": "Multipart part size, and the most an object being written holds in memory (>= 5 MiB)",
-    "aws.access.key.id": "Static credentials; else the standard AWS chain",
+    "s3.credentials.provider.class": "AWS SDK v1/v2 credentials provider class, or Confluent's "
+                                     "AwsAssumeRoleCredentialsProvider (s3.credentials.provider.sts.*); see "
+                                     "docs/credentials.md",
+    "aws.access.key.id": "Static credentials (with a non-configurable provider), or the base credentials of "
+                         "AwsAssumeRoleCredentialsProvider",
     "aws.secret.access.key": "Static credentials (never printed)",
     "s3.ssea.name": "Server-side encryption: AES256 (SSE-S3, or SSE-C with s3.sse.customer.key), aws:kms, aws:kms:dsse",
     "s3.sse.customer.key": "SSE-C key, base64 (with s3.ssea.name=AES256; never printed)",

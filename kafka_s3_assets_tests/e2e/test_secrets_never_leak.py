@@ -7,7 +7,9 @@ values through the real CLI (Dagster, Spark) against the devstack.
   (librdkafka holds them and does not use them), one of them from the environment (KAFKA_SASL_PASSWORD).
 * Secrets resolved by config providers (``${file:…}``, ``${directory:…}``, a provider defined in a worker
   config), in a failing export and in a config error.
-* Failing exports: SASL_SSL with a SCRAM password and an encrypted client key against the PLAINTEXT
+* An export that assumes a role (Confluent's AwsAssumeRoleCredentialsProvider, moto's STS): the external
+  id, the base secret key, and the secret keys and session tokens STS granted.
+* Failing exports: an STS that refuses AssumeRole and echoes the external id back in its error; SASL_SSL with a SCRAM password and an encrypted client key against the PLAINTEXT
   broker (the connection fails); a Tansu broker with ``--authentication`` that rejects the SCRAM login;
   a registry that demands credentials and echoes the wrong ones it got back in its 401 answer (the
   worst case), for basic auth and for a bearer token.
@@ -29,6 +31,7 @@ import requests
 
 from kafka_s3_assets.cli import main
 
+from ..aws_endpoints import StsRecorder
 from ..conftest import connector_config, list_keys
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
@@ -41,8 +44,9 @@ SASL_PASSWORD = f"SENTINEL-sasl-password-{RUN}"
 ENV_SASL_PASSWORD = f"SENTINEL-env-sasl-password-{RUN}"
 SSL_KEY_PASSWORD = f"SENTINEL-ssl-key-password-{RUN}"
 PROXY_PASSWORD = f"SENTINEL-proxy-password-{RUN}"
+EXTERNAL_ID = f"SENTINEL-external-id-{RUN}"
 SENTINELS = (AWS_SECRET, REGISTRY_PASSWORD, REGISTRY_TOKEN, SASL_PASSWORD, ENV_SASL_PASSWORD, SSL_KEY_PASSWORD,
-             PROXY_PASSWORD)
+             PROXY_PASSWORD, EXTERNAL_ID)
 # What a careless client would print instead of the value itself.
 ENCODED = tuple(base64.b64encode(f"sink:{s}".encode()).decode() for s in (REGISTRY_PASSWORD,))
 
@@ -53,10 +57,10 @@ def run_cli(capfd, *args) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def assert_nowhere(texts: dict[str, str | bytes]) -> None:
+def assert_nowhere(texts: dict[str, str | bytes], more: tuple[str, ...] = ()) -> None:
     for where, text in texts.items():
         data = text.encode() if isinstance(text, str) else text
-        for sentinel in SENTINELS + ENCODED:
+        for sentinel in SENTINELS + ENCODED + more:
             assert sentinel.encode() not in data, f"{sentinel} leaked into {where}"
 
 
@@ -314,3 +318,48 @@ def test_secrets_resolved_by_config_providers_show_nowhere(spark, kafka, devstac
     code, out, err = run_cli(capfd, "validate", "--config", str(path), "--worker-config", str(worker))
     assert code == 2 and "'s3.proxy.password=[hidden]' is not supported yet" in err
     assert_nowhere({**texts, "validate stdout": out, "validate stderr": err})
+
+
+def assume_role_config(topic, bucket) -> dict:
+    return connector_config(topic, bucket, **{
+        "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
+        "s3.credentials.provider.sts.role.arn": "arn:aws:iam::123456789012:role/s3-sink-writer",
+        "s3.credentials.provider.sts.role.session.name": "secret-test",
+        "s3.credentials.provider.sts.role.external.id": EXTERNAL_ID,
+        "aws.access.key.id": "AKIABASE", "aws.secret.access.key": AWS_SECRET})
+
+
+def test_an_export_that_assumes_a_role_shows_no_secret(spark, kafka, devstack, bucket, s3_client, workdir, capfd,
+                                                       caplog, monkeypatch):
+    topic = kafka.create_topic("secret_role")
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(7)])
+    with StsRecorder(devstack.s3_endpoint_url) as sts:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_STS", sts.url)
+        path = write_config(workdir, f"role-{topic}", assume_role_config(topic, bucket))
+        with caplog.at_level(logging.DEBUG):
+            code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--json")
+    assert code == 0, err
+    [partition] = json.loads(out)["partitions"]
+    assert partition["records"] == 6 and partition["completeness_check_passed"] is True
+    granted = [c for c in sts.of("AssumeRole") if c.status == 200]
+    assert granted and all(c.params["ExternalId"] == EXTERNAL_ID for c in granted)
+    session_secrets = tuple(s for c in granted for s in (c.granted_secret_key, c.granted_session_token))
+    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
+                    **dagster_home_files(workdir), **bucket_objects(s3_client, bucket)}, session_secrets)
+
+
+def test_an_sts_that_echoes_the_external_id_in_its_refusal_shows_no_secret(spark, kafka, devstack, bucket, workdir,
+                                                                           capfd, caplog, monkeypatch):
+    topic = kafka.create_topic("secret_refused")
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(4)])
+    with StsRecorder(devstack.s3_endpoint_url, echo_error=True) as sts:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_STS", sts.url)
+        path = write_config(workdir, f"refused-{topic}", assume_role_config(topic, bucket))
+        with caplog.at_level(logging.DEBUG):
+            code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--json")
+    assert code in (1, 2)
+    assert sts.calls and all(c.params["ExternalId"] == EXTERNAL_ID for c in sts.calls)  # it had it to echo
+    assert "AssumeRole of arn:aws:iam::123456789012:role/s3-sink-writer for s3.credentials.provider.class=" \
+           "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider failed" in err
+    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
+                    "log tracebacks": caplog.text, **dagster_home_files(workdir)})

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import http.client
 import itertools
+import re
 import select
 import socket
 import struct
@@ -65,6 +66,7 @@ class S3Request:
     query: str
     fault: Fault | None
     status: int | None  # the status S3 or the proxy answered; None when S3 never saw it (reset, timeout)
+    access_key_id: str | None = None  # the key that signed it (SigV4), None for an unsigned request
 
 
 def classify(method: str, path: str, query: str) -> tuple[str, str, str]:
@@ -228,8 +230,11 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         fault = self.proxy._take_fault(operation, key)
 
         # Recorded before the client hears anything, so a test that sees the outcome sees the record.
+        signed_by = re.search(r"Credential=([^/]+)/", self.headers.get("Authorization") or "")
+
         def record(status: int | None) -> None:
-            self.proxy._record(S3Request(operation, self.command, bucket, key, url.query, fault, status))
+            self.proxy._record(S3Request(operation, self.command, bucket, key, url.query, fault, status,
+                                         signed_by.group(1) if signed_by else None))
 
         if fault is None:
             self._forward(body, record)
