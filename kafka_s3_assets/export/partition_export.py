@@ -443,9 +443,9 @@ def taken_key_message(exc: ObjectExistsError, request: PartitionExportRequest, n
             "its lease is marked abandoned, so the next export takes over, removes the objects no manifest lists "
             "and exports from there")
     return (f"Export of {request.topic}/{request.partition} stopped at the object of offsets from {start}: {exc}. "
-            f"Another export of this topic-partition wrote it (one taken over while still running, or one with "
-            f"another configuration or other records); this export committed nothing from offset {committed_to} "
-            f"on, and {then}")
+            f"Another writer stored it: an export of this topic-partition taken over while still running, one with "
+            f"another configuration or other records, or Kafka Connect before a migration; this export committed "
+            f"nothing from offset {committed_to} on, and {then}")
 
 
 def _release(lease: ExportLease) -> None:
