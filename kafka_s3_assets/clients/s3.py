@@ -5,7 +5,7 @@ An object is held in memory at most one part (``s3.part.size``) before that part
 PutObject: the visible result is the same and it costs one request instead of three.
 
 A data object is only ever created, never replaced: its PutObject or CompleteMultipartUpload carries
-``If-None-Match: *`` (docs/exactly-once.md, "A committed object is never overwritten").
+``If-None-Match: *`` (docs/exactly-once.md, section 6).
 
 Every request goes through a :class:`~.s3_retry.Retrier` (``s3.part.retries`` attempts,
 ``s3.retry.backoff.ms`` full-jitter backoff, as the reference connector retries); botocore's own retries

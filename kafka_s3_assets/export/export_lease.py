@@ -61,6 +61,7 @@ from ..clients.s3 import S3ObjectStore
 log = logging.getLogger(__name__)
 
 LEASE_FORMAT = 1
+_TAKEN_OVER = "its lease was taken over by another export"
 # Attempts running in this process: a lease owned by this very process is live only while listed.
 _ACTIVE_ATTEMPTS: set[str] = set()
 
@@ -235,7 +236,7 @@ class ExportLease:
         try:
             self._etag = self._store.put_conditionally(self._key, renewed.to_json_bytes(), if_match=self._etag)
         except ConditionFailedError:
-            self._taken_over = "its lease was taken over by another export"
+            self._taken_over = _TAKEN_OVER
             self._check()
         self._renewed_at = sent
         self.state = renewed
@@ -268,7 +269,7 @@ class ExportLease:
                     self._etag = self._store.put_conditionally(self._key, abandoned.to_json_bytes(),
                                                                if_match=self._etag)
         except ConditionFailedError:  # another export owns the lease now: nothing of it to give up
-            self._taken_over = "its lease was taken over by another export"
+            self._taken_over = _TAKEN_OVER
             log.info("The lease on %s/%s was taken over by another export: not marked abandoned", self.state.topic,
                      self.state.partition)
         finally:

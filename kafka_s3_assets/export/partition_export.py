@@ -18,8 +18,9 @@
 On any failure, open objects are aborted (invisible), the manifest records only objects already
 complete, the lease is marked abandoned so the next export cleans up at once, and the error names the
 record or system at fault. Nothing is committed past what is in S3. An object key found holding
-another export's bytes stops the export the same way (objects are never replaced: ``clients.s3``). A SIGKILL at any point leaves the
-lease in place; the next export takes it over (see ``crash_points`` for the tested points).
+another writer's bytes stops the export the same way (objects are never replaced: ``clients.s3``). A
+SIGKILL at any point leaves the lease in place; the next export takes it over (see ``crash_points`` for
+the tested points).
 """
 
 from __future__ import annotations
@@ -414,7 +415,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                             "expires): %s", request.topic, request.partition, lease_exc)
         if taken and naming is not None:
             committed_to = committer.next_start if committer is not None else result.start_offset
-            result.error = scrub(taken_key_message(exc, request, naming, committed_to, lease),
+            result.error = scrub(_taken_key_message(exc, request, naming, committed_to, lease),
                                  request.settings.secrets())
     finally:
         if progress is not None:
@@ -435,9 +436,9 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
     return result
 
 
-def taken_key_message(exc: ObjectExistsError, request: PartitionExportRequest, naming: ObjectNaming,
-                      committed_to: int | None, lease: ExportLease | None) -> str:
-    """Why the export stopped at a key that holds another export's object, and what happens next."""
+def _taken_key_message(exc: ObjectExistsError, request: PartitionExportRequest, naming: ObjectNaming,
+                       committed_to: int | None, lease: ExportLease | None) -> str:
+    """Why the export stopped at a key that holds another writer's object, and what happens next."""
     start = object_start_offset(naming, exc.key, request.topic, request.partition)
     then = ("another export had taken its lease over" if lease is not None and lease.taken_over else
             "its lease is marked abandoned, so the next export takes over, removes the objects no manifest lists "
