@@ -29,7 +29,7 @@ from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
 
 from ..conftest import connector_config, list_keys
 from ..exporting import export
-from ..faults.exactly_once import MANIFESTS, ExactlyOnceCounts, exactly_once_counts
+from ..faults.exactly_once import MANIFESTS, ExactlyOnceCounts, exactly_once_counts, object_versions
 from ..faults.s3_fault_proxy import Fault, S3FaultProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.s3]
@@ -77,17 +77,6 @@ def write(s3: S3ObjectStore, key: str, body: bytes):
     return output.commit()
 
 
-def versions(client, bucket: str) -> dict[str, list[tuple[str, str]]]:
-    """Key -> its versions as (version id, ETag), newest first; delete markers as (version id, "deleted")."""
-    found: dict[str, list[tuple[str, str]]] = {}
-    for page in client.get_paginator("list_object_versions").paginate(Bucket=bucket):
-        for v in page.get("Versions", ()):
-            found.setdefault(v["Key"], []).append((v["VersionId"], v["ETag"]))
-        for marker in page.get("DeleteMarkers", ()):
-            found.setdefault(marker["Key"], []).append((marker["VersionId"], "deleted"))
-    return found
-
-
 def open_uploads(client, bucket: str) -> list:
     return client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
 
@@ -96,12 +85,12 @@ def open_uploads(client, bucket: str) -> list:
 def test_a_key_holding_other_bytes_is_never_replaced(body, server, versioned):
     bucket, client = versioned
     client.put_object(Bucket=bucket, Key="k", Body=b"another writer's object")
-    before = versions(client, bucket)
+    before = object_versions(client, bucket)
 
     with pytest.raises(ObjectExistsError, match=rf"^s3://{bucket}/k already exists with other bytes"):
         write(store(server[1], bucket), "k", body)
 
-    assert versions(client, bucket) == before and len(before["k"]) == 1
+    assert object_versions(client, bucket) == before and len(before["k"]) == 1
     assert client.get_object(Bucket=bucket, Key="k")["Body"].read() == b"another writer's object"
     assert open_uploads(client, bucket) == []
 
@@ -111,11 +100,11 @@ def test_a_key_holding_the_same_bytes_is_that_object(body, server, versioned):
     """Two writers of the same object from the same plan (a zombie and the export that took over)."""
     bucket, client = versioned
     first = write(store(server[1], bucket), "k", body)
-    before = versions(client, bucket)
+    before = object_versions(client, bucket)
 
     second = write(store(server[1], bucket), "k", body)
 
-    assert second == first and versions(client, bucket) == before and len(before["k"]) == 1
+    assert second == first and object_versions(client, bucket) == before and len(before["k"]) == 1
     assert open_uploads(client, bucket) == []
 
 
@@ -131,7 +120,7 @@ def test_a_lost_answer_makes_the_retry_meet_the_objects_own_write(operation, bod
     assert stored.sha256 == hashlib.sha256(body).hexdigest()
     expected_retry = 412 if operation == "PutObject" else REPEATED_COMPLETION[server[0]]
     assert statuses == [200, expected_retry]  # S3 did the first; the retry found the object there
-    assert len(versions(client, bucket)["k"]) == 1
+    assert len(object_versions(client, bucket)["k"]) == 1
     assert client.get_object(Bucket=bucket, Key="k")["Body"].read() == body
     assert open_uploads(client, bucket) == []
 
@@ -168,7 +157,7 @@ def test_an_export_that_meets_another_exports_object_stops_there_and_the_next_on
     # What a zombie with other records (or another configuration) left at a key this export needs.
     foreign = object_key(topic, 3)
     s3_client.put_object(Bucket=bucket, Key=foreign, Body=b"a zombie's object")
-    foreign_version = versions(s3_client, bucket)[foreign]
+    foreign_version = object_versions(s3_client, bucket)[foreign]
 
     stopped = export(config, topic)
 
@@ -179,7 +168,7 @@ def test_an_export_that_meets_another_exports_object_stops_there_and_the_next_on
             "export takes over") in stopped.error
     assert [(m.start_offset, m.end_offset) for m in manifests(s3_client, bucket)] == [(0, 2)]
     assert stopped.next_offset == 3
-    assert versions(s3_client, bucket)[foreign] == foreign_version  # never replaced
+    assert object_versions(s3_client, bucket)[foreign] == foreign_version  # never replaced
     lease_key = ManifestLayout.from_config(resolve_settings(config).sink_config()).lease_key(topic, 0)
     assert json.loads(s3_client.get_object(Bucket=bucket, Key=lease_key)["Body"].read())["abandoned"] is True
 
@@ -208,12 +197,12 @@ def test_an_export_that_meets_its_own_objects_keeps_them(kafka, s3_client, bucke
         key = object_key(topic, offset)
         s3_client.put_object(Bucket=bucket, Key=key,
                              Body=s3_client.get_object(Bucket=reference, Key=key)["Body"].read())
-    already = versions(s3_client, bucket)
+    already = object_versions(s3_client, bucket)
 
     result = export(connector_config(topic, bucket, **{"flush.size": "3"}), topic)
 
     assert result.status == "exported", result.error
-    now = versions(s3_client, bucket)
+    now = object_versions(s3_client, bucket)
     assert {key: now[key] for key in already} == already  # the same versions: nothing written again
     assert exactly_once_counts(s3_client, bucket, range(RECORDS)) == ExactlyOnceCounts(0, 0, 0)
     assert_manifests_describe_the_objects(s3_client, bucket)

@@ -34,7 +34,7 @@ from kafka_s3_assets.sink.manifest import Manifest
 from ..conftest import connector_config, list_keys
 from ..exporting import export
 from ..faults.export_process import finish, spawn_paused
-from ..faults.exactly_once import LEASES, MANIFESTS, ExactlyOnceCounts, exactly_once_counts
+from ..faults.exactly_once import LEASES, MANIFESTS, ExactlyOnceCounts, exactly_once_counts, object_versions
 from ..faults.s3_fault_proxy import S3FaultProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
@@ -65,17 +65,6 @@ def stop(process) -> None:
     os.kill(process.pid, signal.SIGSTOP)
     state = os.waitid(os.P_PID, process.pid, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
     assert state.si_code == os.CLD_STOPPED, f"the export ended instead of stopping: {state}"
-
-
-def snapshot(s3_client, bucket: str) -> dict[str, list[tuple]]:
-    """Every key of the bucket's data with all its versions: (version id, ETag, latest), delete markers too."""
-    found: dict[str, list[tuple]] = {}
-    for page in s3_client.get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix="topics/"):
-        for v in page.get("Versions", ()):
-            found.setdefault(v["Key"], []).append((v["VersionId"], v["ETag"], v["IsLatest"]))
-        for marker in page.get("DeleteMarkers", ()):
-            found.setdefault(marker["Key"], []).append((marker["VersionId"], "deleted", marker["IsLatest"]))
-    return found
 
 
 def current_bytes(s3_client, bucket: str) -> dict[str, str]:
@@ -115,7 +104,7 @@ def test_a_paused_export_taken_over_and_resumed_replaces_nothing(partitioner, mo
         assert taker.replayed is True and taker.orphans_removed == STORED
         flush_size = int(changed.get("flush.size", config["flush.size"]))
         assert taker.next_offset == RECORDS - RECORDS % flush_size  # the tail of a full object waits
-        committed = snapshot(s3_client, bucket)
+        committed = object_versions(s3_client, bucket, "topics/")
         committed_bytes = current_bytes(s3_client, bucket)
         resumed = len(zombie_s3.requests())
         os.kill(zombie.pid, signal.SIGCONT)
@@ -145,7 +134,7 @@ def test_a_paused_export_taken_over_and_resumed_replaces_nothing(partitioner, mo
         assert result["error"].startswith(f"Export of {topic}/0 stopped: its lease was taken over by another "
                                           f"export"), result["error"]
     # Nothing the zombie did after it was resumed changed anything.
-    assert snapshot(s3_client, bucket) == committed
+    assert object_versions(s3_client, bucket, "topics/") == committed
     assert current_bytes(s3_client, bucket) == committed_bytes
     assert exactly_once_counts(s3_client, bucket, range(taker.next_offset)) == ExactlyOnceCounts(0, 0, 0)
     for key in list_keys(s3_client, bucket, MANIFESTS):
@@ -155,7 +144,7 @@ def test_a_paused_export_taken_over_and_resumed_replaces_nothing(partitioner, mo
     assert s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     if not changed:
         # The replay made the zombie's very objects again: no key ever held two different objects.
-        assert all(len({etag for _v, etag, _latest in history if etag != "deleted"}) == 1
+        assert all(len({etag for _version, etag in history if etag != "deleted"}) == 1
                    for history in committed.values()), committed
         if partitioner == "wallclock":  # the zombie's hour, not the take-over's
             assert all("/year=2025/month=04/day=02/hour=01/" in key for key in committed)

@@ -242,7 +242,8 @@ def test_a_failed_completion_aborts_and_the_abort_itself_is_retried():
                         abort_multipart_upload=[ConnectionClosedError(endpoint_url="http://s3")])
     out = output(client)
     out.write(b"12345")
-    with pytest.raises(S3RetriesExhaustedError, match=r"^CompleteMultipartUpload \(If-None-Match: \*\) of s3://b/k failed after 2"):
+    with pytest.raises(S3RetriesExhaustedError,
+                       match=r"^CompleteMultipartUpload \(If-None-Match: \*\) of s3://b/k failed after 2"):
         out.commit()
     assert client.calls[-2:] == ["abort_multipart_upload", "abort_multipart_upload"]
 
@@ -289,7 +290,8 @@ class TakenOverWhileCompleting(StubClient):
         return super().complete_multipart_upload(**kw)
 
 
-@pytest.mark.parametrize("theirs, read", [(b"123456780", True), (b"12345678", False)], ids=["same-size", "other-size"])
+@pytest.mark.parametrize("theirs, read", [(b"123456780", True), (b"12345678", False)],
+                         ids=["same-size", "other-size"])
 def test_a_completion_whose_answer_was_lost_does_not_take_another_object_for_its_own(theirs, read):
     client = TakenOverWhileCompleting(theirs)
     out = output(client)
