@@ -13,6 +13,7 @@ bytes, as a replay of a dead attempt's plan does) keeps it.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -64,10 +65,10 @@ def versioned(server) -> tuple[str, object]:
     return bucket, client
 
 
-def store(endpoint: str, bucket: str) -> S3ObjectStore:
+def store(endpoint: str, bucket: str, **encryption) -> S3ObjectStore:
     settings = S3Settings(bucket=bucket, region=s3_servers.REGION, endpoint_url=endpoint, part_size=PART,
                           access_key_id=s3_servers.ACCESS_KEY_ID, secret_access_key=s3_servers.SECRET_ACCESS_KEY,
-                          retry_backoff_ms=1)
+                          retry_backoff_ms=1, **encryption)
     return S3ObjectStore(settings.client(), settings)
 
 
@@ -123,6 +124,24 @@ def test_a_lost_answer_makes_the_retry_meet_the_objects_own_write(operation, bod
     assert len(object_versions(client, bucket)["k"]) == 1
     assert client.get_object(Bucket=bucket, Key="k")["Body"].read() == body
     assert open_uploads(client, bucket) == []
+
+
+@pytest.mark.parametrize("same", [True, False], ids=["same-bytes", "other-bytes-same-size"])
+def test_an_object_encrypted_with_a_customer_key_is_compared_through_that_key(same, server, versioned):
+    """SSE-C: the stored object is read back (with the key) when the ETags do not settle it."""
+    bucket, client = versioned
+    key = os.urandom(32)
+    client.put_object(Bucket=bucket, Key="k", Body=SMALL if same else bytes(reversed(SMALL)),
+                      SSECustomerAlgorithm="AES256", SSECustomerKey=key)
+    before = object_versions(client, bucket)
+    sse_c = store(server[1], bucket, sse_algorithm="AES256", sse_customer_key=base64.b64encode(key).decode())
+
+    if same:
+        assert write(sse_c, "k", SMALL).size == len(SMALL)
+    else:
+        with pytest.raises(ObjectExistsError, match="already exists with other bytes"):
+            write(sse_c, "k", SMALL)
+    assert object_versions(client, bucket) == before
 
 
 # ---- whole exports (the devstack's broker, registry and moto) --------------------------------------------
