@@ -17,6 +17,8 @@ Points, in the order an export meets them:
   commit in between);
 * ``record_read``: a record was read from Kafka (before it is written);
 * ``part_uploaded``: a multipart upload's part is stored, the upload is not complete;
+* ``object_completing``: the request that makes an object visible (its PutObject or
+  CompleteMultipartUpload) is about to be sent, the export's lease just checked;
 * ``object_stored``: an object is complete in S3 (more objects of the batch may follow);
 * ``before_manifest``: every object of a batch is stored, its manifest is not written;
 * ``after_manifest``: the manifest is written; the pointer to it (``export.last_manifest``) is not
@@ -34,8 +36,8 @@ from pathlib import Path
 
 CRASH_AT_ENV = "KAFKA_S3_ASSETS_CRASH_AT"
 PAUSE_FILE_ENV = "KAFKA_S3_ASSETS_PAUSE_FILE"
-POINTS = ("before_lease", "record_read", "part_uploaded", "object_stored", "before_manifest", "after_manifest",
-          "before_release")
+POINTS = ("before_lease", "record_read", "part_uploaded", "object_completing", "object_stored", "before_manifest",
+          "after_manifest", "before_release")
 
 _reached: Counter[str] = Counter()
 

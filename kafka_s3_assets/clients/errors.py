@@ -29,6 +29,16 @@ class ConditionFailedError(ExternalSystemError):
     """A conditional S3 write or delete found the object changed (HTTP 412): someone else wrote it."""
 
 
+class ObjectExistsError(ExternalSystemError):
+    """A data object's key already holds other bytes: objects are only ever created, never replaced, so
+    this one was not written (see ``clients.s3.MultipartOutput``)."""
+
+    def __init__(self, bucket: str, key: str, message: str):
+        super().__init__(message)
+        self.bucket = bucket
+        self.key = key
+
+
 class SchemaRegistryError(ExternalSystemError):
     pass
 

@@ -4,6 +4,9 @@ An object is held in memory at most one part (``s3.part.size``) before that part
 (docs/differences-from-kafka-connect.md). Objects that stay below one part are sent with a single
 PutObject: the visible result is the same and it costs one request instead of three.
 
+A data object is only ever created, never replaced: its PutObject or CompleteMultipartUpload carries
+``If-None-Match: *`` (docs/exactly-once.md, section 6).
+
 Every request goes through a :class:`~.s3_retry.Retrier` (``s3.part.retries`` attempts,
 ``s3.retry.backoff.ms`` full-jitter backoff, as the reference connector retries); botocore's own retries
 are off so that the two never multiply. Errors name the request, e.g. ``UploadPart 2 of s3://b/k failed
@@ -27,8 +30,9 @@ from ..crash_points import crash_point
 from ..sink.secrets import Secret, reveal
 from ..sink.storage import StoredObject
 from .aws_credentials import AwsCredentialsSource, boto3_session
-from .errors import BucketMissingError, ConditionFailedError, ManifestConflictError, S3Error
-from .s3_retry import Retrier, RetryPolicy, S3RetriesExhaustedError, describe, error_code, http_status
+from .errors import BucketMissingError, ConditionFailedError, ManifestConflictError, ObjectExistsError, S3Error
+from .s3_retry import (Retrier, RetryPolicy, S3RetriesExhaustedError, describe, error_code, http_status,
+                       is_condition_failure)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -153,13 +157,20 @@ class MultipartOutput:
 
     As the reference's S3OutputStream, a request that fails for good aborts the multipart upload
     at once, so neither an object nor an open upload is left; the output is then unusable.
+
+    The object is created only if its key is free (``If-None-Match: *`` on the PutObject or the
+    CompleteMultipartUpload that makes it visible). A key found taken is looked at: when it holds exactly
+    these bytes (a retry after a lost answer, or another export writing the same object from the same
+    plan), that object is this one and ``commit`` succeeds; otherwise ObjectExistsError, having replaced
+    nothing. ``before_write`` is called before every request that writes (the export's lease fence).
     """
 
     def __init__(self, client, bucket: str, key: str, part_size: int, write_args: dict | None = None,
                  part_args: dict | None = None, retrier: Retrier | None = None,
-                 on_stored: Callable[[str], None] | None = None):
+                 on_stored: Callable[[str], None] | None = None, before_write: Callable[[], None] | None = None):
         self.key = key
         self._on_stored = on_stored
+        self._before_write = before_write or (lambda: None)
         self._client = client
         self._bucket = bucket
         self._part_size = part_size
@@ -196,6 +207,7 @@ class MultipartOutput:
 
     def _upload_part(self, body: bytes) -> None:
         try:
+            self._before_write()
             if self._upload_id is None:
                 self._upload_id = self._request("CreateMultipartUpload", lambda: self._client.create_multipart_upload(
                     Bucket=self._bucket, Key=self.key, **self._write_args))["UploadId"]
@@ -213,9 +225,7 @@ class MultipartOutput:
         self._check_usable()
         try:
             if self._upload_id is None:
-                body = bytes(self._buffer)
-                self._request("PutObject", lambda: self._client.put_object(
-                    Bucket=self._bucket, Key=self.key, Body=body, **self._write_args))
+                self._put(bytes(self._buffer))
             else:
                 if self._buffer:
                     self._upload_part(bytes(self._buffer))
@@ -230,41 +240,102 @@ class MultipartOutput:
         crash_point("object_stored")
         return StoredObject(self.key, self._size, self._digest.hexdigest())
 
+    def _put(self, body: bytes) -> None:
+        """PutObject with If-None-Match: *. A failed condition (412, or 409 when another conditional write of
+        the key ran at the same time) may mean this very body, written by an attempt whose answer was lost, or
+        by another export writing the same object: the key's object is looked at (``_keep_if_same``)."""
+        request = f"PutObject (If-None-Match: *) of {self._url}"
+        self._before_write()
+        crash_point("object_completing")
+        try:
+            self._retrier.call(request, lambda: self._client.put_object(
+                Bucket=self._bucket, Key=self.key, Body=body, IfNoneMatch="*", **self._write_args))
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise S3Error(f"{request} failed: {describe(exc)}") from exc
+            self._keep_if_same(request, exc, f'"{hashlib.md5(body, usedforsecurity=False).hexdigest()}"')
+        except BotoCoreError as exc:
+            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+
     def _complete(self) -> None:
-        """CompleteMultipartUpload. When S3 completed the upload but the answer was lost, the retry finds
-        no upload (404 NoSuchUpload): then the object is checked to be the one this upload made."""
-        request = f"CompleteMultipartUpload of {self._url}"
+        """CompleteMultipartUpload with If-None-Match: *. The key may be found taken (412; 409 when another
+        conditional write of it ran at the same time), and when S3 completed this upload but the answer was
+        lost, a retry meets either that (its own object) or no upload (404 NoSuchUpload): then the key's
+        object is looked at (``_keep_if_same``)."""
+        request = f"CompleteMultipartUpload (If-None-Match: *) of {self._url}"
+        self._before_write()
+        crash_point("object_completing")
         attempts = 0
 
         def complete():
             nonlocal attempts
             attempts += 1
             return self._client.complete_multipart_upload(Bucket=self._bucket, Key=self.key, UploadId=self._upload_id,
-                                                          MultipartUpload={"Parts": self._parts})
+                                                          MultipartUpload={"Parts": self._parts}, IfNoneMatch="*")
 
         try:
             self._retrier.call(request, complete)
         except ClientError as exc:
             no_upload = http_status(exc) == 404 or error_code(exc) == "NoSuchUpload"
-            if attempts > 1 and no_upload and self._completed_object_is_stored():
+            if not (is_condition_failure(exc) or (no_upload and attempts > 1)):
+                raise S3Error(f"{request} failed: {describe(exc)}") from exc
+            self._keep_if_same(request, exc, self._multipart_etag())
+            if no_upload:
                 return
-            raise S3Error(f"{request} failed: {describe(exc)}") from exc
+            try:  # a failed condition leaves this upload open
+                self.abort()
+            except S3Error as abort_exc:
+                log.warning("Could not abort the multipart upload of %s, whose object was already stored: %s (it "
+                            "stays invisible; a bucket lifecycle rule for incomplete uploads removes it)", self._url,
+                            abort_exc)
         except BotoCoreError as exc:
             raise S3Error(f"{request} failed: {describe(exc)}") from exc
 
-    def _completed_object_is_stored(self) -> bool:
-        """The object at the key has this upload's size and part count (a multipart ETag ends in -<parts>)."""
+    def _multipart_etag(self) -> str | None:
+        """The ETag S3 gives this upload's object where ETags are MD5s: the MD5 of the parts' MD5s (their
+        ETags), then ``-<parts>``. None when a part's ETag is no hex digest."""
         try:
-            head = self._retrier.call(f"HeadObject of {self._url}", lambda: self._client.head_object(
-                Bucket=self._bucket, Key=self.key, **self._part_args))
-        except Exception:
-            return False
-        etag = str(head.get("ETag", "")).strip('"')
-        return int(head.get("ContentLength", -1)) == self._size and etag.endswith(f"-{len(self._parts)}")
+            digests = b"".join(bytes.fromhex(part["ETag"].strip('"')) for part in self._parts)
+        except ValueError:
+            return None
+        return f'"{hashlib.md5(digests, usedforsecurity=False).hexdigest()}-{len(self._parts)}"'
+
+    def _keep_if_same(self, request: str, failure: ClientError, etag: str | None) -> None:
+        """The key was found taken (or, completing, this upload gone): return when it holds exactly this
+        object's bytes, raise ObjectExistsError when it holds others. Nothing is replaced either way.
+
+        The same ETag means the same bytes: ``etag`` is computed from them as S3 computes ETags where they
+        are MD5s (not with SSE-KMS or SSE-C). Otherwise the sizes are compared, and only equal sizes cost a
+        GET of the stored object, whose SHA-256 is compared with this object's."""
+        head = _answered(self._retrier, f"HeadObject of {self._url}", lambda: self._client.head_object(
+            Bucket=self._bucket, Key=self.key, **self._part_args), absent=("NoSuchKey",))
+        if head is _ABSENT:  # a concurrent write that did not land (409), or the object deleted since
+            raise S3Error(f"{request} failed: {describe(failure)}") from failure
+        stored_etag, stored_size = str(head.get("ETag", "")), int(head.get("ContentLength", -1))
+        if (etag is not None and _same_etag(stored_etag, etag)) or (
+                stored_size == self._size and self._stored_sha256() == self._digest.hexdigest()):
+            log.info("%s: the key already holds these exact bytes (an attempt whose answer was lost, or another "
+                     "export writing the same object); that object is kept as this one", request)
+            return
+        raise ObjectExistsError(self._bucket, self.key, (
+            f"{self._url} already exists with other bytes (stored: {stored_size} bytes, ETag {stored_etag}; this "
+            f"object: {self._size} bytes{f', ETag {etag}' if etag else ''}); an object is never replaced, so this "
+            f"one was not written"))
+
+    def _stored_sha256(self) -> str:
+        """SHA-256 of the object stored at the key, streamed (the read inside the retried call)."""
+        def digest() -> str:
+            body = self._client.get_object(Bucket=self._bucket, Key=self.key, **self._part_args)["Body"]
+            sha = hashlib.sha256()
+            for chunk in iter(lambda: body.read(1 << 20), b""):
+                sha.update(chunk)
+            return sha.hexdigest()
+
+        return _request(self._retrier, f"GetObject of {self._url}", digest)
 
     def create_sibling(self, key: str) -> "MultipartOutput":
         return MultipartOutput(self._client, self._bucket, key, self._part_size, self._write_args, self._part_args,
-                               self._retrier, self._on_stored)
+                               self._retrier, self._on_stored, self._before_write)
 
     def abort(self) -> None:
         self._buffer = bytearray()
@@ -307,9 +378,11 @@ class S3ObjectStore:
     def _url(self, key: str) -> str:
         return f"s3://{self.bucket}/{key}"
 
-    def create(self, key: str) -> MultipartOutput:
+    def create(self, key: str, *, before_write: Callable[[], None] | None = None) -> MultipartOutput:
+        """A data object to write, created only if ``key`` is free (see MultipartOutput); ``before_write`` is
+        called before each of its writing requests."""
         return MultipartOutput(self.client, self.bucket, key, self.settings.part_size, self.settings.write_args(),
-                               self.settings.customer_key_args(), self.retrier, self.stored_keys.append)
+                               self.settings.customer_key_args(), self.retrier, self.stored_keys.append, before_write)
 
     def tag(self, key: str, tags: dict[str, str]) -> None:
         """s3.object.tagging: startOffset, endOffset, recordCount and the configured pairs."""
@@ -457,13 +530,12 @@ def _answered(retrier: Retrier, request: str, fn: Callable[[], T], *, absent: tu
     except ClientError as exc:
         if absent and (http_status(exc) == 404 or error_code(exc) in absent):
             return _ABSENT
-        if _is_condition_failure(exc):
+        if is_condition_failure(exc):
             raise ConditionFailedError(f"{request}: the object changed (HTTP {http_status(exc)})") from None
         raise S3Error(f"{request} failed: {describe(exc)}") from exc
     except BotoCoreError as exc:
         raise S3Error(f"{request} failed: {describe(exc)}") from exc
 
 
-def _is_condition_failure(exc: ClientError) -> bool:
-    """412 (or 409, a concurrent conditional write) and their error codes: the condition did not hold."""
-    return http_status(exc) in (409, 412) or error_code(exc) in ("PreconditionFailed", "ConditionalRequestConflict")
+def _same_etag(a: str, b: str) -> bool:
+    return a.strip('"').lower() == b.strip('"').lower()

@@ -45,6 +45,10 @@ THROTTLING_ERROR_CODES = frozenset({
 # was not read from or written to within the timeout period"): a timeout, so retried.
 RETRYABLE_ERROR_CODES = frozenset({"RequestTimeout", "RequestTimeoutException", "PriorRequestNotComplete",
                                    "InternalError"})
+# A conditional write whose condition did not hold (412), or that met a concurrent conditional write of
+# the same key (409): answers, whatever the status. S3 may embed one in a 200 answer to
+# CompleteMultipartUpload, which botocore turns into a 500 carrying the embedded code.
+CONDITION_ERROR_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict"})
 TOO_MANY_REQUESTS = 429
 NOT_IMPLEMENTED = 501  # a 5xx that says the server cannot do this at all: retrying cannot help
 
@@ -68,10 +72,17 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def is_condition_failure(exc: ClientError) -> bool:
+    """412 or 409 (a concurrent conditional write), or their codes: the condition of a write did not hold."""
+    return http_status(exc) in (409, 412) or error_code(exc) in CONDITION_ERROR_CODES
+
+
 def is_retryable(exc: BaseException) -> bool:
     """True for transient faults (throttling, 5xx, connection errors, timeouts); False for answers."""
     if isinstance(exc, ClientError):
         status, code = http_status(exc), error_code(exc)
+        if code in CONDITION_ERROR_CODES:
+            return False
         if code in THROTTLING_ERROR_CODES or code in RETRYABLE_ERROR_CODES:
             return True
         return status == TOO_MANY_REQUESTS or (status >= 500 and status != NOT_IMPLEMENTED)

@@ -31,7 +31,10 @@ attempt left that no manifest lists (:mod:`.orphans`).
 
 An owner whose lease was taken over (a "zombie": alive but silent longer than its lease) learns it on
 its next renewal (the If-Match fails) and stops before writing a manifest; the manifest's own
-conditional write is the last line of defence.
+conditional write is the last line of defence. Before each request that writes an object it checks
+its lease too (``fence``): free while renewals keep up, a renewal after a silence. Objects themselves are
+only ever created, never replaced (``clients.s3.MultipartOutput``), so what a zombie still sends can
+replace nothing.
 
 Earlier versions kept the same object, with the same fields, at another key (``_intents/…/intent.json``,
 ``ManifestLayout.legacy_lease_key``). One left there by an export of such a version that crashed, or that
@@ -46,6 +49,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -57,6 +61,7 @@ from ..clients.s3 import S3ObjectStore
 log = logging.getLogger(__name__)
 
 LEASE_FORMAT = 1
+_TAKEN_OVER = "its lease was taken over by another export"
 # Attempts running in this process: a lease owned by this very process is live only while listed.
 _ACTIVE_ATTEMPTS: set[str] = set()
 
@@ -138,7 +143,8 @@ class ExportLease:
     (the renewal's If-Match is the fence: it fails once another export has taken over)."""
 
     def __init__(self, store: S3ObjectStore, key: str, state: LeaseState, etag: str, lease_ms: int,
-                 clock_ms: Callable[[], int], previous: LeaseState | None):
+                 clock_ms: Callable[[], int], previous: LeaseState | None, *,
+                 monotonic: Callable[[], float] = time.monotonic, renewed_at: float | None = None):
         self.state = state
         self.previous = previous   # the dead attempt this one took over, if any
         self.replays = False       # whether this attempt repeats the dead one's end offset and clock (``plan``)
@@ -147,11 +153,21 @@ class ExportLease:
         self._etag = etag
         self._lease_ms = lease_ms
         self._clock_ms = clock_ms
+        self._monotonic = monotonic
+        # When the last write of the lease that succeeded was sent (``monotonic``): from then on, the lease
+        # is this attempt's for lease_ms at least, whatever another export's clock says (within the skew
+        # ``fence`` allows).
+        self._renewed_at = monotonic() if renewed_at is None else renewed_at
         self._lock = threading.Lock()
         self._taken_over: str | None = None
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
         _ACTIVE_ATTEMPTS.add(state.owner.attempt)
+
+    @property
+    def taken_over(self) -> bool:
+        """Whether this attempt has learnt that another export took its lease over."""
+        return self._taken_over is not None
 
     def start_renewing(self) -> None:
         self._renewer = threading.Thread(target=self._renew_until_stopped, daemon=True,
@@ -170,6 +186,20 @@ class ExportLease:
     def renew(self) -> None:
         with self._lock:
             self._rewrite(self.state)
+
+    def fence(self) -> None:
+        """Raise ExportTakenOverError unless this attempt still owns the lease; called before each request
+        that writes an object.
+
+        Another export takes the lease over only once it has expired by its clock, lease_ms after this
+        attempt's last successful write of it. So while that write was sent less than half the lease ago,
+        nobody can have taken over (with clocks apart by less than half the lease) and the check costs
+        nothing: the background renewal, every third of the lease, keeps it so. After a longer silence (a
+        stalled process, a paused VM, renewals failing) the lease is renewed here first, a conditional
+        write that fails once another export owns the lease."""
+        self._check()
+        if (self._monotonic() - self._renewed_at) * 1000 >= self._lease_ms / 2:
+            self.renew()
 
     def record_prefix(self, prefix: str) -> None:
         """Record that this attempt creates objects under ``prefix``; call before creating the first one.
@@ -202,11 +232,13 @@ class ExportLease:
         """Write ``state`` (the lease extended) if this attempt still owns the lease. Under the lock."""
         self._check()
         renewed = replace(state, lease_expires_ms=self._clock_ms() + self._lease_ms)
+        sent = self._monotonic()
         try:
             self._etag = self._store.put_conditionally(self._key, renewed.to_json_bytes(), if_match=self._etag)
         except ConditionFailedError:
-            self._taken_over = "its lease was taken over by another export"
+            self._taken_over = _TAKEN_OVER
             self._check()
+        self._renewed_at = sent
         self.state = renewed
 
     def _check(self) -> None:
@@ -236,6 +268,10 @@ class ExportLease:
                     abandoned = replace(self.state, abandoned=True)
                     self._etag = self._store.put_conditionally(self._key, abandoned.to_json_bytes(),
                                                                if_match=self._etag)
+        except ConditionFailedError:  # another export owns the lease now: nothing of it to give up
+            self._taken_over = _TAKEN_OVER
+            log.info("The lease on %s/%s was taken over by another export: not marked abandoned", self.state.topic,
+                     self.state.partition)
         finally:
             _ACTIVE_ATTEMPTS.discard(self.state.owner.attempt)
 
@@ -247,7 +283,8 @@ class ExportLease:
 
 def acquire(store: S3ObjectStore, key: str, *, legacy_key: str | None = None, connector: str, topic: str,
             partition: int, run_id: str | None, resume_hint: int, read_resume: Callable[[], int],
-            plan_end: Callable[[int], int], clock_ms: Callable[[], int], lease_ms: int) -> ExportLease:
+            plan_end: Callable[[int], int], clock_ms: Callable[[], int], lease_ms: int,
+            monotonic: Callable[[], float] = time.monotonic) -> ExportLease:
     """Take the topic-partition's lease for this attempt, taking over a dead attempt's lease, then plan the
     attempt from the resume offset ``read_resume()`` reads while owning it; or raise ConcurrentExportError
     when a live export owns the lease.
@@ -279,6 +316,7 @@ def acquire(store: S3ObjectStore, key: str, *, legacy_key: str | None = None, co
     else:
         state = replace(previous, owner=owner, run_id=run_id, created_ms=now, lease_expires_ms=now + lease_ms,
                         abandoned=False, takes_over=previous.owner.attempt)
+    sent = monotonic()
     try:
         etag = store.put_conditionally(key, state.to_json_bytes(), if_match=found[1] if found is not None else None)
     except ConditionFailedError:
@@ -290,7 +328,8 @@ def acquire(store: S3ObjectStore, key: str, *, legacy_key: str | None = None, co
     if previous is not None:
         log.warning("Taking over %s/%s from a dead export (%s, run %s) that resumed at offset %d", topic, partition,
                     previous.owner.describe(), previous.run_id, previous.start_offset)
-    lease = ExportLease(store, key, state, etag, lease_ms, clock_ms, previous=previous)
+    lease = ExportLease(store, key, state, etag, lease_ms, clock_ms, previous=previous, monotonic=monotonic,
+                        renewed_at=sent)
     try:
         if legacy is not None:  # its plan and prefixes are in this lease now
             _delete_legacy_lease(store, legacy_key, legacy[1], topic, partition)

@@ -17,8 +17,10 @@
 
 On any failure, open objects are aborted (invisible), the manifest records only objects already
 complete, the lease is marked abandoned so the next export cleans up at once, and the error names the
-record or system at fault. Nothing is committed past what is in S3. A SIGKILL at any point leaves the
-lease in place; the next export takes it over (see ``crash_points`` for the tested points).
+record or system at fault. Nothing is committed past what is in S3. An object key found holding
+another writer's bytes stops the export the same way (objects are never replaced: ``clients.s3``). A
+SIGKILL at any point leaves the lease in place; the next export takes it over (see ``crash_points`` for
+the tested points).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from ..clients import kafka as kafka_client
+from ..clients.errors import ObjectExistsError
 from ..clients.s3 import S3ObjectStore, check_bucket
 from ..crash_points import crash_point
 from ..clients.schema_registry import SchemaRegistryClient
@@ -46,7 +49,7 @@ from .errant_records import ErrantRecords, build_errant_records
 from .export_lease import ExportLease, acquire
 from .garbage_collection import fewer_collections
 from .last_manifest import last_manifest, point_to
-from .orphans import object_prefix, sweep_uncommitted
+from .orphans import object_prefix, object_start_offset, sweep_uncommitted
 from .progress import ProgressReporter
 from .record_loop import RecordLoop
 from .retention_loss import RetentionLossTracker
@@ -246,7 +249,8 @@ def planned_end(request: PartitionExportRequest, start: int) -> int:
 class PrefixRecordingStore:
     """The store the writer creates objects through: each object's prefix (directory and
     ``<topic>+<partition>+``) is recorded in the lease before the first object there is created, so that
-    a take-over after a crash sweeps only there (``orphans``)."""
+    a take-over after a crash sweeps only there (``orphans``); and the lease is checked before each
+    request that writes an object (``ExportLease.fence``), so that an export taken over stops writing."""
 
     def __init__(self, store: S3ObjectStore, lease: ExportLease, naming: ObjectNaming, topic: str, partition: int):
         self._store = store
@@ -260,7 +264,7 @@ class PrefixRecordingStore:
         if prefix is None:  # every object the writer creates is named after its topic-partition and offset
             raise ValueError(f"{key} is not an object name of {self._topic}/{self._partition}")
         self._lease.record_prefix(prefix)
-        return self._store.create(key)
+        return self._store.create(key, before_write=self._lease.fence)
 
     def tag(self, key: str, tags: dict[str, str]) -> None:
         self._store.tag(key, tags)
@@ -312,6 +316,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
     errant: ErrantRecords | None = None
     swept = False  # a dead attempt's objects, if there was one, are removed
     progress: ProgressReporter | None = None
+    naming: ObjectNaming | None = None
     try:
         config = request.settings.sink_config()
         s3_settings = request.settings.s3
@@ -398,15 +403,20 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                 committer.flush()
             except Exception as flush_exc:
                 log.warning("Could not record completed objects after failure: %s", flush_exc)
+        taken = isinstance(exc, ObjectExistsError)
         if lease is not None:
             recorded = {key for m in (committer.written if committer else ()) for key in m.object_keys}
             left_behind = [key for key in store.stored_keys if key not in recorded]
-            try:  # objects of a batch cut short, or a dead attempt's not swept yet: the next export must
-                # take over and remove them
-                lease.abandon() if left_behind or not swept else lease.release()
+            try:  # objects of a batch cut short, a dead attempt's not swept yet, or another export's at a key
+                # this one needs: the next export must take over and remove them
+                lease.abandon() if left_behind or not swept or taken else lease.release()
             except Exception as lease_exc:
                 log.warning("Could not give up the lease on %s/%s (the next export takes it over when it "
                             "expires): %s", request.topic, request.partition, lease_exc)
+        if taken and naming is not None:
+            committed_to = committer.next_start if committer is not None else result.start_offset
+            result.error = scrub(_taken_key_message(exc, request, naming, committed_to, lease),
+                                 request.settings.secrets())
     finally:
         if progress is not None:
             progress.close()
@@ -424,6 +434,19 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
             errant.close()
         result.duration_s = round(time.monotonic() - started, 3)
     return result
+
+
+def _taken_key_message(exc: ObjectExistsError, request: PartitionExportRequest, naming: ObjectNaming,
+                       committed_to: int | None, lease: ExportLease | None) -> str:
+    """Why the export stopped at a key that holds another writer's object, and what happens next."""
+    start = object_start_offset(naming, exc.key, request.topic, request.partition)
+    then = ("another export had taken its lease over" if lease is not None and lease.taken_over else
+            "its lease is marked abandoned, so the next export takes over, removes the objects no manifest lists "
+            "and exports from there")
+    return (f"Export of {request.topic}/{request.partition} stopped at the object of offsets from {start}: {exc}. "
+            f"Another writer stored it: an export of this topic-partition taken over while still running, one with "
+            f"another configuration or other records, or Kafka Connect before a migration; this export committed "
+            f"nothing from offset {committed_to} on, and {then}")
 
 
 def _release(lease: ExportLease) -> None:

@@ -65,3 +65,15 @@ def exactly_once_counts(s3_client, bucket: str, expected_offsets: range, partiti
         lost=sum(1 for offset in expected_offsets if copies[offset] == 0),
         duplicated=sum(n - 1 for n in copies.values() if n > 1),
         orphans=sum(1 for key in list_keys(s3_client, bucket, "topics/") if key not in listed))
+
+
+def object_versions(s3_client, bucket: str, prefix: str = "") -> dict[str, list[tuple[str, str]]]:
+    """Key -> every version of it in a versioned bucket, newest first, as (version id, ETag); a delete marker
+    as (version id, "deleted"). Equal before and after means nothing was written, replaced or deleted."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for page in s3_client.get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix=prefix):
+        for v in page.get("Versions", ()):
+            found.setdefault(v["Key"], []).append((v["VersionId"], v["ETag"]))
+        for marker in page.get("DeleteMarkers", ()):
+            found.setdefault(marker["Key"], []).append((marker["VersionId"], "deleted"))
+    return found

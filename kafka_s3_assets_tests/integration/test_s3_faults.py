@@ -194,11 +194,11 @@ def failed_request(name: str, reference: Reference, bucket: str) -> str:
         "GetObject-manifest": f"GetObject of s3://{bucket}/{first_manifest}",
         "GetObject-lease": f"GetObject of s3://{bucket}/{layout.lease_key(reference.topic, 0)}",
         "PutObject-lease": f"PutObject (If-None-Match: *) of s3://{bucket}/{layout.lease_key(reference.topic, 0)}",
-        "PutObject-small": f"PutObject of s3://{bucket}/{reference.small_key}",
+        "PutObject-small": f"PutObject (If-None-Match: *) of s3://{bucket}/{reference.small_key}",
         "PutObject-manifest": f"PutObject (If-None-Match: *) of s3://{bucket}/{first_manifest}",
         "CreateMultipartUpload": f"CreateMultipartUpload of s3://{bucket}/{reference.big_key}",
         "UploadPart": f"UploadPart 1 of s3://{bucket}/{reference.big_key}",
-        "CompleteMultipartUpload": f"CompleteMultipartUpload of s3://{bucket}/{reference.big_key}",
+        "CompleteMultipartUpload": f"CompleteMultipartUpload (If-None-Match: *) of s3://{bucket}/{reference.big_key}",
     }[name]
 
 

@@ -279,6 +279,70 @@ def test_a_taken_over_export_learns_it_before_creating_objects_under_a_new_prefi
         zombie.record_prefix("topics/t/a/t+0+")
 
 
+class Monotonic:
+    """A monotonic clock the test moves (seconds)."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def take_with(store, elapsed: Monotonic, now=1_000):
+    return acquire(store, KEY, connector="c", topic="t", partition=0, run_id="run", resume_hint=0,
+                   read_resume=lambda: 0, plan_end=lambda start: 10, clock_ms=lambda: now, lease_ms=LEASE,
+                   monotonic=elapsed)
+
+
+def writes(store) -> str:
+    return store.objects[KEY][1]  # the lease object's ETag: a new one for each write
+
+
+def test_the_fence_before_each_object_costs_nothing_while_renewals_keep_up():
+    store, elapsed = ConditionalStore(), Monotonic()
+    lease = take_with(store, elapsed)
+    before = writes(store)
+    elapsed.now += LEASE / 2000 - 0.001  # just under half the lease since the lease was written
+    lease.fence()
+    assert writes(store) == before
+    elapsed.now += 0.001
+    lease.fence()  # half the lease without a renewal: renewed now, which proves the lease is still ours
+    assert writes(store) != before
+    renewed = writes(store)
+    lease.fence()
+    assert writes(store) == renewed  # counted from that renewal
+
+
+def test_after_a_silence_the_fence_stops_an_export_that_was_taken_over():
+    store, elapsed = ConditionalStore(), Monotonic()
+    zombie = take_with(store, elapsed)
+    stale = dataclasses.replace(store.lease(), owner=another_host())
+    store.objects[KEY] = (stale.to_json_bytes(), store.objects[KEY][1])
+    taker, _ = take(store, now=1_000 + LEASE)  # the zombie was stopped (SIGSTOP) past its lease
+    taken = dict(store.objects)
+    elapsed.now += LEASE / 1000
+    with pytest.raises(ExportTakenOverError, match="taken over by another export"):
+        zombie.fence()
+    assert zombie.taken_over and store.objects == taken
+    store.put_conditionally = None  # known now: the fence makes no more requests
+    with pytest.raises(ExportTakenOverError):
+        zombie.fence()
+    zombie.abandon()
+    assert store.lease().owner.attempt == taker.state.owner.attempt and not store.lease().abandoned
+
+
+def test_an_export_that_learns_of_its_take_over_only_when_giving_up_its_lease_leaves_it_alone():
+    store, elapsed = ConditionalStore(), Monotonic()
+    zombie = take_with(store, elapsed)
+    stale = dataclasses.replace(store.lease(), owner=another_host())
+    store.objects[KEY] = (stale.to_json_bytes(), store.objects[KEY][1])
+    taker, _ = take(store, now=1_000 + LEASE)
+    zombie.abandon()  # e.g. after its object met the taker's at the same key
+    assert zombie.taken_over
+    assert store.lease().owner.attempt == taker.state.owner.attempt and not store.lease().abandoned
+
+
 # ---- a lease an earlier version left at its old key (``_intents/…/intent.json``) ----------------------
 
 def legacy_lease(owner: Owner, **changes) -> bytes:

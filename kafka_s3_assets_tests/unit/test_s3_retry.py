@@ -11,7 +11,7 @@ from botocore.exceptions import (ClientError, ConnectionClosedError, ConnectTime
                                  IncompleteReadError, NoCredentialsError, ParamValidationError, ReadTimeoutError,
                                  ResponseStreamingError)
 
-from kafka_s3_assets.clients.errors import ManifestConflictError, S3Error
+from kafka_s3_assets.clients.errors import ManifestConflictError, ObjectExistsError, S3Error
 from kafka_s3_assets.clients.s3 import MultipartOutput, S3ObjectStore, S3Settings
 from kafka_s3_assets.clients.s3_retry import (MAX_BACKOFF_MS, Retrier, RetryPolicy, S3RetriesExhaustedError, describe,
                                               is_retryable)
@@ -19,15 +19,11 @@ from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.config_keys import ALL_KEYS, Support
 
 from ..conftest import connector_config
+from .s3_stub import StubClient, client_error, multipart_etag
 
 pytestmark = [pytest.mark.unit]
 
 DAY_MS = 24 * 60 * 60 * 1000
-
-
-def client_error(status: int, code: str, message: str = "", operation: str = "PutObject") -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": message},
-                        "ResponseMetadata": {"HTTPStatusCode": status}}, operation)
 
 
 class HighestRandom(random.Random):
@@ -103,6 +99,8 @@ def test_throttling_server_errors_and_request_timeouts_are_retried(status, code)
     (400, "InvalidArgument"), (400, "BadDigest"), (403, "AccessDenied"), (403, "SignatureDoesNotMatch"),
     (404, "NoSuchKey"), (404, "NoSuchUpload"), (409, "ConditionalRequestConflict"), (412, "PreconditionFailed"),
     (501, "NotImplemented"),
+    # A failed condition embedded in a 200 answer to CompleteMultipartUpload: botocore makes it a 500.
+    (500, "PreconditionFailed"), (500, "ConditionalRequestConflict"),
 ])
 def test_answers_are_not_retried(status, code):
     assert not is_retryable(client_error(status, code))
@@ -223,58 +221,6 @@ def test_connector_config_sets_attempts_and_backoff():
 
 # ---- the S3 client under faults (stub boto3 client) ---------------------------------------------------
 
-class StubClient:
-    """Just enough of a boto3 S3 client; ``fail`` maps a method to the errors its next calls raise."""
-
-    def __init__(self, **fail: list[BaseException]):
-        self.fail = fail
-        self.calls: list[str] = []
-        self.objects: dict[str, bytes] = {}
-        self.head: dict = {}
-
-    def _call(self, name: str):
-        self.calls.append(name)
-        errors = self.fail.get(name)
-        if errors:
-            raise errors.pop(0)
-
-    def create_multipart_upload(self, **kw):
-        self._call("create_multipart_upload")
-        return {"UploadId": "u1"}
-
-    def upload_part(self, **kw):
-        self._call("upload_part")
-        return {"ETag": f'"etag{kw["PartNumber"]}"'}
-
-    def complete_multipart_upload(self, **kw):
-        self._call("complete_multipart_upload")
-
-    def abort_multipart_upload(self, **kw):
-        self._call("abort_multipart_upload")
-
-    def put_object(self, **kw):
-        landed = kw["Key"] not in self.objects or "IfNoneMatch" not in kw
-        if landed:
-            self.objects[kw["Key"]] = kw["Body"]  # lands even when the answer below is lost
-        self._call("put_object")
-        if not landed:
-            raise client_error(412, "PreconditionFailed")
-        return {"ETag": f'"{hash(kw["Body"])}"'}  # as S3 answers every PutObject
-
-    def head_object(self, **kw):
-        self._call("head_object")
-        return self.head
-
-    def get_object(self, **kw):
-        self._call("get_object")
-
-        class Body:
-            def read(_self):
-                return self.objects[kw["Key"]]
-
-        return {"Body": Body(), "ETag": f'"{hash(self.objects[kw["Key"]])}"'}
-
-
 def output(client: StubClient, attempts: int = 2) -> MultipartOutput:
     return MultipartOutput(client, "b", "k", part_size=4, retrier=Retrier(RetryPolicy(attempts, 1), sleep=lambda s: None))
 
@@ -296,7 +242,8 @@ def test_a_failed_completion_aborts_and_the_abort_itself_is_retried():
                         abort_multipart_upload=[ConnectionClosedError(endpoint_url="http://s3")])
     out = output(client)
     out.write(b"12345")
-    with pytest.raises(S3RetriesExhaustedError, match=r"^CompleteMultipartUpload of s3://b/k failed after 2"):
+    with pytest.raises(S3RetriesExhaustedError,
+                       match=r"^CompleteMultipartUpload \(If-None-Match: \*\) of s3://b/k failed after 2"):
         out.commit()
     assert client.calls[-2:] == ["abort_multipart_upload", "abort_multipart_upload"]
 
@@ -316,24 +263,43 @@ def test_a_failed_abort_does_not_hide_the_failure_that_caused_it():
         output(client).write(b"12345")
 
 
-@pytest.mark.parametrize("stored, completed", [
-    ({"ContentLength": 9, "ETag": '"abc-3"'}, True),
-    ({"ContentLength": 9, "ETag": '"abc-2"'}, False),   # another object: other parts
-    ({"ContentLength": 8, "ETag": '"abc-3"'}, False),   # another object: other size
-])
-def test_a_completion_whose_answer_was_lost_is_recognised_by_the_stored_object(stored, completed):
+def test_a_completion_whose_answer_was_lost_is_recognised_by_the_stored_objects_etag():
     """Some servers answer a repeated CompleteMultipartUpload with 404 NoSuchUpload."""
-    client = StubClient(complete_multipart_upload=[ConnectionClosedError(endpoint_url="http://s3"),
-                                                   client_error(404, "NoSuchUpload")])
-    client.head = stored
+    client = StubClient(complete_multipart_upload=[ConnectionClosedError(endpoint_url="http://s3")])
     out = output(client)
     out.write(b"123456789")  # parts of 4, 4 and (at commit) 1 bytes
-    if completed:
-        assert out.commit().size == 9
-        assert "abort_multipart_upload" not in client.calls
-    else:
-        with pytest.raises(S3Error, match=r"^CompleteMultipartUpload of s3://b/k failed: HTTP 404 NoSuchUpload"):
-            out.commit()
+    assert out.commit().size == 9
+    assert client.calls[-3:] == ["complete_multipart_upload", "complete_multipart_upload", "head_object"]
+    assert client.objects["k"] == b"123456789" and client.uploads == {}
+
+
+class TakenOverWhileCompleting(StubClient):
+    """The first completion's answer is lost, and meanwhile another export aborted this upload (a take-over's
+    sweep) and stored its own object at the key."""
+
+    def __init__(self, theirs: bytes):
+        super().__init__()
+        self.theirs = theirs
+
+    def complete_multipart_upload(self, **kw):
+        if self.calls.count("complete_multipart_upload") == 0:
+            self.calls.append("complete_multipart_upload")
+            self.uploads.pop(kw["UploadId"])
+            self.put(kw["Key"], self.theirs)
+            raise ConnectionClosedError(endpoint_url="http://s3")
+        return super().complete_multipart_upload(**kw)
+
+
+@pytest.mark.parametrize("theirs, read", [(b"123456780", True), (b"12345678", False)],
+                         ids=["same-size", "other-size"])
+def test_a_completion_whose_answer_was_lost_does_not_take_another_object_for_its_own(theirs, read):
+    client = TakenOverWhileCompleting(theirs)
+    out = output(client)
+    out.write(b"123456789")
+    with pytest.raises(ObjectExistsError, match=r"^s3://b/k already exists with other bytes \(stored: "):
+        out.commit()
+    assert client.objects["k"] == theirs
+    assert ("get_object" in client.calls) is read  # only an equal size needs the bytes compared
 
 
 def test_no_upload_on_the_first_completion_attempt_is_a_failure():
