@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import ResolveError
+from pyiceberg.exceptions import ResolveError, ValidationError
 from pyiceberg.schema import Schema
 from pyiceberg.table import Transaction
 
@@ -77,7 +77,7 @@ def evolve_for(tx: Transaction, arrow_schema: pa.Schema) -> bool:
     update = tx.update_schema()
     try:
         update.union_by_name(wanted)
-    except ResolveError as exc:
+    except (ResolveError, ValidationError) as exc:
         raise ValueError(str(exc)) from None
     before = tx.table_metadata.current_schema_id
     update.commit()

@@ -10,12 +10,10 @@ import io
 import json
 import logging
 import re
-import subprocess
-import sys
-import threading
 
 import pyarrow.parquet as pq
 import pytest
+from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
 from kafka_s3_assets.export.completeness import load_manifests
@@ -32,7 +30,7 @@ from kafka_s3_assets.sink.manifest import ManifestLayout
 
 from ..conftest import connector_config
 from ..exporting import export
-from ..faults.export_process import PROJECT_ROOT
+from ..faults import topic_run_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
@@ -151,3 +149,124 @@ def test_hourly_record_field_two_partitions_the_table_holds_exactly_the_committe
     table = the_table(config, topic)
     assert len(table.metadata.snapshots) == snapshots
     assert again[0].table.snapshot_id == table.current_snapshot().snapshot_id and not again[0].table.committed
+
+
+def test_a_backward_compatible_new_optional_field_joins_the_table_in_the_commit_of_its_first_files(
+        kafka, s3_client, bucket, tmp_path):
+    topic = kafka.create_topic("ice_evolve")
+    config = table_config(topic, bucket, tmp_path, **{"schema.compatibility": "BACKWARD", "flush.size": "2"})
+    produce(kafka, topic, events(0, 2, minutes_apart=1))
+    assert run_topic(config, topic, [0])[0].error is None
+    before = the_table(config, topic)
+    assert before.schema().find_column_name(4) is None  # id, name, at: 3 columns
+
+    produce(kafka, topic, [{**e, "color": f"c{e['id']}"} for e in events(2, 2, minutes_apart=1)], schema=EVENT_SCHEMA_V2)
+    outcome = run_topic(config, topic, [0])[0]
+
+    assert outcome.error is None
+    table = the_table(config, topic)
+    assert [f.name for f in table.schema().fields] == ["id", "name", "at", "color"]
+    # The new column came in the same commit as the first files that have it.
+    snapshot = table.current_snapshot()
+    assert snapshot.schema_id == table.schema().schema_id != before.current_snapshot().schema_id
+    rows = by_id(table.scan().to_arrow().to_pylist())
+    assert [(r["id"], r["color"]) for r in rows] == [(0, None), (1, None), (2, "c2"), (3, "c3")]
+    assert data_files(table) == sorted(committed_objects(config, topic, [0]))
+
+
+def test_an_incompatible_schema_change_is_an_error_naming_the_record_and_nothing_past_it_is_registered(
+        kafka, s3_client, bucket, tmp_path):
+    topic = kafka.create_topic("ice_incompatible")
+    config = table_config(topic, bucket, tmp_path, **{"flush.size": "2"})  # schema.compatibility=NONE
+    SchemaRegistryClient({"url": kafka.registry_url}).set_compatibility(f"{topic}-value", "NONE")
+    produce(kafka, topic, events(0, 2, minutes_apart=1))
+    assert run_topic(config, topic, [0])[0].error is None
+    retyped = {**EVENT_SCHEMA, "fields": [EVENT_SCHEMA["fields"][0], {"name": "name", "type": "long"},
+                                          EVENT_SCHEMA["fields"][2]]}
+    produce(kafka, topic, [{**e, "name": 7} for e in events(2, 4, minutes_apart=1)], schema=retyped)
+
+    outcome = run_topic(config, topic, [0])[0]
+
+    assert outcome.committed and outcome.result.next_offset == 6  # the export itself committed its objects
+    assert outcome.error is not None
+    assert f"Record topic={topic} partition=0 offset=2" in outcome.error and "name" in outcome.error
+    table = the_table(config, topic)
+    first_object = committed_objects(config, topic, [0])[0]
+    assert data_files(table) == [first_object]
+    assert read_registered(table, config["name"])[(topic, 0)].next_offset == 2
+    # It keeps failing, registering nothing past it, until someone acts.
+    again = run_topic(config, topic, [0])[0]
+    assert "offset=2" in again.error
+    assert data_files(the_table(config, topic)) == [first_object]
+
+
+def test_history_exported_before_the_table_was_turned_on_is_registered_once(kafka, s3_client, bucket, tmp_path):
+    topic = kafka.create_topic("ice_history", partitions=2)
+    produce(kafka, topic, events(0, 7), partition=0)
+    produce(kafka, topic, events(10, 4, minutes_apart=2), partition=1)
+    without_table = {k: v for k, v in table_config(topic, bucket, tmp_path).items()
+                     if not k.startswith("kafka_s3_assets.iceberg.")}
+    for partition in (0, 1):
+        export(without_table, topic, partition, succeed=True)
+    config = table_config(topic, bucket, tmp_path)
+    history = committed_objects(config, topic, [0, 1])
+    assert history and the_table(config, topic) is None
+
+    outcomes = run_topic(config, topic, [0, 1])  # nothing new to export: the table registers the history
+
+    assert all(o.error is None and not o.committed for o in outcomes)
+    table = the_table(config, topic)
+    assert data_files(table) == sorted(history)
+    assert len(table.metadata.snapshots) == 1
+    assert by_id(table.scan().to_arrow().to_pylist()) == by_id(rows_of_objects(s3_client, history))
+    run_topic(config, topic, [0, 1])
+    assert len(the_table(config, topic).metadata.snapshots) == 1
+
+
+def test_a_run_killed_between_its_manifests_and_the_table_commit_is_registered_by_the_next_run_once(
+        kafka, s3_client, bucket, tmp_path):
+    topic = kafka.create_topic("ice_crash")
+    config = table_config(topic, bucket, tmp_path)
+    produce(kafka, topic, events(0, 6))
+    assert run_topic(config, topic, [0])[0].error is None
+    produce(kafka, topic, events(6, 6))
+
+    code, result, err = topic_run_process.finish(
+        topic_run_process.spawn(config, topic, [0], env={CRASH_AT_ENV: "before_table_commit"}))
+
+    assert code == -9 and result is None, err
+    committed = committed_objects(config, topic, [0])
+    table = the_table(config, topic)
+    assert len(data_files(table)) < len(committed)  # the new manifests are in S3, not in the table
+    outcome = run_topic(config, topic, [0])[0]
+    assert outcome.error is None and not outcome.committed and outcome.table.committed
+    table = the_table(config, topic)
+    assert data_files(table) == sorted(committed)
+    assert len(table.scan().to_arrow()) == len(rows_of_objects(s3_client, committed))
+
+
+def test_two_runs_of_different_partitions_racing_on_the_table_commit_both_land(kafka, s3_client, bucket, tmp_path):
+    topic = kafka.create_topic("ice_race", partitions=2)
+    config = table_config(topic, bucket, tmp_path)
+    produce(kafka, topic, events(0, 3), partition=0)
+    assert run_topic(config, topic, [0])[0].error is None  # the table exists
+    produce(kafka, topic, events(3, 3), partition=0)
+    produce(kafka, topic, events(10, 6), partition=1)
+
+    # Run A builds its commit of partition 0 and stops right before committing it ...
+    paused = topic_run_process.spawn_paused(config, topic, [0], "before_table_commit", tmp_path / "pause")
+    # ... run B commits partition 1 meanwhile ...
+    b = run_topic(config, topic, [1])[0]
+    assert b.error is None and b.table.committed
+    # ... and A, released, finds its commit refused, reads the summary again and commits on top of B's.
+    (tmp_path / "pause").unlink()
+    code, a, err = topic_run_process.finish(paused)
+
+    assert code == 0, err
+    assert a["table_committed"] and a["table_attempts"] >= 2
+    table = the_table(config, topic)
+    committed = committed_objects(config, topic, [0, 1])
+    assert data_files(table) == sorted(committed)
+    registered = read_registered(table, config["name"])
+    assert {p: r.next_offset for (_t, p), r in registered.items()} == {0: 6, 1: 6}
+    assert len(table.scan().to_arrow()) == 12
