@@ -22,6 +22,7 @@ from __future__ import annotations
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import ResolveError, ValidationError
+from pyiceberg.io.pyarrow import UnsupportedPyArrowTypeException
 from pyiceberg.schema import Schema
 from pyiceberg.table import Transaction
 
@@ -61,7 +62,10 @@ def _optional_type(t: pa.DataType) -> pa.DataType:
 def iceberg_schema(arrow_schema: pa.Schema) -> Schema:
     """The table schema for files of ``arrow_schema`` (field ids unassigned: the table assigns them).
     Raises a ValueError naming a column whose type an Iceberg table cannot hold (e.g. a time in millis)."""
-    return Catalog._convert_schema_if_needed(optional_everywhere(arrow_schema))
+    try:
+        return Catalog._convert_schema_if_needed(optional_everywhere(arrow_schema))
+    except UnsupportedPyArrowTypeException as exc:
+        raise ValueError(f"{exc} (an Iceberg table cannot hold it)") from None
 
 
 def value_objects(manifest: Manifest) -> list[CommittedObject]:

@@ -28,6 +28,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
+from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.io import load_file_io
 from pyiceberg.table import Table, TableProperties, Transaction
@@ -36,8 +37,10 @@ from ..clients.s3 import S3ObjectStore
 from ..crash_points import crash_point
 from ..export.completeness import manifests_after
 from ..export.settings import ExportSettings
+from ..sink.config import SinkConfig
 from ..sink.manifest import Manifest, ManifestLayout
 from ..sink.secrets import scrub
+from ..sink.writer import CommittedObject
 from .catalog import create_table, load_table, open_catalog
 from .data_files import data_file, object_path, read_footer
 from .partitioning import partitioning_of
@@ -117,15 +120,16 @@ def _sync(settings: ExportSettings, table_config: TableSettings, topic: str, par
         table = load_table(catalog, table_config)
         state = read_registered(table, config.name) if table is not None else {}
         plan = _plan(store, layout, topic, partitions, state, max_manifests)
-        first = next((o for ms in plan.pending.values() for _k, m in ms for o in value_objects(m)), None)
-        if table is None and first is not None:
-            footer = read_footer(load_file_io(dict(table_config.properties), table_config.location),
-                                 object_path(config.bucket, first))
-            table, partitioning = create_table(catalog, table_config, footer.schema.to_arrow_schema(),
-                                               partitioning_of(config))
-            log.info(f"Created the Iceberg table {table_config.full_name} at {table_config.location}, "
-                     f"{partitioning.describe()}")
-            continue  # plan again against the table as it is (another process may have created and filled it)
+        if table is None:
+            first = next(((p, o) for p, ms in plan.pending.items() for _k, m in ms for o in value_objects(m)), None)
+            if first is not None:
+                try:
+                    table = _create(catalog, table_config, config, topic, *first, log)
+                except IncompatibleSchemaError as exc:
+                    plan.errors[exc.partition] = str(exc)
+                    plan.pending = {p: [] for p in partitions}
+                else:
+                    continue  # plan again against the table as it is (another process may have filled it)
         result = TableSync(table_config.full_name, _current_snapshot_id(table), committed=False, attempts=attempt,
                            partitions={p: PartitionSync(topic, p, state.get((topic, p)), error=plan.errors.get(p))
                                        for p in partitions})
@@ -152,6 +156,21 @@ def _sync(settings: ExportSettings, table_config: TableSettings, topic: str, par
         return result
     raise TableSyncError(f"Iceberg table {table_config.full_name}: {MAX_ATTEMPTS} attempts in a row met another "
                          f"commit first; nothing of this sync was registered (the next sync registers it)")
+
+
+def _create(catalog: Catalog, table_config: TableSettings, config: SinkConfig, topic: str, partition: int,
+            first: CommittedObject, log: logging.Logger) -> Table:
+    """The table, created from the schema of the first object it is to register."""
+    path = object_path(config.bucket, first)
+    footer = read_footer(load_file_io(dict(table_config.properties), table_config.location), path)
+    try:
+        table, partitioning = create_table(catalog, table_config, footer.schema.to_arrow_schema(),
+                                           partitioning_of(config))
+    except ValueError as exc:
+        raise IncompatibleSchemaError(topic, partition, first.start_offset, first.key, str(exc)) from None
+    log.info(f"Created the Iceberg table {table_config.full_name} at {table_config.location}, "
+             f"{partitioning.describe()}")
+    return table
 
 
 def _current_snapshot_id(table: Table | None) -> int | None:
