@@ -98,6 +98,14 @@ class TableSettings:
                 f"warehouse={self.warehouse!r})")
 
 
+def table_full_name(config: SinkConfig, topic: str) -> str | None:
+    """``<catalog>.<namespace>.<table>`` of ``topic``'s table, or None when the connector has none."""
+    if config[ICEBERG_CATALOG_URI] is None:
+        return None
+    return (f"{config['kafka_s3_assets.iceberg.catalog.name']}.{config['kafka_s3_assets.iceberg.namespace']}."
+            f"{config['kafka_s3_assets.iceberg.table'] or default_table_name(topic)}")
+
+
 def table_settings(config: SinkConfig, s3: S3Settings, topic: str) -> TableSettings | None:
     """The table of ``topic``'s exports, or None when the connector has no Iceberg table."""
     uri = config[ICEBERG_CATALOG_URI]
