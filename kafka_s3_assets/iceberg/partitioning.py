@@ -36,6 +36,10 @@ from ..sink.timebased.zones import zone_for_id
 HOUR, DAY, IDENTITY = "hour", "day", "identity"
 _TRANSFORMS: dict[str, Transform] = {HOUR: HourTransform(), DAY: DayTransform(), IDENTITY: IdentityTransform()}
 FIRST_PARTITION_FIELD_ID = 1000  # Iceberg numbers partition fields from 1000
+# IANA ids of zones that are UTC at every instant (a fixed zone at offset 0, "+00:00", is UTC too).
+UTC_ZONE_IDS = frozenset({"UTC", "Etc/UTC", "UCT", "Etc/UCT", "Universal", "Etc/Universal", "Zulu", "Etc/Zulu",
+                          "GMT", "Etc/GMT", "GMT0", "Etc/GMT0", "GMT+0", "Etc/GMT+0", "GMT-0", "Etc/GMT-0",
+                          "Greenwich", "Etc/Greenwich"})
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ def partitioning_of(config: SinkConfig) -> Partitioning:
         return Partitioning(None, reason="the Record and Wallclock extractors' times are not columns of the files")
     settings = time_based_settings(config)
     zone = zone_for_id(settings.timezone)
-    if not (zone.is_fixed and zone.offset(0) == 0):
+    if not (settings.timezone in UTC_ZONE_IDS or (zone.is_fixed and zone.offset(0) == 0)):
         return Partitioning(None, reason=f"timezone {settings.timezone} is not UTC: an object's hours or days "
                                          f"are not UTC ones")
     field = setting(config, "timestamp.field")
