@@ -10,7 +10,8 @@ from how the partitioner cuts objects:
   names the year, month and day (or the day of the year) and the hour of the day, and
   ``partition.duration.ms`` divides an hour, an object's records lie in one UTC hour: ``hour(field)``. When
   it names the date and the duration divides a day: ``day(field)``.
-* ``FieldPartitioner``: an object's records share each field's value: ``identity(field)`` per field.
+* ``FieldPartitioner``: an object's records share each field's value: ``identity(field)`` per top-level
+  field (pyiceberg keeps no statistics of nested columns, so nested fields cannot be sources).
 * Anything else is unpartitioned: the Default partitioner's Kafka partition, and the Record and Wallclock
   extractors' times, are not columns of the files; a zone with another offset, or a path coarser than its
   buckets (a month), would give an object several values.
@@ -86,12 +87,20 @@ def partitioning_of(config: SinkConfig) -> Partitioning:
 
 
 def partition_spec(partitioning: Partitioning, schema: Schema) -> tuple[PartitionSpec, Partitioning]:
-    """The spec for a new table of ``schema`` (with its field ids), and the partitioning it has: none when
-    a source column is missing from the files or (for hour and day) is not a timestamp."""
+    """The spec for a new table of ``schema`` (with its field ids), and the partitioning it has.
+
+    Only top-level columns are sources: pyiceberg records no min and max for nested columns, so a nested
+    source's partition value would be null in every file, and a filter on it would prune files that
+    match. A nested field of FieldPartitioner is left out (the others stay); a missing source column, or
+    (for hour and day) one that is not a timestamp, leaves the table unpartitioned."""
     if partitioning.transform is None:
         return PartitionSpec(), partitioning
+    top_level = tuple(name for name in partitioning.fields if "." not in name)
+    if not top_level:
+        return PartitionSpec(), Partitioning(None, reason=f"{', '.join(partitioning.fields)}: nested fields have no "
+                                                           f"statistics to take partition values from")
     fields = []
-    for i, name in enumerate(partitioning.fields):
+    for i, name in enumerate(top_level):
         try:
             source = schema.find_field(name)
         except ValueError:
@@ -101,9 +110,10 @@ def partition_spec(partitioning: Partitioning, schema: Schema) -> tuple[Partitio
                                                                     (TimestampType, TimestamptzType)):
             return PartitionSpec(), Partitioning(None, reason=f"the timestamp field {name} is a column of type "
                                                                f"{source.field_type}, not a timestamp")
-        label = name.replace(".", "_")
         fields.append(PartitionField(source_id=source.field_id, field_id=FIRST_PARTITION_FIELD_ID + i,
                                      transform=_TRANSFORMS[partitioning.transform],
-                                     name=label if partitioning.transform == IDENTITY
-                                     else f"{label}_{partitioning.transform}"))
-    return PartitionSpec(*fields), partitioning
+                                     name=name if partitioning.transform == IDENTITY
+                                     else f"{name}_{partitioning.transform}"))
+    left_out = [name for name in partitioning.fields if name not in top_level]
+    reason = f"nested {', '.join(left_out)} left out: no statistics to take partition values from" if left_out else ""
+    return PartitionSpec(*fields), Partitioning(partitioning.transform, top_level, reason)

@@ -270,3 +270,69 @@ def test_two_runs_of_different_partitions_racing_on_the_table_commit_both_land(k
     registered = read_registered(table, config["name"])
     assert {p: r.next_offset for (_t, p), r in registered.items()} == {0: 6, 1: 6}
     assert len(table.scan().to_arrow()) == 12
+
+
+ORDER_SCHEMA = {"type": "record", "name": "Order", "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "region", "type": "string"},
+    {"name": "shop", "type": {"type": "record", "name": "Shop", "fields": [{"name": "number", "type": "int"}]}},
+]}
+
+
+def test_field_partitioner_top_level_fields_are_identity_partitions_taken_from_each_files_statistics(
+        kafka, s3_client, bucket, tmp_path):
+    topic = kafka.create_topic("ice_field")
+    long_region = "north-east-region-with-a-name-longer-than-statistics-truncation"
+    produce(kafka, topic, [{"id": i, "region": (long_region, "south")[i % 2], "shop": {"number": i % 3}}
+                           for i in range(12)], schema=ORDER_SCHEMA)
+    config = {**table_config(topic, bucket, tmp_path),
+              "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+              "partition.field.name": "region,shop.number", "flush.size": "12"}  # one commit: six objects of 2
+
+    assert run_topic(config, topic, [0])[0].error is None
+
+    table = the_table(config, topic)
+    # shop.number is nested: pyiceberg keeps no statistics of nested columns to take its values from.
+    assert [(f.name, str(f.transform)) for f in table.spec().fields] == [("region", "identity")]
+    committed = committed_objects(config, topic, [0])
+    assert data_files(table) == sorted(committed) and len(committed) == 6
+    for task in table.scan().plan_files():
+        region = re.search(r"/region=([^/]+)/shop\.number=\d+/", task.file.file_path).group(1)
+        assert task.file.partition[0] == region
+    south = table.scan(row_filter="region = 'south'")
+    assert len(list(south.plan_files())) == 3
+    assert sorted(r["id"] for r in south.to_arrow().to_pylist()) == [1, 3, 5, 7, 9, 11]
+    shop_0 = table.scan(row_filter="shop.number = 0").to_arrow().to_pylist()
+    assert sorted(r["id"] for r in shop_0) == [0, 3, 6, 9]
+
+
+def test_daily_partitioner_on_a_record_field_is_a_day_partition(kafka, s3_client, bucket, tmp_path):
+    topic = kafka.create_topic("ice_daily")
+    produce(kafka, topic, events(0, 6, minutes_apart=600))  # 10:00 on 1 May .. 12:00 on 3 May
+    config = {**table_config(topic, bucket, tmp_path),
+              "partitioner.class": "io.confluent.connect.storage.partitioner.DailyPartitioner"}
+
+    assert run_topic(config, topic, [0])[0].error is None
+
+    table = the_table(config, topic)
+    assert [str(f.transform) for f in table.spec().fields] == ["day"]
+    for task in table.scan().plan_files():
+        y, mo, d = map(int, re.search(r"/year=(\d+)/month=(\d+)/day=(\d+)/", task.file.file_path).groups())
+        assert task.file.partition[0] == (datetime.date(y, mo, d) - datetime.date(1970, 1, 1)).days
+    assert data_files(table) == sorted(committed_objects(config, topic, [0]))
+
+
+def test_a_second_connector_registering_the_same_objects_in_the_same_table_is_refused(
+        kafka, s3_client, bucket, tmp_path):
+    topic = kafka.create_topic("ice_twice")
+    produce(kafka, topic, events(0, 3))
+    config = table_config(topic, bucket, tmp_path)
+    assert run_topic(config, topic, [0])[0].error is None
+    files = data_files(the_table(config, topic))
+    # Another connector name over the same objects and table: its summary records nothing of them yet.
+    other = {**config, "name": f"other-{topic}"}
+
+    outcome = run_topic(other, topic, [0])[0]
+
+    assert outcome.error is not None and "already data files of the table" in outcome.error
+    assert data_files(the_table(config, topic)) == files

@@ -179,11 +179,20 @@ def test_the_spec_needs_the_source_column_and_a_timestamp_for_hour_and_day():
     on_long = partitioning_of(validate_connector_config(time_based("YYYY/MM/dd/HH", **{"timestamp.field": "ms"})))
     spec, got = partition_spec(on_long, schema)
     assert spec.is_unpartitioned() and "not a timestamp" in got.reason
+    schema = assign_fresh_schema_ids(iceberg_schema(pa.schema([
+        pa.field("at", pa.timestamp("ms", tz="UTC"), nullable=False), pa.field("ms", pa.int64()),
+        pa.field("address", pa.struct([pa.field("country", pa.string())]))])))
     field = partitioning_of(validate_connector_config(iceberg_config(**{
         "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+        "partition.field.name": "ms,address.country"})))
+    spec, got = partition_spec(field, schema)  # nested: no statistics, so no partition values
+    assert [(f.name, str(f.transform)) for f in spec.fields] == [("ms", "identity")]
+    assert got.fields == ("ms",) and "address.country left out" in got.reason
+    only_nested = partitioning_of(validate_connector_config(iceberg_config(**{
+        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
         "partition.field.name": "address.country"})))
-    spec, _ = partition_spec(field, schema)
-    assert [(f.name, str(f.transform)) for f in spec.fields] == [("address_country", "identity")]
+    spec, got = partition_spec(only_nested, schema)
+    assert spec.is_unpartitioned() and "nested" in got.reason
     missing = partitioning_of(validate_connector_config(iceberg_config(**{
         "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
         "partition.field.name": "region"})))
