@@ -252,3 +252,53 @@ def test_the_newest_summary_of_the_connector_counts_past_other_writers_snapshots
 
     assert read_registered(table, "sink") == second
     assert read_registered(table, "other-connector") == {("orders", 0): Registered(99, "x")}
+
+
+# Catalogs
+
+
+def test_an_http_url_opens_a_rest_catalog_with_the_connectors_catalog_properties(tmp_path):
+    """A stand-in for a REST catalog's config endpoint (no REST catalog server is installable here): it
+    records what pyiceberg's RestCatalog asks when it opens, to show the token and warehouse travel."""
+    import http.server
+    import threading
+
+    from kafka_s3_assets.iceberg.catalog import open_catalog
+
+    seen = []
+
+    class ConfigEndpoint(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            seen.append((self.path, self.headers.get("Authorization")))
+            body = json.dumps({"defaults": {}, "overrides": {}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ConfigEndpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        config = validate_connector_config(iceberg_config(**{
+            URI: f"http://127.0.0.1:{server.server_port}/catalog", "kafka_s3_assets.iceberg.catalog.name": "lake",
+            "kafka_s3_assets.iceberg.catalog.token": "bearer-t0ken",
+            "kafka_s3_assets.iceberg.catalog.warehouse": "analytics"}))
+        catalog = open_catalog(table_settings(config, S3Settings(bucket="bucket", region="us-east-1"), "orders"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert type(catalog).__name__ == "RestCatalog" and catalog.name == "lake"
+    assert seen == [("/catalog/v1/config?warehouse=analytics", "Bearer bearer-t0ken")]
+
+
+def test_a_sqlite_url_opens_a_sql_catalog_creating_its_directory(tmp_path):
+    from kafka_s3_assets.iceberg.catalog import open_catalog
+
+    config = validate_connector_config(iceberg_config(**{URI: f"sqlite:///{tmp_path}/new/dir/catalog.db"}))
+    catalog = open_catalog(table_settings(config, S3Settings(bucket="bucket", region="us-east-1"), "orders"))
+    assert type(catalog).__name__ == "SqlCatalog" and (tmp_path / "new" / "dir" / "catalog.db").is_file()
+    assert catalog.properties["warehouse"] == "s3://bucket/_kafka_s3_assets/iceberg"
