@@ -133,7 +133,7 @@ def _sync(settings: ExportSettings, table_config: TableSettings, topic: str, par
         result = TableSync(table_config.full_name, _current_snapshot_id(table), committed=False, attempts=attempt,
                            partitions={p: PartitionSync(topic, p, state.get((topic, p)), error=plan.errors.get(p))
                                        for p in partitions})
-        if not any(plan.pending.values()):
+        if table is None or not any(plan.pending.values()):  # (no table: no object to take a schema from yet)
             return result
         tx = _stage(table, config.bucket, config.name, topic, plan, state, result)
         if tx is None:  # every pending manifest stopped at an incompatible schema

@@ -17,6 +17,7 @@ from kafka_s3_assets.defs.topic_export import COMPLETENESS_CHECK, TABLE_CHECK
 from kafka_s3_assets.iceberg.registered import read_registered
 
 from ..faults import topic_run_process
+from ..faults.export_process import finish
 from ..integration.test_iceberg_table import (committed_objects, data_files, events, produce, run_topic, table_config,
                                               the_table)
 from .test_dagster_asset import materialize, spec
@@ -54,7 +55,7 @@ def test_a_materialization_names_the_table_its_snapshot_and_checks_the_registere
     assert md["iceberg_registered_next_offset"] == md["next_offset"] == 6
     checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
     assert checks[COMPLETENESS_CHECK].passed and checks[TABLE_CHECK].passed
-    assert f"up to offset 5" in checks[TABLE_CHECK].description
+    assert "up to offset 5" in checks[TABLE_CHECK].description
     assert asset.specs_by_key[mat.asset_key].metadata["dagster/table_name"] == f"default.kafka.{topic}"
 
 
@@ -63,7 +64,7 @@ def test_table_sync_registers_what_a_killed_run_left_then_has_nothing_new(kafka,
     produce(kafka, topic, events(0, 6), partition=0)
     produce(kafka, topic, events(20, 3), partition=1)  # 16:40, 17:00, 17:20: two hours, two objects
     config = table_config(topic, bucket, tmp_path)
-    code, _result, err = topic_run_process.finish(
+    code, _result, err = finish(
         topic_run_process.spawn(config, topic, [0, 1], env={CRASH_AT_ENV: "before_table_commit"}))
     assert code == -9, err
     assert data_files(the_table(config, topic)) == []  # created from the first file, nothing committed

@@ -21,7 +21,7 @@ from kafka_s3_assets.export.partition_export import export_partition
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.export.topic_export import ExportJob, export_topic
 
-from .export_process import PROJECT_ROOT
+from .export_process import PROJECT_ROOT, once_paused
 
 
 def spawn(config: dict, topic: str, partitions: list[int], env: dict | None = None) -> subprocess.Popen:
@@ -36,22 +36,8 @@ def spawn(config: dict, topic: str, partitions: list[int], env: dict | None = No
 def spawn_paused(config: dict, topic: str, partitions: list[int], point: str, pause: Path) -> subprocess.Popen:
     """A topic run paused at ``point`` until ``pause`` is removed; returns once it has paused."""
     pause.touch()
-    process = spawn(config, topic, partitions, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)})
-    reached = Path(str(pause) + ".reached")
-    while not reached.exists():  # the run says it paused: an event, not a guess at a duration
-        try:
-            process.wait(timeout=0.02)
-            raise AssertionError(f"the run ended before pausing: {finish(process)}")
-        except subprocess.TimeoutExpired:
-            pass
-    return process
-
-
-def finish(process: subprocess.Popen) -> tuple[int, dict | None, str]:
-    out = process.stdout.read()
-    err = process.stderr.read()
-    code = process.wait(timeout=300)
-    return code, (json.loads(out) if out.strip() else None), err
+    return once_paused(spawn(config, topic, partitions, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)}),
+                       pause)
 
 
 def main() -> int:

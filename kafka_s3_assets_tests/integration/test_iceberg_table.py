@@ -24,13 +24,13 @@ from kafka_s3_assets.iceberg.catalog import load_table, open_catalog
 from kafka_s3_assets.iceberg.registered import read_registered
 from kafka_s3_assets.iceberg.schema import value_objects
 from kafka_s3_assets.iceberg.settings import table_settings
-from kafka_s3_assets.iceberg.sync import sync_table
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.sink.manifest import ManifestLayout
 
 from ..conftest import connector_config
 from ..exporting import export
 from ..faults import topic_run_process
+from ..faults.export_process import finish
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
@@ -231,7 +231,7 @@ def test_a_run_killed_between_its_manifests_and_the_table_commit_is_registered_b
     assert run_topic(config, topic, [0])[0].error is None
     produce(kafka, topic, events(6, 6))
 
-    code, result, err = topic_run_process.finish(
+    code, result, err = finish(
         topic_run_process.spawn(config, topic, [0], env={CRASH_AT_ENV: "before_table_commit"}))
 
     assert code == -9 and result is None, err
@@ -260,7 +260,7 @@ def test_two_runs_of_different_partitions_racing_on_the_table_commit_both_land(k
     assert b.error is None and b.table.committed
     # ... and A, released, finds its commit refused, reads the summary again and commits on top of B's.
     (tmp_path / "pause").unlink()
-    code, a, err = topic_run_process.finish(paused)
+    code, a, err = finish(paused)
 
     assert code == 0, err
     assert a["table_committed"] and a["table_attempts"] >= 2

@@ -12,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import assign_fresh_schema_ids
-from pyiceberg.types import LongType, StringType, TimestamptzType
 
 from kafka_s3_assets.clients.s3 import S3Settings
 from kafka_s3_assets.iceberg.partitioning import DAY, HOUR, IDENTITY, partition_spec, partitioning_of
