@@ -301,3 +301,45 @@ def test_a_sqlite_url_opens_a_sql_catalog_creating_its_directory(tmp_path):
     catalog = open_catalog(table_settings(config, S3Settings(bucket="bucket", region="us-east-1"), "orders"))
     assert type(catalog).__name__ == "SqlCatalog" and (tmp_path / "new" / "dir" / "catalog.db").is_file()
     assert catalog.properties["warehouse"] == "s3://bucket/_kafka_s3_assets/iceberg"
+
+
+def test_a_sync_whose_catalog_refuses_it_fails_naming_the_table_with_no_secret_in_the_message():
+    """A stand-in REST catalog that refuses the token and echoes it in its error (as a careless server
+    might): the error names the table and shows none of the connector's secrets."""
+    import http.server
+    import logging
+    import threading
+
+    from kafka_s3_assets.export.settings import resolve_settings
+    from kafka_s3_assets.iceberg.sync import TableSyncError, sync_table
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            body = json.dumps({"error": {"message": f"refused {self.headers.get('Authorization')} for {self.path}",
+                                         "type": "NotAuthorizedException", "code": 401}}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        settings = resolve_settings(iceberg_config(**{
+            URI: f"http://iceberg:url-pa55word@127.0.0.1:{server.server_port}/catalog",
+            "kafka_s3_assets.iceberg.catalog.token": "bearer-t0ken-sentinel",
+            "bootstrap.servers": "127.0.0.1:9", "value.converter.schema.registry.url": "http://127.0.0.1:9",
+            "store.url": "http://127.0.0.1:9", "aws.access.key.id": "AKIA",
+            "aws.secret.access.key": "aws-s3cret-key"}), env={})
+        with pytest.raises(TableSyncError) as info:
+            sync_table(settings, "orders", [0], logging.getLogger(__name__))
+    finally:
+        server.shutdown()
+        server.server_close()
+    message = str(info.value)
+    assert message.startswith("Iceberg table default.kafka.orders: ") and "refused" in message
+    assert not any(s in message for s in ("url-pa55word", "bearer-t0ken-sentinel", "aws-s3cret-key"))
