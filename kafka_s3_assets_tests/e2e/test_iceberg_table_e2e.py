@@ -98,3 +98,24 @@ def test_table_sync_without_a_table_or_with_another_format_exits_2_naming_the_ke
         done = cli("table", "sync", "--config", str(tmp_path / name))
         assert done.returncode == 2, done.stdout + done.stderr
         assert "kafka_s3_assets.iceberg.catalog.uri" in done.stderr
+
+
+def test_export_json_names_the_table_and_its_snapshot(spark, kafka, bucket, tmp_path, workdir, capsys):
+    from kafka_s3_assets.cli import main
+
+    topic = kafka.create_topic("ice_export_cli")
+    produce(kafka, topic, events(0, 4, minutes_apart=1))
+    config = table_config(topic, bucket, tmp_path)
+    config_path = workdir / "connector.json"
+    config_path.write_text(json.dumps(config))
+
+    code = main(["export", "--config", str(config_path), "--json"])
+
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    [partition] = out["partitions"]
+    table = the_table(config, topic)
+    assert partition["iceberg_table"] == f"default.kafka.{topic}"
+    assert partition["iceberg_snapshot_id"] == table.current_snapshot().snapshot_id
+    assert partition["completeness_check_passed"] is True  # both checks: the manifests' and the table's
+    assert data_files(table) == sorted(committed_objects(config, topic, [0]))
