@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pyiceberg.catalog import Catalog
@@ -49,6 +50,7 @@ from .schema import IncompatibleSchemaError, evolve_for, value_objects
 from .settings import TableSettings, table_settings
 
 MAX_ATTEMPTS = 10
+FOOTER_READERS = 8  # footers read at once when many objects are registered (a history, a long run)
 RETRY_WAIT_S = (0.05, 2.0)  # full-jitter backoff between attempts: first, longest
 
 
@@ -215,6 +217,8 @@ def _stage(table: Table, bucket: str, connector: str, topic: str, plan: _Plan,
     files = []
     new_state = dict(state)
     schemas_seen = set()
+    footers = _read_footers(table, [object_path(bucket, o) for ms in plan.pending.values() for _k, m in ms
+                                    for o in value_objects(m)])
     for p, manifests in plan.pending.items():
         outcome = result.partitions[p]
         for key, manifest in manifests:
@@ -222,7 +226,7 @@ def _stage(table: Table, bucket: str, connector: str, topic: str, plan: _Plan,
             try:
                 for obj in value_objects(manifest):
                     path = object_path(bucket, obj)
-                    footer = read_footer(table.io, path)
+                    footer = footers[path]
                     arrow_schema = footer.schema.to_arrow_schema()
                     if arrow_schema not in schemas_seen:
                         evolve_for(tx, arrow_schema)
@@ -245,6 +249,12 @@ def _stage(table: Table, bucket: str, connector: str, topic: str, plan: _Plan,
         for path, size, footer in files:
             append.append_data_file(data_file(tx.table_metadata, path, size, footer))
     return tx
+
+
+def _read_footers(table: Table, paths: list[str]) -> dict:
+    """Each object's Parquet footer, several at a time (each is a round trip or two to S3)."""
+    with ThreadPoolExecutor(max_workers=FOOTER_READERS) as pool:
+        return dict(zip(paths, pool.map(lambda path: read_footer(table.io, path), paths)))
 
 
 def _refuse_files_already_there(table: Table, paths: list[str], first_time: list[int]) -> None:
