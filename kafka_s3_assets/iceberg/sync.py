@@ -131,7 +131,8 @@ def _sync(settings: ExportSettings, table_config: TableSettings, topic: str, par
                     plan.errors[exc.partition] = str(exc)
                     plan.pending = {p: [] for p in partitions}
                 else:
-                    continue  # plan again against the table as it is (another process may have filled it)
+                    if table.current_snapshot() is not None:  # another process created it first, and filled it
+                        continue  # plan again against the table as it is
         result = TableSync(table_config.full_name, _current_snapshot_id(table), committed=False, attempts=attempt,
                            partitions={p: PartitionSync(topic, p, state.get((topic, p)), error=plan.errors.get(p))
                                        for p in partitions})
