@@ -6,7 +6,8 @@ its snapshot summary how far it has registered each topic-partition (``registere
 every manifest after that, in order, in one commit per table, from the driver of an export run, the
 export sensor or ``kafka-s3-assets table sync``. ``settings`` (what the config asks for), ``catalog``
 (opening the catalog, creating the table), ``schema`` (the files' schema as the table's), ``partitioning``
-(which partition transform the connector's partitioner allows).
+(which partition transform the connector's partitioner allows), ``data_files`` (an object as a data file,
+from its footer).
 
 At the export layer: it reads manifests through ``export`` and reaches S3 through ``clients``; Spark tasks
 never import it.
