@@ -119,3 +119,25 @@ def test_export_json_names_the_table_and_its_snapshot(spark, kafka, bucket, tmp_
     assert partition["iceberg_snapshot_id"] == table.current_snapshot().snapshot_id
     assert partition["completeness_check_passed"] is True  # both checks: the manifests' and the table's
     assert data_files(table) == sorted(committed_objects(config, topic, [0]))
+
+
+def test_the_export_sensors_next_tick_registers_what_a_killed_run_left(kafka, bucket, tmp_path, instance):
+    from kafka_s3_assets.defs.partitions import topic_partitions_def
+    from kafka_s3_assets.defs.resources import default_resources
+    from kafka_s3_assets.defs.sensors import build_export_sensor, build_jobs
+
+    topic = kafka.create_topic("ice_sensor")
+    produce(kafka, topic, events(0, 6))
+    config = table_config(topic, bucket, tmp_path)
+    code, _result, err = finish(topic_run_process.spawn(config, topic, [0], env={CRASH_AT_ENV: "before_table_commit"}))
+    assert code == -9, err
+    connector = spec(config)
+    instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [f"{topic}/0"])
+    sensor = build_export_sensor(connector, build_jobs(connector))
+
+    result = sensor(dg.build_sensor_context(instance=instance, resources=default_resources()))
+
+    assert not result.run_requests  # nothing waits to be exported: the tick registered the table itself
+    table = the_table(config, topic)
+    assert data_files(table) == sorted(committed_objects(config, topic, [0])) != []
+    assert read_registered(table, config["name"])[(topic, 0)].next_offset == 6
