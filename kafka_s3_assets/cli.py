@@ -107,6 +107,54 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0 if all(report.passed for _t, _p, report in reports) else 1
 
 
+def _cmd_table_sync(args: argparse.Namespace) -> int:
+    from .clients.errors import ExternalSystemError
+    from .export.kafka_env import kafka_env_settings
+    from .export.partition_selection import select_partitions
+    from .export.settings import resolve_settings
+    from .iceberg.sync import TableSyncError, sync_table
+    from .sink.config import resolved_connector_config
+    from .sink.config_keys import ICEBERG_CATALOG_URI
+    from .sink.secrets import scrub
+
+    # No export, no Spark, no Dagster run: the manifests in S3 not in the table yet are registered.
+    settings = resolve_settings(resolved_connector_config(args.config, args.worker_config),
+                                kafka_client_settings=kafka_env_settings(), need_kafka=not args.partition)
+    config = settings.sink_config()
+    if config[ICEBERG_CATALOG_URI] is None:
+        print(f"error: the connector has no Iceberg table: set {ICEBERG_CATALOG_URI} (docs/iceberg.md)",
+              file=sys.stderr)
+        return 2
+    try:
+        partitions = select_partitions(config, settings.kafka, args.partition or [])
+    except (ValueError, ExternalSystemError) as exc:
+        print(f"error: {scrub(str(exc), settings.secrets())}", file=sys.stderr)
+        return 2
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        by_topic.setdefault(topic, []).append(partition)
+    log = logging.getLogger("kafka_s3_assets.table_sync")
+    failed = False
+    for topic, topic_partitions in by_topic.items():
+        try:
+            synced = sync_table(settings, topic, topic_partitions, log)
+        except TableSyncError as exc:
+            print(f"error: {topic}: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        snapshot = f"snapshot {synced.snapshot_id}" if synced.snapshot_id is not None else "no snapshot yet"
+        print(f"{synced.table_name}: {'committed' if synced.committed else 'nothing new to register'} ({snapshot})")
+        for p in synced.partitions.values():
+            where = ("nothing registered" if p.registered is None
+                     else f"registered up to offset {p.registered.next_offset - 1}")
+            print(f"  {topic}/{p.partition}: {where}; added {p.manifests_added} manifest(s), {p.files_added} "
+                  f"file(s), {p.records_added} record(s)")
+            if p.error:
+                print(f"error: {topic}/{p.partition}: {p.error}", file=sys.stderr)
+                failed = True
+    return 1 if failed else 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .sink.config import load_connector_config
 
@@ -208,6 +256,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--full", action="store_true",
                        help="verify the whole history again, not only what is new since the last check that passed")
     check.set_defaults(func=_cmd_check)
+
+    table = sub.add_parser("table", help="the connector's Iceberg table (kafka_s3_assets.iceberg.*)")
+    table_sub = table.add_subparsers(dest="table_command", required=True)
+    table_sync = table_sub.add_parser("sync", help="register in the Iceberg table every exported manifest it does not "
+                                                   "hold yet, without exporting (exit 1 if one cannot be)")
+    add_partition_command_options(table_sync, "register")
+    table_sync.set_defaults(func=_cmd_table_sync)
 
     validate = sub.add_parser("validate", help="validate a connector config and exit")
     validate.add_argument("--config", required=True)

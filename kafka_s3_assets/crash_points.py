@@ -23,7 +23,9 @@ Points, in the order an export meets them:
 * ``before_manifest``: every object of a batch is stored, its manifest is not written;
 * ``after_manifest``: the manifest is written; the pointer to it (``export.last_manifest``) is not
   updated and the consumer-group offset is not committed;
-* ``before_release``: everything is committed, the export's lease on the partition is not released.
+* ``before_release``: everything is committed, the export's lease on the partition is not released;
+* ``before_table_commit``: on the driver, after the export's manifests: the Iceberg table's commit
+  registering them is built, not committed (``iceberg.sync``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from pathlib import Path
 CRASH_AT_ENV = "KAFKA_S3_ASSETS_CRASH_AT"
 PAUSE_FILE_ENV = "KAFKA_S3_ASSETS_PAUSE_FILE"
 POINTS = ("before_lease", "record_read", "part_uploaded", "object_completing", "object_stored", "before_manifest",
-          "after_manifest", "before_release")
+          "after_manifest", "before_release", "before_table_commit")
 
 _reached: Counter[str] = Counter()
 

@@ -1,11 +1,14 @@
 """The README's main command: bring up the embedded stack, produce the quickstart's nine Avro records,
-export them through Dagster with ``flush.size=3``, and show the objects and what they contain."""
+export them through Dagster with ``flush.size=3``, and show the objects and what they contain; then export
+the same records as Parquet registered in an Iceberg table (a SQLite catalog in the devstack's directory),
+show the table's rows and one SQL query over it (DuckDB over pyiceberg's scan)."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Callable
 
@@ -16,12 +19,15 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 
 from .clients.s3 import S3ObjectStore
-from .defs.connectors import DEMO_CONNECTOR, load_connector
+from .defs.connectors import DEMO_CONNECTOR, ConnectorSpec, load_connector
 from .defs.materialize import cli_instance, materialize_partitions, resolve_partitions
 from .devstack import stack
 from .export.settings import resolve_settings
 
 DEMO_TOPIC = "s3_topic"
+DEMO_TABLE_CONNECTOR = Path(__file__).resolve().parent / "demo_table_connector.json"
+DEMO_DIR_ENV = "KAFKA_S3_ASSETS_DEMO_DIR"  # where demo_table_connector.json puts its catalog (${env:…})
+DEMO_QUERY = "SELECT count(*) AS records, min(f1) AS first, max(f1) AS last FROM s3_topic"
 DEMO_SCHEMA = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
 
 
@@ -50,6 +56,7 @@ def read_avro_records(body: bytes) -> list[dict]:
 def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
     # The demo owns its embedded stack: start from a clean one so it always shows the same nine records.
     stack.down(state_dir)
+    shutil.rmtree(state_dir / "iceberg", ignore_errors=True)  # the last demo's table catalog, of a bucket now gone
     endpoints = stack.up(state_dir)
     os.environ.update(endpoints.env())
     out(f"devstack up: Kafka {endpoints.kafka_bootstrap_servers}, S3 {endpoints.s3_endpoint_url}, "
@@ -80,7 +87,46 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
             out(key)
             for record in read_avro_records(store.get(key)):
                 out(json.dumps(record))
+    os.environ[DEMO_DIR_ENV] = str(state_dir.resolve())
+    table_connector = load_connector(DEMO_TABLE_CONNECTOR)
+    if show_table(table_connector, instance, out) != 0:
+        return 1
     out("")
     out(f"See the runs in the Dagster UI:  DAGSTER_HOME={instance.root_directory} dagster dev")
     out(f"Stop the embedded stack:         kafka-s3-assets devstack down --dir {state_dir}")
+    return 0
+
+
+def show_table(connector: ConnectorSpec, instance, out: Callable[[str], None]) -> int:
+    """Export the topic again as Parquet with the Iceberg table on, then read the table back: its rows
+    through pyiceberg, and a SQL query through DuckDB."""
+    from .iceberg.catalog import load_table, open_catalog
+    from .iceberg.settings import table_settings
+
+    settings = resolve_settings(connector.raw)
+    table_config = table_settings(settings.sink_config(), settings.s3, DEMO_TOPIC)
+    out("")
+    out(f"exporting the same records as Parquet (topics.dir=tables), registered in the Iceberg table "
+        f"{table_config.full_name} ...")
+    outcomes = materialize_partitions(connector, settings, resolve_partitions(connector, settings, []), instance)
+    failed = [o for o in outcomes if not o.success]
+    for o in failed:
+        out(f"export of {o.partition} FAILED: {o.error}")
+    if failed:
+        return 1
+    for outcome in outcomes:
+        for key in outcome.object_keys:
+            out(key)
+    table = load_table(open_catalog(table_config), table_config)
+    rows = table.scan().to_arrow()
+    files = len(list(table.scan().plan_files()))
+    out(f"table {table_config.full_name}: {rows.num_rows} rows in {files} data files "
+        f"(snapshot {table.current_snapshot().snapshot_id}), catalog {table_config.catalog_uri}")
+    out("  f1: " + ", ".join(rows.column("f1").to_pylist()))
+    out(f"SQL> {DEMO_QUERY}")
+    connection = table.scan().to_duckdb(DEMO_TOPIC)
+    result = connection.execute(DEMO_QUERY)
+    out("  " + " | ".join(column[0] for column in result.description))
+    for row in result.fetchall():
+        out("  " + " | ".join(str(value) for value in row))
     return 0

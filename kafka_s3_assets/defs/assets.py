@@ -11,6 +11,7 @@ from dagster_pyspark import LazyPySparkResource
 
 from ..export.lag import LagLimits
 from ..export.topic_export import export_topic
+from ..iceberg.settings import table_full_name
 from ..sink.secrets import scrub
 from ..spark.job import spark_export_job
 from .concurrency import SPARK_POOL, export_tag
@@ -19,7 +20,7 @@ from .lag_events import lag_check_spec
 from .partitions import key_range_tags, parse_partition_key, spanning_range, topic_partitions_def
 from .resources import KafkaResource, SchemaRegistryResource, export_settings
 from .progress_display import publish
-from .topic_export import COMPLETENESS_CHECK, failure, partition_events
+from .topic_export import COMPLETENESS_CHECK, TABLE_CHECK, failure, partition_events
 
 
 def export_asset_key(connector: str, topic: str) -> dg.AssetKey:
@@ -74,21 +75,33 @@ def topic_run(connector: ConnectorSpec, topic: str, known_keys: list[str], keys:
     return tags, {"ops": {op_name: {"config": {"partitions": partitions}}}}
 
 
+def table_check_spec(table_name: str | None, key: dg.AssetKey, partitions_def) -> list[dg.AssetCheckSpec]:
+    """With an Iceberg table (``kafka_s3_assets.iceberg.catalog.uri``): its registered offsets against the
+    manifests, per topic-partition."""
+    if table_name is None:
+        return []
+    return [dg.AssetCheckSpec(TABLE_CHECK, asset=key, partitions_def=partitions_def,
+                              description="The Iceberg table registered every manifest of the topic-partition: its "
+                                          "snapshot summary's next offset is the last manifest's")]
+
+
 def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinition:
     key = export_asset_key(connector.name, topic)
     partitions_def = topic_partitions_def(connector.name, topic)
     tag = export_tag(connector.name, topic)
     lag_limits = LagLimits.from_config(connector.config)
+    table_name = table_full_name(connector.config, topic)
 
     @dg.multi_asset(
         name=key.to_python_identifier(),
         specs=[dg.AssetSpec(
             key, partitions_def=partitions_def, group_name=safe_name(connector.name),
-            kinds={"kafka", "spark", "s3"},
+            kinds={"kafka", "spark", "s3"} | ({"iceberg"} if table_name else set()),
             description=(f"Kafka topic `{topic}` exported to S3 by connector `{connector.name}` "
                          f"({connector.source}) with Kafka Connect S3 sink semantics."),
             metadata={"connector": connector.name, "topic": topic, "bucket": connector.config.bucket,
-                      "topics_dir": connector.config.topics_dir},
+                      "topics_dir": connector.config.topics_dir,
+                      **({"dagster/table_name": table_name} if table_name else {})},
             # A partition with nothing new is not materialized again (see topic_export.partition_events).
             skippable=True)],
         check_specs=[dg.AssetCheckSpec(COMPLETENESS_CHECK, asset=key, partitions_def=partitions_def,
@@ -96,7 +109,8 @@ def build_export_asset(connector: ConnectorSpec, topic: str) -> dg.AssetsDefinit
                                                    "listed object present with its recorded size; tolerated "
                                                    "offsets in no object; no offset deleted by retention before "
                                                    "it was exported")]
-                    + lag_check_spec(key, partitions_def, lag_limits),
+                    + lag_check_spec(key, partitions_def, lag_limits)
+                    + table_check_spec(table_name, key, partitions_def),
         can_subset=True,
         # One run (one Spark job) for a backfill of many partitions; a run starts one Spark driver.
         backfill_policy=dg.BackfillPolicy.single_run(),

@@ -35,6 +35,8 @@ class PartitionOutcome:
     check_passed: bool | None = None
     lost_ranges: list[list[int]] = field(default_factory=list)  # deleted by retention before export
     error: str | None = None
+    table_name: str | None = None  # the Iceberg table the records are registered in (docs/iceberg.md)
+    table_snapshot_id: int | None = None
 
     @property
     def end_offset(self) -> int | None:
@@ -56,6 +58,8 @@ class PartitionOutcome:
             "completeness_check_passed": self.check_passed,
             "lost_ranges": self.lost_ranges,
             "error": self.error,
+            "iceberg_table": self.table_name,
+            "iceberg_snapshot_id": self.table_snapshot_id,
         }
 
 
@@ -104,6 +108,8 @@ def _outcome(key: str, metadata: dict, checks: list, store: S3ObjectStore) -> Pa
         records=md["records"], records_tolerated=md.get("records_tolerated", 0), object_keys=object_keys,
         check_passed=all(c.passed for c in checks) if checks else None,
         lost_ranges=list(md.get("lost_ranges") or []),
+        table_name=md.get("dagster/table_name"),
+        table_snapshot_id=md["iceberg_snapshot_id"] if md.get("iceberg_snapshot_id", -1) >= 0 else None,
     )
 
 

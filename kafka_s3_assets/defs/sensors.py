@@ -7,6 +7,11 @@
   never commits offsets. The run key lists each partition's high watermark, so each new batch of data
   launches exactly once; a topic with a run of this connector queued or in flight is skipped.
 
+  Where the connector has an Iceberg table, every tick also registers in it the manifests it lacks (at most
+  ``TABLE_SYNC_MAX_MANIFESTS`` per topic-partition a tick) for each topic with no run in flight or launched
+  by the tick: what a run killed between its manifests and its table commit left, or history exported
+  before the table was turned on (``iceberg.sync``; the run launched for a topic syncs it itself).
+
   Every tick also records each known topic-partition's lag as an asset observation (``lag_events``), and
   the lag check's evaluation where the connector sets a limit: one of each per topic-partition per tick
   (every ``minimum_interval_seconds``, 30 s by default, while the sensor runs). Topic-partitions with a run
@@ -24,6 +29,8 @@ from ..clients import kafka as kafka_client
 from ..clients.errors import ExternalSystemError
 from ..export.lag import LagLimits, PartitionLag
 from ..export.plan import export_run_key, plan_partitions
+from ..iceberg.settings import table_full_name
+from ..iceberg.sync import TableSyncError, sync_table
 from .assets import export_asset_key, export_job_name, topic_run
 from .concurrency import export_in_flight, export_tag
 from .connectors import ConnectorSpec, safe_name
@@ -34,6 +41,9 @@ from .sensor_limits import kafka_for_sensor, settings_for_sensor, unreachable_re
 
 # What dg.define_asset_job returns: Dagster does not export that class, so it is not named here.
 AssetJob = Any
+# A tick registers at most this many manifests per topic-partition in the Iceberg table (a history of
+# thousands is registered over several ticks, each commit well within a tick's time).
+TABLE_SYNC_MAX_MANIFESTS = 200
 
 
 def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: int = 60,
@@ -78,9 +88,11 @@ def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: i
 
 def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], minimum_interval_seconds: int = 30,
                         planner: Callable = plan_partitions,
-                        clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)) -> dg.SensorDefinition:
+                        clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+                        table_sync: Callable = sync_table) -> dg.SensorDefinition:
     """``planner`` is where the sensor reads S3 manifests and broker watermarks, ``clock_ms`` the time its
-    run keys and lag ages are taken at (tests pass fakes)."""
+    run keys and lag ages are taken at, ``table_sync`` how it registers manifests in the Iceberg table
+    (tests pass fakes)."""
     flush_size = connector.config.flush_size
     limits = LagLimits.from_config(connector.config)
 
@@ -118,6 +130,11 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], min
             run_key = export_run_key(plan, connector.config, now_ms)
             if run_key is not None:
                 ready.setdefault(plan.topic, []).append((partition_key(plan.topic, plan.partition), run_key))
+        if any(table_full_name(connector.config, t) for t in connector.config.topics):
+            for topic in connector.config.topics:
+                if topic not in busy and topic not in ready and known[topic]:
+                    sync_topic_table(context, settings, topic, [parse_partition_key(k)[1] for k in known[topic]],
+                                     table_sync)
         run_requests = []
         for topic, partitions in ready.items():
             tags, run_config = topic_run(connector, topic, known[topic], [key for key, _ in partitions])
@@ -133,6 +150,19 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], min
         return dg.SensorResult(run_requests=run_requests, asset_events=asset_events)
 
     return export_new_records
+
+
+def sync_topic_table(context: dg.SensorEvaluationContext, settings, topic: str, partitions: list[int],
+                     table_sync: Callable) -> None:
+    """Register what the topic's table lacks; a failure is logged and the next tick tries again."""
+    try:
+        synced = table_sync(settings, topic, partitions, context.log, max_manifests=TABLE_SYNC_MAX_MANIFESTS)
+    except TableSyncError as exc:
+        context.log.warning(f"Iceberg table of {topic} not brought up to date: {exc}")
+        return
+    for p in synced.partitions.values() if synced else ():
+        if p.error:
+            context.log.warning(f"Iceberg table of {topic}/{p.partition}: {p.error}")
 
 
 def build_jobs(connector: ConnectorSpec) -> dict[str, AssetJob]:

@@ -14,6 +14,7 @@ from ..export.topic_export import ExportOutcome
 from .lag_events import lag_check_evaluation
 
 COMPLETENESS_CHECK = "manifests_contiguous"
+TABLE_CHECK = "iceberg_table_registered"
 MAX_KEYS_IN_METADATA = 50
 
 
@@ -62,6 +63,32 @@ def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessRepor
     )
 
 
+def table_metadata(outcome: ExportOutcome) -> dict:
+    """Where the records are queryable as a table: Dagster's ``dagster/table_name`` and the table's snapshot."""
+    if outcome.table is None:
+        return {}
+    registered = outcome.table_registered_next_offset
+    return {"dagster/table_name": dg.MetadataValue.text(outcome.table.table_name),
+            "iceberg_snapshot_id": dg.MetadataValue.int(outcome.table.snapshot_id or -1),
+            "iceberg_registered_next_offset": dg.MetadataValue.int(registered if registered is not None else -1)}
+
+
+def table_check_evaluation(asset_key: dg.AssetKey, outcome: ExportOutcome) -> dg.AssetCheckEvaluation:
+    """The table registered exactly as far as the manifests go (its summary's next offset is the last
+    manifest's), and nothing stopped it."""
+    registered, exported = outcome.table_registered_next_offset, outcome.result.next_offset
+    passed = outcome.table_error is None and registered == exported
+    description = (outcome.table_error or
+                   (f"The Iceberg table {outcome.table.table_name} holds every manifest of {outcome.key}, up to "
+                    f"offset {exported - 1}" if passed and exported is not None else
+                    f"The Iceberg table {outcome.table.table_name} registered {outcome.key} up to next offset "
+                    f"{registered}, the manifests up to next offset {exported}"))
+    return dg.AssetCheckEvaluation(
+        asset_key=asset_key, check_name=TABLE_CHECK, partition=outcome.key, passed=passed, description=description,
+        metadata={"registered_next_offset": registered if registered is not None else -1,
+                  "manifests_next_offset": exported if exported is not None else -1})
+
+
 def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str,
                      lag_limits: LagLimits = LagLimits()) -> list:
     """The events Dagster records for one topic-partition of the run.
@@ -72,16 +99,18 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
       ``AssetObservation`` with the same metadata instead. The S3 data did not change, so the partition
       is not recorded as materialized again (a materialization would tell downstream assets and
       automation that new data arrived); the observation still records the offsets and lag seen.
-    - Every partition that did not fail gets its completeness-check evaluation, and its lag check's
-      where a lag limit is set and the lag after the export could be measured.
+    - Every partition that did not fail gets its completeness-check evaluation, its Iceberg table check's
+      where the connector has a table, and its lag check's where a lag limit is set and the lag after the
+      export could be measured. With a table, the metadata names it (``dagster/table_name``) and its snapshot.
     - A failed partition gets neither: the run fails naming it (``failure``).
     """
     if outcome.result.status == "failed":
         return []
-    metadata = export_metadata(outcome.result, bucket)
+    metadata = {**export_metadata(outcome.result, bucket), **table_metadata(outcome)}
     event_type = dg.AssetMaterialization if outcome.committed else dg.AssetObservation
     event = event_type(asset_key=asset_key, partition=outcome.key, metadata=metadata)
     return ([event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
+            + ([table_check_evaluation(asset_key, outcome)] if outcome.table is not None else [])
             + ([lag_check_evaluation(asset_key, outcome.lag, lag_limits)]
                if lag_limits.enabled and outcome.lag is not None else []))
 

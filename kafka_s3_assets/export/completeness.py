@@ -141,7 +141,7 @@ def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, pa
         state, etag = found
         verified = manifest_at(store, state.verified_through)
         if verified is not None:
-            new = _manifests_since(store, layout, topic, partition, state)
+            new = manifests_after(store, layout, topic, partition, state.verified_through, state.next_offset)
             if new is not None:
                 return _check_since(store, layout, topic, partition, state, etag, verified, new, low_watermark,
                                     naming)
@@ -182,21 +182,32 @@ def _check_everything(store: S3ObjectStore, layout: ManifestLayout, topic: str, 
     return report
 
 
-def _manifests_since(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
-                     state: CheckState) -> list[tuple[str, Manifest]] | None:
-    """The manifests after the verified one, in key order; None when a listing finds the verified one gone."""
+def manifests_after(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
+                    after_key: str | None, next_offset: int = 0) -> list[tuple[str, Manifest]] | None:
+    """The topic-partition's manifests after the one at ``after_key`` (whose next offset is
+    ``next_offset``), in key order, each read; all of them when ``after_key`` is None. None when a listing
+    finds the manifest at ``after_key`` gone.
+
+    From a known manifest the successors are walked (GETs at each next offset's key, where exports write
+    them) as far as the last-manifest pointer says there are manifests; when the walk does not reach the
+    pointer's manifest (or there is no pointer), the manifests after ``after_key`` are listed instead. So
+    the cost follows the new manifests, not the history. The completeness check and the Iceberg table's
+    sync (``iceberg.sync``) read what is new through this."""
+    if after_key is None:
+        return [(k, Manifest.from_json_bytes(store.get_metadata(k)))
+                for k in manifest_keys(store, layout, topic, partition)]
     walked: list[tuple[str, Manifest]] = []
-    offset = state.next_offset
+    offset = next_offset
     while (found := manifest_at(store, key := layout.key(topic, partition, offset))) is not None:
         walked.append((key, found))
         if found.next_offset <= offset:  # a manifest ending before it starts: the listing reports it
             break
         offset = found.next_offset
     pointer = read_pointer(store, layout, topic, partition)
-    if pointer is not None and pointer.manifest_key <= (walked[-1][0] if walked else state.verified_through):
+    if pointer is not None and pointer.manifest_key <= (walked[-1][0] if walked else after_key):
         return walked
-    keys = manifest_keys(store, layout, topic, partition, start_after=layout.listing_from(state.verified_through))
-    if keys[:1] != [state.verified_through]:
+    keys = manifest_keys(store, layout, topic, partition, start_after=layout.listing_from(after_key))
+    if keys[:1] != [after_key]:
         return None
     read = dict(walked)
     return [(k, read[k] if k in read else Manifest.from_json_bytes(store.get_metadata(k))) for k in keys[1:]]

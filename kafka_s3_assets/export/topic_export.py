@@ -1,6 +1,8 @@
 """Export several partitions of one topic in one run: plan them all, run one job with a task for each
 partition that has records waiting (reporting its progress), then interpret what retention deleted,
-check each partition's manifests and, where a lag limit is set, measure the lag left.
+check each partition's manifests, register the new Parquet objects in the topic's Iceberg table where the
+connector has one (``iceberg.sync``, on the driver: tasks never talk to the catalog) and, where a lag limit
+is set, measure the lag left.
 
 What a Dagster run (``defs/assets.py``, and so the CLI's ``export``, which materializes through
 Dagster) and the tests do for a topic. Free of Dagster and of Spark: the job that runs the partition
@@ -21,6 +23,7 @@ from ..clients.s3 import S3ObjectStore
 from ..sink.manifest import ManifestLayout
 from ..sink.naming import ObjectNaming
 from ..sink.secrets import scrub
+from ..iceberg.sync import TableSync, TableSyncError, sync_table
 from .completeness import CompletenessReport, check_partition
 from .lag import LagLimits, PartitionLag
 from .partition_export import PartitionExportRequest, PartitionExportResult
@@ -49,6 +52,14 @@ class ExportOutcome:
     report: CompletenessReport | None = None
     check_error: str | None = None      # the check itself could not run (S3 unreachable, say)
     lag: PartitionLag | None = None     # measured after the export, where a lag limit is set
+    table: TableSync | None = None      # the topic's Iceberg table after this run registered what is new
+    table_error: str | None = None      # the table could not register this partition's manifests
+
+    @property
+    def table_registered_next_offset(self) -> int | None:
+        """The next offset the table registered for this partition (None: nothing registered)."""
+        partition = self.table.partitions.get(self.plan.partition) if self.table else None
+        return partition.registered.next_offset if partition and partition.registered else None
 
     @property
     def key(self) -> str:
@@ -65,6 +76,8 @@ class ExportOutcome:
             return f"Export of {self.key} failed: {self.result.error}"
         if self.check_error is not None:
             return f"Completeness check of {self.key} could not run: {self.check_error}"
+        if self.table_error is not None:
+            return f"Iceberg table of {self.key}: {self.table_error}"
         return None
 
 
@@ -114,9 +127,31 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
         except Exception as exc:  # one partition's check must not cost the others their records
             outcome.check_error = scrub(f"{type(exc).__name__}: {exc}", settings.secrets())
             log.error(f"Completeness check of {outcome.key} could not run: {outcome.check_error}")
+    register_in_table(settings, topic, outcomes, log)
     if LagLimits.from_config(sink_config).enabled:
         measure_lag(settings, outcomes, log)
     return outcomes
+
+
+def register_in_table(settings: ExportSettings, topic: str, outcomes: list[ExportOutcome], log: logging.Logger
+                      ) -> None:
+    """Register every partition's manifests not in the topic's Iceberg table yet (this run's, and any an
+    earlier run left unregistered), failed partitions' committed ones too. A table that cannot be brought up
+    to date fails its partitions' outcomes (their exports' commits stand; the next sync registers them)."""
+    try:
+        table = sync_table(settings, topic, [o.plan.partition for o in outcomes], log)
+    except TableSyncError as exc:
+        log.error(str(exc))
+        for outcome in outcomes:
+            outcome.table_error = str(exc)
+        return
+    if table is None:
+        return
+    for outcome in outcomes:
+        outcome.table = table
+        outcome.table_error = table.partitions[outcome.plan.partition].error
+        if outcome.table_error:
+            log.error(f"Iceberg table of {outcome.key}: {outcome.table_error}")
 
 
 def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome], log: logging.Logger) -> None:

@@ -22,6 +22,8 @@ from .config_keys import (
     CONVERTER_PREFIXES,
     CONVERTER_SETTINGS,
     EXTENSION_PREFIX,
+    ICEBERG_CATALOG_PREFIX,
+    ICEBERG_CATALOG_URI,
     JSON_FORMAT,
     BYTEARRAY_FORMAT,
     INT_MAX,
@@ -160,6 +162,8 @@ class SinkConfig:
     spredfast: SpredfastSettings | None = None
     # s3.credentials.provider.class and the keys Connect hands to it (None only for an invalid config).
     credentials_provider: CredentialsProviderConfig | None = None
+    # kafka_s3_assets.iceberg.catalog.<property> (prefix stripped): passed to the Iceberg catalog as written.
+    iceberg_catalog_properties: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -258,6 +262,7 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
     consumer_overrides: dict[str, str] = {}
     worker_consumer_settings: dict[str, str] = {}
     client_overrides: dict[str, dict[str, str]] = {"producer.override.": {}, "admin.override.": {}}
+    catalog_properties: dict[str, str] = {}
     explicit = frozenset(str(k) for k in raw)
 
     for key, value in raw.items():
@@ -299,6 +304,9 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
             client_overrides[client_prefix][key[len(client_prefix):]] = str(value)
             continue
         if key.startswith(PASSTHROUGH_PREFIXES):
+            continue
+        if key.startswith(ICEBERG_CATALOG_PREFIX) and key != ICEBERG_CATALOG_PREFIX:
+            catalog_properties[key[len(ICEBERG_CATALOG_PREFIX):]] = str(value)
             continue
         if key.startswith(CREDENTIALS_PROVIDER_PREFIX):  # checked with the provider class, below
             continue
@@ -345,7 +353,8 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
         raise ConfigError(problems)
     return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit, worker_consumer_settings,
                       client_overrides["producer.override."], client_overrides["admin.override."],
-                      credentials_provider=credentials_provider)
+                      credentials_provider=credentials_provider,
+                      iceberg_catalog_properties=catalog_properties)
 
 
 def _validate_spredfast(raw: Mapping[str, Any]) -> SinkConfig:
@@ -412,8 +421,37 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
         listed = "[" + ", ".join(dict.fromkeys(t for t in topics if t)) + "]"
         problems.append(ConfigProblem("topics", f"The DLQ topic '{dlq_topic}' may not be included in the list of "
                                                 f"topics ('topics={listed}') consumed by the connector"))
+    problems.extend(_iceberg_problems(values))
     if values.get("directory.delim") == "":
         problems.append(ConfigProblem("directory.delim", "Invalid value for configuration directory.delim: must not be empty"))
+    return problems
+
+
+def _iceberg_problems(values: Mapping[str, Any]) -> list[ConfigProblem]:
+    """The Iceberg table registers the Parquet objects themselves as its data files: it needs ParquetFormat,
+    and a catalog URL it can open (a SQLAlchemy URL or an Iceberg REST catalog's http(s) URL)."""
+    uri = values.get(ICEBERG_CATALOG_URI)
+    if uri is None:
+        return []
+    problems = []
+    if values.get("format.class") != PARQUET_FORMAT:
+        problems.append(ConfigProblem(ICEBERG_CATALOG_URI, f"The Iceberg table ({ICEBERG_CATALOG_URI}) registers "
+                                                           f"the exported Parquet objects as its data files: it "
+                                                           f"needs format.class={PARQUET_FORMAT}, not "
+                                                           f"{values.get('format.class')}"))
+    scheme, separator, rest = str(uri).partition("://")
+    if not separator or not scheme or not rest.strip("/") or not scheme.replace("+", "").replace("-", "").isalnum():
+        problems.append(ConfigProblem(ICEBERG_CATALOG_URI, f"Invalid value for configuration {ICEBERG_CATALOG_URI}: "
+                                                           "expected a SQLAlchemy URL (sqlite:///path/catalog.db, "
+                                                           "postgresql://host/db) or an Iceberg REST catalog URL "
+                                                           "(https://host/...)"))
+    for key in ("kafka_s3_assets.iceberg.catalog.name", "kafka_s3_assets.iceberg.namespace"):
+        if not str(values.get(key) or "").strip():
+            problems.append(ConfigProblem(key, f"Invalid value for configuration {key}: must not be empty"))
+    table = values.get("kafka_s3_assets.iceberg.table")
+    if table is not None and not str(table).strip():
+        problems.append(ConfigProblem("kafka_s3_assets.iceberg.table", "Invalid value for configuration "
+                                      "kafka_s3_assets.iceberg.table: must not be empty (leave it out for the topic's name)"))
     return problems
 
 

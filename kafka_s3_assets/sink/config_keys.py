@@ -43,6 +43,9 @@ INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
 
 EXTENSION_PREFIX = "kafka_s3_assets."
+ICEBERG_CATALOG_URI = "kafka_s3_assets.iceberg.catalog.uri"
+# kafka_s3_assets.iceberg.catalog.<property>: any other key under this prefix is passed to the catalog.
+ICEBERG_CATALOG_PREFIX = "kafka_s3_assets.iceberg.catalog."
 
 FORMAT_PACKAGE = "io.confluent.connect.s3.format."
 AVRO_FORMAT = FORMAT_PACKAGE + "avro.AvroFormat"
@@ -312,6 +315,18 @@ EXTENSION_KEYS = [
        "themselves before they expire (AWS accepts 900 to the role's maximum session duration)"),
     _k("kafka_s3_assets.commit.consumer.offsets", Type.BOOLEAN, True, F,
        doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
+    # The Iceberg table over the exported Parquet objects (docs/iceberg.md).
+    _k(ICEBERG_CATALOG_URI, Type.STRING, None, F,
+       doc="Turns the Iceberg table on (ParquetFormat only): a SQLAlchemy URL (sqlite:///path/catalog.db, "
+           "postgresql://...) is a SQL catalog, an http(s):// URL an Iceberg REST catalog"),
+    _k("kafka_s3_assets.iceberg.catalog.name", Type.STRING, "default", F,
+       doc="Name of the Iceberg catalog (a SQL catalog keeps it with each table)"),
+    _k("kafka_s3_assets.iceberg.namespace", Type.STRING, "kafka", F, doc="Iceberg namespace of the tables"),
+    _k("kafka_s3_assets.iceberg.table", Type.STRING, None, F,
+       doc="Iceberg table name (default: the topic, characters outside [A-Za-z0-9_] as _)"),
+    _k("kafka_s3_assets.iceberg.warehouse", Type.STRING, None, F,
+       doc="Where new tables' metadata goes (default: s3://<bucket>/_kafka_s3_assets/iceberg); "
+           "kafka_s3_assets.iceberg.catalog.<property> keys are passed to the catalog"),
 ]
 
 # One line per key for the README's configuration reference (generated: kafka-s3-assets config-reference).

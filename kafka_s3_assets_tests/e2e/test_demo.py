@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.re
               pytest.mark.dagster]
 
 
-def test_demo_prints_the_three_objects_and_nine_records_in_order(tmp_path):
+def test_demo_prints_the_three_objects_and_nine_records_in_order_then_the_table_and_a_query(tmp_path):
     cli = os.path.join(os.path.dirname(sys.executable), "kafka-s3-assets")
     env = {k: v for k, v in os.environ.items()
            if k not in ("DAGSTER_HOME", "KAFKA_BOOTSTRAP_SERVERS", "AWS_ENDPOINT_URL_S3", "SCHEMA_REGISTRY_URL")}
@@ -32,5 +32,13 @@ def test_demo_prints_the_three_objects_and_nine_records_in_order(tmp_path):
     # Each object's records follow its key.
     assert lines.index(keys[1]) == lines.index(keys[0]) + 4
     assert (tmp_path / ".dagster_home").is_dir()
+    # The same records as Parquet objects registered in an Iceberg table, read back, and a SQL query over it.
+    assert [line for line in lines if line.startswith("tables/")] == [
+        f"tables/s3_topic/partition=0/s3_topic+0+000000000{n}.snappy.parquet" for n in (0, 3, 6)]
+    assert any(line.startswith("table default.kafka.s3_topic: 9 rows in 3 data files") for line in lines)
+    assert "  f1: " + ", ".join(f"value{i}" for i in range(1, 10)) in lines
+    query = lines.index("SQL> SELECT count(*) AS records, min(f1) AS first, max(f1) AS last FROM s3_topic")
+    assert lines[query + 1:query + 3] == ["  records | first | last", "  9 | value1 | value9"]
+    assert (state / "iceberg" / "catalog.db").is_file()
     console = result.stdout + result.stderr
     assert [noise for noise in SPARK_START_UP_NOISE if noise in console] == []

@@ -37,20 +37,25 @@ def spawn_paused(config: dict, topic: str, point: str, pause: Path, *, clock_ms:
                  partition: int = 0) -> subprocess.Popen:
     """Start an export that pauses at ``point`` until ``pause`` is removed; return once it has paused."""
     pause.touch()
-    process = spawn(config, topic, clock_ms=clock_ms, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)},
-                    partition=partition)
+    return once_paused(spawn(config, topic, clock_ms=clock_ms, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)},
+                             partition=partition), pause)
+
+
+def once_paused(process: subprocess.Popen, pause: Path) -> subprocess.Popen:
+    """``process`` (started with ``pause`` as its pause file), once it has paused."""
     reached = Path(str(pause) + ".reached")
-    while not reached.exists():  # the export says it paused: an event, not a guess at a duration
+    while not reached.exists():  # the process says it paused: an event, not a guess at a duration
         try:
             process.wait(timeout=0.02)
-            raise AssertionError(f"the export ended before pausing: {finish(process)}")
+            raise AssertionError(f"the process ended before pausing: {finish(process)}")
         except subprocess.TimeoutExpired:
             pass
     return process
 
 
 def finish(process: subprocess.Popen) -> tuple[int, dict | None, str]:
-    """Exit code, result (None when the process died before printing one) and stderr of an export."""
+    """Exit code, result (None when the process died before printing one) and stderr of an export (or of
+    any process printing one JSON document)."""
     out = process.stdout.read()
     err = process.stderr.read()
     code = process.wait(timeout=300)

@@ -18,8 +18,10 @@ from kafka_s3_assets.defs.connectors import ConnectorSpec
 from kafka_s3_assets.defs.lag_events import LAG_CHECK
 from kafka_s3_assets.defs.partitions import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, topic_partitions_def
 from kafka_s3_assets.defs.resources import KafkaResource, SchemaRegistryResource
-from kafka_s3_assets.defs.sensors import build_discovery_sensor, build_export_sensor, build_jobs
+from kafka_s3_assets.defs.sensors import (TABLE_SYNC_MAX_MANIFESTS, build_discovery_sensor, build_export_sensor,
+                                          build_jobs)
 from kafka_s3_assets.export.plan import PartitionPlan
+from kafka_s3_assets.iceberg.sync import TableSyncError
 from kafka_s3_assets.sink.config import validate_connector_config
 
 pytestmark = [pytest.mark.unit, pytest.mark.dagster]
@@ -300,3 +302,64 @@ def test_an_s3_refusal_fails_the_tick_rather_than_skipping():
         {"Error": {"Code": "AccessDenied", "Message": "Access Denied"}}, "ListObjectsV2"))
     with pytest.raises(S3RetriesExhaustedError):
         export_tick(spec, FakeBroker(error=denied), instance_with(spec, {"orders": [0]}))
+
+
+# The Iceberg table
+
+
+class FakeTableSync:
+    """Records what the sensor asks the table to register; raises ``error`` if given."""
+
+    def __init__(self, error: Exception | None = None):
+        self.calls: list[tuple] = []
+        self.error = error
+
+    def __call__(self, settings, topic, partitions, log, max_manifests=None):
+        self.calls.append((topic, partitions, max_manifests))
+        if self.error is not None:
+            raise self.error
+        return None
+
+
+def table_tick(spec: ConnectorSpec, broker: FakeBroker, instance: dg.DagsterInstance, table_sync: FakeTableSync):
+    sensor = build_export_sensor(spec, build_jobs(spec), planner=broker.plan, clock_ms=lambda: NOW_MS,
+                                 table_sync=table_sync)
+    return sensor(dg.build_sensor_context(instance=instance, resources=RESOURCES))
+
+
+ICEBERG = {"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+           "kafka_s3_assets.iceberg.catalog.uri": "sqlite:////tmp/catalog.db"}
+
+
+def test_with_an_iceberg_table_each_tick_registers_what_topics_without_a_run_lack():
+    spec = connector(**ICEBERG)
+    instance = instance_with(spec, {"orders": [0, 1], "payments": [0]})
+    defs = build_definitions([spec])
+    instance.create_run_for_job(defs.resolve_job_def(export_job_name("sink", "payments")),
+                                status=dg.DagsterRunStatus.STARTED, tags=export_tag("sink", "payments"))
+    sync = FakeTableSync()
+    plans = {("orders", 0): waiting(1), ("orders", 1): waiting(0), ("payments", 0): waiting(0)}
+
+    table_tick(spec, FakeBroker(plans=plans), instance, sync)
+
+    # payments has a run in flight (which syncs it): only orders, every known partition, bounded per tick.
+    assert sync.calls == [("orders", [0, 1], TABLE_SYNC_MAX_MANIFESTS)]
+
+    launched = table_tick(spec, FakeBroker(plans={**plans, ("orders", 0): waiting(5)}), instance, sync)
+    assert [r.job_name for r in launched.run_requests] == [export_job_name("sink", "orders")]
+    assert len(sync.calls) == 1  # the run launched for orders registers its table itself
+
+
+def test_a_table_that_cannot_be_synced_does_not_stop_the_tick():
+    spec = connector(**ICEBERG)
+    instance = instance_with(spec, {"orders": [0]})
+    sync = FakeTableSync(error=TableSyncError("Iceberg table default.kafka.orders: catalog unreachable"))
+    result = table_tick(spec, FakeBroker(plans={("orders", 0): waiting(0)}), instance, sync)
+    assert sync.calls and [e.partition for e in result.asset_events] == ["orders/0"]
+
+
+def test_without_an_iceberg_table_the_sensor_never_syncs():
+    spec = connector()
+    sync = FakeTableSync()
+    table_tick(spec, FakeBroker(plans={("orders", 0): waiting(0)}), instance_with(spec, {"orders": [0]}), sync)
+    assert sync.calls == []
