@@ -38,6 +38,7 @@ from typing import Callable, Sequence
 
 from .avro_datum_check import DatumCheck, compile_datum_check
 from .batch_keys import BatchKeys, Keyer, keyer_for
+from .batch_rows import AvroBatchFormat, BatchFormat, BatchRows
 from .formats.avro_format import AvroFormat
 from .records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
 
@@ -60,10 +61,18 @@ class AvroValueBatch:
         return SinkRecord(raw, ConnectData(self.schema, avro_datum=self.datums[index]))
 
 
-class BatchPath:
-    """Whether a writer's batches may take the batch path, and each batch's keys and checks."""
+@dataclass(frozen=True)
+class PreparedBatch:
+    """A batch the batch path takes: where each record goes (``keys``) and what is appended (``rows``)."""
 
-    def __init__(self, values: AvroFormat, keyer: Keyer):
+    keys: BatchKeys
+    rows: BatchRows
+
+
+class BatchPath:
+    """Whether a writer's batches may take the batch path, and each batch's keys, checks and rows."""
+
+    def __init__(self, values: BatchFormat, keyer: Keyer):
         self._values = values
         self._keyer = keyer
         self._checks: dict[int, DatumCheck | None] = {}  # per registry schema id
@@ -72,24 +81,49 @@ class BatchPath:
     def for_writer(cls, settings, partitioner, formats) -> "BatchPath | None":
         """The batch path of a writer configured so, or None when its records must go one by one."""
         keyer = keyer_for(partitioner)
-        if (keyer is not None and isinstance(formats.values, AvroFormat)
+        values = batch_format(formats.values)
+        if (keyer is not None and values is not None
                 and formats.keys is None and formats.headers is None
                 and settings.rotate_schedule_interval_ms <= 0):
-            return cls(formats.values, keyer)
+            return cls(values, keyer)
         return None
 
-    def keys(self, batch: AvroValueBatch, open_schemas: dict, now_ms: int) -> BatchKeys | None:
-        """Where each record of ``batch`` goes, if the batch can be appended to the writer's files
-        (``open_schemas``: encoded partition -> schema of each open file) as the record-by-record path
-        would append it; None when it cannot."""
+    def prepare(self, batch: AvroValueBatch, open_schemas: dict, now_ms: int) -> PreparedBatch | None:
+        """Where each record of ``batch`` goes and its rows, if the batch can be appended to the writer's
+        files (``open_schemas``: encoded partition -> schema of each open file) as the record-by-record
+        path would append it; None when it cannot."""
         if any(schema is not batch.schema for schema in open_schemas.values()):
             return None
-        if not self._values.copies_as_is(batch.schema):
+        values = self._values
+        if not values.takes(batch.schema):
             return None
-        keys = self._keyer(batch.datums, batch.timestamps, batch.schema, batch.partition, now_ms)
-        if keys is None or (self._values.validate_datums and not keys.datums_checked and not self._valid(batch)):
+        validate = values.validate_datums
+        state = {"checked": False, "rows": None}
+
+        def rows() -> BatchRows | None:
+            # A format that decodes gets only datums the decoder certainly accepts (validation on).
+            if state["rows"] is None:
+                if values.decodes and validate and not state["checked"]:
+                    if not self._valid(batch):
+                        return None
+                    state["checked"] = True
+                state["rows"] = values.rows(batch.schema, batch.datums)
+            return state["rows"]
+
+        def column(path: str):
+            decoded = rows() if values.decodes else None
+            return None if decoded is None else decoded.column(path)
+
+        keys = self._keyer(batch.datums, batch.timestamps, batch.schema, batch.partition, now_ms, column)
+        if keys is None:
             return None
-        return keys
+        if keys.datums_checked:
+            state["checked"] = True
+        if validate and not state["checked"] and not self._valid(batch):
+            return None
+        state["checked"] = True
+        decoded = rows()
+        return None if decoded is None else PreparedBatch(keys, decoded)
 
     def _valid(self, batch: AvroValueBatch) -> bool:
         schema_id = batch.schema.schema_id
@@ -97,3 +131,16 @@ class BatchPath:
             self._checks[schema_id] = compile_datum_check(batch.schema.writer_schema)
         check = self._checks[schema_id]
         return check is not None and check.all_valid(batch.datums)
+
+
+def batch_format(values) -> BatchFormat | None:
+    """The batch path of a value format, if it has one."""
+    if isinstance(values, AvroFormat):
+        return AvroBatchFormat(values)
+    from .formats.parquet_format import ParquetFormat  # pyarrow: imported only where Parquet is written
+
+    if isinstance(values, ParquetFormat):
+        from .columnar.parquet_batch import ParquetBatchFormat
+
+        return ParquetBatchFormat(values)
+    return None
