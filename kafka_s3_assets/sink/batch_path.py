@@ -97,33 +97,14 @@ class BatchPath:
         values = self._values
         if not values.takes(batch.schema):
             return None
-        validate = values.validate_datums
-        state = {"checked": False, "rows": None}
-
-        def rows() -> BatchRows | None:
-            # A format that decodes gets only datums the decoder certainly accepts (validation on).
-            if state["rows"] is None:
-                if values.decodes and validate and not state["checked"]:
-                    if not self._valid(batch):
-                        return None
-                    state["checked"] = True
-                state["rows"] = values.rows(batch.schema, batch.datums)
-            return state["rows"]
-
-        def column(path: str):
-            decoded = rows() if values.decodes else None
-            return None if decoded is None else decoded.column(path)
-
-        keys = self._keyer(batch.datums, batch.timestamps, batch.schema, batch.partition, now_ms, column)
+        rows = _Rows(self, batch)
+        keys = self._keyer(batch.datums, batch.timestamps, batch.schema, batch.partition, now_ms, rows.column)
         if keys is None:
             return None
         if keys.datums_checked:
-            state["checked"] = True
-        if validate and not state["checked"] and not self._valid(batch):
-            return None
-        state["checked"] = True
-        decoded = rows()
-        return None if decoded is None else PreparedBatch(keys, decoded)
+            rows.checked = True
+        made = rows.get()
+        return None if made is None else PreparedBatch(keys, made)
 
     def _valid(self, batch: AvroValueBatch) -> bool:
         schema_id = batch.schema.schema_id
@@ -131,6 +112,36 @@ class BatchPath:
             self._checks[schema_id] = compile_datum_check(batch.schema.writer_schema)
         check = self._checks[schema_id]
         return check is not None and check.all_valid(batch.datums)
+
+
+class _Rows:
+    """A batch's rows, made once, when the keys or the append first need them, and only of datums the
+    decoder certainly accepts (validation on): ``checked`` once the datum check, or a keyer that walks
+    the datums as strictly, passed them."""
+
+    def __init__(self, path: BatchPath, batch: AvroValueBatch):
+        self._path = path
+        self._batch = batch
+        self.checked = False
+        self._made = False
+        self._rows: BatchRows | None = None
+
+    def get(self) -> BatchRows | None:
+        if not self._made:
+            self._made = True
+            values, batch = self._path._values, self._batch
+            if values.validate_datums and not self.checked and not self._path._valid(batch):
+                return None
+            self.checked = True
+            self._rows = values.rows(batch.schema, batch.datums, batch.offsets)
+        return self._rows
+
+    def column(self, path: str):
+        """The decoded values of a field path, for keyers; None when the format does not decode."""
+        if not self._path._values.decodes:
+            return None
+        rows = self.get()
+        return None if rows is None else rows.column(path)
 
 
 def batch_format(values) -> BatchFormat | None:

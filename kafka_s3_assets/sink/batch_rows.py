@@ -43,8 +43,9 @@ class BatchFormat(Protocol):
         """Whether records of ``schema`` can go into files of that schema by this path (decided once per schema)."""
         ...
 
-    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes]) -> BatchRows | None:
-        """The batch's rows; None when this batch must go record by record."""
+    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int]) -> BatchRows | None:
+        """The rows of a batch's records (their datums and offsets); None when this batch must go record by
+        record."""
         ...
 
 
@@ -79,5 +80,5 @@ class AvroBatchFormat:
     def takes(self, schema: AvroSchemaRef) -> bool:
         return self._values.copies_as_is(schema)
 
-    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes]) -> AvroDatums:
+    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int]) -> AvroDatums:
         return AvroDatums(schema, datums)
