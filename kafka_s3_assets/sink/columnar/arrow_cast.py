@@ -17,6 +17,10 @@ Each Avro type, as the record path converts it:
   keeps one entry, the last value at the first key's place);
 * record: a struct; ``[null, T]``: T with nulls; array: a list of ``element``.
 
+Under a null record, the decoder gives nulls for every field; ``from_pylist`` gives a field that cannot
+be null its empty value there (0, "", [], a record of empty values), and the Parquet writer refuses a
+non-nullable column with nulls in it, so those slots get empty values too (no reader sees them).
+
 ``NotExact`` means "this batch's values are not certainly converted as the record path converts them":
 the batch goes record by record.
 """
@@ -36,7 +40,6 @@ class NotExact(Exception):
     """A value the columnar path does not convert exactly as the record path would."""
 
 
-_INT32 = (-(2**31), 2**31 - 1)
 _FLOAT_QUIET_BIT = pa.scalar(0x00400000, pa.uint32())
 
 
@@ -55,20 +58,26 @@ class ColumnCaster:
         for avro_field, target_field in zip(node.get("fields", ()), self.target):
             column = decoded.column(avro_field["name"])
             array = column.chunk(0) if column.num_chunks == 1 else pa.concat_arrays(column.chunks)
-            arrays.append(self._convert(avro_field["type"], namespace, array, target_field.type))
+            arrays.append(self._convert(avro_field["type"], namespace, array, target_field))
         return pa.RecordBatch.from_arrays(arrays, schema=self.target)
 
-    def _convert(self, node: Any, namespace: str | None, array: pa.Array, target: pa.DataType) -> pa.Array:
+    def _convert(self, node: Any, namespace: str | None, array: pa.Array, field: pa.Field) -> pa.Array:
+        """The decoded ``array`` of Avro type ``node`` as the values of the Arrow ``field``."""
+        converted = self._converted(node, namespace, array, field.type, field.nullable)
+        if not field.nullable and converted.null_count:
+            converted = _empty_where_null(converted)
+        return converted
+
+    def _converted(self, node: Any, namespace: str | None, array: pa.Array, target: pa.DataType,
+                   nullable: bool) -> pa.Array:
         node, namespace = self._names.resolve(node, namespace)
         kind = kind_of(node)
+        mask = _mask(array) if nullable else None  # nested values of a non-nullable field: no nulls
         if kind == "union":
             branch, _nullable = non_null_branch(node)
-            return self._convert(branch, namespace, array, target)
+            return self._converted(branch, namespace, array, target, nullable)
         if kind == "int":
-            low, high = _min_max(array)
-            if low is not None and (low < _INT32[0] or high > _INT32[1]):
-                raise NotExact("an int beyond 32 bits")
-            return array.cast(pa.int32()).cast(target)
+            return array.cast(pa.int32()).cast(target)  # a safe cast: a long beyond 32 bits raises
         if kind == "long":
             return array if array.type == target else array.cast(target)
         if kind == "float":
@@ -88,18 +97,18 @@ class ColumnCaster:
                 raise NotExact("an enum index past the symbols")
             return pa.array(symbols, pa.string()).take(array)
         if kind == "array":
-            values = self._convert(node["items"], namespace, array.values, target.value_type)
-            return pa.ListArray.from_arrays(_offsets(array), values, type=target, mask=_mask(array))
+            values = self._convert(node["items"], namespace, array.values, target.value_field)
+            return pa.ListArray.from_arrays(_offsets(array, mask), values, type=target, mask=mask)
         if kind == "map":
             entries = array.values
             keys = entries.field("key").cast(pa.string())
             _check_unique_keys(array, keys)
-            items = self._convert(node["values"], namespace, entries.field("value"), target.item_type)
-            return pa.MapArray.from_arrays(_offsets(array), keys, items, type=target, mask=_mask(array))
+            items = self._convert(node["values"], namespace, entries.field("value"), target.item_field)
+            return pa.MapArray.from_arrays(_offsets(array, mask), keys, items, type=target, mask=mask)
         if kind == "record":
-            children = [self._convert(avro_field["type"], namespace, array.field(i), target.field(i).type)
+            children = [self._convert(avro_field["type"], namespace, array.field(i), target.field(i))
                         for i, avro_field in enumerate(node.get("fields", ()))]
-            return pa.StructArray.from_arrays(children, fields=list(target), mask=_mask(array))
+            return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
         raise NotExact(f"Avro type {kind}")
 
 
@@ -112,14 +121,46 @@ def _mask(array: pa.Array) -> pa.Array | None:
     return pc.is_null(array) if array.null_count else None
 
 
-def _offsets(array: pa.Array) -> pa.Array:
-    """A (large) list's offsets as the int32 offsets of ``list`` and ``map``."""
+def _offsets(array: pa.Array, mask: pa.Array | None) -> pa.Array:
+    """A (large) list's offsets as the int32 offsets of ``list`` and ``map``; without nulls where there is
+    no mask: a null slot then becomes an empty list."""
     offsets = array.offsets
     if offsets.type != pa.int32():
         if len(offsets) and offsets[len(offsets) - 1].as_py() >= 2**31:
             raise NotExact("more list items than a list array holds")
         offsets = offsets.cast(pa.int32())
+    if mask is None and array.null_count:
+        # A null slot's range may hold items: keep the start of each slot, and end a null one there.
+        starts = offsets.slice(0, len(array))
+        ends = pc.if_else(pc.is_null(array), starts, offsets.slice(1))
+        offsets = pa.concat_arrays([starts.slice(0, 1), ends])
+    elif mask is not None and array.offset:
+        offsets = pc.add(offsets, pa.scalar(0, pa.int32()))  # a mask goes only with offsets of their own
     return offsets
+
+
+def _empty_where_null(array: pa.Array) -> pa.Array:
+    """A primitive array with each null replaced by its type's empty value (nested arrays are built without
+    nulls in the first place, ``_converted``)."""
+    kind = array.type
+    if pa.types.is_string(kind):
+        empty = ""
+    elif pa.types.is_binary(kind):
+        empty = b""
+    elif pa.types.is_fixed_size_binary(kind):
+        empty = bytes(kind.byte_width)
+    elif pa.types.is_boolean(kind):
+        empty = False
+    elif pa.types.is_decimal(kind):
+        import decimal
+
+        empty = decimal.Decimal(0)
+    elif pa.types.is_struct(kind) or pa.types.is_list(kind) or pa.types.is_map(kind):
+        return array  # built without nulls already
+    else:
+        return pc.fill_null(array, pa.scalar(0, pa.int64()).cast(kind) if not pa.types.is_floating(kind)
+                            else pa.scalar(0.0, kind))
+    return pc.fill_null(array, pa.scalar(empty, kind))
 
 
 def _quiet_nans(array: pa.Array) -> pa.Array:
