@@ -115,9 +115,9 @@ class BatchPath:
 
 
 class _Rows:
-    """A batch's rows, made once, when the keys or the append first need them, and only of datums the
-    decoder certainly accepts (validation on): ``checked`` once the datum check, or a keyer that walks
-    the datums as strictly, passed them."""
+    """A batch's rows, made once, when the keys or the append first need them. ``check`` (handed to the
+    format) is the datum check, run at most once: ``checked`` when a keyer that walks the datums as
+    strictly (``BatchKeys.datums_checked``) passed them already."""
 
     def __init__(self, path: BatchPath, batch: AvroValueBatch):
         self._path = path
@@ -126,14 +126,18 @@ class _Rows:
         self._made = False
         self._rows: BatchRows | None = None
 
+    def check(self) -> bool:
+        if not self.checked:
+            if not self._path._valid(self._batch):
+                return False
+            self.checked = True
+        return True
+
     def get(self) -> BatchRows | None:
         if not self._made:
             self._made = True
-            values, batch = self._path._values, self._batch
-            if values.validate_datums and not self.checked and not self._path._valid(batch):
-                return None
-            self.checked = True
-            self._rows = values.rows(batch.schema, batch.datums, batch.offsets)
+            batch = self._batch
+            self._rows = self._path._values.rows(batch.schema, batch.datums, batch.offsets, self.check)
         return self._rows
 
     def column(self, path: str):

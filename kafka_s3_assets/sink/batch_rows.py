@@ -15,7 +15,7 @@ failed, so the writer's error names that record's offset, as the record-by-recor
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from .records import AvroSchemaRef
 
@@ -36,16 +36,17 @@ class BatchRows(Protocol):
 class BatchFormat(Protocol):
     """A value format the batch record path can write."""
 
-    validate_datums: bool  # kafka_s3_assets.avro.validate.datums
-    decodes: bool          # whether ``rows`` decodes the datums (so it needs them validated first)
+    decodes: bool  # whether ``rows`` decodes the datums (then keyers may read its columns)
 
     def takes(self, schema: AvroSchemaRef) -> bool:
         """Whether records of ``schema`` can go into files of that schema by this path (decided once per schema)."""
         ...
 
-    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int]) -> BatchRows | None:
+    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
+             check: Callable[[], bool]) -> BatchRows | None:
         """The rows of a batch's records (their datums and offsets); None when this batch must go record by
-        record."""
+        record. ``check()`` is the datum check of the batch (``avro_datum_check``; run once, however often
+        it is called): True only if every datum certainly decodes."""
         ...
 
 
@@ -80,5 +81,8 @@ class AvroBatchFormat:
     def takes(self, schema: AvroSchemaRef) -> bool:
         return self._values.copies_as_is(schema)
 
-    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int]) -> AvroDatums:
+    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
+             check: Callable[[], bool]) -> AvroDatums | None:
+        if self.validate_datums and not check():
+            return None
         return AvroDatums(schema, datums)

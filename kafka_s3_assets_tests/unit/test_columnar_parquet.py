@@ -139,6 +139,10 @@ def everything_records(count: int, start: int = 0, schema_id: int = ALL_TYPES_ID
                         framed(schema, everything(start + i), schema_id), ()) for i in range(count)]
 
 
+def NO_CHECK() -> bool:  # noqa: N802 - the datum check a batch of the corpus never needs
+    raise AssertionError("the sizes of valid datums in their shortest encoding are certain")
+
+
 def batches(records: int, batch_size: int) -> int:
     return -(-records // batch_size)
 
@@ -256,7 +260,7 @@ def test_schemas_the_columnar_path_does_not_decode_go_record_by_record(schema):
 def test_a_failing_native_decoder_sends_the_batch_record_by_record(monkeypatch):
     calls = []
 
-    def failing(self, datums):
+    def failing(self, datums, body=None):
         calls.append(len(datums))
         raise avro_decoder.DecodeError("boom")
 
@@ -385,7 +389,7 @@ def test_rows_written_as_arrow_slices_make_the_same_file_as_rows_written_one_by_
     start, arrow = 0, False
     for run in runs:  # alternately one by one and as Arrow slices of one decoded batch
         if arrow:
-            rows = batch_format.rows(schema, datums[start:start + run], list(range(start, start + run)))
+            rows = batch_format.rows(schema, datums[start:start + run], list(range(start, start + run)), NO_CHECK)
             rows.append(writer, range(run))
         else:
             for record in sink_records[start:start + run]:
@@ -406,7 +410,7 @@ def test_arrow_size_counts_the_same_rows_alike_however_their_arrays_were_built()
     schema = sink_records[0].value.schema
     batch_format = ParquetBatchFormat(ParquetFormat())
     assert batch_format.takes(schema)
-    decoded = batch_format.rows(schema, [r.value.avro_datum for r in sink_records], list(range(120))).column
+    decoded = batch_format.rows(schema, [r.value.avro_datum for r in sink_records], list(range(120)), NO_CHECK).column
     columnar = pa.RecordBatch.from_arrays([decoded(name) for name in decoded.__self__._rows.schema.names],
                                           schema=decoded.__self__._rows.schema)
     convert, decoder = AvroToArrow(ALL_TYPES).root().convert, AvroDecoder()
@@ -421,3 +425,75 @@ def test_arrow_size_counts_the_same_rows_alike_however_their_arrays_were_built()
     sizes = [(arrow_size(columnar.slice(a, n)), arrow_size(from_rows.slice(a, n))) for a, n in [(0, 120), (17, 50)]]
     assert all(a == b for a, b in sizes)
     assert columnar.nbytes != from_rows.nbytes  # what nbytes counts depends on how the arrays were built
+
+
+# -- validation from the columns: never certain of a datum the record path reads otherwise ------------
+
+def same_columns(left: pa.RecordBatch, right: pa.RecordBatch) -> bool:
+    """Equal values, NaNs compared by their bits."""
+    for name in left.schema.names:
+        a, b = left.column(name), right.column(name)
+        if pa.types.is_floating(a.type):
+            bits = pa.uint32() if a.type == pa.float32() else pa.uint64()
+            a, b = a.view(bits), b.view(bits)
+        if not a.equals(b):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("schema, values", [
+    (ALL_TYPES, [everything(i) for i in range(4)]),
+    ({"type": "record", "name": "S", "fields": [  # small enough to damage every byte
+        {"name": "b", "type": "boolean"}, {"name": "n", "type": ["null", "long"]}, {"name": "s", "type": ["string", "null"]},
+        {"name": "a", "type": {"type": "array", "items": ["null", "boolean"]}},
+        {"name": "m", "type": {"type": "map", "values": "int"}}, {"name": "e", "type": SIZES}]},
+     [{"b": i % 2 == 1, "n": None if i % 2 else i * 1000, "s": None if i == 2 else "ñ" * i, "a": [True, None][: i % 3],
+       "m": {"k": i} if i % 2 else {}, "e": "XL"} for i in range(4)]),
+    # Only varints: a datum read into its neighbour still decodes; only the sizes tell.
+    ({"type": "record", "name": "L", "fields": [{"name": "a", "type": "long"}, {"name": "b", "type": "int"}]},
+     [{"a": i, "b": -i} for i in range(4)]),
+])
+def test_validation_from_the_columns_is_never_certain_of_a_datum_read_otherwise(schema, values):
+    import fastavro
+
+    from kafka_s3_assets.sink.columnar.parquet_batch import ParquetBatchFormat
+    from kafka_s3_assets.sink.converters import AvroDecoder, _strip_logical_types
+    from kafka_s3_assets.sink.formats.parquet_format import AvroToArrow
+
+    REGISTRY[35] = schema
+    sink_records = avro_records(values, schema=schema, schema_id=35)
+    ref = sink_records[0].value.schema
+    batch_format = ParquetBatchFormat(ParquetFormat())
+    assert batch_format.takes(ref)
+    plan = batch_format._plans[35]
+    convert, decoder = AvroToArrow(schema).root().convert or (lambda value: value), AvroDecoder()
+    parsed = fastavro.parse_schema(_strip_logical_types(schema))  # as the record path decodes
+    datums = [r.value.avro_datum for r in sink_records]
+    step = 1 if len(datums[1]) < 100 else 11
+    tried = certain = 0
+    for target in (1, 2):
+        datum = datums[target]
+        variants = [datum[:-1], datum + b"\x00", datum[1:]] + [
+            datum[:i] + bytes([b]) + datum[i + 1:] for i in range(0, len(datum), step) for b in (0, 1, 2, 4, 0x7F, 0x80, 0xFF)]
+        for variant in variants:
+            batch = datums[:target] + [variant] + datums[target + 1:]
+            body = b"".join(batch)
+            try:
+                decoded = plan.decoder.decode(batch, body)
+            except avro_decoder.DecodeError:
+                continue
+            tried += 1
+            if not plan.sizes.certain(decoded, batch, [len(d) for d in batch], body):
+                continue
+            certain += 1
+            try:
+                cast = plan.caster.cast(decoded)
+            except Exception:  # noqa: BLE001 - a value the conversion refuses: the batch goes record by record
+                continue
+            buffer = io.BytesIO(variant)  # then the record path reads it whole, and to the same values
+            rows = [decoder.decode(r.value) for r in sink_records]
+            rows[target] = fastavro.schemaless_reader(buffer, parsed, None)
+            assert buffer.tell() == len(variant), variant
+            expected = pa.RecordBatch.from_pylist([convert(r) for r in rows], schema=cast.schema)
+            assert same_columns(cast, expected), variant
+    assert tried > 20 and 0 < certain < tried

@@ -32,8 +32,9 @@ class DecodeError(Exception):
 
 
 class DatumsDecoder(Protocol):
-    def decode(self, datums: Sequence[bytes]) -> pa.Table:
-        """The datums' values as the columns of the decoder's schema, one row per datum, in order."""
+    def decode(self, datums: Sequence[bytes], body: bytes | None = None) -> pa.Table:
+        """The datums' values as the columns of the decoder's schema, one row per datum, in order
+        (``body``: the datums joined, if the caller has them already)."""
         ...
 
 
@@ -52,8 +53,9 @@ class PolarsAvroDecoder:
         header += encode_long(0) + _SYNC
         self._header = bytes(header)
 
-    def decode(self, datums: Sequence[bytes]) -> pa.Table:
-        body = b"".join(datums)
+    def decode(self, datums: Sequence[bytes], body: bytes | None = None) -> pa.Table:
+        if body is None:
+            body = b"".join(datums)
         container = b"".join((self._header, encode_long(len(datums)), encode_long(len(body)), body, _SYNC))
         try:
             table = self._read_avro(io.BytesIO(container)).to_arrow()

@@ -8,16 +8,18 @@ union of several types, a recursive type, a type Parquet cannot hold: its record
 before), or each batch of it is decoded and converted; a batch whose decoding or conversion is not
 certain to give the record path's values goes record by record.
 
-Validation always comes first here, whatever ``kafka_s3_assets.avro.validate.datums`` says: the native
+Datums are always validated here, whatever ``kafka_s3_assets.avro.validate.datums`` says: the native
 decoder reads datums the record path's decoder refuses (see ``avro_decoder``), and the record path
-decodes every record for Parquet, so it always meets a corrupt datum.
+decodes every record for Parquet, so it always meets a corrupt datum. Validation is ``datum_sizes``,
+from the decoded columns; where that is not certain (a datum not in Avro's shortest encoding), the
+datum check (``avro_datum_check``), which walks each datum.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 
@@ -25,6 +27,7 @@ from ..formats.parquet_format import AvroToArrow, ParquetFormat, row_schema
 from ..records import AvroSchemaRef, ConnectData
 from .arrow_cast import ColumnCaster, NotExact
 from .avro_decoder import DatumsDecoder, DecodeError, PolarsAvroDecoder
+from .datum_sizes import DatumSizes
 from .reader_schema import UnsupportedSchema, reader_schema
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class _SchemaPlan:
     decoder: DatumsDecoder
+    sizes: DatumSizes
     caster: ColumnCaster
 
 
@@ -74,7 +78,6 @@ class ParquetRows:
 
 class ParquetBatchFormat:
     decodes = True
-    validate_datums = True  # always: see the module's docstring
 
     def __init__(self, values: ParquetFormat):
         self._values = values
@@ -85,14 +88,20 @@ class ParquetBatchFormat:
             self._plans[schema.schema_id] = self._plan(schema)
         return self._plans[schema.schema_id] is not None
 
-    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int]) -> ParquetRows | None:
+    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
+             check: Callable[[], bool]) -> ParquetRows | None:
         plan = self._plans[schema.schema_id]
+        lengths = [len(datum) for datum in datums]
         try:
-            rows = plan.caster.cast(plan.decoder.decode(datums))
+            body = b"".join(datums)
+            decoded = plan.decoder.decode(datums, body)
+            if not plan.sizes.certain(decoded, datums, lengths, body) and not check():
+                return None
+            rows = plan.caster.cast(decoded)
         except (DecodeError, NotExact, pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
             log.debug("A batch of schema id %s goes record by record: %s", schema.schema_id, exc)
             return None
-        return ParquetRows(schema, rows, [len(datum) for datum in datums], offsets)
+        return ParquetRows(schema, rows, lengths, offsets)
 
     @staticmethod
     def _plan(schema: AvroSchemaRef) -> _SchemaPlan | None:
@@ -103,4 +112,4 @@ class ParquetBatchFormat:
         except (ValueError, UnsupportedSchema) as exc:
             log.debug("Records of schema id %s go record by record to Parquet: %s", schema.schema_id, exc)
             return None
-        return _SchemaPlan(decoder, ColumnCaster(record, target))
+        return _SchemaPlan(decoder, DatumSizes(record), ColumnCaster(record, target))
