@@ -497,3 +497,12 @@ def test_validation_from_the_columns_is_never_certain_of_a_datum_read_otherwise(
             expected = pa.RecordBatch.from_pylist([convert(r) for r in rows], schema=cast.schema)
             assert same_columns(cast, expected), variant
     assert tried > 20 and 0 < certain < tried
+
+
+@pytest.mark.parametrize("values", [[0, 1, 63], [64, 5], [-1, -64], [-65, 3], [2**63 - 1, -2**63, 0],
+                                    [(i * 7919) ** 3 % 2**63 - 2**62 for i in range(500)], [i**5 for i in range(600)], []])
+def test_varint_sizes_are_the_encoders(values):
+    from kafka_s3_assets.sink.columnar.datum_sizes import varint_sizes
+    from kafka_s3_assets.sink.formats.avro_container import encode_long
+
+    assert varint_sizes(pa.array(values, pa.int64())).to_pylist() == [len(encode_long(v)) for v in values]

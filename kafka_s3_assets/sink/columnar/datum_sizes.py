@@ -40,11 +40,21 @@ _FIXED_SIZES = {"float": 4, "double": 8, "boolean": 1, "null": 0}
 
 
 def varint_sizes(values: pa.Array) -> pa.Array:
-    """The bytes of each int64 as an Avro (zig-zag) varint in its shortest form."""
+    """The bytes of each int64 (no nulls) as an Avro (zig-zag) varint in its shortest form: one, plus
+    one for each 7 bits past the first 7. Only the steps the largest value reaches are compared."""
     values = values.cast(pa.int64())
-    zigzag = pc.bit_wise_xor(pc.shift_left(values, 1), pc.shift_right(values, 63)).view(pa.uint64())
-    steps = [pc.greater_equal(zigzag, step).cast(pa.int64()) for step in _VARINT_STEPS]
-    return functools.reduce(pc.add, steps, _ONE)
+    low, high = (bound.as_py() for bound in pc.min_max(values).values())
+    if low is None:
+        return values  # empty
+    largest = max(2 * high, -2 * low - 1)  # the largest zig-zag value
+    steps = [step for step in _VARINT_STEPS if largest >= step.as_py()]
+    if not steps:
+        return _constant(1, len(values))
+    if low >= 0:
+        zigzag = pc.shift_left(values, 1).view(pa.uint64())
+    else:
+        zigzag = pc.bit_wise_xor(pc.shift_left(values, 1), pc.shift_right(values, 63)).view(pa.uint64())
+    return functools.reduce(pc.add, [pc.greater_equal(zigzag, step).cast(pa.int64()) for step in steps], _ONE)
 
 
 @dataclass
