@@ -110,12 +110,14 @@ class _RecordFieldKeyer:
         kind = self._kinds[schema.schema_id]
         if kind is None:
             return None
-        checked = False
+        checked, stamps = False, None
         values = column(self._path)
         if values is not None:
             if values.null_count:
                 return None  # "The field '<f>' does not exist.": the record path reports it
-            values = values.cast("int64").to_pylist() if kind == "number" else values.to_pylist()
+            if kind == "number":
+                stamps = values.cast("int64")
+            values = values.to_pylist() if stamps is None else stamps.to_pylist()
         else:
             values = self._read(datums, schema)
             if values is None:
@@ -126,7 +128,7 @@ class _RecordFieldKeyer:
                 values = [timestamp_from_string(text) for text in values]
             except Exception:  # an unparseable string: the extractor's error, raised record by record
                 return None
-        return BatchKeys(encode_timestamps(self._partitioner, values), values, datums_checked=checked)
+        return BatchKeys(encode_timestamps(self._partitioner, values, stamps), values, datums_checked=checked)
 
     def _kind(self, schema: AvroSchemaRef) -> str | None:
         """How the extractor reads the field of this schema (``RecordFieldTimestampExtractor._from_struct``):
@@ -165,16 +167,19 @@ class _RecordFieldKeyer:
 _MAX_SPANS = 16
 
 
-def encode_timestamps(partitioner: TimeBasedPartitioner, timestamps: Sequence[int]) -> str | list[str]:
+def encode_timestamps(partitioner: TimeBasedPartitioner, timestamps: Sequence[int],
+                      stamps: Any = None) -> str | list[str]:
     """``partitioner.encode_timestamp`` of each timestamp: one string when all print alike, else one per
     timestamp. Each bucket is printed once: its span of instants (``TimeBasedPartitioner.encoded_span``)
-    is matched against the whole batch at once."""
+    is matched against the whole batch at once (``stamps``: the timestamps as an int64 Arrow array, if
+    the caller has them so)."""
     if not timestamps:
         return []
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    stamps = pa.array(timestamps, pa.int64())
+    if stamps is None:
+        stamps = pa.array(timestamps, pa.int64())
     encoded: list[str] | None = None
     remaining = None  # the indexes not yet printed, once there is more than one bucket
     first = 0

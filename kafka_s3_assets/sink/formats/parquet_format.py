@@ -39,7 +39,6 @@ from typing import Any, Callable, Sequence
 import fastavro
 import fastavro.validation
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..converters import AvroDecoder, _strip_logical_types
@@ -570,6 +569,8 @@ def arrow_size(batch: pa.RecordBatch) -> int:
 
 
 def _array_size(array: pa.Array) -> int:
+    import pyarrow.compute as pc  # ~10 MiB: loaded only by an export that writes Parquet
+
     kind = array.type
     size = (len(array) + 7) // 8 if array.null_count else 0  # the validity bitmap
     if pa.types.is_struct(kind):
