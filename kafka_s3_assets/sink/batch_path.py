@@ -1,34 +1,38 @@
-"""The batch record path: a whole batch of Avro values copied into the open files at once.
+"""The batch record path: a whole batch of Avro values written into the open files at once.
 
 Record by record, each record is converted to a ``SinkRecord``, partitioned, checked for every kind of
 rotation, validated and appended: ~17 us a record, where copying a datum into a container block costs
 ~0.2 us. For the common cases this path does the same work once per batch, or per record without
-building any record object.
+building any record object. What is appended is the format's (``batch_rows``): for AvroFormat the
+datums, copied as they are; for ParquetFormat the batch decoded into Arrow columns once
+(``columnar``), appended as slices.
 
-When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.keys`` once per batch):
+When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.prepare`` once per batch):
 
-* the writer: a partitioner ``batch_keys`` can key without decoding values (Default; TimeBased with the
-  Wallclock or Record extractor; Field on top-level integer, string or boolean fields), values in
-  AvroFormat, no keys or headers files, no scheduled rotation (``rotate.schedule.interval.ms`` reads
+* the writer: a partitioner ``batch_keys`` can key (Default; TimeBased with the Wallclock, Record or
+  RecordField extractor; Field on top-level integer, string or boolean fields), values in AvroFormat or
+  ParquetFormat, no keys or headers files, no scheduled rotation (``rotate.schedule.interval.ms`` reads
   the clock per record);
 * the batch: every value is Confluent-framed Avro of one registry schema (``AvroValueBatch``, made by
   the converter once a record converted one by one has resolved that schema, so a registry failure is
-  still met, and reported, by a record), whose datums AvroFormat copies as they are (no transcoding),
-  into open files of that same schema or into new ones; the partitioner keyed every record;
-* with ``kafka_s3_assets.avro.validate.datums`` on: every datum passes ``avro_datum_check``, which
-  accepts only datums the decoder certainly accepts.
+  still met, and reported, by a record), which the format takes (AvroFormat: datums it copies as they
+  are, no transcoding; ParquetFormat: a schema its columnar path decodes), into open files of that same
+  schema or into new ones; the partitioner keyed every record;
+* validation: AvroFormat with ``kafka_s3_assets.avro.validate.datums`` on, every datum passes
+  ``avro_datum_check``, which accepts only datums the decoder certainly accepts; ParquetFormat always
+  validates (``columnar.datum_sizes``, else the same check).
 
 Why the objects are the same: for such records the record-by-record writer finds no tombstone, no key
 or header view, the same encoded partition and timestamp the keys give, no schema change (every open
 file's schema is the records' own), no projection; it rotates on ``rotate.interval.ms``, on a
 partition change (``rotate.file.on.partition.change``) or on ``partitioner.max.open.files`` exactly
-where the writer's keyed loop does (the same methods decide), appends each datum unchanged and commits
-when ``flush.size`` records are written. This path appends the same datums to the same files in the
-same order, cuts container blocks at the same byte counts, and commits at the same records, crossing
-batch boundaries as the record-by-record path does. Any batch it does not take (a null, a second
-schema, a datum the check is not sure of, a record the partitioner could not key, a file the batch
-cannot continue) goes record by record, which raises the exact error naming the record, or tolerates
-it, as before.
+where the writer's keyed loop does (the same methods decide), appends each record and commits when
+``flush.size`` records are written. This path appends the same records to the same files in the same
+order (Avro container blocks and Parquet chunks cut at the same records), and commits at the same
+records, crossing batch boundaries as the record-by-record path does. Any batch it does not take (a
+null, a second schema, a datum the check is not sure of, a record the partitioner could not key, a
+value the columnar conversion is not sure of, a file the batch cannot continue) goes record by record,
+which raises the exact error naming the record, or tolerates it, as before.
 """
 
 from __future__ import annotations
