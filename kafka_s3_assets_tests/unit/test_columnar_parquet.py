@@ -483,7 +483,7 @@ def test_validation_from_the_columns_is_never_certain_of_a_datum_read_otherwise(
             except avro_decoder.DecodeError:
                 continue
             tried += 1
-            if not plan.sizes.certain(decoded, batch, [len(d) for d in batch], body):
+            if not plan.sizes.certain(decoded, [len(d) for d in batch], body):
                 continue
             certain += 1
             try:

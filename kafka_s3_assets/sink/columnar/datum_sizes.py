@@ -74,15 +74,15 @@ class _Sized:
 
 
 class DatumSizes:
-    """``certain(decoded, datums)`` for one writer schema (the decoder read it with ``reader_schema``)."""
+    """``certain(...)`` for the datums of one writer schema (the decoder read them with ``reader_schema``)."""
 
     def __init__(self, record_schema: Any):
         self._schema = record_schema
         self._names = AvroNames(record_schema)
 
-    def certain(self, decoded: pa.Table, datums: Sequence[bytes], lengths: Sequence[int], body: bytes) -> bool:
-        """True only if every datum (``lengths``: their lengths; ``body``: them joined) was decoded
-        exactly, as the record path would decode it."""
+    def certain(self, decoded: pa.Table, lengths: Sequence[int], body: bytes) -> bool:
+        """True only if every datum (``lengths``: their lengths; ``body``: them joined, as decoded into
+        ``decoded``) was decoded exactly, as the record path would decode it."""
         node, namespace = self._names.resolve(self._schema, None)
         decoded = decoded.combine_chunks()
         children = []

@@ -95,7 +95,7 @@ class ParquetBatchFormat:
         try:
             body = b"".join(datums)
             decoded = plan.decoder.decode(datums, body)
-            if not plan.sizes.certain(decoded, datums, lengths, body) and not check():
+            if not plan.sizes.certain(decoded, lengths, body) and not check():
                 return None
             rows = plan.caster.cast(decoded)
         except (DecodeError, NotExact, pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
