@@ -469,12 +469,13 @@ def test_validation_from_the_columns_is_never_certain_of_a_datum_read_otherwise(
     convert, decoder = AvroToArrow(schema).root().convert or (lambda value: value), AvroDecoder()
     parsed = fastavro.parse_schema(_strip_logical_types(schema))  # as the record path decodes
     datums = [r.value.avro_datum for r in sink_records]
-    step = 1 if len(datums[1]) < 100 else 11
+    small = len(datums[1]) < 100  # every byte of a small datum; a sample of the corpus's large ones
+    step, replacements = (1, (0, 1, 2, 4, 0x7F, 0x80, 0xFF)) if small else (29, (0, 2, 0x80, 0xFF))
     tried = certain = 0
-    for target in (1, 2):
+    for target in (1, 2) if small else (2,):
         datum = datums[target]
         variants = [datum[:-1], datum + b"\x00", datum[1:]] + [
-            datum[:i] + bytes([b]) + datum[i + 1:] for i in range(0, len(datum), step) for b in (0, 1, 2, 4, 0x7F, 0x80, 0xFF)]
+            datum[:i] + bytes([b]) + datum[i + 1:] for i in range(0, len(datum), step) for b in replacements]
         for variant in variants:
             batch = datums[:target] + [variant] + datums[target + 1:]
             body = b"".join(batch)
@@ -496,7 +497,9 @@ def test_validation_from_the_columns_is_never_certain_of_a_datum_read_otherwise(
             assert buffer.tell() == len(variant), variant
             expected = pa.RecordBatch.from_pylist([convert(r) for r in rows], schema=cast.schema)
             assert same_columns(cast, expected), variant
-    assert tried > 20 and 0 < certain < tried
+    assert tried > 20 and certain > 0
+    if small:  # every byte damaged: some datums decode but are read otherwise, and the sizes tell
+        assert certain < tried
 
 
 @pytest.mark.parametrize("values", [[0, 1, 63], [64, 5], [-1, -64], [-65, 3], [2**63 - 1, -2**63, 0],
