@@ -509,3 +509,43 @@ def test_varint_sizes_are_the_encoders(values):
     from kafka_s3_assets.sink.formats.avro_container import encode_long
 
     assert varint_sizes(pa.array(values, pa.int64())).to_pylist() == [len(encode_long(v)) for v in values]
+
+
+class _FailingOutput:
+    """An object whose upload fails at its first bytes (the first row group written)."""
+
+    key = "k"
+
+    def write(self, data: bytes) -> None:
+        if len(data) > 4:  # past the "PAR1" magic
+            raise OSError("S3 is gone")
+
+    def commit(self):
+        raise AssertionError("not committed")
+
+    def abort(self) -> None:
+        pass
+
+
+def test_a_row_group_that_cannot_be_written_fails_at_the_record_whose_write_wrote_it():
+    from kafka_s3_assets.sink.columnar.parquet_batch import ParquetBatchFormat
+
+    fmt = ParquetFormat(row_group_bytes=20_000, batch_rows=50)
+    sink_records = avro_records([everything(i) for i in range(200)], schema=ALL_TYPES, schema_id=ALL_TYPES_ID)
+    writer = fmt.new_writer(_FailingOutput())
+    failed_at = None
+    for record in sink_records:
+        try:
+            writer.write(record)
+        except OSError:
+            failed_at = record.offset
+            break
+    assert failed_at is not None
+    batch_format = ParquetBatchFormat(fmt)
+    assert batch_format.takes(sink_records[0].value.schema)
+    rows = batch_format.rows(sink_records[0].value.schema, [r.value.avro_datum for r in sink_records],
+                             [r.offset for r in sink_records], NO_CHECK)
+    with pytest.raises(Exception) as failure:
+        rows.append(fmt.new_writer(_FailingOutput()), range(200))
+    assert type(failure.value).__name__ == "BlockWriteError" and isinstance(failure.value.cause, OSError)
+    assert sink_records[failure.value.index].offset == failed_at
