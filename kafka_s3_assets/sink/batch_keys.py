@@ -14,7 +14,8 @@ record by record (which also raises, naming the record, any error partitioning i
   (``avro_field_reader``, top-level fields only); a null or a string that does not parse, and the batch
   goes record by record, which raises the extractor's own error naming the record.
 * FieldPartitioner on top-level fields of type string, int, long or boolean, or a union of null and one
-  of those, without a logical type: the field values read straight from the datum bytes
+  of those, without a logical type: the fields' decoded columns when the format decodes the batch
+  (each distinct value printed once), else the values read straight from the datum bytes
   (``avro_field_reader``).
 
 Not here (record by record): nested field paths for FieldPartitioner, enum or other field types, the
@@ -205,7 +206,8 @@ def encode_timestamps(partitioner: TimeBasedPartitioner, timestamps: Sequence[in
 
 
 class _FieldKeyer:
-    """``name=value/...`` from the values of top-level fields read out of each datum."""
+    """``name=value/...`` from the values of top-level fields: their decoded columns when the format
+    decodes the batch (each distinct value printed once), else read out of each datum."""
 
     def __init__(self, partitioner: FieldPartitioner):
         self._names = partitioner.field_names
@@ -219,6 +221,9 @@ class _FieldKeyer:
         reader = self._readers[schema.schema_id]
         if reader is None:
             return None
+        encoded = self._from_columns(column)
+        if encoded is not None:
+            return BatchKeys(encoded, None)
         values = reader.read_all(datums)
         if values is None:
             return None
@@ -229,6 +234,30 @@ class _FieldKeyer:
             return BatchKeys([f"{name}={_text(value)}" for (value,) in values], None, datums_checked=True)
         return BatchKeys([delim.join(f"{n}={_text(v)}" for n, v in zip(names, row)) for row in values], None,
                          datums_checked=True)
+
+    def _from_columns(self, column: Callable[[str], Any]) -> str | list[str] | None:
+        """Each record's encoding from the fields' decoded columns (None: the format does not decode);
+        one string when every record has the same."""
+        import pyarrow.compute as pc
+
+        segments = []
+        for name in self._names:
+            array = column(name)
+            if array is None:
+                return None
+            distinct = pc.dictionary_encode(array)
+            texts = [f"{name}={_text(value)}" for value in distinct.dictionary.to_pylist()]
+            if len(texts) == 1 and not distinct.null_count:
+                segments.append(texts[0])
+            else:
+                segments.append([f"{name}=null" if i is None else texts[i] for i in distinct.indices.to_pylist()])
+        if all(isinstance(segment, str) for segment in segments):
+            return self._delim.join(segments)
+        count = next(len(segment) for segment in segments if not isinstance(segment, str))
+        columns = [[segment] * count if isinstance(segment, str) else segment for segment in segments]
+        if len(columns) == 1:
+            return columns[0]
+        return [self._delim.join(parts) for parts in zip(*columns)]
 
     def _reader(self, schema: AvroSchemaRef) -> FieldReader | None:
         """The reader of the partition fields, if each is one FieldPartitioner prints as it is: a Connect

@@ -549,3 +549,14 @@ def test_a_row_group_that_cannot_be_written_fails_at_the_record_whose_write_wrot
         rows.append(fmt.new_writer(_FailingOutput()), range(200))
     assert type(failure.value).__name__ == "BlockWriteError" and isinstance(failure.value.cause, OSError)
     assert sink_records[failure.value.index].offset == failed_at
+
+
+@pytest.mark.parametrize("fields", ["region", "shard", "small", "user", "active", "zone", "note", "region,zone,shard",
+                                    "active,note"])
+@pytest.mark.parametrize("flush_size,batch_size", [(10, 13), (1000, 64)])
+def test_field_keys_from_the_decoded_columns_are_the_partitioners(fields, flush_size, batch_size):
+    out = both(parquet_config(**{"flush.size": str(flush_size), "partitioner.class": FIELD,
+                                 "partition.field.name": fields}), orders(100), batch_size)
+    assert out["batches taken"] == batches(100, batch_size) and out["error"] is None
+    encoded = {o.encoded_partition for b in out["committed"] for o in b.objects}
+    assert all(p.startswith(fields.split(",")[0] + "=") for p in encoded)
