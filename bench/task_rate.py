@@ -14,6 +14,7 @@ measurement in a fresh Python process, so ``ru_maxrss`` is that run's own peak:
     python bench/task_rate.py --profile N    # also a cProfile of one export of N records (top 25)
     python bench/task_rate.py --partitioner field N   # FieldPartitioner on W1's "kind" (4 values)
     python bench/task_rate.py --partitioner time N    # hourly TimeBasedPartitioner, Kafka timestamps
+    python bench/task_rate.py --workload w2 N         # W2: ParquetFormat (snappy), hourly RecordField on "ts", UTC
 
 Prints one line per measurement: records, wall seconds, records/s, us/record, records per CPU-second of
 the measuring process (the machine may be shared: that figure is steadier) and its peak RSS (MiB).
@@ -47,18 +48,29 @@ PARTITIONERS = {
 }
 
 
-def connector(topic: str, bucket: str, partitioner: str = "default") -> dict:
-    return {**PARTITIONERS[partitioner], 
+# Workload W2 (bench/w2.py): W1's records written as Parquet, partitioned by the hour of their "ts" field.
+W2_CONFIG = {
+    "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat", "parquet.codec": "snappy",
+    "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+    "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", "partition.duration.ms": "3600000",
+    "locale": "en-US", "timezone": "UTC", "timestamp.extractor": "RecordField", "timestamp.field": "ts",
+}
+WORKLOADS = {"w1": {}, "w2": W2_CONFIG}
+
+
+def connector(topic: str, bucket: str, partitioner: str = "default", workload: str = "w1") -> dict:
+    return {**PARTITIONERS[partitioner], **WORKLOADS[workload], 
         "name": f"bench-{topic}",
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "topics": topic,
         "flush.size": str(FLUSH_SIZE),
-        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
         "storage.class": "io.confluent.connect.s3.storage.S3Storage",
         "s3.bucket.name": bucket,
         "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
         "value.converter": "io.confluent.connect.avro.AvroConverter",
         "value.converter.schema.registry.url": os.environ["SCHEMA_REGISTRY_URL"],
+        **({} if "format.class" in WORKLOADS[workload] else {
+            "format.class": "io.confluent.connect.s3.format.avro.AvroFormat"}),
     }
 
 
@@ -75,7 +87,7 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def run_export(topic: str, profile: bool, partitioner: str) -> dict:
+def run_export(topic: str, profile: bool, partitioner: str, workload: str = "w1") -> dict:
     import boto3
 
     from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
@@ -83,7 +95,7 @@ def run_export(topic: str, profile: bool, partitioner: str) -> dict:
 
     bucket = f"bench-{uuid.uuid4().hex[:10]}"
     boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL_S3"]).create_bucket(Bucket=bucket)
-    request = PartitionExportRequest(resolve_settings(connector(topic, bucket, partitioner)), topic, 0)
+    request = PartitionExportRequest(resolve_settings(connector(topic, bucket, partitioner, workload)), topic, 0)
     profiler = None
     if profile:
         import cProfile
@@ -132,15 +144,15 @@ def run_drain(topic: str) -> dict:
 
 
 def child(argv: list[str]) -> int:
-    what, topic, partitioner = argv
-    figures = run_drain(topic) if what == "drain" else run_export(topic, what == "profile", partitioner)
+    what, topic, partitioner, workload = argv
+    figures = run_drain(topic) if what == "drain" else run_export(topic, what == "profile", partitioner, workload)
     figures["peak_rss_mib"] = peak_rss_mib()
     print(json.dumps(figures))
     return 0
 
 
-def measure(what: str, topic: str, partitioner: str = "default") -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", what, topic, partitioner], check=True,
+def measure(what: str, topic: str, partitioner: str = "default", workload: str = "w1") -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", what, topic, partitioner, workload], check=True,
                          stdout=subprocess.PIPE, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -159,24 +171,28 @@ def main(argv: list[str]) -> int:
     parser.add_argument("records", nargs="?", type=int, default=200_000)
     parser.add_argument("--profile", action="store_true", help="one export of N records under cProfile")
     parser.add_argument("--partitioner", choices=sorted(PARTITIONERS), default="default")
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="w1",
+                        help="w1: AvroFormat (default); w2: ParquetFormat, hourly RecordField on ts (its own partitioner)")
     args = parser.parse_args(argv[1:])
-    n, partitioner = args.records, args.partitioner
+    n, partitioner, workload = args.records, args.partitioner, args.workload
     bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
     if args.profile:
         topic = create_topic(bootstrap, 1, prefix="w1task")
         produce_w1(bootstrap, registry, topic, n, 1)
-        show("export (prof)", measure("profile", topic, partitioner))
+        show("export (prof)", measure("profile", topic, partitioner, workload))
         return 0
     topics = {}
     for factor in (1, 10):
         topics[factor] = create_topic(bootstrap, 1, prefix="w1task")
         produce_w1(bootstrap, registry, topics[factor], n * factor, 1)
-    print(f"W1, one partition, flush.size={FLUSH_SIZE}, AvroFormat, {partitioner} partitioner "
+    what = ("W2: W1 records as Parquet (snappy), hourly RecordField partitioner on ts" if workload == "w2"
+            else f"W1, AvroFormat, {partitioner} partitioner")
+    print(f"{what}, one partition, flush.size={FLUSH_SIZE} "
           f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
     results = {}
     for factor in (1, 10):
         show(f"drain  {factor:>2}x", measure("drain", topics[factor]))
-        results[factor] = measure("export", topics[factor], partitioner)
+        results[factor] = measure("export", topics[factor], partitioner, workload)
         show(f"export {factor:>2}x", results[factor])
     ratio = results[10]["peak_rss_mib"] / results[1]["peak_rss_mib"]
     print(f"export peak RSS 10x / 1x = {ratio:.2f}")

@@ -1,34 +1,38 @@
-"""The batch record path: a whole batch of Avro values copied into the open files at once.
+"""The batch record path: a whole batch of Avro values written into the open files at once.
 
 Record by record, each record is converted to a ``SinkRecord``, partitioned, checked for every kind of
 rotation, validated and appended: ~17 us a record, where copying a datum into a container block costs
 ~0.2 us. For the common cases this path does the same work once per batch, or per record without
-building any record object.
+building any record object. What is appended is the format's (``batch_rows``): for AvroFormat the
+datums, copied as they are; for ParquetFormat the batch decoded into Arrow columns once
+(``columnar``), appended as slices.
 
-When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.keys`` once per batch):
+When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.prepare`` once per batch):
 
-* the writer: a partitioner ``batch_keys`` can key without decoding values (Default; TimeBased with the
-  Wallclock or Record extractor; Field on top-level integer, string or boolean fields), values in
-  AvroFormat, no keys or headers files, no scheduled rotation (``rotate.schedule.interval.ms`` reads
+* the writer: a partitioner ``batch_keys`` can key (Default; TimeBased with the Wallclock, Record or
+  RecordField extractor; Field on top-level integer, string or boolean fields), values in AvroFormat or
+  ParquetFormat, no keys or headers files, no scheduled rotation (``rotate.schedule.interval.ms`` reads
   the clock per record);
 * the batch: every value is Confluent-framed Avro of one registry schema (``AvroValueBatch``, made by
   the converter once a record converted one by one has resolved that schema, so a registry failure is
-  still met, and reported, by a record), whose datums AvroFormat copies as they are (no transcoding),
-  into open files of that same schema or into new ones; the partitioner keyed every record;
-* with ``kafka_s3_assets.avro.validate.datums`` on: every datum passes ``avro_datum_check``, which
-  accepts only datums the decoder certainly accepts.
+  still met, and reported, by a record), which the format takes (AvroFormat: datums it copies as they
+  are, no transcoding; ParquetFormat: a schema its columnar path decodes), into open files of that same
+  schema or into new ones; the partitioner keyed every record;
+* validation: AvroFormat with ``kafka_s3_assets.avro.validate.datums`` on, every datum passes
+  ``avro_datum_check``, which accepts only datums the decoder certainly accepts; ParquetFormat always
+  validates (``columnar.datum_sizes``, else the same check).
 
 Why the objects are the same: for such records the record-by-record writer finds no tombstone, no key
 or header view, the same encoded partition and timestamp the keys give, no schema change (every open
 file's schema is the records' own), no projection; it rotates on ``rotate.interval.ms``, on a
 partition change (``rotate.file.on.partition.change``) or on ``partitioner.max.open.files`` exactly
-where the writer's keyed loop does (the same methods decide), appends each datum unchanged and commits
-when ``flush.size`` records are written. This path appends the same datums to the same files in the
-same order, cuts container blocks at the same byte counts, and commits at the same records, crossing
-batch boundaries as the record-by-record path does. Any batch it does not take (a null, a second
-schema, a datum the check is not sure of, a record the partitioner could not key, a file the batch
-cannot continue) goes record by record, which raises the exact error naming the record, or tolerates
-it, as before.
+where the writer's keyed loop does (the same methods decide), appends each record and commits when
+``flush.size`` records are written. This path appends the same records to the same files in the same
+order (Avro container blocks and Parquet chunks cut at the same records), and commits at the same
+records, crossing batch boundaries as the record-by-record path does. Any batch it does not take (a
+null, a second schema, a datum the check is not sure of, a record the partitioner could not key, a
+value the columnar conversion is not sure of, a file the batch cannot continue) goes record by record,
+which raises the exact error naming the record, or tolerates it, as before.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Callable, Sequence
 
 from .avro_datum_check import DatumCheck, compile_datum_check
 from .batch_keys import BatchKeys, Keyer, keyer_for
+from .batch_rows import AvroBatchFormat, BatchFormat, BatchRows
 from .formats.avro_format import AvroFormat
 from .records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
 
@@ -60,10 +65,18 @@ class AvroValueBatch:
         return SinkRecord(raw, ConnectData(self.schema, avro_datum=self.datums[index]))
 
 
-class BatchPath:
-    """Whether a writer's batches may take the batch path, and each batch's keys and checks."""
+@dataclass(frozen=True)
+class PreparedBatch:
+    """A batch the batch path takes: where each record goes (``keys``) and what is appended (``rows``)."""
 
-    def __init__(self, values: AvroFormat, keyer: Keyer):
+    keys: BatchKeys
+    rows: BatchRows
+
+
+class BatchPath:
+    """Whether a writer's batches may take the batch path, and each batch's keys, checks and rows."""
+
+    def __init__(self, values: BatchFormat, keyer: Keyer):
         self._values = values
         self._keyer = keyer
         self._checks: dict[int, DatumCheck | None] = {}  # per registry schema id
@@ -72,24 +85,30 @@ class BatchPath:
     def for_writer(cls, settings, partitioner, formats) -> "BatchPath | None":
         """The batch path of a writer configured so, or None when its records must go one by one."""
         keyer = keyer_for(partitioner)
-        if (keyer is not None and isinstance(formats.values, AvroFormat)
+        values = batch_format(formats.values)
+        if (keyer is not None and values is not None
                 and formats.keys is None and formats.headers is None
                 and settings.rotate_schedule_interval_ms <= 0):
-            return cls(formats.values, keyer)
+            return cls(values, keyer)
         return None
 
-    def keys(self, batch: AvroValueBatch, open_schemas: dict, now_ms: int) -> BatchKeys | None:
-        """Where each record of ``batch`` goes, if the batch can be appended to the writer's files
-        (``open_schemas``: encoded partition -> schema of each open file) as the record-by-record path
-        would append it; None when it cannot."""
+    def prepare(self, batch: AvroValueBatch, open_schemas: dict, now_ms: int) -> PreparedBatch | None:
+        """Where each record of ``batch`` goes and its rows, if the batch can be appended to the writer's
+        files (``open_schemas``: encoded partition -> schema of each open file) as the record-by-record
+        path would append it; None when it cannot."""
         if any(schema is not batch.schema for schema in open_schemas.values()):
             return None
-        if not self._values.copies_as_is(batch.schema):
+        values = self._values
+        if not values.takes(batch.schema):
             return None
-        keys = self._keyer(batch.datums, batch.timestamps, batch.schema, batch.partition, now_ms)
-        if keys is None or (self._values.validate_datums and not keys.datums_checked and not self._valid(batch)):
+        rows = _Rows(self, batch)
+        keys = self._keyer(batch.datums, batch.timestamps, batch.schema, batch.partition, now_ms, rows.column)
+        if keys is None:
             return None
-        return keys
+        if keys.datums_checked:
+            rows.checked = True
+        made = rows.get()
+        return None if made is None else PreparedBatch(keys, made)
 
     def _valid(self, batch: AvroValueBatch) -> bool:
         schema_id = batch.schema.schema_id
@@ -97,3 +116,50 @@ class BatchPath:
             self._checks[schema_id] = compile_datum_check(batch.schema.writer_schema)
         check = self._checks[schema_id]
         return check is not None and check.all_valid(batch.datums)
+
+
+class _Rows:
+    """A batch's rows, made once, when the keys or the append first need them. ``check`` (handed to the
+    format) is the datum check, run at most once: ``checked`` when a keyer that walks the datums as
+    strictly (``BatchKeys.datums_checked``) passed them already."""
+
+    def __init__(self, path: BatchPath, batch: AvroValueBatch):
+        self._path = path
+        self._batch = batch
+        self.checked = False
+        self._made = False
+        self._rows: BatchRows | None = None
+
+    def check(self) -> bool:
+        if not self.checked:
+            if not self._path._valid(self._batch):
+                return False
+            self.checked = True
+        return True
+
+    def get(self) -> BatchRows | None:
+        if not self._made:
+            self._made = True
+            batch = self._batch
+            self._rows = self._path._values.rows(batch.schema, batch.datums, batch.offsets, self.check)
+        return self._rows
+
+    def column(self, path: str):
+        """The decoded values of a field path, for keyers; None when the format does not decode."""
+        if not self._path._values.decodes:
+            return None
+        rows = self.get()
+        return None if rows is None else rows.column(path)
+
+
+def batch_format(values) -> BatchFormat | None:
+    """The batch path of a value format, if it has one."""
+    if isinstance(values, AvroFormat):
+        return AvroBatchFormat(values)
+    from .formats.parquet_format import ParquetFormat  # pyarrow: imported only where Parquet is written
+
+    if isinstance(values, ParquetFormat):
+        from .columnar.parquet_batch import ParquetBatchFormat
+
+        return ParquetBatchFormat(values)
+    return None

@@ -175,6 +175,15 @@ class TimeBasedPartitioner(_Partitioner):
         self._last_span = (low, high, self._last_bucket[1])
         return self._last_bucket[1]
 
+    def encoded_span(self, timestamp: int) -> tuple[str, int, int]:
+        """``encode_timestamp(timestamp)``, and instants ``[low, high)`` around it certain to print alike
+        (at least the timestamp itself), for printing a batch once per bucket."""
+        text = self.encode_timestamp(timestamp)
+        span = self._last_span
+        if span is not None and span[0] <= timestamp < span[1]:
+            return text, span[0], span[1]
+        return text, timestamp, timestamp + 1
+
     def _span_of_bucket(self, timestamp: int) -> tuple[int, int]:
         """The UTC instants around ``timestamp`` certain to share its bucket (at least itself).
 

@@ -22,6 +22,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 from .batch_keys import BatchKeys
 from .batch_path import AvroValueBatch, BatchPath
+from .batch_rows import BatchRows
 from .schema.compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .converters import AvroDecoder
 from .errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
@@ -258,18 +259,19 @@ class TopicPartitionWriter:
         take it (then write its records one by one)."""
         if batch is None or self._batch_path is None:
             return False
-        keys = self._batch_path.keys(batch, self._current_schemas if self._record_count else {}, now_ms)
-        if keys is None:
+        prepared = self._batch_path.prepare(batch, self._current_schemas if self._record_count else {}, now_ms)
+        if prepared is None:
             return False
         self.committed_before_failure = []  # each committed batch is handed over at once
+        keys, rows = prepared.keys, prepared.rows
         if keys.single is not None and not self._rotates_on_time():
             # One file, and the timestamps decide nothing (they only serve rotate.interval.ms).
-            self._append_to_one_file(batch, keys.single, on_committed)
+            self._append_to_one_file(batch, rows, keys.single, on_committed)
         else:
-            self._append_keyed(batch, keys, now_ms, on_committed)
+            self._append_keyed(batch, rows, keys, now_ms, on_committed)
         return True
 
-    def _append_to_one_file(self, batch: AvroValueBatch, encoded: str,
+    def _append_to_one_file(self, batch: AvroValueBatch, rows: BatchRows, encoded: str,
                             on_committed: Callable[[CommittedBatch], None]) -> None:
         """Every record to one encoded partition, nothing rotating on time: runs of records up to
         ``flush.size`` appended at once."""
@@ -280,16 +282,16 @@ class TopicPartitionWriter:
             if encoded not in self._open:
                 self._current_schemas[encoded] = batch.schema
                 self._open_file(encoded, batch.sink_record(start))
-            self._append_datums(batch, encoded, range(start, end))
+            self._append_run(batch, rows, encoded, range(start, end))
             self._current_encoded = encoded
             start = end
             if self._record_count >= flush_size:
                 on_committed(self._commit_all())
 
-    def _append_keyed(self, batch: AvroValueBatch, keys: BatchKeys, now_ms: int,
+    def _append_keyed(self, batch: AvroValueBatch, rows: BatchRows, keys: BatchKeys, now_ms: int,
                       on_committed: Callable[[CommittedBatch], None]) -> None:
         """Record by record, with the keys given: what ``_write`` decides for each record (its timestamp,
-        a rotation before it, its file, a commit at ``flush.size``), the datums appended per file at once
+        a rotation before it, its file, a commit at ``flush.size``), the rows appended per file at once
         before each commit and at the end."""
         encoded_of, timestamps = keys.encoded, keys.timestamps
         single = keys.single
@@ -307,7 +309,7 @@ class TopicPartitionWriter:
             if (self._record_count or waiting) and (
                     (rotates_on_time and self._rotate_on_time(encoded, None, timestamp, now_ms))
                     or (open_files_limited and self._open_files_full(encoded))):
-                waiting = self._append_pending(batch, pending)
+                waiting = self._append_pending(batch, rows, pending)
                 on_committed(self._commit_all())
                 if timestamp is not None:
                     self._base_timestamp = timestamp
@@ -318,29 +320,30 @@ class TopicPartitionWriter:
             waiting += 1
             self._current_encoded = encoded
             if self._record_count + waiting >= flush_size:
-                waiting = self._append_pending(batch, pending)
+                waiting = self._append_pending(batch, rows, pending)
                 on_committed(self._commit_all())
-        self._append_pending(batch, pending)
+        self._append_pending(batch, rows, pending)
 
-    def _append_pending(self, batch: AvroValueBatch, pending: dict[str, list[int]]) -> int:
+    def _append_pending(self, batch: AvroValueBatch, rows: BatchRows, pending: dict[str, list[int]]) -> int:
         """Appends the pending records to their files; returns how many are pending now (none)."""
         for encoded, indexes in pending.items():
-            self._append_datums(batch, encoded, indexes)
+            self._append_run(batch, rows, encoded, _as_range(indexes))
         pending.clear()
         return 0
 
-    def _append_datums(self, batch: AvroValueBatch, encoded: str, indexes: Sequence[int]) -> None:
-        """Appends the datums at ``indexes`` (in order) to the open file of ``encoded``, with the file's
-        and the writer's bookkeeping as ``_write_views`` does it record by record."""
+    def _append_run(self, batch: AvroValueBatch, rows: BatchRows, encoded: str, indexes: Sequence[int]) -> None:
+        """Appends the records at ``indexes`` (in order) to the open file of ``encoded`` through the
+        format's rows, with the file's and the writer's bookkeeping as ``_write_views`` does it record by
+        record."""
         file = self._open[encoded]
         view, _fmt, values = file.writers[0]
         offsets = batch.offsets
         if isinstance(indexes, range):
-            datums, file_offsets = batch.datums[indexes.start:indexes.stop], offsets[indexes.start:indexes.stop]
+            file_offsets = offsets[indexes.start:indexes.stop]
         else:
-            datums, file_offsets = [batch.datums[i] for i in indexes], [offsets[i] for i in indexes]
+            file_offsets = [offsets[i] for i in indexes]
         try:
-            values.write_datums(batch.schema, datums)
+            rows.append(values, indexes)
         except BlockWriteError as exc:
             raise RecordError(batch.topic, batch.partition, file_offsets[exc.index],
                               f"Failed to write {view.name} of record to {file.base_key}: {exc.cause}"
@@ -615,6 +618,13 @@ class TopicPartitionWriter:
         self._record_count = 0
         self._base_timestamp = None
         self._rotation_deadline = None
+
+
+def _as_range(indexes: list[int]) -> range | list[int]:
+    """Consecutive indexes as a range (a format appends a range as one slice)."""
+    if indexes[-1] - indexes[0] == len(indexes) - 1:
+        return range(indexes[0], indexes[-1] + 1)
+    return indexes
 
 
 def _arrival(record: SinkRecord, now_ms: int) -> int:

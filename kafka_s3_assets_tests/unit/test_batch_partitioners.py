@@ -158,9 +158,44 @@ def test_wallclock_time_partitioned_batches_write_what_one_by_one_writes(rotatio
     assert [v["user"] for v in values] == [order(i)["user"] for i in range(7, 14)]
 
 
-def test_the_record_field_extractor_goes_one_by_one():
-    out = both(time_config("RecordField", **{"timestamp.field": "placed", "flush.size": "10"}), orders(30), 12)
-    assert out["batches taken"] == 0 and len(out["committed"]) == 3
+# RecordField: ``placed`` is a timestamp-millis, ``user`` a long, ``shard`` an int, ``stamp`` an ISO-8601 or
+# numeric string, ``maybe`` a nullable long; ``small`` is INT8, ``day`` a date, ``amount`` a double: those
+# the extractor refuses, so their batches go record by record and fail as before.
+STAMPED = {**ORDER, "fields": ORDER["fields"] + [
+    {"name": "stamp", "type": "string"}, {"name": "maybe", "type": ["null", "long"]},
+    {"name": "day", "type": {"type": "int", "logicalType": "date"}}]}
+STAMPED_ID = 21
+REGISTRY[STAMPED_ID] = STAMPED
+
+
+def stamped(count: int, *, stamp=None, maybe=lambda i: NOW + i * 600_000) -> list[KafkaRecord]:
+    stamp = stamp or (lambda i: str(NOW + i * 420_000) if i % 2 else f"2023-11-14T22:{i % 60:02d}:00Z")
+    return [KafkaRecord("s3_topic", 0, i, NOW, b"k", framed(STAMPED, {
+        **order(i), "placed": STEPS[i % len(STEPS)], "user": NOW + i * 900_000, "shard": i, "stamp": stamp(i),
+        "maybe": maybe(i), "day": 19_000 + i}, STAMPED_ID), ()) for i in range(count)]
+
+
+@pytest.mark.parametrize("field", ["placed", "user", "shard", "stamp", "maybe"])
+@pytest.mark.parametrize("rotation", [{}, {"rotate.interval.ms": "1800000"}, {"partitioner.max.open.files": "2"}])
+def test_record_field_time_partitioned_batches_write_what_one_by_one_writes(field, rotation):
+    out = both(time_config("RecordField", **{"timestamp.field": field, "flush.size": "25", **rotation}),
+               stamped(80), 9)
+    assert out["batches taken"] == batches(80, 9) and out["error"] is None
+    assert len({o.encoded_partition for b in out["committed"] for o in b.objects}) > 1 or field == "shard"
+
+
+@pytest.mark.parametrize("field, taken", [("small", 0), ("day", 0), ("amount", 0), ("nope", 0), ("address.city", 0)])
+def test_record_field_types_the_extractor_refuses_go_one_by_one_and_fail_as_before(field, taken):
+    out = both(time_config("RecordField", **{"timestamp.field": field, "flush.size": "10"}), stamped(30), 12)
+    assert out["batches taken"] == taken and out["error"] is not None and "offset=0" in out["error"]
+
+
+@pytest.mark.parametrize("field, records", [
+    ("maybe", stamped(30, maybe=lambda i: None if i == 17 else NOW + i)),
+    ("stamp", stamped(30, stamp=lambda i: "soon" if i == 17 else str(NOW + i)))])
+def test_a_record_field_timestamp_the_extractor_cannot_read_fails_naming_its_record(field, records):
+    out = both(time_config("RecordField", **{"timestamp.field": field, "flush.size": "10"}), records, 12)
+    assert out["batches taken"] == 1 and "offset=17" in out["error"]  # the first batch, offsets 0-11
 
 
 # -- the field reader: the decoder's values, or no answer -----------------------------------------

@@ -19,14 +19,22 @@ so a finished row group's bytes go to the object (and its multipart upload) at o
 about one row group plus one part buffer. Decoded rows are turned into Arrow arrays every ``batch_rows``
 rows (or ~256 KiB of record bytes), so Python objects never pile up. Small row groups compress a little
 worse than parquet-java's 128 MiB ones; raise ``row_group_bytes`` to trade memory for that.
+
+Rows arrive one record at a time (``write``) or as Arrow slices of a decoded batch (``write_arrow``, the
+columnar batch path, ``sink.columnar``), in any mix. Both cut the rows into the same Arrow chunks (a
+chunk closes at the same record whichever way its rows came) and measure them the same way
+(``arrow_size``), so row groups and data pages fall at the same records and a file's bytes do not
+depend on the path its rows took.
 """
 
 from __future__ import annotations
 
 import decimal
 import json
+from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Any, Callable
+from itertools import accumulate
+from typing import Any, Callable, Sequence
 
 import fastavro
 import fastavro.validation
@@ -39,6 +47,7 @@ from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
 from ..schema.avro_names import AvroNames, namespace_of
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
+from .avro_container import BlockWriteError
 
 PAGE_SIZE = 65536  # withPageSize(65536) in the reference
 DEFAULT_ROW_GROUP_BYTES = 8 * 1024 * 1024  # Arrow bytes buffered before a row group is written
@@ -399,11 +408,14 @@ class ParquetRecordWriter:
         self._file_avro_schema = None  # the Avro schema of a row (the value's, or the key/header envelope)
         self._row_convert: Convert | None = None
         self._validator_schema = None  # parsed lazily, for records whose schema is not the file's
-        self._rows: list = []
-        self._rows_bytes = 0
-        self._batches: list[pa.RecordBatch] = []
-        self._batches_bytes = 0
-        self._batches_rows = 0
+        # The rows of the next chunk, in order: lists of converted rows (``write``) and Arrow batches
+        # (``write_arrow``).
+        self._pending: list[list | pa.RecordBatch] = []
+        self._pending_rows = 0
+        self._pending_bytes = 0
+        self._chunks: list[pa.RecordBatch] = []  # the next row group's chunks
+        self._chunks_bytes = 0
+        self._chunks_rows = 0
         self._last_offset: int | None = None
 
     def write(self, record: SinkRecord) -> None:
@@ -416,16 +428,57 @@ class ParquetRecordWriter:
             raise
         except Exception as exc:  # a value Parquet cannot hold in this file: this record's fault
             raise RecordDataError(str(exc) or type(exc).__name__) from exc
+        self._open_writer()
+        pending = self._pending
+        if not pending or not isinstance(pending[-1], list):
+            pending.append([])
+        pending[-1].append(row)
+        self._pending_rows += 1
+        self._pending_bytes += _estimated_size(data)
+        self._last_offset = record.offset
+        if self._pending_rows >= self._policy.batch_rows or self._pending_bytes >= self._policy.batch_record_bytes:
+            self._close_chunk()
+        if self._chunks_bytes >= self._policy.row_group_bytes or self._chunks_rows >= self._policy.row_group_rows:
+            self._write_row_group()
+
+    def write_arrow(self, schema: AvroSchemaRef, rows: pa.RecordBatch, sizes: Sequence[int],
+                    offsets: Sequence[int]) -> None:
+        """``write`` of records of ``schema`` (the file's schema, or the first records of the file) whose
+        rows the columnar batch path converted already: ``rows`` in the file's Arrow schema, ``sizes``
+        their datums' lengths, ``offsets`` their offsets. Chunks and row groups close at the records
+        where ``write`` would close them. A failure raises ``BlockWriteError`` naming the record (its
+        index in ``rows``) whose ``write`` would have met it."""
+        if self._file_schema is None:
+            self._schema_from(ConnectData(schema, avro_datum=b""))
+        self._open_writer()
+        policy = self._policy
+        ends = list(accumulate(sizes))  # datum bytes of rows[0..k]
+        start, count = 0, len(ends)
+        while start < count:
+            before = ends[start - 1] if start else 0
+            # The chunk closes at the batch_rows-th pending row, or at the row that brings its bytes to
+            # batch_record_bytes, whichever comes first.
+            end = min(count, start + policy.batch_rows - self._pending_rows)
+            filled = bisect_left(ends, before + policy.batch_record_bytes - self._pending_bytes, lo=start, hi=end)
+            if filled < end:
+                end = filled + 1
+            self._pending.append(rows.slice(start, end - start))
+            self._pending_rows += end - start
+            self._pending_bytes += ends[end - 1] - before
+            self._last_offset = offsets[end - 1]
+            if self._pending_rows >= policy.batch_rows or self._pending_bytes >= policy.batch_record_bytes:
+                try:
+                    self._close_chunk()
+                    if self._chunks_bytes >= policy.row_group_bytes or self._chunks_rows >= policy.row_group_rows:
+                        self._write_row_group()
+                except Exception as exc:
+                    raise BlockWriteError(end - 1, exc) from exc
+            start = end
+
+    def _open_writer(self) -> None:
         if self._writer is None:
             self._writer = pq.ParquetWriter(self._file, self._arrow_schema, compression=self._codec.pyarrow_name,
                                             use_dictionary=True, data_page_size=PAGE_SIZE)
-        self._rows.append(row)
-        self._rows_bytes += _estimated_size(data)
-        self._last_offset = record.offset
-        if len(self._rows) >= self._policy.batch_rows or self._rows_bytes >= self._policy.batch_record_bytes:
-            self._convert_rows()
-        if self._batches_bytes >= self._policy.row_group_bytes or self._batches_rows >= self._policy.row_group_rows:
-            self._write_row_group()
 
     def _row(self, data: ConnectData) -> Any:
         """The record's row, checked against the file's schema; nothing is kept if it fails."""
@@ -458,25 +511,31 @@ class ParquetRecordWriter:
             raise ValueError(f"This {self._view.name} does not fit the Parquet file's schema "
                              f"(taken from the file's first record): {exc}") from None
 
-    def _convert_rows(self) -> None:
-        if not self._rows:
+    def _close_chunk(self) -> None:
+        """The pending rows become one Arrow chunk of the next row group."""
+        if not self._pending:
             return
-        try:
-            batch = pa.RecordBatch.from_pylist(self._rows, schema=self._arrow_schema)
-        except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
-            raise ValueError(f"Could not encode {len(self._rows)} {self._view.name} ending at offset "
-                             f"{self._last_offset} as Parquet: {exc}") from exc
-        self._rows, self._rows_bytes = [], 0
-        self._batches.append(batch)
-        self._batches_bytes += batch.nbytes
-        self._batches_rows += batch.num_rows
+        pieces = []
+        for piece in self._pending:
+            if isinstance(piece, list):
+                try:
+                    piece = pa.RecordBatch.from_pylist(piece, schema=self._arrow_schema)
+                except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+                    raise ValueError(f"Could not encode {self._pending_rows} {self._view.name} ending at offset "
+                                     f"{self._last_offset} as Parquet: {exc}") from exc
+            pieces.append(piece)
+        chunk = pieces[0] if len(pieces) == 1 else _concatenated(pieces, self._arrow_schema)
+        self._pending, self._pending_rows, self._pending_bytes = [], 0, 0
+        self._chunks.append(chunk)
+        self._chunks_bytes += arrow_size(chunk)
+        self._chunks_rows += chunk.num_rows
 
     def _write_row_group(self) -> None:
-        self._convert_rows()
-        if not self._batches:
+        self._close_chunk()
+        if not self._chunks:
             return
-        table = pa.Table.from_batches(self._batches, schema=self._arrow_schema)
-        self._batches, self._batches_bytes, self._batches_rows = [], 0, 0
+        table = pa.Table.from_batches(self._chunks, schema=self._arrow_schema)
+        self._chunks, self._chunks_bytes, self._chunks_rows = [], 0, 0
         self._writer.write_table(table, row_group_size=table.num_rows)  # one row group, streamed out now
 
     def commit(self) -> list[StoredObject]:
@@ -494,6 +553,41 @@ class ParquetRecordWriter:
                 pass
             self._writer = None
         self._output.abort()
+
+
+def _concatenated(pieces: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
+    """One batch of the pieces' rows (a chunk must be one batch: the writer cuts pages per chunk)."""
+    batches = pa.Table.from_batches(pieces, schema=schema).combine_chunks().to_batches()
+    return batches[0]
+
+
+def arrow_size(batch: pa.RecordBatch) -> int:
+    """The bytes of a batch's Arrow data, counted from its values alone: the same for the same rows
+    however their arrays were built (``from_pylist``, a decoded batch's slice), unlike ``nbytes``, which
+    counts the buffers an array happens to have (a validity bitmap without nulls, a slice's parent)."""
+    return sum(_array_size(column) for column in batch.columns)
+
+
+def _array_size(array: pa.Array) -> int:
+    import pyarrow.compute as pc  # ~10 MiB: loaded only by an export that writes Parquet
+
+    kind = array.type
+    size = (len(array) + 7) // 8 if array.null_count else 0  # the validity bitmap
+    if pa.types.is_struct(kind):
+        return size + sum(_array_size(child) for child in array.flatten())
+    if pa.types.is_map(kind):  # a list of key/value entries, which list_flatten does not take as it is
+        offsets, mask = array.offsets, None
+        if array.null_count:  # a mask goes only with offsets of their own, not a slice's
+            offsets, mask = pc.add(offsets, pa.scalar(0, offsets.type)), pc.is_null(array)
+        entries = pa.ListArray.from_arrays(offsets, array.values, mask=mask)
+        return size + 4 * (len(array) + 1) + _array_size(entries.flatten())
+    if pa.types.is_list(kind):
+        return size + 4 * (len(array) + 1) + _array_size(array.flatten())
+    if pa.types.is_boolean(kind):
+        return size + (len(array) + 7) // 8
+    if pa.types.is_string(kind) or pa.types.is_binary(kind):
+        return size + 4 * (len(array) + 1) + (pc.sum(pc.binary_length(array)).as_py() or 0)
+    return size + kind.byte_width * len(array)  # numbers, dates, times, timestamps, decimals, fixed
 
 
 class ParquetFormat:

@@ -1,0 +1,115 @@
+"""ParquetFormat's batch path (``batch_rows.BatchFormat``): a batch of Avro datums of one schema decoded
+into Arrow columns once (``avro_decoder``), converted to the file's Arrow schema (``arrow_cast``), and
+appended to the open Parquet writers as slices (``ParquetRecordWriter.write_arrow``).
+
+Per schema, once: the file's Arrow schema (``AvroToArrow``, as the record path maps it), the decoder's
+schema (``reader_schema``) and the conversion. A schema either cannot take this path (not a record, a
+union of several types, a recursive type, a type Parquet cannot hold: its records go one by one, as
+before), or each batch of it is decoded and converted; a batch whose decoding or conversion is not
+certain to give the record path's values goes record by record.
+
+Datums are always validated here, whatever ``kafka_s3_assets.avro.validate.datums`` says: the native
+decoder reads datums the record path's decoder refuses (see ``avro_decoder``), and the record path
+decodes every record for Parquet, so it always meets a corrupt datum. Validation is ``datum_sizes``,
+from the decoded columns; where that is not certain (a datum not in Avro's shortest encoding), the
+datum check (``avro_datum_check``), which walks each datum.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import pyarrow as pa
+
+from ..formats.parquet_format import AvroToArrow, ParquetFormat, row_schema
+from ..records import AvroSchemaRef, ConnectData
+from .arrow_cast import ColumnCaster, NotExact
+from .avro_decoder import DatumsDecoder, DecodeError, PolarsAvroDecoder
+from .datum_sizes import DatumSizes
+from .reader_schema import UnsupportedSchema, reader_schema
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _SchemaPlan:
+    decoder: DatumsDecoder
+    sizes: DatumSizes
+    caster: ColumnCaster
+
+
+class ParquetRows:
+    """A batch as Parquet rows: one Arrow batch in the file's schema, and each record's datum length (the
+    record path's measure of a row, which decides where chunks close)."""
+
+    def __init__(self, schema: AvroSchemaRef, rows: pa.RecordBatch, sizes: list[int], offsets: Sequence[int]):
+        self._schema = schema
+        self._rows = rows
+        self._sizes = sizes
+        self._offsets = offsets
+
+    def append(self, writer: Any, indexes: range | Sequence[int]) -> None:
+        if isinstance(indexes, range):
+            rows = self._rows.slice(indexes.start, len(indexes))
+            sizes, offsets = self._sizes[indexes.start:indexes.stop], self._offsets[indexes.start:indexes.stop]
+        else:
+            rows = self._rows.take(pa.array(indexes, pa.int64()))
+            sizes, offsets = [self._sizes[i] for i in indexes], [self._offsets[i] for i in indexes]
+        writer.write_arrow(self._schema, rows, sizes, offsets)
+
+    def column(self, path: str) -> pa.Array | None:
+        """The values at a dotted field path, null where the field or a record on the path is null."""
+        array: Any = self._rows
+        for name in path.split("."):
+            if isinstance(array, pa.RecordBatch):
+                index = array.schema.get_field_index(name)
+                array = array.column(index) if index >= 0 else None
+            elif isinstance(array, pa.StructArray):
+                index = array.type.get_field_index(name)
+                array = array.flatten()[index] if index >= 0 else None
+            else:
+                array = None
+            if array is None:
+                return None
+        return array
+
+
+class ParquetBatchFormat:
+    decodes = True
+
+    def __init__(self, values: ParquetFormat):
+        self._values = values
+        self._plans: dict[int, _SchemaPlan | None] = {}  # per registry schema id
+
+    def takes(self, schema: AvroSchemaRef) -> bool:
+        if schema.schema_id not in self._plans:
+            self._plans[schema.schema_id] = self._plan(schema)
+        return self._plans[schema.schema_id] is not None
+
+    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
+             check: Callable[[], bool]) -> ParquetRows | None:
+        plan = self._plans[schema.schema_id]
+        lengths = [len(datum) for datum in datums]
+        try:
+            body = b"".join(datums)
+            decoded = plan.decoder.decode(datums, body)
+            if not plan.sizes.certain(decoded, lengths, body) and not check():
+                return None
+            rows = plan.caster.cast(decoded)
+        except (DecodeError, NotExact, pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+            log.debug("A batch of schema id %s goes record by record: %s", schema.schema_id, exc)
+            return None
+        return ParquetRows(schema, rows, lengths, offsets)
+
+    @staticmethod
+    def _plan(schema: AvroSchemaRef) -> _SchemaPlan | None:
+        try:
+            record = row_schema(ConnectData(schema, avro_datum=b""), "value")
+            target = pa.schema(list(AvroToArrow(record).root().type))
+            decoder = PolarsAvroDecoder(reader_schema(schema.writer_schema))
+        except (ValueError, UnsupportedSchema) as exc:
+            log.debug("Records of schema id %s go record by record to Parquet: %s", schema.schema_id, exc)
+            return None
+        return _SchemaPlan(decoder, DatumSizes(record), ColumnCaster(record, target))
