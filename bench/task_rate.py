@@ -14,6 +14,7 @@ measurement in a fresh Python process, so ``ru_maxrss`` is that run's own peak:
     python bench/task_rate.py --profile N    # also a cProfile of one export of N records (top 25)
     python bench/task_rate.py --partitioner field N   # FieldPartitioner on W1's "kind" (4 values)
     python bench/task_rate.py --partitioner time N    # hourly TimeBasedPartitioner, Kafka timestamps
+    python bench/task_rate.py --workload w3 N         # W3: schemaless JSON to gzipped JsonFormat (w3_data)
 
 Prints one line per measurement: records, wall seconds, records/s, us/record, records per CPU-second of
 the measuring process (the machine may be shared: that figure is steadier) and its peak RSS (MiB).
@@ -33,6 +34,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from w1_data import create_topic, produce_w1  # noqa: E402
+from w3_data import W3_CONNECTOR, produce_w3  # noqa: E402
 
 FLUSH_SIZE = 100_000
 
@@ -47,7 +49,8 @@ PARTITIONERS = {
 }
 
 
-def connector(topic: str, bucket: str, partitioner: str = "default") -> dict:
+def connector(topic: str, bucket: str, partitioner: str = "default", workload: str = "w1") -> dict:
+    formats = W3_CONNECTOR if workload == "w3" else {}
     return {**PARTITIONERS[partitioner], 
         "name": f"bench-{topic}",
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
@@ -59,6 +62,7 @@ def connector(topic: str, bucket: str, partitioner: str = "default") -> dict:
         "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
         "value.converter": "io.confluent.connect.avro.AvroConverter",
         "value.converter.schema.registry.url": os.environ["SCHEMA_REGISTRY_URL"],
+        **formats,
     }
 
 
@@ -75,7 +79,15 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def run_export(topic: str, profile: bool, partitioner: str) -> dict:
+def produce(workload: str, topic: str, records: int) -> None:
+    bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
+    if workload == "w3":
+        produce_w3(bootstrap, topic, records, 1)
+    else:
+        produce_w1(bootstrap, os.environ["SCHEMA_REGISTRY_URL"], topic, records, 1)
+
+
+def run_export(topic: str, profile: bool, partitioner: str, workload: str) -> dict:
     import boto3
 
     from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
@@ -83,7 +95,7 @@ def run_export(topic: str, profile: bool, partitioner: str) -> dict:
 
     bucket = f"bench-{uuid.uuid4().hex[:10]}"
     boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL_S3"]).create_bucket(Bucket=bucket)
-    request = PartitionExportRequest(resolve_settings(connector(topic, bucket, partitioner)), topic, 0)
+    request = PartitionExportRequest(resolve_settings(connector(topic, bucket, partitioner, workload)), topic, 0)
     profiler = None
     if profile:
         import cProfile
@@ -132,15 +144,15 @@ def run_drain(topic: str) -> dict:
 
 
 def child(argv: list[str]) -> int:
-    what, topic, partitioner = argv
-    figures = run_drain(topic) if what == "drain" else run_export(topic, what == "profile", partitioner)
+    what, topic, partitioner, workload = argv
+    figures = run_drain(topic) if what == "drain" else run_export(topic, what == "profile", partitioner, workload)
     figures["peak_rss_mib"] = peak_rss_mib()
     print(json.dumps(figures))
     return 0
 
 
-def measure(what: str, topic: str, partitioner: str = "default") -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", what, topic, partitioner], check=True,
+def measure(what: str, topic: str, partitioner: str = "default", workload: str = "w1") -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", what, topic, partitioner, workload], check=True,
                          stdout=subprocess.PIPE, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -159,24 +171,27 @@ def main(argv: list[str]) -> int:
     parser.add_argument("records", nargs="?", type=int, default=200_000)
     parser.add_argument("--profile", action="store_true", help="one export of N records under cProfile")
     parser.add_argument("--partitioner", choices=sorted(PARTITIONERS), default="default")
+    parser.add_argument("--workload", choices=("w1", "w3"), default="w1",
+                        help="w1: Avro to AvroFormat (default); w3: schemaless JSON to gzipped JsonFormat")
     args = parser.parse_args(argv[1:])
-    n, partitioner = args.records, args.partitioner
-    bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
+    n, partitioner, workload = args.records, args.partitioner, args.workload
+    bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
     if args.profile:
-        topic = create_topic(bootstrap, 1, prefix="w1task")
-        produce_w1(bootstrap, registry, topic, n, 1)
-        show("export (prof)", measure("profile", topic, partitioner))
+        topic = create_topic(bootstrap, 1, prefix=f"{workload}task")
+        produce(workload, topic, n)
+        show("export (prof)", measure("profile", topic, partitioner, workload))
         return 0
     topics = {}
     for factor in (1, 10):
-        topics[factor] = create_topic(bootstrap, 1, prefix="w1task")
-        produce_w1(bootstrap, registry, topics[factor], n * factor, 1)
-    print(f"W1, one partition, flush.size={FLUSH_SIZE}, AvroFormat, {partitioner} partitioner "
+        topics[factor] = create_topic(bootstrap, 1, prefix=f"{workload}task")
+        produce(workload, topics[factor], n * factor)
+    output = "gzipped JsonFormat" if workload == "w3" else "AvroFormat"
+    print(f"{workload.upper()}, one partition, flush.size={FLUSH_SIZE}, {output}, {partitioner} partitioner "
           f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
     results = {}
     for factor in (1, 10):
         show(f"drain  {factor:>2}x", measure("drain", topics[factor]))
-        results[factor] = measure("export", topics[factor], partitioner)
+        results[factor] = measure("export", topics[factor], partitioner, workload)
         show(f"export {factor:>2}x", results[factor])
     ratio = results[10]["peak_rss_mib"] / results[1]["peak_rss_mib"]
     print(f"export peak RSS 10x / 1x = {ratio:.2f}")

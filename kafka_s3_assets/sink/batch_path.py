@@ -34,12 +34,28 @@ it, as before.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from .avro_datum_check import DatumCheck, compile_datum_check
 from .batch_keys import BatchKeys, Keyer, keyer_for
 from .formats.avro_format import AvroFormat
 from .records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
+
+
+class WriterBatch(Protocol):
+    """What the writer's batch loop needs of a batch of any kind (``AvroValueBatch``, and
+    ``json_batch.JsonValueBatch``): its records' offsets, their value schema (one for the batch), the
+    record that names a file it opens, and how to append a run of its records to a file's value writer.
+    The rotation decisions are the writer's, the same for every kind."""
+
+    topic: str
+    partition: int
+    offsets: Sequence[int]
+    schema: Any
+
+    def sink_record(self, index: int) -> SinkRecord: ...
+
+    def append(self, writer: Any, indexes: Sequence[int]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -58,6 +74,15 @@ class AvroValueBatch:
         """The ``index``-th record as the record-by-record path sees it (for naming a file it opens)."""
         raw = KafkaRecord(self.topic, self.partition, self.offsets[index], None, None, None)
         return SinkRecord(raw, ConnectData(self.schema, avro_datum=self.datums[index]))
+
+    def append(self, writer, indexes: Sequence[int]) -> None:
+        """Copies the datums at ``indexes`` (in order) into ``writer`` (an Avro value writer); a failed block
+        write raises ``BlockWriteError`` naming the datum whose append wrote it."""
+        if isinstance(indexes, range):
+            datums = self.datums[indexes.start:indexes.stop]
+        else:
+            datums = [self.datums[i] for i in indexes]
+        writer.write_datums(self.schema, datums)
 
 
 class BatchPath:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
 from .batch_keys import BatchKeys
-from .batch_path import AvroValueBatch, BatchPath
+from .batch_path import AvroValueBatch, BatchPath, WriterBatch
+from .json_batch import JsonBatchPath, JsonValueBatch
 from .schema.compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .converters import AvroDecoder
 from .errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
@@ -213,7 +214,10 @@ class TopicPartitionWriter:
         self.committed_before_failure: list[CommittedBatch] = []
         self._decoder = AvroDecoder()
         self._decisions: dict[tuple, SchemaDecision] = {}
-        self._batch_path = BatchPath.for_writer(settings, partitioner, formats)
+        # The batch record path of each kind of batch this writer's configuration lets through it.
+        self._batch_paths = {kind: path for kind, path in (
+            (AvroValueBatch, BatchPath.for_writer(settings, partitioner, formats)),
+            (JsonValueBatch, JsonBatchPath.for_writer(settings, partitioner, formats))) if path is not None}
 
     # ---- state the export layer reads -------------------------------------------------------------
 
@@ -251,14 +255,24 @@ class TopicPartitionWriter:
             raise
         return committed
 
+    def takes_batches(self, kind: type) -> bool:
+        """Whether batches of ``kind`` (``AvroValueBatch``, ``JsonValueBatch``) may take the batch path
+        at all under this writer's configuration (each batch is still judged by ``write_batch``)."""
+        return kind in self._batch_paths
+
     def write_avro_batch(self, batch: AvroValueBatch | None, now_ms: int,
                          on_committed: Callable[[CommittedBatch], None]) -> bool:
-        """Write a whole batch by the batch record path (``batch_path``), handing each batch of objects it
-        commits to ``on_committed`` as it is committed; False, having done nothing, when the path does not
-        take it (then write its records one by one)."""
-        if batch is None or self._batch_path is None:
+        """``write_batch`` of a batch of Avro values (None: not one)."""
+        return batch is not None and self.write_batch(batch, now_ms, on_committed)
+
+    def write_batch(self, batch: WriterBatch, now_ms: int, on_committed: Callable[[CommittedBatch], None]) -> bool:
+        """Write a whole batch by the batch record path (``batch_path``, ``json_batch``), handing each batch
+        of objects it commits to ``on_committed`` as it is committed; False, having done nothing, when the
+        path does not take it (then write its records one by one)."""
+        path = self._batch_paths.get(type(batch))
+        if path is None:
             return False
-        keys = self._batch_path.keys(batch, self._current_schemas if self._record_count else {}, now_ms)
+        keys = path.keys(batch, self._current_schemas if self._record_count else {}, now_ms)
         if keys is None:
             return False
         self.committed_before_failure = []  # each committed batch is handed over at once
@@ -269,7 +283,7 @@ class TopicPartitionWriter:
             self._append_keyed(batch, keys, now_ms, on_committed)
         return True
 
-    def _append_to_one_file(self, batch: AvroValueBatch, encoded: str,
+    def _append_to_one_file(self, batch: WriterBatch, encoded: str,
                             on_committed: Callable[[CommittedBatch], None]) -> None:
         """Every record to one encoded partition, nothing rotating on time: runs of records up to
         ``flush.size`` appended at once."""
@@ -280,16 +294,16 @@ class TopicPartitionWriter:
             if encoded not in self._open:
                 self._current_schemas[encoded] = batch.schema
                 self._open_file(encoded, batch.sink_record(start))
-            self._append_datums(batch, encoded, range(start, end))
+            self._append_run(batch, encoded, range(start, end))
             self._current_encoded = encoded
             start = end
             if self._record_count >= flush_size:
                 on_committed(self._commit_all())
 
-    def _append_keyed(self, batch: AvroValueBatch, keys: BatchKeys, now_ms: int,
+    def _append_keyed(self, batch: WriterBatch, keys: BatchKeys, now_ms: int,
                       on_committed: Callable[[CommittedBatch], None]) -> None:
         """Record by record, with the keys given: what ``_write`` decides for each record (its timestamp,
-        a rotation before it, its file, a commit at ``flush.size``), the datums appended per file at once
+        a rotation before it, its file, a commit at ``flush.size``), the records appended per file at once
         before each commit and at the end."""
         encoded_of, timestamps = keys.encoded, keys.timestamps
         single = keys.single
@@ -322,25 +336,26 @@ class TopicPartitionWriter:
                 on_committed(self._commit_all())
         self._append_pending(batch, pending)
 
-    def _append_pending(self, batch: AvroValueBatch, pending: dict[str, list[int]]) -> int:
+    def _append_pending(self, batch: WriterBatch, pending: dict[str, list[int]]) -> int:
         """Appends the pending records to their files; returns how many are pending now (none)."""
         for encoded, indexes in pending.items():
-            self._append_datums(batch, encoded, indexes)
+            self._append_run(batch, encoded, indexes)
         pending.clear()
         return 0
 
-    def _append_datums(self, batch: AvroValueBatch, encoded: str, indexes: Sequence[int]) -> None:
-        """Appends the datums at ``indexes`` (in order) to the open file of ``encoded``, with the file's
-        and the writer's bookkeeping as ``_write_views`` does it record by record."""
+    def _append_run(self, batch: WriterBatch, encoded: str, indexes: Sequence[int]) -> None:
+        """Appends the records at ``indexes`` (in order) to the open file of ``encoded`` (the batch's
+        ``append`` writes their values), with the file's and the writer's bookkeeping as ``_write_views``
+        does it record by record."""
         file = self._open[encoded]
         view, _fmt, values = file.writers[0]
         offsets = batch.offsets
         if isinstance(indexes, range):
-            datums, file_offsets = batch.datums[indexes.start:indexes.stop], offsets[indexes.start:indexes.stop]
+            file_offsets = offsets[indexes.start:indexes.stop]
         else:
-            datums, file_offsets = [batch.datums[i] for i in indexes], [offsets[i] for i in indexes]
+            file_offsets = [offsets[i] for i in indexes]
         try:
-            values.write_datums(batch.schema, datums)
+            batch.append(values, indexes)
         except BlockWriteError as exc:
             raise RecordError(batch.topic, batch.partition, file_offsets[exc.index],
                               f"Failed to write {view.name} of record to {file.base_key}: {exc.cause}"
@@ -348,8 +363,9 @@ class TopicPartitionWriter:
         file.add_offsets(file_offsets)
         file.end_offset = file_offsets[-1]
         file.record_count += len(file_offsets)
-        if batch.schema.schema_id not in file.schema_ids:
-            file.schema_ids.append(batch.schema.schema_id)
+        schema_id = getattr(batch.schema, "schema_id", None)
+        if schema_id is not None and schema_id not in file.schema_ids:
+            file.schema_ids.append(schema_id)
         if self._unsettled_from is None or file_offsets[0] < self._unsettled_from:
             self._unsettled_from = file_offsets[0]
         self._record_count += len(file_offsets)
