@@ -42,7 +42,9 @@ or tolerates the record, as before.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Callable, Sequence
 
 import orjson
@@ -52,8 +54,10 @@ from .formats.avro_container import BlockWriteError
 from .formats.json_format import LINE_SEPARATOR, JsonFormat, JsonRecordWriter, encode_json_value
 from .records import ConnectData, KafkaRecord, RecordBatch, SinkRecord
 
-# A run of digits that might be an integer orjson reads as a float (beyond 64 bits: 19 digits and more).
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# A run of 19 digits or more, where a number's digits may start (after what can precede an integer part,
+# a fraction or an exponent; a line start is a "\n"): an integer orjson may read as a float (beyond 64
+# bits), or a long mantissa. Runs inside strings after a letter or a quote (hex ids) are not suspects.
+_LONG_DIGITS = re.compile(rb"[\s:,\[.eE+-][0-9]{19}")
 # A float token of orjson's output: after ``:`` (object member), ``[`` or ``,`` (array element) or a
 # line start (a top-level value), with a fraction or an exponent (integers have neither). A match inside
 # a string only costs a line written again: the check is read back, not a parse.
@@ -73,13 +77,13 @@ class JsonLines:
 
 def encode_lines(values: Sequence[bytes | None]) -> JsonLines:
     """The lines the record-by-record path writes for ``values`` (see the module's docstring)."""
-    suspects = _LONG_DIGITS.search(b"\n".join(v for v in values if v is not None)) is not None
+    suspects = _suspects(values)
     loads, dumps = orjson.loads, orjson.dumps
     # The text starts with a separator, so that a top-level float of the first line follows a "\n" too.
     out = bytearray(LINE_SEPARATOR)
     bounds, uncertain = [1], []
     for i, value in enumerate(values):
-        if value is None or (suspects and _LONG_DIGITS.search(value)):
+        if value is None or i in suspects:
             uncertain.append(i)
         else:
             try:
@@ -92,6 +96,15 @@ def encode_lines(values: Sequence[bytes | None]) -> JsonLines:
     if tokens and " ".join(map(repr, map(float, tokens))).encode() != b" ".join(tokens):
         return _floats_rewritten(values, out, bounds, uncertain)
     return JsonLines(bytes(out), bounds, uncertain)
+
+
+def _suspects(values: Sequence[bytes | None]) -> set[int]:
+    """The indexes of the values holding a long run of digits (one search of the whole batch, usually)."""
+    joined = b"\n" + b"\n".join([b"" if v is None else v for v in values])
+    if _LONG_DIGITS.search(joined) is None:
+        return set()
+    starts = list(accumulate([1 if v is None else len(v) + 1 for v in values], initial=1))  # value i: joined[starts[i]:]
+    return {bisect_right(starts, match.start() + 1) - 1 for match in _LONG_DIGITS.finditer(joined)}
 
 
 def _floats_rewritten(values: Sequence[bytes | None], out: bytearray, bounds: list[int],

@@ -89,6 +89,7 @@ TAKEN = [
     b'"\\u0000\\u0001\\u001f\\b\\f\\n\\r\\t\\"\\\\"', b'"\x7f"',
     b'{"k\\"ey":"v\\\\al"}', b'[' * 254 + b']' * 254,
     b'{"n": "123456789012345678"}',                       # 18 digits: no suspicion
+    b'{"s":"1234567890123456789","h":"ab12345678901234567890"}',  # 19 digits in strings, after " or a letter
 ]
 
 # Values the batch leaves to the record path: what orjson refuses or reads otherwise, what Python
@@ -99,7 +100,8 @@ LEFT = [
     b'NaN', b'Infinity', b'-Infinity', b'[NaN]', b'1e400', b'-1e400',          # Python reads these
     b'18446744073709551616', b'-9223372036854775809', b'{"big":123456789012345678901234567890}',
     b'18446744073709551615', b'-9223372036854775808',       # 64-bit, but 19 digits and more: suspect too
-    b'{"s":"1234567890123456789"}',                          # 19 digits, even in a string: suspect
+    b'{"s":"a 1234567890123456789"}',                        # 19 digits after a space, in a string: suspect
+    b'[1.0000000000000000000001]', b'1e0000000000000000000001',  # long fractions and exponents: suspect
     b'"\\ud800"', b'"\\udc00\\ud800"', b'"\xed\xa0\x80"',   # lone surrogates: the record path fails
     b'"\xff"', b'"\xc0\x80"', b'"\xf4\x90\x80\x80"',        # invalid UTF-8
     b'\xef\xbb\xbf{"bom":1}',                                # a UTF-8 byte order mark: Python skips it
@@ -116,6 +118,16 @@ def test_the_corpus_takes_what_is_certain_and_leaves_the_rest():
 def test_lines_are_compact_with_separators_and_floats_printed_as_python_prints_them():
     assert lines_of([b'{ "a" : [1, 2.50, 1.5e-5, 1E16, -0.0] }', b'1e-7', b'0.00001']) == [
         b'{"a":[1,2.5,1.5e-05,1e+16,-0.0]}\n', b'1e-07\n', b'1e-05\n']
+
+
+def test_suspect_digits_are_traced_to_their_values_wherever_they_are_in_the_batch():
+    values = [b'{"i":%d}' % i for i in range(50)]
+    for i in (0, 17, 18, 49):
+        values[i] = b'{"big":%d}' % (2**64 + i)
+    values[30] = None
+    values[31] = b'-12345678901234567890'
+    values[40] = b'12345678901234567890'  # right after the separator the search puts before each value
+    assert encode_lines(values).uncertain == [0, 17, 18, 30, 31, 40, 49]
 
 
 def test_a_value_left_in_the_middle_does_not_disturb_the_lines_around_it():
