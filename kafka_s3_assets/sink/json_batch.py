@@ -54,10 +54,14 @@ from .formats.avro_container import BlockWriteError
 from .formats.json_format import LINE_SEPARATOR, JsonFormat, JsonRecordWriter, encode_json_value
 from .records import ConnectData, KafkaRecord, RecordBatch, SinkRecord
 
-# A run of 19 digits or more, where a number's digits may start (after what can precede an integer part,
+# A run of 19 digits or more where a number's digits may start (after what can precede an integer part,
 # a fraction or an exponent; a line start is a "\n"): an integer orjson may read as a float (beyond 64
 # bits), or a long mantissa. Runs inside strings after a letter or a quote (hex ids) are not suspects.
-_LONG_DIGITS = re.compile(rb"[\s:,\[.eE+-][0-9]{19}")
+# Found with bytes.find on the text with every digit made a "0" (a regular expression scanning the
+# batch for digit runs costs ~1.5 us a record; this ~0.05).
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_DIGIT_RUN = b"0" * 19
+_BEFORE_NUMBER_DIGITS = frozenset(b" \t\n\r\f\v:,[.eE+-")
 # A float token of orjson's output: after ``:`` (object member), ``[`` or ``,`` (array element) or a
 # line start (a top-level value), with a fraction or an exponent (integers have neither). A match inside
 # a string only costs a line written again: the check is read back, not a parse.
@@ -99,12 +103,23 @@ def encode_lines(values: Sequence[bytes | None]) -> JsonLines:
 
 
 def _suspects(values: Sequence[bytes | None]) -> set[int]:
-    """The indexes of the values holding a long run of digits (one search of the whole batch, usually)."""
+    """The indexes of the values holding a long run of digits that may be a number's (one search of the
+    whole batch; the byte before a run's first digit says where the run is)."""
     joined = b"\n" + b"\n".join([b"" if v is None else v for v in values])
-    if _LONG_DIGITS.search(joined) is None:
-        return set()
-    starts = list(accumulate([1 if v is None else len(v) + 1 for v in values], initial=1))  # value i: joined[starts[i]:]
-    return {bisect_right(starts, match.start() + 1) - 1 for match in _LONG_DIGITS.finditer(joined)}
+    masked = joined.translate(_DIGITS_AS_ZERO)
+    suspects: set[int] = set()
+    starts = None  # value i is joined[starts[i]:starts[i + 1] - 1]
+    at = masked.find(_DIGIT_RUN)
+    while at != -1:
+        if joined[at - 1] in _BEFORE_NUMBER_DIGITS:
+            if starts is None:
+                starts = list(accumulate([1 if v is None else len(v) + 1 for v in values], initial=1))
+            suspects.add(bisect_right(starts, at) - 1)
+        end = at + len(_DIGIT_RUN)
+        while end < len(masked) and masked[end] == 0x30:  # to the end of the run: the next find starts a new one
+            end += 1
+        at = masked.find(_DIGIT_RUN, end)
+    return suspects
 
 
 def _floats_rewritten(values: Sequence[bytes | None], out: bytearray, bounds: list[int],
