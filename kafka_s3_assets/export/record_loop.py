@@ -57,7 +57,6 @@ class RecordLoop:
         """Runs of the batch's schemaless JSON values by the JSON batch path; each record it is not sure
         of, and each run the writer does not take, record by record in its place."""
         lines = encode_lines(batch.values)
-        records: list[KafkaRecord] | None = None  # built when a record first goes one by one
         start = 0
         for stop in (*lines.uncertain, len(batch)):
             if stop > start:
@@ -66,11 +65,9 @@ class RecordLoop:
                     self._on_read(stop - start)
                     self.position = batch.offsets[stop - 1] + 1
                 else:
-                    records = records or batch.records()
-                    self._one_by_one(records[start:stop], False)
+                    self._one_by_one(batch.records()[start:stop], False)
             if stop < len(batch):
-                records = records or batch.records()
-                self._one_by_one(records[stop:stop + 1], False)
+                self._one_by_one([batch.record(stop)], False)
             start = stop + 1
 
     def _one_by_one(self, records: list[KafkaRecord], crash_armed: bool) -> None:

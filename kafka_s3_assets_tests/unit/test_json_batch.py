@@ -408,3 +408,14 @@ def test_stored_gzip_blocks_and_zstd_are_fed_line_by_line():
     assert zlib.decompress(compressed("gzip", 0, lines), 31) == b"".join(lines)
     assert not StreamCompressor("gzip", 0).cut_independent and not StreamCompressor("zstd").cut_independent
     assert StreamCompressor("none").cut_independent
+
+
+def test_a_record_sent_one_by_one_is_built_alone_and_split_batches_keep_their_indexes():
+    records = kafka_records(w3_values(10))
+    built = []
+    batch = RecordBatch("s3_topic", 0, [r.offset for r in records], [r.value for r in records],
+                        lambda: built.append("all") or records, None, lambda i: built.append(i) or records[i])
+    first, rest = batch.split(4)
+    assert (first.record(1), rest.record(2), batch.record(9)) == (records[1], records[6], records[9])
+    assert built == [1, 6, 9]  # never the whole batch
+    assert RecordBatch.of(records).split(4)[1].record(2) == records[6]  # without build_record: from the list
