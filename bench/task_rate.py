@@ -15,6 +15,7 @@ measurement in a fresh Python process, so ``ru_maxrss`` is that run's own peak:
     python bench/task_rate.py --partitioner field N   # FieldPartitioner on W1's "kind" (4 values)
     python bench/task_rate.py --partitioner time N    # hourly TimeBasedPartitioner, Kafka timestamps
     python bench/task_rate.py --workload w3 N         # W3: schemaless JSON to gzipped JsonFormat (w3_data)
+    python bench/task_rate.py --compare-paths N       # the export with the batch path on and off, alternated
 
 Prints one line per measurement: records, wall seconds, records/s, us/record, records per CPU-second of
 the measuring process (the machine may be shared: that figure is steadier) and its peak RSS (MiB).
@@ -52,7 +53,7 @@ PARTITIONERS = {
 def connector(topic: str, bucket: str, partitioner: str = "default", workload: str = "w1") -> dict:
     formats = W3_CONNECTOR if workload == "w3" else {}
     return {**PARTITIONERS[partitioner], 
-        "name": f"bench-{topic}",
+        "name": f"bench-{topic}-{bucket}",  # its own consumer group: a topic may be exported again
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "topics": topic,
         "flush.size": str(FLUSH_SIZE),
@@ -85,6 +86,15 @@ def produce(workload: str, topic: str, records: int) -> None:
         produce_w3(bootstrap, topic, records, 1)
     else:
         produce_w1(bootstrap, os.environ["SCHEMA_REGISTRY_URL"], topic, records, 1)
+
+
+def switch_batch_paths_off() -> None:
+    """Every batch goes record by record (for comparing both paths in one session)."""
+    from kafka_s3_assets.sink.batch_path import BatchPath
+    from kafka_s3_assets.sink.json_batch import JsonBatchPath
+
+    BatchPath.for_writer = classmethod(lambda cls, *args: None)
+    JsonBatchPath.for_writer = classmethod(lambda cls, *args: None)
 
 
 def run_export(topic: str, profile: bool, partitioner: str, workload: str) -> dict:
@@ -145,6 +155,8 @@ def run_drain(topic: str) -> dict:
 
 def child(argv: list[str]) -> int:
     what, topic, partitioner, workload = argv
+    if what == "export-record-path":
+        switch_batch_paths_off()
     figures = run_drain(topic) if what == "drain" else run_export(topic, what == "profile", partitioner, workload)
     figures["peak_rss_mib"] = peak_rss_mib()
     print(json.dumps(figures))
@@ -173,9 +185,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--partitioner", choices=sorted(PARTITIONERS), default="default")
     parser.add_argument("--workload", choices=("w1", "w3"), default="w1",
                         help="w1: Avro to AvroFormat (default); w3: schemaless JSON to gzipped JsonFormat")
+    parser.add_argument("--compare-paths", action="store_true",
+                        help="N records exported 3 times each with the batch path on and off, alternated")
     args = parser.parse_args(argv[1:])
     n, partitioner, workload = args.records, args.partitioner, args.workload
     bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
+    if args.compare_paths:
+        topic = create_topic(bootstrap, 1, prefix=f"{workload}task")
+        produce(workload, topic, n)
+        print(f"{workload.upper()}, one partition, {partitioner} partitioner: batch path on and off, alternated "
+              f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+        for _round in range(3):
+            show("batch path", measure("export", topic, partitioner, workload))
+            show("record path", measure("export-record-path", topic, partitioner, workload))
+        return 0
     if args.profile:
         topic = create_topic(bootstrap, 1, prefix=f"{workload}task")
         produce(workload, topic, n)

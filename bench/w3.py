@@ -19,7 +19,10 @@ As ``bench/w1.py`` (whose helpers it shares), it starts its own devstack unless 
 3. checks the export: every partition's objects start at 0, 100000, ... and hold ``flush.size`` lines
    each, and each partition's first object holds, line for line, what the naive exporter wrote (Python's
    ``json`` re-serialization, which is the connector's output for these values);
-4. prints the date, the machine, records/s of each contender and the ratios with their targets.
+4. prints the date, the machine, records/s of each contender and the ratios with their targets, and
+   the CPU seconds the drain and the naive exporter spent in this process (on a shared machine they
+   say more than the wall clock; the export's are spread over Spark's processes, see
+   ``bench/task_rate.py --workload w3`` for one task's).
 
 Exit status: 0 when every measurement ran and the check passed (whether or not targets were met).
 """
@@ -31,6 +34,7 @@ import gzip
 import os
 import sys
 import tempfile
+import time
 import uuid
 from contextlib import ExitStack
 from datetime import datetime, timezone
@@ -130,20 +134,26 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     for bucket in (naive_bucket, export_bucket):
         s3.create_bucket(Bucket=bucket)
 
+    cpu = {}
+    started = time.process_time()
     raw = drain(bootstrap, topic, partitions)
+    cpu["drain"], started = time.process_time() - started, time.process_time()
     naive = naive_json_export(bootstrap, topic, partitions, naive_bucket, FLUSH_SIZE)
+    cpu["naive"] = time.process_time() - started
     export_seconds, exported = run_export(topic, export_bucket, workdir, W3_CONNECTOR)
     print(f"load average after the measurements: {load_average()}")
     for name, measured in (("drain", raw), ("naive exporter", naive)):
         if measured.records != args.records:
             raise SystemExit(f"the {name} read {measured.records:,} records of {args.records:,}")
 
-    rows = [("(a) raw drain: tuned confluent-kafka consumer, records untouched", raw.seconds),
-            ("(b) naive exporter: json.loads, json.dumps, gzip 100k per object, PUT", naive.seconds),
-            ("(c) kafka-s3-assets export (whole CLI process, wall clock)", export_seconds)]
-    print(f"\n{'contender':<72} {'seconds':>8} {'records/s':>11}")
-    for name, seconds in rows:
-        print(f"{name:<72} {seconds:8.1f} {args.records / seconds:11,.0f}")
+    rows = [("(a) raw drain: tuned confluent-kafka consumer, records untouched", raw.seconds, cpu["drain"]),
+            ("(b) naive exporter: json.loads, json.dumps, gzip 100k per object, PUT", naive.seconds, cpu["naive"]),
+            ("(c) kafka-s3-assets export (whole CLI process, wall clock)", export_seconds, None)]
+    print(f"\n{'contender':<72} {'seconds':>8} {'records/s':>11} {'CPU s':>7} {'us CPU/record':>14}")
+    for name, seconds, cpu_seconds in rows:
+        cpu_text = (f"{cpu_seconds:7.1f} {cpu_seconds / args.records * 1e6:14.2f}" if cpu_seconds is not None
+                    else f"{'-':>7} {'-':>14}")
+        print(f"{name:<72} {seconds:8.1f} {args.records / seconds:11,.0f} {cpu_text}")
     print("\nratios (records/s of the export over the baseline's):")
     print(f"  {'export / drain':<16} {raw.seconds / export_seconds:6.2f}x")
     print(ratio_line("export / naive", naive.seconds / export_seconds, NAIVE_TARGET))
