@@ -18,8 +18,8 @@ parses (``v`` below),
   accept they build the same value: the same strings, objects with their keys in first-seen order where
   a repeated key keeps its first place and its last value, integers exact and floats rounded correctly
   to the same double, -0.0 kept. One exception: orjson reads an integer beyond the 64-bit range as a
-  float, so a value holding a run of 19 or more digits (anywhere, strings included) goes record by
-  record;
+  float, so a value holding a run of 19 or more digits where a number's digits may start (strings
+  included, unless the run follows a letter or a quote) goes record by record;
 * the two writers agree on everything but floats: the same compact separators, the same escapes
   (``\\"``, ``\\\\``, ``\\n``, ``\\r``, ``\\t``, ``\\b``, ``\\f``, ``\\u00XX`` in lower case for the other
   control characters, nothing else: ``/``, DEL, U+2028 and non-ASCII text as they are), the same
