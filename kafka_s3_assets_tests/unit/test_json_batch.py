@@ -105,7 +105,7 @@ LEFT = [
     b'"\\ud800"', b'"\\udc00\\ud800"', b'"\xed\xa0\x80"',   # lone surrogates: the record path fails
     b'"\xff"', b'"\xc0\x80"', b'"\xf4\x90\x80\x80"',        # invalid UTF-8
     b'\xef\xbb\xbf{"bom":1}',                                # a UTF-8 byte order mark: Python skips it
-    '{"utf16":"\u00e9"}'.encode("utf-16"),                  # Python detects UTF-16
+    '{"utf16":"\u00e9"}'.encode("utf-16"), '{"a":1}'.encode("utf-16-le"), '[1]'.encode("utf-32-be"),  # Python detects these
     b'[' * 255 + b']' * 255, b'[' * 1100 + b']' * 1100,      # nesting beyond orjson's writer, parser
 ]
 
