@@ -12,7 +12,8 @@ As ``bench/w1.py`` (whose helpers it shares), it starts its own devstack unless 
 2. measures, one after the other, on the same topic:
    (a) the raw drain: a tuned confluent-kafka consumer reads every partition, nothing done with records;
    (b) a naive exporter: consume, ``json.loads`` and ``json.dumps`` each record, gzip ``flush.size``
-       lines per object (level 6), PUT to S3, in one process (``bench/w3_baselines.py``);
+       lines per object (``gzip.compress``, level 9 by default: ``--naive-gzip-level 6`` for the level
+       the export writes with), PUT to S3, in one process (``bench/w3_baselines.py``);
    (c) ``kafka-s3-assets export --config connector.json`` as a subprocess, the whole process timed
        wall-clock, Spark start included: ``JsonConverter`` with ``schemas.enable=false``, ``JsonFormat``,
        ``s3.compression.type=gzip`` (level -1), Default partitioner, ``flush.size=100000``;
@@ -45,7 +46,7 @@ import boto3
 from w1 import ENDPOINT_VARIABLES, FLUSH_SIZE, code_under_test, load_average, machine, ratio_line, run_export
 from w1_baselines import drain
 from w1_data import create_topic
-from w3_baselines import naive_json_export, object_key
+from w3_baselines import GZIP_DEFAULT_LEVEL, naive_json_export, object_key
 from w3_data import W3_CONNECTOR, produce_w3
 
 NAIVE_TARGET = 2.0  # the export against the naive JSON exporter measured in the same run
@@ -90,6 +91,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=10_000_000, help="W3 records to produce (default 10,000,000)")
     parser.add_argument("--partitions", type=int, default=4, help="partitions of the topic (default 4)")
+    parser.add_argument("--naive-gzip-level", type=int, default=GZIP_DEFAULT_LEVEL,
+                        help="the naive exporter's gzip level (default 9, gzip.compress's; the export writes 6)")
     parser.add_argument("--use-env", action="store_true",
                         help="use the stack whose endpoints are exported instead of starting a devstack")
     return parser.parse_args(argv)
@@ -138,7 +141,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     started = time.process_time()
     raw = drain(bootstrap, topic, partitions)
     cpu["drain"], started = time.process_time() - started, time.process_time()
-    naive = naive_json_export(bootstrap, topic, partitions, naive_bucket, FLUSH_SIZE)
+    naive = naive_json_export(bootstrap, topic, partitions, naive_bucket, FLUSH_SIZE, args.naive_gzip_level)
     cpu["naive"] = time.process_time() - started
     export_seconds, exported = run_export(topic, export_bucket, workdir, W3_CONNECTOR)
     print(f"load average after the measurements: {load_average()}")
@@ -147,7 +150,8 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
             raise SystemExit(f"the {name} read {measured.records:,} records of {args.records:,}")
 
     rows = [("(a) raw drain: tuned confluent-kafka consumer, records untouched", raw.seconds, cpu["drain"]),
-            ("(b) naive exporter: json.loads, json.dumps, gzip 100k per object, PUT", naive.seconds, cpu["naive"]),
+            (f"(b) naive exporter: json.loads, json.dumps, gzip -{args.naive_gzip_level} 100k per object, PUT",
+             naive.seconds, cpu["naive"]),
             ("(c) kafka-s3-assets export (whole CLI process, wall clock)", export_seconds, None)]
     print(f"\n{'contender':<72} {'seconds':>8} {'records/s':>11} {'CPU s':>7} {'us CPU/record':>14}")
     for name, seconds, cpu_seconds in rows:
