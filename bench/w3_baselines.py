@@ -6,8 +6,8 @@ unescaped, as Kafka Connect's JsonFormat writes it), gzips ``flush_size`` lines 
 objects only: the records after a partition's last full object stay in Kafka.
 
 The gzip level is ``gzip.compress``'s default, 9, unless told otherwise: what the script written in an
-afternoon gets, and what the issue's figure for this exporter (65,388 records/s) was measured with, by
-its cost (~8 us a record at 9 against ~2.7 at 6 here). Level 6 is what the connector writes with
+afternoon gets, and what the earlier figure for this exporter (65,388 records/s on a quiet machine)
+fits, by its cost (~8 us a record at 9 against ~2.7 at 6 here). Level 6 is what the connector writes with
 ``s3.compression.level=-1``, the like-for-like comparison (``bench/w3.py --naive-gzip-level 6``).
 
 The raw drain is W1's (``w1_baselines.drain``): it does nothing with the records.
