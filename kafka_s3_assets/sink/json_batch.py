@@ -125,25 +125,29 @@ def _suspects(values: Sequence[bytes | None]) -> set[int]:
 def _floats_rewritten(values: Sequence[bytes | None], out: bytearray, bounds: list[int],
                       uncertain: list[int]) -> JsonLines:
     """The lines again, those with a float orjson prints otherwise than ``repr`` written by
-    ``encode_json_value``, as the record-by-record path writes them."""
-    skipped = set(uncertain)
-    text = bytearray(LINE_SEPARATOR)
-    new_bounds, still_uncertain = [1], []
-    for i, value in enumerate(values):
-        if i in skipped:
-            still_uncertain.append(i)
-        else:
-            line = out[bounds[i] - 1:bounds[i + 1]]  # from the separator before it, as the pattern wants
-            tokens = _FLOAT_TOKEN.findall(line)
-            if all(repr(float(token)).encode() == token for token in tokens):
-                text += line[1:]
-            else:
-                try:
-                    text += encode_json_value(orjson.loads(value)) + LINE_SEPARATOR
-                except Exception:  # cannot happen for what orjson parses; the record path would decide
-                    still_uncertain.append(i)
-        new_bounds.append(len(text))
-    return JsonLines(bytes(text), new_bounds, still_uncertain)
+    ``encode_json_value``, as the record-by-record path writes them; the others copied."""
+    rewrite = sorted({bisect_right(bounds, match.start(1)) - 1 for match in _FLOAT_TOKEN.finditer(out)
+                      if repr(float(match.group(1))).encode() != match.group(1)})
+    still_uncertain = set(uncertain)
+    text = bytearray()
+    copied_to = 0  # out[:copied_to] is in text
+    shift = {}  # record -> how much its line moved (lengths of the lines rewritten before it and its own)
+    for i in rewrite:
+        text += out[copied_to:bounds[i]]
+        try:
+            line = encode_json_value(orjson.loads(values[i])) + LINE_SEPARATOR
+        except Exception:  # cannot happen for what orjson parses; the record path would decide
+            line = b""
+            still_uncertain.add(i)
+        text += line
+        copied_to = bounds[i + 1]
+        shift[i + 1] = len(line) - (bounds[i + 1] - bounds[i])
+    text += out[copied_to:]
+    new_bounds, moved = [], 0
+    for i, bound in enumerate(bounds):
+        moved += shift.get(i, 0)
+        new_bounds.append(bound + moved)
+    return JsonLines(bytes(text), new_bounds, sorted(still_uncertain))
 
 
 @dataclass(frozen=True)
