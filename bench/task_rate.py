@@ -15,6 +15,8 @@ measurement in a fresh Python process, so ``ru_maxrss`` is that run's own peak:
     python bench/task_rate.py --partitioner field N   # FieldPartitioner on W1's "kind" (4 values)
     python bench/task_rate.py --partitioner time N    # hourly TimeBasedPartitioner, Kafka timestamps
     python bench/task_rate.py --workload w2 N         # W2: ParquetFormat (snappy), hourly RecordField on "ts", UTC
+    python bench/task_rate.py --workload w3 N         # W3: schemaless JSON to gzipped JsonFormat (w3_data)
+    python bench/task_rate.py --compare-paths N       # the export with the batch path on and off, alternated
 
 Prints one line per measurement: records, wall seconds, records/s, us/record, records per CPU-second of
 the measuring process (the machine may be shared: that figure is steadier) and its peak RSS (MiB).
@@ -34,6 +36,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from w1_data import create_topic, produce_w1  # noqa: E402
+from w3_data import W3_CONNECTOR, produce_w3  # noqa: E402
 
 FLUSH_SIZE = 100_000
 
@@ -55,12 +58,15 @@ W2_CONFIG = {
     "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", "partition.duration.ms": "3600000",
     "locale": "en-US", "timezone": "UTC", "timestamp.extractor": "RecordField", "timestamp.field": "ts",
 }
-WORKLOADS = {"w1": {}, "w2": W2_CONFIG}
+# W1: Avro to AvroFormat; W2: Avro to Parquet (its own partitioner); W3 (bench/w3.py): schemaless JSON to
+# gzipped JsonFormat.
+WORKLOADS = {"w1": {"format.class": "io.confluent.connect.s3.format.avro.AvroFormat"}, "w2": W2_CONFIG,
+             "w3": W3_CONNECTOR}
 
 
 def connector(topic: str, bucket: str, partitioner: str = "default", workload: str = "w1") -> dict:
-    return {**PARTITIONERS[partitioner], **WORKLOADS[workload], 
-        "name": f"bench-{topic}",
+    return {**PARTITIONERS[partitioner],
+        "name": f"bench-{topic}-{bucket}",  # its own consumer group: a topic may be exported again
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "topics": topic,
         "flush.size": str(FLUSH_SIZE),
@@ -69,8 +75,7 @@ def connector(topic: str, bucket: str, partitioner: str = "default", workload: s
         "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
         "value.converter": "io.confluent.connect.avro.AvroConverter",
         "value.converter.schema.registry.url": os.environ["SCHEMA_REGISTRY_URL"],
-        **({} if "format.class" in WORKLOADS[workload] else {
-            "format.class": "io.confluent.connect.s3.format.avro.AvroFormat"}),
+        **WORKLOADS[workload],
     }
 
 
@@ -87,7 +92,24 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def run_export(topic: str, profile: bool, partitioner: str, workload: str = "w1") -> dict:
+def produce(workload: str, topic: str, records: int) -> None:
+    bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
+    if workload == "w3":
+        produce_w3(bootstrap, topic, records, 1)
+    else:
+        produce_w1(bootstrap, os.environ["SCHEMA_REGISTRY_URL"], topic, records, 1)
+
+
+def switch_batch_paths_off() -> None:
+    """Every batch goes record by record (for comparing both paths in one session)."""
+    from kafka_s3_assets.sink.batch_path import BatchPath
+    from kafka_s3_assets.sink.json_batch import JsonBatchPath
+
+    BatchPath.for_writer = classmethod(lambda cls, *args: None)
+    JsonBatchPath.for_writer = classmethod(lambda cls, *args: None)
+
+
+def run_export(topic: str, profile: bool, partitioner: str, workload: str) -> dict:
     import boto3
 
     from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
@@ -145,6 +167,8 @@ def run_drain(topic: str) -> dict:
 
 def child(argv: list[str]) -> int:
     what, topic, partitioner, workload = argv
+    if what == "export-record-path":
+        switch_batch_paths_off()
     figures = run_drain(topic) if what == "drain" else run_export(topic, what == "profile", partitioner, workload)
     figures["peak_rss_mib"] = peak_rss_mib()
     print(json.dumps(figures))
@@ -172,22 +196,35 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--profile", action="store_true", help="one export of N records under cProfile")
     parser.add_argument("--partitioner", choices=sorted(PARTITIONERS), default="default")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="w1",
-                        help="w1: AvroFormat (default); w2: ParquetFormat, hourly RecordField on ts (its own partitioner)")
+                        help="w1: Avro to AvroFormat (default); w2: Avro to ParquetFormat, hourly RecordField on "
+                             "ts (its own partitioner); w3: schemaless JSON to gzipped JsonFormat")
+    parser.add_argument("--compare-paths", action="store_true",
+                        help="N records exported 3 times each with the batch path on and off, alternated")
     args = parser.parse_args(argv[1:])
     n, partitioner, workload = args.records, args.partitioner, args.workload
-    bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
+    bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
+    if args.compare_paths:
+        topic = create_topic(bootstrap, 1, prefix=f"{workload}task")
+        produce(workload, topic, n)
+        print(f"{workload.upper()}, one partition, {partitioner} partitioner: batch path on and off, alternated "
+              f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+        for _round in range(3):
+            show("batch path", measure("export", topic, partitioner, workload))
+            show("record path", measure("export-record-path", topic, partitioner, workload))
+        return 0
     if args.profile:
-        topic = create_topic(bootstrap, 1, prefix="w1task")
-        produce_w1(bootstrap, registry, topic, n, 1)
+        topic = create_topic(bootstrap, 1, prefix=f"{workload}task")
+        produce(workload, topic, n)
         show("export (prof)", measure("profile", topic, partitioner, workload))
         return 0
     topics = {}
     for factor in (1, 10):
-        topics[factor] = create_topic(bootstrap, 1, prefix="w1task")
-        produce_w1(bootstrap, registry, topics[factor], n * factor, 1)
-    what = ("W2: W1 records as Parquet (snappy), hourly RecordField partitioner on ts" if workload == "w2"
-            else f"W1, AvroFormat, {partitioner} partitioner")
-    print(f"{what}, one partition, flush.size={FLUSH_SIZE} "
+        topics[factor] = create_topic(bootstrap, 1, prefix=f"{workload}task")
+        produce(workload, topics[factor], n * factor)
+    output = {"w1": f"AvroFormat, {partitioner} partitioner",
+              "w2": "ParquetFormat (snappy), hourly RecordField partitioner on ts",
+              "w3": f"gzipped JsonFormat, {partitioner} partitioner"}[workload]
+    print(f"{workload.upper()}, one partition, flush.size={FLUSH_SIZE}, {output} "
           f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
     results = {}
     for factor in (1, 10):

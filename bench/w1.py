@@ -120,10 +120,13 @@ def connector(topic: str, bucket: str) -> dict:
     }}
 
 
-def run_export(topic: str, bucket: str, workdir: Path) -> tuple[float, int]:
-    """The CLI's wall-clock seconds, and the records it reports exported (``--json``)."""
+def run_export(topic: str, bucket: str, workdir: Path, settings: dict | None = None) -> tuple[float, int]:
+    """The CLI's wall-clock seconds, and the records it reports exported (``--json``). ``settings``
+    override the connector's (another workload's converter and format)."""
     config = workdir / "connector.json"
-    config.write_text(json.dumps(connector(topic, bucket), indent=2))
+    document = connector(topic, bucket)
+    document["config"].update(settings or {})
+    config.write_text(json.dumps(document, indent=2))
     home = workdir / "dagster_home"
     home.mkdir()
     if (REPO_DIR / "dagster.yaml").exists():

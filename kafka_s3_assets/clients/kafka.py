@@ -295,11 +295,18 @@ class PartitionReader:
                                            value=msg.value(), headers=tuple(msg.headers() or ())))
             return records
 
+        def build_record(index: int) -> KafkaRecord:
+            msg = messages[index]
+            ts_type, ts = msg.timestamp()
+            return KafkaRecord(topic=topic, partition=partition, offset=msg.offset(),
+                               timestamp=ts if ts_type != 0 else None, key=msg.key(), value=msg.value(),
+                               headers=tuple(msg.headers() or ()))
+
         def build_timestamps() -> list[int | None]:
             return [ts if ts_type != 0 else None for ts_type, ts in (msg.timestamp() for msg in messages)]
 
         return RecordBatch(topic, partition, offsets, [msg.value() for msg in messages], build_records,
-                           build_timestamps)
+                           build_timestamps, build_record)
 
     def _event(self, consumer: Consumer, msg, err) -> bool:
         """Handles an event message; True when the range is read to its end."""

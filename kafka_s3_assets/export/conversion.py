@@ -6,8 +6,8 @@ from ..clients.errors import SchemaNotFoundError, SchemaRegistryError
 from ..sink.config import SinkConfig
 from ..sink.schema.connect_schema import AvroDataConfig
 from ..sink.batch_path import AvroValueBatch
-from ..sink.converters import (MAGIC_BYTE, WIRE_HEADER, AvroConverter, AvroDecoder, ConversionError, SchemaSource,
-                               build_converter)
+from ..sink.converters import (MAGIC_BYTE, WIRE_HEADER, AvroConverter, AvroDecoder, ConversionError,
+                               JsonSchemalessConverter, SchemaSource, build_converter)
 from ..sink.errors import RecordError
 from ..sink.records import ConnectData, KafkaRecord, RecordBatch, SinkRecord
 
@@ -47,6 +47,12 @@ class RecordConverter:
         size = WIRE_HEADER.size
         return AvroValueBatch(batch.topic, batch.partition, batch.offsets, schema, [v[size:] for v in batch.values],
                               batch.timestamps)
+
+    def plain_json(self) -> bool:
+        """Whether values are schemaless JSON (JsonConverter, ``schemas.enable=false``) and no key is
+        converted: then a batch's values may be parsed and written together (``sink.json_batch``), since
+        converting a value cannot fail but for the value itself, and those that might go one by one."""
+        return self._key is None and isinstance(self._value, JsonSchemalessConverter)
 
     def schema_pending(self, batch: RecordBatch) -> bool:
         """Whether the batch's first value is Avro whose schema no record converted so far had: converting

@@ -2,8 +2,10 @@
 
 A batch goes whole by the batch record path (``sink.batch_path``) when that applies, else record by
 record: converted (a tolerated conversion failure skips the record), written, each committed batch of
-objects handed to the manifest committer. Record by record is also the way while the ``record_read``
-crash point is armed, so the fault tests stop between exactly the records they name.
+objects handed to the manifest committer. A batch of schemaless JSON values goes by the JSON batch path
+(``sink.json_batch``) in runs, and the records between runs that it is not sure of go record by record
+in their place. Record by record is also the way while the ``record_read`` crash point is armed, so the
+fault tests stop between exactly the records they name.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..crash_points import armed, crash_point
+from ..sink.json_batch import JsonValueBatch, encode_lines
 from ..sink.records import KafkaRecord, RecordBatch
 from ..sink.writer import TopicPartitionWriter
 from .conversion import RecordConverter
@@ -45,7 +48,27 @@ class RecordLoop:
                 self._on_read(len(batch))
                 self.position = batch.offsets[-1] + 1
                 return
+            if self._converter.plain_json() and self._writer.takes_batches(JsonValueBatch):
+                self._write_json(batch)
+                return
         self._one_by_one(batch.records(), crash_armed)
+
+    def _write_json(self, batch: RecordBatch) -> None:
+        """Runs of the batch's schemaless JSON values by the JSON batch path; each record it is not sure
+        of, and each run the writer does not take, record by record in its place."""
+        lines = encode_lines(batch.values)
+        start = 0
+        for stop in (*lines.uncertain, len(batch)):
+            if stop > start:
+                run = JsonValueBatch.run_of(batch, lines, start, stop)
+                if self._writer.write_batch(run, self._now_ms, self._on_committed):
+                    self._on_read(stop - start)
+                    self.position = batch.offsets[stop - 1] + 1
+                else:
+                    self._one_by_one(batch.records()[start:stop], False)
+            if stop < len(batch):
+                self._one_by_one([batch.record(stop)], False)
+            start = stop + 1
 
     def _one_by_one(self, records: list[KafkaRecord], crash_armed: bool) -> None:
         for record in records:

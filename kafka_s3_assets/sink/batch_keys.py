@@ -65,8 +65,11 @@ Keyer = Callable[[Sequence[bytes], Callable[[], Sequence[int | None]], AvroSchem
                   Callable[[str], Any]], "BatchKeys | None"]
 
 
-def keyer_for(partitioner) -> Keyer | None:
-    """How to key batches for ``partitioner``; None when its records must go one by one."""
+def keyer_for(partitioner, avro_values: bool = True) -> Keyer | None:
+    """How to key batches for ``partitioner``; None when its records must go one by one.
+    ``avro_values=False``: the batch's values are not Avro datums (schemaless JSON), so only the
+    partitioners that do not read values (Default, TimeBased with the Wallclock or Record extractor; not
+    Field, not the RecordField extractor)."""
     kind = type(partitioner)
     if kind is DefaultPartitioner:
         return lambda datums, stamps, schema, partition, now, column: BatchKeys(f"partition={partition}", None)
@@ -77,10 +80,10 @@ def keyer_for(partitioner) -> Keyer | None:
                 partitioner.encode_timestamp(now), [now] * len(datums))
         if extractor is RecordTimestampExtractor:
             return _record_time_keyer(partitioner)
-        if extractor is RecordFieldTimestampExtractor:
+        if extractor is RecordFieldTimestampExtractor and avro_values:
             return _RecordFieldKeyer(partitioner)
         return None
-    if kind is FieldPartitioner and all("." not in name for name in partitioner.field_names):
+    if kind is FieldPartitioner and avro_values and all("." not in name for name in partitioner.field_names):
         return _FieldKeyer(partitioner)
     return None
 

@@ -38,13 +38,27 @@ which raises the exact error naming the record, or tolerates it, as before.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from .avro_datum_check import DatumCheck, compile_datum_check
 from .batch_keys import BatchKeys, Keyer, keyer_for
 from .batch_rows import AvroBatchFormat, BatchFormat, BatchRows
 from .formats.avro_format import AvroFormat
 from .records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
+
+
+class WriterBatch(Protocol):
+    """What the writer's batch loop needs of a batch of any kind (``AvroValueBatch``, and
+    ``json_batch.JsonValueBatch``): its records' offsets, their value schema (one for the batch) and the
+    record that names a file it opens. How a run of its records is appended is its rows'
+    (``PreparedBatch.rows``); the rotation decisions are the writer's, the same for every kind."""
+
+    topic: str
+    partition: int
+    offsets: Sequence[int]
+    schema: Any
+
+    def sink_record(self, index: int) -> SinkRecord: ...
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ class JsonSchemalessConverter:
             return None
         try:
             return ConnectData(schema=None, decoded=json.loads(data), is_decoded=True)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # nesting deeper than Python's stack
             raise ConversionError(f"Converting byte[] to Kafka Connect data failed due to serialization error: "
                                   f"{exc}") from None
 

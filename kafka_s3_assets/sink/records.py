@@ -36,12 +36,19 @@ class RecordBatch:
     # The Kafka timestamps (None: the record has none), for partitioners that read them; from the records
     # when the reader gives no cheaper way.
     build_timestamps: Callable[[], list[int | None]] | None = field(default=None, repr=False)
+    # The record at an index alone, for a path that sends only a few records of a batch one by one.
+    build_record: Callable[[int], KafkaRecord] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.offsets)
 
     def records(self) -> list[KafkaRecord]:
         return self.build_records()
+
+    def record(self, index: int) -> KafkaRecord:
+        if self.build_record is not None:
+            return self.build_record(index)
+        return self.build_records()[index]
 
     def timestamps(self) -> list[int | None]:
         if self.build_timestamps is not None:
@@ -50,11 +57,11 @@ class RecordBatch:
 
     def split(self, n: int) -> tuple["RecordBatch", "RecordBatch"]:
         """The first ``n`` records and the rest, as two batches."""
-        build, stamps = self.build_records, self.timestamps
+        build, stamps, record = self.build_records, self.timestamps, self.record
         return (RecordBatch(self.topic, self.partition, self.offsets[:n], self.values[:n], lambda: build()[:n],
-                            lambda: stamps()[:n]),
+                            lambda: stamps()[:n], record),
                 RecordBatch(self.topic, self.partition, self.offsets[n:], self.values[n:], lambda: build()[n:],
-                            lambda: stamps()[n:]))
+                            lambda: stamps()[n:], lambda i: record(n + i)))
 
     @classmethod
     def of(cls, records: Sequence[KafkaRecord]) -> "RecordBatch":

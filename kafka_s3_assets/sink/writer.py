@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
 from .batch_keys import BatchKeys
-from .batch_path import AvroValueBatch, BatchPath
+from .batch_path import AvroValueBatch, BatchPath, WriterBatch
 from .batch_rows import BatchRows
+from .json_batch import JsonBatchPath, JsonValueBatch
 from .schema.compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .converters import AvroDecoder
 from .errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
@@ -214,7 +215,10 @@ class TopicPartitionWriter:
         self.committed_before_failure: list[CommittedBatch] = []
         self._decoder = AvroDecoder()
         self._decisions: dict[tuple, SchemaDecision] = {}
-        self._batch_path = BatchPath.for_writer(settings, partitioner, formats)
+        # The batch record path of each kind of batch this writer's configuration lets through it.
+        self._batch_paths = {kind: path for kind, path in (
+            (AvroValueBatch, BatchPath.for_writer(settings, partitioner, formats)),
+            (JsonValueBatch, JsonBatchPath.for_writer(settings, partitioner, formats))) if path is not None}
 
     # ---- state the export layer reads -------------------------------------------------------------
 
@@ -252,14 +256,24 @@ class TopicPartitionWriter:
             raise
         return committed
 
+    def takes_batches(self, kind: type) -> bool:
+        """Whether batches of ``kind`` (``AvroValueBatch``, ``JsonValueBatch``) may take the batch path
+        at all under this writer's configuration (each batch is still judged by ``write_batch``)."""
+        return kind in self._batch_paths
+
     def write_avro_batch(self, batch: AvroValueBatch | None, now_ms: int,
                          on_committed: Callable[[CommittedBatch], None]) -> bool:
-        """Write a whole batch by the batch record path (``batch_path``), handing each batch of objects it
-        commits to ``on_committed`` as it is committed; False, having done nothing, when the path does not
-        take it (then write its records one by one)."""
-        if batch is None or self._batch_path is None:
+        """``write_batch`` of a batch of Avro values (None: not one)."""
+        return batch is not None and self.write_batch(batch, now_ms, on_committed)
+
+    def write_batch(self, batch: WriterBatch, now_ms: int, on_committed: Callable[[CommittedBatch], None]) -> bool:
+        """Write a whole batch by the batch record path (``batch_path``, ``json_batch``), handing each batch
+        of objects it commits to ``on_committed`` as it is committed; False, having done nothing, when the
+        path does not take it (then write its records one by one)."""
+        path = self._batch_paths.get(type(batch))
+        if path is None:
             return False
-        prepared = self._batch_path.prepare(batch, self._current_schemas if self._record_count else {}, now_ms)
+        prepared = path.prepare(batch, self._current_schemas if self._record_count else {}, now_ms)
         if prepared is None:
             return False
         self.committed_before_failure = []  # each committed batch is handed over at once
@@ -271,7 +285,7 @@ class TopicPartitionWriter:
             self._append_keyed(batch, rows, keys, now_ms, on_committed)
         return True
 
-    def _append_to_one_file(self, batch: AvroValueBatch, rows: BatchRows, encoded: str,
+    def _append_to_one_file(self, batch: WriterBatch, rows: BatchRows, encoded: str,
                             on_committed: Callable[[CommittedBatch], None]) -> None:
         """Every record to one encoded partition, nothing rotating on time: runs of records up to
         ``flush.size`` appended at once."""
@@ -288,7 +302,7 @@ class TopicPartitionWriter:
             if self._record_count >= flush_size:
                 on_committed(self._commit_all())
 
-    def _append_keyed(self, batch: AvroValueBatch, rows: BatchRows, keys: BatchKeys, now_ms: int,
+    def _append_keyed(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys, now_ms: int,
                       on_committed: Callable[[CommittedBatch], None]) -> None:
         """Record by record, with the keys given: what ``_write`` decides for each record (its timestamp,
         a rotation before it, its file, a commit at ``flush.size``), the rows appended per file at once
@@ -324,14 +338,14 @@ class TopicPartitionWriter:
                 on_committed(self._commit_all())
         self._append_pending(batch, rows, pending)
 
-    def _append_pending(self, batch: AvroValueBatch, rows: BatchRows, pending: dict[str, list[int]]) -> int:
+    def _append_pending(self, batch: WriterBatch, rows: BatchRows, pending: dict[str, list[int]]) -> int:
         """Appends the pending records to their files; returns how many are pending now (none)."""
         for encoded, indexes in pending.items():
             self._append_run(batch, rows, encoded, _as_range(indexes))
         pending.clear()
         return 0
 
-    def _append_run(self, batch: AvroValueBatch, rows: BatchRows, encoded: str, indexes: Sequence[int]) -> None:
+    def _append_run(self, batch: WriterBatch, rows: BatchRows, encoded: str, indexes: Sequence[int]) -> None:
         """Appends the records at ``indexes`` (in order) to the open file of ``encoded`` through the
         format's rows, with the file's and the writer's bookkeeping as ``_write_views`` does it record by
         record."""
@@ -351,8 +365,9 @@ class TopicPartitionWriter:
         file.add_offsets(file_offsets)
         file.end_offset = file_offsets[-1]
         file.record_count += len(file_offsets)
-        if batch.schema.schema_id not in file.schema_ids:
-            file.schema_ids.append(batch.schema.schema_id)
+        schema_id = getattr(batch.schema, "schema_id", None)
+        if schema_id is not None and schema_id not in file.schema_ids:
+            file.schema_ids.append(schema_id)
         if self._unsettled_from is None or file_offsets[0] < self._unsettled_from:
             self._unsettled_from = file_offsets[0]
         self._record_count += len(file_offsets)

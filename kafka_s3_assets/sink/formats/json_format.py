@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import Any, Sequence
 
 from ..converters import AvroDecoder
 from ..errors import RecordDataError
@@ -63,6 +63,16 @@ class JsonRecordWriter:
             raise
         except Exception as exc:  # a datum that does not decode, a value JSON cannot hold: this record's fault
             raise RecordDataError(str(exc) or type(exc).__name__) from exc
+
+    def write_lines(self, text: bytes, bounds: Sequence[int]) -> None:
+        """Appends the lines ``text[bounds[k]:bounds[k + 1]]`` (each a record's line, separator included),
+        as ``write`` of those records would: the object's bytes are the same, but a compressor whose
+        stream does not depend on how its input is cut takes the whole run in one call."""
+        if self._compressor.cut_independent:
+            self._emit(text[bounds[0]:bounds[-1]])
+        else:
+            for k in range(len(bounds) - 1):
+                self._emit(text[bounds[k]:bounds[k + 1]])
 
     def _emit(self, data: bytes) -> None:
         data = self._compressor.compress(data)
