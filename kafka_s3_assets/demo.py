@@ -16,9 +16,10 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 
 from .clients.s3 import S3ObjectStore
-from .defs.connectors import DEMO_CONNECTOR, load_connector
+from .defs.connectors import CONNECTORS_ENV, DEMO_CONNECTOR, load_connector
 from .defs.materialize import cli_instance, materialize_partitions, resolve_partitions
 from .devstack import stack
+from .devstack.state import StackLayout
 from .export.settings import resolve_settings
 
 DEMO_TOPIC = "s3_topic"
@@ -52,6 +53,10 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
     stack.down(state_dir)
     endpoints = stack.up(state_dir)
     os.environ.update(endpoints.env())
+    # The standalone code location serves no connector unless told: after `set -a; . .devstack/env`,
+    # `dagster dev -w workspace.yaml` serves the demo's.
+    with StackLayout(state_dir).env_file.open("a") as env_file:
+        env_file.write(f"{CONNECTORS_ENV}={DEMO_CONNECTOR}\n")
     out(f"devstack up: Kafka {endpoints.kafka_bootstrap_servers}, S3 {endpoints.s3_endpoint_url}, "
         f"schema registry {endpoints.schema_registry_url}")
 
@@ -81,6 +86,7 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
             for record in read_avro_records(store.get(key)):
                 out(json.dumps(record))
     out("")
-    out(f"See the runs in the Dagster UI:  DAGSTER_HOME={instance.root_directory} dagster dev")
+    out(f"See the runs in the Dagster UI:  set -a; . {state_dir}/env; set +a; "
+        f"DAGSTER_HOME={instance.root_directory} dagster dev -w workspace.yaml")
     out(f"Stop the embedded stack:         kafka-s3-assets devstack down --dir {state_dir}")
     return 0

@@ -46,6 +46,8 @@ def lag_check_evaluation(asset_key: dg.AssetKey, lag: PartitionLag, limits: LagL
     verdict = judge(lag, limits)
     return dg.AssetCheckEvaluation(asset_key=asset_key, check_name=LAG_CHECK, partition=f"{lag.topic}/{lag.partition}",
                                    passed=verdict.passed, description=verdict.description,
+                                   # Lag is a warning: the data exported is sound, only late.
+                                   severity=dg.AssetCheckSeverity.WARN,
                                    metadata={**lag_metadata(lag),
                                              "max_records": dg.MetadataValue.int(limits.max_records),
                                              "max_age_ms": dg.MetadataValue.int(limits.max_age_ms)})

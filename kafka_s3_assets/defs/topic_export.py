@@ -1,6 +1,6 @@
 """The Dagster events of a topic run (``export.topic_export``): per topic-partition a materialization
 (or, with nothing new, an observation) with its metadata, its completeness-check evaluation and its lag
-check's; and one failure naming every partition that failed.
+check's; and one failure naming every partition that failed, or whose blocking completeness check did.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from ..export.lag import LagLimits
 from ..export.partition_export import PartitionExportResult
 from ..export.topic_export import ExportOutcome
 from .lag_events import lag_check_evaluation
+from .standard_metadata import standard_metadata
 
 COMPLETENESS_CHECK = "manifests_contiguous"
 MAX_KEYS_IN_METADATA = 50
@@ -26,8 +27,8 @@ def export_metadata(result: PartitionExportResult, bucket: str) -> dict:
         "end_offset": dg.MetadataValue.int((result.next_offset or 0) - 1),
         "high_watermark": dg.MetadataValue.int(result.high_watermark if result.high_watermark is not None else -1),
         "lag": dg.MetadataValue.int(result.lag if result.lag is not None else -1),
+        # This run's delta; the partition's total is dagster/partition_row_count (partition_events).
         "records": dg.MetadataValue.int(result.records_exported),
-        "dagster/row_count": dg.MetadataValue.int(result.records_exported),
         "records_read": dg.MetadataValue.int(result.records_read),
         "records_tolerated": dg.MetadataValue.int(result.records_tolerated),
         "dead_letters": dg.MetadataValue.int(result.dead_letters),
@@ -53,7 +54,7 @@ def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessRepor
     c = report.contiguity
     return dg.AssetCheckEvaluation(
         asset_key=asset_key, check_name=COMPLETENESS_CHECK, partition=key, passed=report.passed,
-        description=report.describe(),
+        severity=dg.AssetCheckSeverity.ERROR, description=report.describe(),
         metadata={"manifests": c.manifests, "objects": report.objects_listed, "records": c.records,
                   "tolerated": c.tolerated, "first_offset": c.first_offset if c.first_offset is not None else -1,
                   "next_offset": c.next_offset if c.next_offset is not None else -1,
@@ -63,7 +64,8 @@ def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessRepor
 
 
 def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str,
-                     lag_limits: LagLimits = LagLimits()) -> list:
+                     lag_limits: LagLimits = LagLimits(), uri: str | None = None,
+                     columns: dg.TableSchema | None = None) -> list:
     """The events Dagster records for one topic-partition of the run.
 
     - New manifests committed: an ``AssetMaterialization`` of its partition key, with its offsets,
@@ -72,13 +74,19 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
       ``AssetObservation`` with the same metadata instead. The S3 data did not change, so the partition
       is not recorded as materialized again (a materialization would tell downstream assets and
       automation that new data arrived); the observation still records the offsets and lag seen.
+    - Both carry Dagster's standard keys: ``uri``, the partition's records in S3 so far
+      (``dagster/partition_row_count``, the total of its manifests as the completeness check just
+      counted them, incrementally: no history is read again) and, where known, the ``columns`` of the
+      value schema written last.
     - Every partition that did not fail gets its completeness-check evaluation, and its lag check's
       where a lag limit is set and the lag after the export could be measured.
     - A failed partition gets neither: the run fails naming it (``failure``).
     """
     if outcome.result.status == "failed":
         return []
-    metadata = export_metadata(outcome.result, bucket)
+    metadata = {**export_metadata(outcome.result, bucket),
+                **standard_metadata(uri=uri, column_schema=columns,
+                                    partition_row_count=outcome.report.contiguity.records if outcome.report else None)}
     event_type = dg.AssetMaterialization if outcome.committed else dg.AssetObservation
     event = event_type(asset_key=asset_key, partition=outcome.key, metadata=metadata)
     return ([event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
@@ -87,13 +95,19 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
 
 
 def failure(outcomes: list[ExportOutcome]) -> dg.Failure | None:
-    """One failure naming every failed topic-partition with its own error, or None."""
+    """One failure naming every failed topic-partition with its own error, and every one whose
+    completeness check failed (the check is blocking: what reads the export downstream must not run on
+    a broken history; the partitions' events are recorded all the same), or None."""
     failed = [o for o in outcomes if o.error is not None]
-    if not failed:
+    unchecked = [o for o in outcomes if o.error is None and o.report is not None and not o.report.passed]
+    if not failed and not unchecked:
         return None
     return dg.Failure(
-        description="; ".join(o.error for o in failed),
+        description="; ".join([o.error for o in failed]
+                              + [f"Blocking check {COMPLETENESS_CHECK} of {o.key} failed: {o.report.describe()}"
+                                 for o in unchecked]),
         metadata={"failed_partitions": dg.MetadataValue.json({o.key: o.error for o in failed}),
+                  "failed_checks": dg.MetadataValue.json([o.key for o in unchecked]),
                   "error_types": dg.MetadataValue.json({o.key: o.result.error_type or "" for o in failed}),
                   "objects_committed": dg.MetadataValue.json({o.key: len(o.result.object_keys) for o in failed}),
                   "succeeded_partitions": dg.MetadataValue.json([o.key for o in outcomes if o.error is None])},

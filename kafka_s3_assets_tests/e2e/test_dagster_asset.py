@@ -12,7 +12,7 @@ from kafka_s3_assets.defs.partitions import (PARTITION_RANGE_END_TAG, PARTITION_
                                              topic_partitions_def)
 from kafka_s3_assets.defs.topic_export import COMPLETENESS_CHECK
 from kafka_s3_assets.clients.kafka import committed_offset
-from kafka_s3_assets.definitions import build_definitions
+from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.config import validate_connector_config
 
@@ -32,17 +32,11 @@ def instance():
         yield instance
 
 
-def resources(spark):
-    from kafka_s3_assets.defs.resources import default_resources
-
-    return default_resources()  # the LazyPySparkResource finds the suite's session via getOrCreate()
-
-
 def materialize(connector, topic, partition, instance, spark):
     asset = build_export_asset(connector, topic)
     key = partition_key(topic, partition)
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [key])
-    return asset, dg.materialize([asset], partition_key=key, instance=instance, resources=resources(spark),
+    return asset, dg.materialize([asset], partition_key=key, instance=instance,
                                  raise_on_error=False)
 
 
@@ -101,8 +95,7 @@ def test_discovery_sensor_adds_partitions_and_export_sensor_requests_one_run_per
     export_sensor = defs.resolve_sensor_def(f"export_new_records__sink_{topic}")
     keys = [partition_key(topic, p) for p in range(4)]
     with dg.instance_for_test() as instance:
-        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
-                                      resources=resources(None))
+        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)
         added = discover.evaluate_tick(ctx)
         [request] = added.dynamic_partitions_requests
         assert sorted(request.partition_keys) == keys
@@ -141,8 +134,7 @@ def test_the_export_sensor_skips_a_topic_only_while_the_same_connector_exports_i
             instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [partition_key(topic, 0)])
         job = defs.resolve_job_def(export_job_name(first.name, topic))
         instance.create_run_for_job(job, status=dg.DagsterRunStatus.STARTED, tags=export_tag(first.name, topic))
-        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
-                                      resources=resources(None))
+        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)
         busy = defs.resolve_sensor_def(f"export_new_records__one_{topic}").evaluate_tick(ctx)
         assert busy.run_requests == [] and f"topics with a run in flight: {topic}" in busy.skip_message
         [run] = defs.resolve_sensor_def(f"export_new_records__two_{topic}").evaluate_tick(ctx).run_requests
@@ -163,7 +155,7 @@ def test_one_run_exports_a_topics_partitions_with_a_materialization_and_check_ea
     keys = [partition_key(topic, p) for p in range(4)]
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
     asset = build_export_asset(connector, topic)
-    result = dg.materialize([asset], instance=instance, resources=resources(spark), raise_on_error=False,
+    result = dg.materialize([asset], instance=instance, raise_on_error=False,
                             tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]})
     assert result.success
     [run] = instance.get_runs()
@@ -185,7 +177,7 @@ def test_one_run_exports_a_topics_partitions_with_a_materialization_and_check_ea
 
     # Again with one new record in partition 1 only: nothing new is observed, not materialized again.
     kafka.produce_avro(topic, [{"f1": "late"}], partition=1)
-    again = dg.materialize([asset], instance=instance, resources=resources(spark),
+    again = dg.materialize([asset], instance=instance,
                            tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]})
     assert again.asset_materializations_for_node(asset.node_def.name) == []
     observed = {o.partition: o.metadata for o in again.asset_observations_for_node(asset.node_def.name)}
@@ -206,7 +198,7 @@ def test_one_failed_partition_fails_the_run_naming_it_and_the_others_are_recorde
     keys = [partition_key(topic, p) for p in range(3)]
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
     asset = build_export_asset(connector, topic)
-    result = dg.materialize([asset], instance=instance, resources=resources(spark), raise_on_error=False,
+    result = dg.materialize([asset], instance=instance, raise_on_error=False,
                             tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[2]})
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
@@ -253,7 +245,7 @@ def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_expo
                    lease_ms=60_000)
     asset = build_export_asset(connector, topic)
     range_tags = {PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[1]}
-    result = dg.materialize([asset], instance=instance, resources=resources(spark), raise_on_error=False,
+    result = dg.materialize([asset], instance=instance, raise_on_error=False,
                             tags=range_tags)
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
@@ -263,5 +255,5 @@ def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_expo
     assert list_keys(s3_client, bucket, f"topics/{topic}/partition=1/") == []
 
     lease.release()
-    again = dg.materialize([asset], instance=instance, resources=resources(spark), tags=range_tags)
+    again = dg.materialize([asset], instance=instance, tags=range_tags)
     assert [m.partition for m in again.asset_materializations_for_node(asset.node_def.name)] == [keys[1]]
