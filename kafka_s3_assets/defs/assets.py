@@ -147,7 +147,8 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
             if schema_id not in columns:
                 connect = value_connect_schema(settings, schema_id)
                 columns[schema_id] = column_schema(connect) if connect is not None else None
-            yield from partition_events(key, outcome, settings.s3.bucket, lag_limits, uri, columns[schema_id])
+            yield from partition_events(key, outcome, settings.s3.bucket, lag_limits, uri, columns[schema_id],
+                                        connector.code_version)
         failed = failure(outcomes)
         if failed is not None:
             raise failed

@@ -189,12 +189,13 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
                     "`{{ dg.AutomationCondition.on_missing() }}` (exports each new topic-partition once).")] = None
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
-        return self.definitions(Path(context.path))
+        return self.definitions(Path(context.path), topic_scope=context.component_tree)
 
-    def definitions(self, folder: Path) -> dg.Definitions:
-        """What the component defines, with its files relative to ``folder``."""
+    def definitions(self, folder: Path, topic_scope: object | None = None) -> dg.Definitions:
+        """What the component defines, with its files relative to ``folder``; ``topic_scope``: the
+        component tree, where another component may declare a topic's asset first."""
         return build_definitions([self.load_connector(folder)], self.connections(), self.asset_attributes(),
-                                 self.sensor_settings())
+                                 self.sensor_settings(), topic_scope=topic_scope, topic_owner=str(folder))
 
     def load_connector(self, folder: Path) -> ConnectorSpec:
         """The connector config, validated; a problem names the file (or attribute) and the key."""

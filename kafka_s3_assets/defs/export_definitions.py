@@ -8,6 +8,8 @@ executors)."""
 
 from __future__ import annotations
 
+from typing import Hashable
+
 import dagster as dg
 
 from .assets import build_export_asset
@@ -15,12 +17,14 @@ from .connections import Connections
 from .connectors import ConnectorSpec
 from .options import AssetAttributes, SensorSettings
 from .sensors import build_discovery_sensor, build_export_sensor, build_jobs
-from .topic_assets import topic_asset_spec
+from .topic_assets import topic_specs
 
 
 def build_definitions(connectors: list[ConnectorSpec], connections: Connections | None = None,
-                      attributes: AssetAttributes = AssetAttributes(),
-                      sensors: SensorSettings = SensorSettings()) -> dg.Definitions:
+                      attributes: AssetAttributes = AssetAttributes(), sensors: SensorSettings = SensorSettings(),
+                      topic_scope: object | None = None, topic_owner: Hashable = None) -> dg.Definitions:
+    """``topic_scope`` / ``topic_owner``: the component tree and the component building these, so that a
+    topic two components export is declared once (``topic_assets.topic_specs``)."""
     connections = connections if connections is not None else Connections()
     assets: list = []
     jobs, sensor_defs = [], []
@@ -33,5 +37,5 @@ def build_definitions(connectors: list[ConnectorSpec], connections: Connections 
         jobs.extend(topic_jobs.values())
         sensor_defs.append(build_discovery_sensor(connector, connections, sensors))
         sensor_defs.append(build_export_sensor(connector, topic_jobs, connections, attributes, sensors))
-    assets.extend(topic_asset_spec(topic) for topic in topics)
+    assets.extend(topic_specs(list(topics), topic_scope, topic_owner))
     return dg.Definitions(assets=assets, jobs=jobs, sensors=sensor_defs)

@@ -2,15 +2,18 @@
 lineage starts at the topic; the export sensors observe it with its watermarks (from the probe they make
 anyway: nothing is consumed).
 
-The spec is one object per topic in the process: two components exporting the same topic (to two
-buckets, say) both declare it, and Dagster keeps one definition per object, so the code location has
-the topic once with both exports downstream. It carries nothing a component sets (group, owners, tags)
-for that reason.
+Two components exporting the same topic (to two buckets, say) must not both declare it: Dagster adds
+each component's origin to the metadata of everything it defines, and two different specs of one key
+do not load. So within one component tree (one code location) the first component that declares a
+topic owns its spec, and the others only depend on it (``topic_specs``). Outside components (the
+standalone location merges the definitions of several connectors itself) the spec is one object per
+topic in the process, which Dagster keeps once.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import Hashable
 
 import dagster as dg
 
@@ -28,6 +31,20 @@ def topic_asset_spec(topic: str) -> dg.AssetSpec:
     return dg.AssetSpec(topic_asset_key(topic), kinds={"kafka"},
                         description=f"Kafka topic `{topic}`, observed with its watermarks by the export sensors "
                                     f"of the connectors exporting it (nothing is consumed).")
+
+
+# Per component tree (by identity: trees are not weakly referable; a few per process): topic -> the
+# component (its folder) that declares the topic's spec.
+_owners: dict[int, dict[str, Hashable]] = {}
+
+
+def topic_specs(topics: list[str], scope: object | None = None, owner: Hashable = None) -> list[dg.AssetSpec]:
+    """The specs of ``topics`` that ``owner`` declares within ``scope`` (a component tree): those no other
+    owner of the scope declared first. Without a scope, all of them."""
+    if scope is None:
+        return [topic_asset_spec(t) for t in topics]
+    owners = _owners.setdefault(id(scope), {})
+    return [topic_asset_spec(t) for t in topics if owners.setdefault(t, owner) == owner]
 
 
 def topic_watermarks(plans: list[PartitionPlan]) -> dict[str, dict[str, int]]:

@@ -15,6 +15,7 @@ from .lag_events import lag_check_evaluation
 from .standard_metadata import standard_metadata
 
 COMPLETENESS_CHECK = "manifests_contiguous"
+CODE_VERSION_TAG = "dagster/code_version"
 MAX_KEYS_IN_METADATA = 50
 
 
@@ -65,7 +66,7 @@ def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessRepor
 
 def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str,
                      lag_limits: LagLimits = LagLimits(), uri: str | None = None,
-                     columns: dg.TableSchema | None = None) -> list:
+                     columns: dg.TableSchema | None = None, code_version: str | None = None) -> list:
     """The events Dagster records for one topic-partition of the run.
 
     - New manifests committed: an ``AssetMaterialization`` of its partition key, with its offsets,
@@ -87,8 +88,11 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
     metadata = {**export_metadata(outcome.result, bucket),
                 **standard_metadata(uri=uri, column_schema=columns,
                                     partition_row_count=outcome.report.contiguity.records if outcome.report else None)}
-    event_type = dg.AssetMaterialization if outcome.committed else dg.AssetObservation
-    event = event_type(asset_key=asset_key, partition=outcome.key, metadata=metadata)
+    # Events yielded by the asset do not get the spec's code version on their own: without it Dagster
+    # cannot tell which connector config a partition was exported under.
+    tags = {CODE_VERSION_TAG: code_version} if code_version and outcome.committed else None
+    event = (dg.AssetMaterialization(asset_key=asset_key, partition=outcome.key, metadata=metadata, tags=tags)
+             if outcome.committed else dg.AssetObservation(asset_key=asset_key, partition=outcome.key, metadata=metadata))
     return ([event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
             + ([lag_check_evaluation(asset_key, outcome.lag, lag_limits)]
                if lag_limits.enabled and outcome.lag is not None else []))
