@@ -31,6 +31,11 @@ from .resources import KafkaResource, SchemaRegistryResource
 STARTER_CONNECTOR = "connector.json"
 
 
+def _doc(text: str) -> Any:
+    """A field's documentation, where dg's derived schema (``dg`` output, the docs) reads it."""
+    return dg.Resolver.default(description=text)
+
+
 class ConnectorConfigProblem(Exception):
     """A component's connector config cannot be used: the message names the file (or ``defs.yaml``) and
     the key."""
@@ -40,77 +45,76 @@ class KafkaSettings(dg.Resolvable, dg.Model):
     """How to reach Kafka. Unset fields come from the connector config (``bootstrap.servers``,
     ``consumer.override.*``), then from ``$KAFKA_BOOTSTRAP_SERVERS`` / ``$KAFKA_<FIELD>`` when a run starts."""
 
-    bootstrap_servers: Optional[str] = Field(None, description="Kafka bootstrap servers, host:port[,host:port].")
-    security_protocol: Optional[str] = Field(None, description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.")
-    sasl_mechanism: Optional[str] = Field(None, description="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI.")
-    sasl_username: Optional[str] = Field(None, description="SASL user name.")
-    sasl_password: Optional[str] = Field(None, repr=False, description="SASL password: use `{{ env.X }}`, never the value.")
-    sasl_jaas_config: Optional[str] = Field(None, repr=False, description="A JAAS line as Kafka Connect has it.")
-    ssl_ca_location: Optional[str] = Field(None, description="PEM bundle of the CAs to trust.")
-    ssl_certificate_location: Optional[str] = Field(None, description="Client certificate (PEM).")
-    ssl_key_location: Optional[str] = Field(None, description="Client key (PEM).")
-    ssl_key_password: Optional[str] = Field(None, repr=False, description="Password of the client key.")
-    ssl_keystore_location: Optional[str] = Field(None, description="Client keystore (PKCS12).")
-    ssl_keystore_password: Optional[str] = Field(None, repr=False, description="Password of the keystore.")
-    client_config: Optional[dict[str, str]] = Field(None, description="Any other client setting, in Java or "
-                                                                      "librdkafka naming.")
+    bootstrap_servers: Annotated[Optional[str], _doc("Kafka bootstrap servers, host:port[,host:port].")] = None
+    security_protocol: Annotated[Optional[str], _doc("PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.")] = None
+    sasl_mechanism: Annotated[Optional[str], _doc("PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI.")] = None
+    sasl_username: Annotated[Optional[str], _doc("SASL user name.")] = None
+    sasl_password: Annotated[Optional[str], _doc("SASL password: use `{{ env.X }}`, never the value.")] = Field(None, repr=False)
+    sasl_jaas_config: Annotated[Optional[str], _doc("A JAAS line as Kafka Connect has it.")] = Field(None, repr=False)
+    ssl_ca_location: Annotated[Optional[str], _doc("PEM bundle of the CAs to trust.")] = None
+    ssl_certificate_location: Annotated[Optional[str], _doc("Client certificate (PEM).")] = None
+    ssl_key_location: Annotated[Optional[str], _doc("Client key (PEM).")] = None
+    ssl_key_password: Annotated[Optional[str], _doc("Password of the client key.")] = Field(None, repr=False)
+    ssl_keystore_location: Annotated[Optional[str], _doc("Client keystore (PKCS12).")] = None
+    ssl_keystore_password: Annotated[Optional[str], _doc("Password of the keystore.")] = Field(None, repr=False)
+    client_config: Annotated[Optional[dict[str, str]], _doc("Any other client setting, in Java or "
+                                                                      "librdkafka naming.")] = None
 
 
 class S3Settings(dg.Resolvable, dg.Model):
     """How to reach S3 (the fields of dagster_aws's S3Resource). Unset fields come from the connector
     config (``store.url``, ``s3.region``, ``aws.access.key.id``), then the environment and AWS's chain."""
 
-    endpoint_url: Optional[str] = Field(None, description="S3 endpoint; else store.url, $AWS_ENDPOINT_URL_S3, AWS.")
-    region_name: Optional[str] = Field(None, description="Region; else s3.region.")
-    profile_name: Optional[str] = Field(None, description="AWS profile, resolved on the Spark driver.")
-    aws_access_key_id: Optional[str] = Field(None, description="Access key id (with the secret key).")
-    aws_secret_access_key: Optional[str] = Field(None, repr=False, description="Secret key: use `{{ env.X }}`.")
-    aws_session_token: Optional[str] = Field(None, repr=False, description="Session token: use `{{ env.X }}`.")
-    use_ssl: Optional[bool] = Field(None, description="False: a scheme-less endpoint is http://.")
-    verify: Optional[bool] = Field(None, description="False: no certificate checks.")
-    use_unsigned_session: Optional[bool] = Field(None, description="Anonymous requests.")
-    max_attempts: Optional[int] = Field(None, description="Total attempts of each S3 request (else s3.part.retries).")
+    endpoint_url: Annotated[Optional[str], _doc("S3 endpoint; else store.url, $AWS_ENDPOINT_URL_S3, AWS.")] = None
+    region_name: Annotated[Optional[str], _doc("Region; else s3.region.")] = None
+    profile_name: Annotated[Optional[str], _doc("AWS profile, resolved on the Spark driver.")] = None
+    aws_access_key_id: Annotated[Optional[str], _doc("Access key id (with the secret key).")] = None
+    aws_secret_access_key: Annotated[Optional[str], _doc("Secret key: use `{{ env.X }}`.")] = Field(None, repr=False)
+    aws_session_token: Annotated[Optional[str], _doc("Session token: use `{{ env.X }}`.")] = Field(None, repr=False)
+    use_ssl: Annotated[Optional[bool], _doc("False: a scheme-less endpoint is http://.")] = None
+    verify: Annotated[Optional[bool], _doc("False: no certificate checks.")] = None
+    use_unsigned_session: Annotated[Optional[bool], _doc("Anonymous requests.")] = None
+    max_attempts: Annotated[Optional[int], _doc("Total attempts of each S3 request (else s3.part.retries).")] = None
 
 
 class SchemaRegistrySettings(dg.Resolvable, dg.Model):
     """The Confluent-compatible schema registry. Unset fields come from the converter settings of the
     connector config, then ``$SCHEMA_REGISTRY_URL``."""
 
-    url: Optional[str] = Field(None, description="Registry URL(s), comma separated.")
-    basic_auth_user_info: Optional[str] = Field(None, repr=False, description="user:password; use `{{ env.X }}`.")
-    bearer_auth_token: Optional[str] = Field(None, repr=False, description="Static bearer token; use `{{ env.X }}`.")
-    ssl_ca_location: Optional[str] = Field(None, description="PEM bundle to verify the registry.")
-    ssl_certificate_location: Optional[str] = Field(None, description="Client certificate (mutual TLS).")
-    ssl_key_location: Optional[str] = Field(None, description="Client key (mutual TLS).")
+    url: Annotated[Optional[str], _doc("Registry URL(s), comma separated.")] = None
+    basic_auth_user_info: Annotated[Optional[str], _doc("user:password; use `{{ env.X }}`.")] = Field(None, repr=False)
+    bearer_auth_token: Annotated[Optional[str], _doc("Static bearer token; use `{{ env.X }}`.")] = Field(None, repr=False)
+    ssl_ca_location: Annotated[Optional[str], _doc("PEM bundle to verify the registry.")] = None
+    ssl_certificate_location: Annotated[Optional[str], _doc("Client certificate (mutual TLS).")] = None
+    ssl_key_location: Annotated[Optional[str], _doc("Client key (mutual TLS).")] = None
 
 
 class SparkSettings(dg.Resolvable, dg.Model):
     """Where the export's Spark job runs."""
 
-    master: Optional[str] = Field(None, description="spark.master (spark://host:7077, k8s://…, yarn); else "
-                                                    "$KAFKA_S3_ASSETS_SPARK_MASTER, else local[*].")
-    config: dict[str, str] = Field(default_factory=dict, description="Other Spark settings "
-                                                                     "(spark.executor.memory, …).")
+    master: Annotated[Optional[str], _doc("spark.master (spark://host:7077, k8s://…, yarn); else "
+                                                    "$KAFKA_S3_ASSETS_SPARK_MASTER, else local[*].")] = None
+    config: Annotated[dict[str, str], _doc("Other Spark settings "
+                                                                     "(spark.executor.memory, …).")] = Field(default_factory=dict)
 
 
 class SensorAttributes(dg.Resolvable, dg.Model):
     """A sensor's default status (until switched in the UI) and its interval."""
 
-    default_status: Optional[Literal["running", "stopped"]] = Field(None, description="running or stopped.")
-    minimum_interval_seconds: Optional[int] = Field(None, description="Seconds between ticks.")
+    default_status: Annotated[Optional[Literal["running", "stopped"]], _doc("running or stopped.")] = None
+    minimum_interval_seconds: Annotated[Optional[int], _doc("Seconds between ticks.")] = None
 
 
 class LagAttributes(dg.Resolvable, dg.Model):
     """The lag check's limits (set here, they win over the connector config's keys) and how often an
     unchanged topic-partition's lag is recorded."""
 
-    max_records: Optional[int] = Field(None, description="The lag check fails with more records waiting "
-                                                         "(kafka_s3_assets.lag.max.records; 0: no limit).")
-    max_age_ms: Optional[int] = Field(None, description="The lag check fails when the oldest waiting record is "
-                                                        "older (kafka_s3_assets.lag.max.age.ms; 0: no limit).")
-    observation_interval_minutes: float = Field(
-        LAG_OBSERVATION_INTERVAL_MINUTES, description="The export sensor records a topic-partition's lag when it "
-                                                      "changes, else at most this often.")
+    max_records: Annotated[Optional[int], _doc("The lag check fails with more records waiting "
+                                                         "(kafka_s3_assets.lag.max.records; 0: no limit).")] = None
+    max_age_ms: Annotated[Optional[int], _doc("The lag check fails when the oldest waiting record is "
+                                                        "older (kafka_s3_assets.lag.max.age.ms; 0: no limit).")] = None
+    observation_interval_minutes: Annotated[float, _doc("The export sensor records a topic-partition's lag when it "
+                                                      "changes, else at most this often.")] = Field(LAG_OBSERVATION_INTERVAL_MINUTES)
 
 
 class KafkaS3SinkComponentScaffolder(Scaffolder):
@@ -138,10 +142,6 @@ def starter_connector(folder: str) -> dict:
         "value.converter": "io.confluent.connect.avro.AvroConverter",
         "value.converter.schema.registry.url": "http://localhost:8081",
     }}
-
-
-def _doc(text: str) -> Any:
-    return dg.Resolver.default(description=text)
 
 
 @dg.scaffold_with(KafkaS3SinkComponentScaffolder)

@@ -313,3 +313,35 @@ def test_an_s3_refusal_fails_the_tick_rather_than_skipping():
         {"Error": {"Code": "AccessDenied", "Message": "Access Denied"}}, "ListObjectsV2"))
     with pytest.raises(S3RetriesExhaustedError):
         export_tick(spec, FakeBroker(error=denied), instance_with(spec, {"orders": [0]}))
+
+
+def test_unchanged_lag_is_recorded_once_an_interval_and_a_change_at_the_next_tick():
+    spec = connector()
+    instance = instance_with(spec, {"orders": [0, 1]})
+    plans = {("orders", 0): waiting(2), ("orders", 1): waiting(0, exported_up_to=4)}
+    hourly = SensorSettings(lag_observation_interval_minutes=60)
+
+    def recorded(result):
+        return sorted(e.partition or e.asset_key.to_user_string() for e in result.asset_events)
+
+    first = export_tick(spec, FakeBroker(plans=plans), instance, sensors=hourly)
+    assert recorded(first) == ["kafka/orders", "orders/0", "orders/1"]
+    quiet = export_tick(spec, FakeBroker(plans=plans), instance, now_ms=NOW_MS + MINUTE_MS, cursor=first.cursor,
+                        sensors=hourly)
+    assert recorded(quiet) == []  # the age of the waiting record grew, nothing else: not recorded again
+    moved = export_tick(spec, FakeBroker(plans={**plans, ("orders", 0): waiting(3)}), instance,
+                        now_ms=NOW_MS + 2 * MINUTE_MS, cursor=quiet.cursor, sensors=hourly)
+    assert recorded(moved) == ["kafka/orders", "orders/0"]  # its lag and the topic's high watermark moved
+    later = export_tick(spec, FakeBroker(plans={**plans, ("orders", 0): waiting(3)}), instance,
+                        now_ms=NOW_MS + 60 * MINUTE_MS, cursor=moved.cursor, sensors=hourly)
+    assert recorded(later) == ["orders/1"]  # an hour since orders/1 was recorded; the others 58 minutes
+
+
+def test_the_topics_observation_carries_its_watermarks():
+    spec = connector()
+    plans = {("orders", 0): (2, 1, 6, None), ("orders", 1): (0, 0, 3, None)}
+    result = export_tick(spec, FakeBroker(plans=plans), instance_with(spec, {"orders": [0, 1]}))
+    [topic] = [e for e in result.asset_events if e.asset_key == dg.AssetKey(["kafka", "orders"])]
+    md = {k: v.value for k, v in topic.metadata.items()}
+    assert md == {"partitions_observed": 2, "high_watermark_total": 9, "records_in_log": 8,
+                  "watermarks": {"0": {"low": 1, "high": 6}, "1": {"low": 0, "high": 3}}}
