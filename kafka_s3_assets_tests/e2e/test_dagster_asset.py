@@ -50,7 +50,8 @@ def test_materialization_exports_and_records_metadata_and_check(spark, kafka, s3
     md = {k: v.value for k, v in mat.metadata.items()}
     assert (md["start_offset"], md["end_offset"], md["next_offset"]) == (0, 8, 9)
     assert (md["records"], md["objects"], md["high_watermark"], md["lag"]) == (9, 3, 10, 1)
-    assert md["bytes"] > 0 and md["dagster/row_count"] == 9
+    assert md["bytes"] > 0 and md["dagster/partition_row_count"] == 9 and "dagster/row_count" not in md
+    assert md["dagster/uri"] == f"s3://{bucket}/topics/{topic}/"
     assert md["object_keys"]["keys"][0] == f"topics/{topic}/partition=0/{topic}+0+0000000000.avro"
     [check] = result.get_asset_check_evaluations()
     assert check.check_name == COMPLETENESS_CHECK and check.passed
@@ -257,3 +258,38 @@ def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_expo
     lease.release()
     again = dg.materialize([asset], instance=instance, tags=range_tags)
     assert [m.partition for m in again.asset_materializations_for_node(asset.node_def.name)] == [keys[1]]
+
+
+def test_a_run_of_only_the_check_checks_every_known_partition_and_exports_nothing(spark, kafka, s3_client, bucket,
+                                                                                 instance):
+    topic = kafka.create_topic("checkonly", partitions=2)
+    for partition in (0, 1):
+        kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)], partition=partition)
+    connector = spec(connector_config(topic, bucket))
+    keys = [partition_key(topic, p) for p in range(2)]
+    instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
+    asset = build_export_asset(connector, topic)
+    asset_key = export_asset_key(connector.name, topic)
+    exported = dg.materialize([asset], instance=instance, partition_key=keys[0])
+    assert exported.success and len(list_keys(s3_client, bucket, f"topics/{topic}/")) == 1
+    kafka.produce_avro(topic, [{"f1": "more"} for _ in range(3)], partition=0)  # waiting: not to be exported
+
+    checked = dg.materialize([asset], instance=instance, raise_on_error=False,
+                             selection=dg.AssetSelection.checks(dg.AssetCheckKey(asset_key, COMPLETENESS_CHECK)))
+    assert checked.success
+    assert checked.asset_materializations_for_node(asset.node_def.name) == []
+    assert len(list_keys(s3_client, bucket, f"topics/{topic}/")) == 1  # nothing exported
+    evaluations = {e.partition: e for e in checked.get_asset_check_evaluations()}
+    assert sorted(evaluations) == keys and all(e.passed for e in evaluations.values())
+    assert evaluations[keys[1]].description == "Nothing exported yet"
+
+    # A broken history fails the check-only run: the check is blocking, with ERROR severity.
+    s3_client.delete_object(Bucket=bucket, Key=f"topics/{topic}/partition=0/{topic}+0+0000000000.avro")
+    broken = dg.materialize([asset], instance=instance, raise_on_error=False,
+                            selection=dg.AssetSelection.checks(dg.AssetCheckKey(asset_key, COMPLETENESS_CHECK)))
+    assert not broken.success
+    failed = {e.partition: e for e in broken.get_asset_check_evaluations() if not e.passed}
+    assert list(failed) == [keys[0]] and failed[keys[0]].severity == dg.AssetCheckSeverity.ERROR
+    [failure] = [e for e in broken.all_events if e.is_step_failure]
+    assert failure.step_failure_data.user_failure_data.description.startswith(
+        f"Blocking check {COMPLETENESS_CHECK} of {keys[0]} failed: missing object")
