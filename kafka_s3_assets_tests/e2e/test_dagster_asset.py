@@ -218,9 +218,13 @@ def test_one_failed_partition_fails_the_run_naming_it_and_the_others_are_recorde
     assert list_keys(s3_client, bucket, f"topics/{topic}/partition=2/") == []
 
 
-def test_definitions_load_for_the_shipped_demo_connector():
-    from kafka_s3_assets.definitions import defs
+def test_definitions_load_for_the_shipped_demo_connector(monkeypatch):
+    from kafka_s3_assets.defs.connectors import CONNECTORS_ENV, DEMO_CONNECTOR
 
+    monkeypatch.setenv(CONNECTORS_ENV, str(DEMO_CONNECTOR))  # as `kafka-s3-assets demo` leaves it in .devstack/env
+    from kafka_s3_assets.definitions import standalone_definitions
+
+    defs = standalone_definitions()
     dg.Definitions.validate_loadable(defs)
     assert defs.resolve_assets_def(dg.AssetKey(["kafka_s3", "s3-sink-demo", "s3_topic"]))
 

@@ -62,7 +62,10 @@ def test_sensor_observes_lag_of_idle_and_busy_partitions_and_checks_it_against_t
         [run] = data.run_requests
         assert run.tags[EXPORT_TAG] == f"{connector.name}/{idle}"
         observations = {e.partition: {k: v.value for k, v in e.metadata.items()}
-                        for e in data.asset_events if isinstance(e, dg.AssetObservation)}
+                        for e in data.asset_events if isinstance(e, dg.AssetObservation) and e.partition}
+        # The topics are observed too, with their watermarks.
+        assert {e.asset_key for e in data.asset_events if not e.partition} == {
+            dg.AssetKey(["kafka", idle]), dg.AssetKey(["kafka", busy])}
         assert {k: (md["lag"], md["next_offset"], md["high_watermark"]) for k, md in observations.items()} == {
             f"{idle}/0": (2, 3, 5), f"{idle}/1": (4, 0, 4), f"{idle}/2": (2, 0, 2), f"{idle}/3": (0, 0, 0),
             f"{busy}/0": (1, 0, 1)}
@@ -98,8 +101,9 @@ def test_sensor_observes_lag_without_a_lag_check_when_no_limit_is_set(kafka, buc
         instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [partition_key(topic, 0)])
         ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)
         data = defs.resolve_sensor_def(f"export_new_records__sink_{topic}").evaluate_tick(ctx)
-    [observation] = data.asset_events
+    [observation, topic_observation] = data.asset_events
     assert isinstance(observation, dg.AssetObservation) and observation.metadata["lag"].value == 2
+    assert topic_observation.asset_key == dg.AssetKey(["kafka", topic])
     assert data.run_requests == [] and "flush.size=3" in data.skip_message
 
 
