@@ -17,7 +17,7 @@ from ..export.topic_export import export_topic
 from ..export.value_schema import value_connect_schema
 from ..sink.secrets import scrub
 from ..spark.job import spark_export_job
-from .check_run import blocking_failure, check_events
+from .check_run import check_events
 from .concurrency import SPARK_POOL, export_tag
 from .connections import Connections
 from .connectors import ConnectorSpec, safe_name
@@ -127,12 +127,12 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
             keys = context.partition_keys if partitioned else context.instance.get_dynamic_partitions(
                 partitions_def.name)
             with scrubbed_failures(settings.secrets()):
-                evaluations = check_events(settings, key, topic, requested_partitions(topic, keys, config.partitions),
-                                           {c.name for c in context.selected_asset_check_keys}, lag_limits)
+                evaluations, blocked = check_events(
+                    settings, key, topic, requested_partitions(topic, keys, config.partitions),
+                    {c.name for c in context.selected_asset_check_keys}, lag_limits)
             yield from evaluations
-            failed_check = blocking_failure(evaluations)
-            if failed_check is not None:
-                raise failed_check
+            if blocked is not None:
+                raise blocked
             return
         if not tag.items() <= context.run.tags.items():  # launched from the UI: let the queue and the sensor see it
             context.instance.add_run_tags(context.run.run_id, tag)

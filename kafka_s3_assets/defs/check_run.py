@@ -14,27 +14,25 @@ from ..export.lag import LagLimits, PartitionLag
 from ..export.plan import plan_partitions
 from ..export.settings import ExportSettings
 from .lag_events import LAG_CHECK, lag_check_evaluation
-from .topic_export import COMPLETENESS_CHECK, check_evaluation
+from .partitions import partition_key
+from .topic_export import COMPLETENESS_CHECK, blocking_reason, check_evaluation
 
 
 def check_events(settings: ExportSettings, asset_key: dg.AssetKey, topic: str, partitions: list[int],
-                 checks: set[str], lag_limits: LagLimits) -> list[dg.AssetCheckEvaluation]:
-    """The evaluations of ``checks`` (check names) for ``partitions`` of ``topic``."""
+                 checks: set[str], lag_limits: LagLimits) -> tuple[list[dg.AssetCheckEvaluation], dg.Failure | None]:
+    """The evaluations of ``checks`` (check names) for ``partitions`` of ``topic``, and the failure of the
+    run when a completeness result blocks it (``topic_export.blocking_reason``), naming the partitions."""
     plans = plan_partitions(settings, [(topic, p) for p in partitions]) if partitions else []
-    events = []
+    events, blocked = [], {}
     if COMPLETENESS_CHECK in checks:
-        events += [check_evaluation(asset_key, f"{t}/{p}", report) for t, p, report in check_planned(settings, plans)]
+        for t, p, report in check_planned(settings, plans):
+            key = partition_key(t, p)
+            events.append(check_evaluation(asset_key, key, report))
+            if (reason := blocking_reason(key, report)) is not None:
+                blocked[key] = reason
     if LAG_CHECK in checks and lag_limits.enabled:
         now_ms = int(time.time() * 1000)
         events += [lag_check_evaluation(asset_key, PartitionLag.of(plan, now_ms), lag_limits) for plan in plans]
-    return events
-
-
-def blocking_failure(events: list[dg.AssetCheckEvaluation]) -> dg.Failure | None:
-    """The completeness check is blocking: a failed one fails the run, naming the partitions."""
-    failed = [e for e in events if e.check_name == COMPLETENESS_CHECK and not e.passed]
-    if not failed:
-        return None
-    return dg.Failure(description="; ".join(f"Blocking check {COMPLETENESS_CHECK} of {e.partition} failed: "
-                                            f"{e.description}" for e in failed),
-                      metadata={"failed_checks": dg.MetadataValue.json([e.partition for e in failed])})
+    failure = (dg.Failure(description="; ".join(blocked.values()),
+                          metadata={"failed_checks": dg.MetadataValue.json(list(blocked))}) if blocked else None)
+    return events, failure

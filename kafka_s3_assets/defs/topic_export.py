@@ -1,6 +1,7 @@
 """The Dagster events of a topic run (``export.topic_export``): per topic-partition a materialization
 (or, with nothing new, an observation) with its metadata, its completeness-check evaluation and its lag
-check's; and one failure naming every partition that failed, or whose blocking completeness check did.
+check's; and one failure naming every partition that failed, or whose blocking completeness check fails
+the run (``blocking_reason``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessRepor
                   "tolerated": c.tolerated, "first_offset": c.first_offset if c.first_offset is not None else -1,
                   "next_offset": c.next_offset if c.next_offset is not None else -1,
                   "lost_offsets": report.offsets_lost, "unlisted_objects": len(report.unlisted_objects),
+                  # Lost offsets this check is the first to report: those fail the run (blocking_reason).
+                  "new_lost_offsets": sum(r.count for r in report.new_lost_ranges),
                   "lost_ranges": dg.MetadataValue.json([r.to_json() for r in report.lost_ranges])},
     )
 
@@ -98,20 +101,35 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
                if lag_limits.enabled and outcome.lag is not None else []))
 
 
+def blocking_reason(key: str, report: CompletenessReport) -> str | None:
+    """Why the completeness check's result fails the run (the check is blocking), or None.
+
+    - A broken history (a gap or overlap of manifests, a missing, resized or unlisted object) fails every
+      run that checks it, until it is mended: what reads the export downstream must not run on it.
+    - Offsets the broker deleted (retention) before they were exported fail the run whose check first
+      reports them (the loss is loud once, where run-failure alerts see it). The loss is permanent:
+      the check keeps failing on it, with ERROR severity, for as long as the manifests exist, but later
+      runs do not fail on it, or every export of the partition would fail forever with nothing a user
+      could do about it, hiding the next real failure.
+    """
+    if report.history_intact and not report.new_lost_ranges:
+        return None
+    return f"Blocking check {COMPLETENESS_CHECK} of {key} failed: {report.describe()}"
+
+
 def failure(outcomes: list[ExportOutcome]) -> dg.Failure | None:
     """One failure naming every failed topic-partition with its own error, and every one whose
-    completeness check failed (the check is blocking: what reads the export downstream must not run on
-    a broken history; the partitions' events are recorded all the same), or None."""
+    blocking completeness check fails the run (``blocking_reason``; the partitions' events are recorded
+    all the same), or None."""
     failed = [o for o in outcomes if o.error is not None]
-    unchecked = [o for o in outcomes if o.error is None and o.report is not None and not o.report.passed]
-    if not failed and not unchecked:
+    blocked = {o.key: reason for o in outcomes if o.error is None and o.report is not None
+               and (reason := blocking_reason(o.key, o.report)) is not None}
+    if not failed and not blocked:
         return None
     return dg.Failure(
-        description="; ".join([o.error for o in failed]
-                              + [f"Blocking check {COMPLETENESS_CHECK} of {o.key} failed: {o.report.describe()}"
-                                 for o in unchecked]),
+        description="; ".join([o.error for o in failed] + list(blocked.values())),
         metadata={"failed_partitions": dg.MetadataValue.json({o.key: o.error for o in failed}),
-                  "failed_checks": dg.MetadataValue.json([o.key for o in unchecked]),
+                  "failed_checks": dg.MetadataValue.json(list(blocked)),
                   "error_types": dg.MetadataValue.json({o.key: o.result.error_type or "" for o in failed}),
                   "objects_committed": dg.MetadataValue.json({o.key: len(o.result.object_keys) for o in failed}),
                   "succeeded_partitions": dg.MetadataValue.json([o.key for o in outcomes if o.error is None])},
