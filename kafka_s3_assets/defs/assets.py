@@ -27,7 +27,7 @@ from .partitions import key_range_tags, parse_partition_key, spanning_range, top
 from .progress_display import publish
 from .standard_metadata import column_schema, export_uri, standard_metadata
 from .topic_assets import topic_asset_key
-from .topic_export import COMPLETENESS_CHECK, failure, partition_events
+from .topic_export import COMPLETENESS_CHECK, failure, partition_events, provenance_tags
 
 
 def export_asset_key(connector: str, topic: str, key_prefix: tuple[str, ...] = DEFAULT_KEY_PREFIX) -> dg.AssetKey:
@@ -91,6 +91,7 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
     tag = export_tag(connector.name, topic)
     lag_limits = LagLimits.from_config(connector.config)
     uri = export_uri(connector.config.bucket, connector.config.topics_dir, topic)
+    provenance = provenance_tags(connector.code_version, topic_asset_key(topic))
 
     @dg.multi_asset(
         name=key.to_python_identifier(),
@@ -112,8 +113,10 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
                                        description="Manifests contiguous from the first exported offset; every "
                                                    "listed object present with its recorded size; tolerated "
                                                    "offsets in no object; no offset deleted by retention before "
-                                                   "it was exported. Blocking: a failure fails the run, so "
-                                                   "nothing downstream reads a broken history")]
+                                                   "it was exported. Blocking: a broken history fails every "
+                                                   "run until mended, so nothing downstream reads it; offsets "
+                                                   "lost to retention fail the run that first reports them, "
+                                                   "and the check keeps failing on them")]
                     + lag_check_spec(key, partitions_def, lag_limits),
         can_subset=True,
         # One run (one Spark job) for a backfill of many partitions; a run starts one Spark driver.
@@ -126,10 +129,12 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
             partitioned = context.has_partition_key or context.has_partition_key_range
             keys = context.partition_keys if partitioned else context.instance.get_dynamic_partitions(
                 partitions_def.name)
+            checks = sorted(c.name for c in context.selected_asset_check_keys)
+            partitions = requested_partitions(topic, keys, config.partitions)
+            context.log.info(f"Only checks selected ({', '.join(checks)}): checking {len(partitions)} "
+                             f"topic-partition(s) of {topic} as they stand; nothing is exported")
             with scrubbed_failures(settings.secrets()):
-                evaluations, blocked = check_events(
-                    settings, key, topic, requested_partitions(topic, keys, config.partitions),
-                    {c.name for c in context.selected_asset_check_keys}, lag_limits)
+                evaluations, blocked = check_events(settings, key, topic, partitions, set(checks), lag_limits)
             yield from evaluations
             if blocked is not None:
                 raise blocked
@@ -148,7 +153,7 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
                 connect = value_connect_schema(settings, schema_id)
                 columns[schema_id] = column_schema(connect) if connect is not None else None
             yield from partition_events(key, outcome, settings.s3.bucket, lag_limits, uri, columns[schema_id],
-                                        connector.code_version)
+                                        provenance)
         failed = failure(outcomes)
         if failed is not None:
             raise failed

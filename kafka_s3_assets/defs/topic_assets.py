@@ -20,6 +20,9 @@ import dagster as dg
 from ..export.plan import PartitionPlan
 
 TOPIC_KEY_PREFIX = "kafka"
+# Every topic asset is in this group, whichever component declares it: the topics of a project are listed
+# together (and not in the user's `default` group), and a topic two components export has one place.
+TOPIC_GROUP = "kafka"
 
 
 def topic_asset_key(topic: str) -> dg.AssetKey:
@@ -28,14 +31,15 @@ def topic_asset_key(topic: str) -> dg.AssetKey:
 
 @functools.cache
 def topic_asset_spec(topic: str) -> dg.AssetSpec:
-    return dg.AssetSpec(topic_asset_key(topic), kinds={"kafka"},
+    return dg.AssetSpec(topic_asset_key(topic), kinds={"kafka"}, group_name=TOPIC_GROUP,
                         description=f"Kafka topic `{topic}`, observed with its watermarks by the export sensors "
                                     f"of the connectors exporting it (nothing is consumed).")
 
 
-# Per component tree (by identity: trees are not weakly referable; a few per process): topic -> the
-# component (its folder) that declares the topic's spec.
-_owners: dict[int, dict[str, Hashable]] = {}
+# Per component tree, by identity (trees are not weakly referable; a few per process): the tree, kept
+# alive so that its id is never reused by another, and topic -> the component (its folder) that declares
+# the topic's spec.
+_owners: dict[int, tuple[object, dict[str, Hashable]]] = {}
 
 
 def topic_specs(topics: list[str], scope: object | None = None, owner: Hashable = None) -> list[dg.AssetSpec]:
@@ -43,7 +47,7 @@ def topic_specs(topics: list[str], scope: object | None = None, owner: Hashable 
     owner of the scope declared first. Without a scope, all of them."""
     if scope is None:
         return [topic_asset_spec(t) for t in topics]
-    owners = _owners.setdefault(id(scope), {})
+    _scope, owners = _owners.setdefault(id(scope), (scope, {}))
     return [topic_asset_spec(t) for t in topics if owners.setdefault(t, owner) == owner]
 
 

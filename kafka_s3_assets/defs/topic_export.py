@@ -16,7 +16,15 @@ from .lag_events import lag_check_evaluation
 from .standard_metadata import standard_metadata
 
 COMPLETENESS_CHECK = "manifests_contiguous"
+# The tags Dagster reads a materialization's provenance from (it writes them itself for an asset's
+# outputs, not for the materializations an asset yields, as ours does per partition).
 CODE_VERSION_TAG = "dagster/code_version"
+INPUT_DATA_VERSION_TAG_PREFIX = "dagster/input_data_version/"
+INPUT_EVENT_POINTER_TAG_PREFIX = "dagster/input_event_pointer/"
+# Dagster's data version of an external asset observed without one (the topic assets' observations carry
+# none: a new record in Kafka is not new data for every export partition), and "no event" as a pointer.
+EXTERNAL_ASSET_DATA_VERSION = "INITIAL"
+NO_EVENT_POINTER = "NULL"
 MAX_KEYS_IN_METADATA = 50
 
 
@@ -67,9 +75,19 @@ def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessRepor
     )
 
 
+def provenance_tags(code_version: str, upstream: dg.AssetKey) -> dict[str, str]:
+    """A materialization's provenance as Dagster records it for an asset's outputs: the code version
+    (the connector config's: a partition exported under an older config shows as unsynced, "code version
+    changed") and the topic asset as its input. Without the input, every partition would show unsynced
+    for "a new dependency on kafka/<topic>" as soon as it is exported."""
+    return {CODE_VERSION_TAG: code_version,
+            INPUT_DATA_VERSION_TAG_PREFIX + upstream.to_user_string(): EXTERNAL_ASSET_DATA_VERSION,
+            INPUT_EVENT_POINTER_TAG_PREFIX + upstream.to_user_string(): NO_EVENT_POINTER}
+
+
 def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str,
                      lag_limits: LagLimits = LagLimits(), uri: str | None = None,
-                     columns: dg.TableSchema | None = None, code_version: str | None = None) -> list:
+                     columns: dg.TableSchema | None = None, provenance: dict[str, str] | None = None) -> list:
     """The events Dagster records for one topic-partition of the run.
 
     - New manifests committed: an ``AssetMaterialization`` of its partition key, with its offsets,
@@ -81,7 +99,8 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
     - Both carry Dagster's standard keys: ``uri``, the partition's records in S3 so far
       (``dagster/partition_row_count``, the total of its manifests as the completeness check just
       counted them, incrementally: no history is read again) and, where known, the ``columns`` of the
-      value schema written last.
+      value schema written last. A materialization carries its ``provenance`` tags
+      (``provenance_tags``).
     - Every partition that did not fail gets its completeness-check evaluation, and its lag check's
       where a lag limit is set and the lag after the export could be measured.
     - A failed partition gets neither: the run fails naming it (``failure``).
@@ -91,10 +110,7 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
     metadata = {**export_metadata(outcome.result, bucket),
                 **standard_metadata(uri=uri, column_schema=columns,
                                     partition_row_count=outcome.report.contiguity.records if outcome.report else None)}
-    # Events yielded by the asset do not get the spec's code version on their own: without it Dagster
-    # cannot tell which connector config a partition was exported under.
-    tags = {CODE_VERSION_TAG: code_version} if code_version and outcome.committed else None
-    event = (dg.AssetMaterialization(asset_key=asset_key, partition=outcome.key, metadata=metadata, tags=tags)
+    event = (dg.AssetMaterialization(asset_key=asset_key, partition=outcome.key, metadata=metadata, tags=provenance)
              if outcome.committed else dg.AssetObservation(asset_key=asset_key, partition=outcome.key, metadata=metadata))
     return ([event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
             + ([lag_check_evaluation(asset_key, outcome.lag, lag_limits)]

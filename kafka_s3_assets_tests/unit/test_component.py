@@ -137,7 +137,7 @@ def test_the_definitions_carry_the_asset_attributes_and_the_topics_upstream(tmp_
     assert spec.metadata["dagster/uri"].value == "s3://bucket/topics/orders/"
     assert spec.code_version and len(spec.code_version) == 12
     topic = defs.resolve_assets_def(dg.AssetKey(["kafka", "orders"])).specs_by_key[dg.AssetKey(["kafka", "orders"])]
-    assert topic.kinds == {"kafka"}
+    assert topic.kinds == {"kafka"} and topic.group_name == "kafka"  # not the user's `default` group
     checks = {c.name: c for c in defs.resolve_assets_def(key).check_specs}
     assert checks["manifests_contiguous"].blocking
 
