@@ -1,7 +1,8 @@
-"""A run that selects only an export asset's checks (executing a check from the UI, or a job of checks):
-the checks are evaluated for the run's topic-partitions as they stand, and nothing is exported. The
-completeness check reads the manifests (what is new since it last passed); the lag check, one watermark
-probe. A run with no partition key checks every topic-partition the asset knows."""
+"""A run that selects only an export asset's checks ("Execute all" on the asset's Checks tab, or any
+launch of check keys alone): the checks are evaluated for the run's topic-partitions as they stand, and
+nothing is exported. The completeness check reads the manifests (what is new since it last passed); the
+lag check, one watermark probe. A run with no partition key checks every topic-partition the asset
+knows."""
 
 from __future__ import annotations
 

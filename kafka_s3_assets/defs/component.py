@@ -41,7 +41,7 @@ class ConnectorConfigProblem(Exception):
     the key."""
 
 
-class KafkaSettings(dg.Resolvable, dg.Model):
+class KafkaAttributes(dg.Resolvable, dg.Model):
     """How to reach Kafka. Unset fields come from the connector config (``bootstrap.servers``,
     ``consumer.override.*``), then from ``$KAFKA_BOOTSTRAP_SERVERS`` / ``$KAFKA_<FIELD>`` when a run starts."""
 
@@ -61,7 +61,7 @@ class KafkaSettings(dg.Resolvable, dg.Model):
                                                                       "librdkafka naming.")] = None
 
 
-class S3Settings(dg.Resolvable, dg.Model):
+class S3Attributes(dg.Resolvable, dg.Model):
     """How to reach S3 (the fields of dagster_aws's S3Resource). Unset fields come from the connector
     config (``store.url``, ``s3.region``, ``aws.access.key.id``), then the environment and AWS's chain."""
 
@@ -77,7 +77,7 @@ class S3Settings(dg.Resolvable, dg.Model):
     max_attempts: Annotated[Optional[int], _doc("Total attempts of each S3 request (else s3.part.retries).")] = None
 
 
-class SchemaRegistrySettings(dg.Resolvable, dg.Model):
+class SchemaRegistryAttributes(dg.Resolvable, dg.Model):
     """The Confluent-compatible schema registry. Unset fields come from the converter settings of the
     connector config, then ``$SCHEMA_REGISTRY_URL``."""
 
@@ -89,7 +89,7 @@ class SchemaRegistrySettings(dg.Resolvable, dg.Model):
     ssl_key_location: Annotated[Optional[str], _doc("Client key (mutual TLS).")] = None
 
 
-class SparkSettings(dg.Resolvable, dg.Model):
+class SparkAttributes(dg.Resolvable, dg.Model):
     """Where the export's Spark job runs."""
 
     master: Annotated[Optional[str], _doc("spark.master (spark://host:7077, k8s://…, yarn); else "
@@ -160,14 +160,14 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
     worker_config: Annotated[Optional[str], _doc(
         "A Kafka Connect worker properties file, relative to this folder: its bootstrap.servers, consumer.*, "
         "converters and config.providers apply below the connector's own.")] = None
-    kafka: Annotated[KafkaSettings, _doc("How to reach Kafka (overrides the connector config).")] = field(
-        default_factory=KafkaSettings)
-    s3: Annotated[S3Settings, _doc("How to reach S3 (overrides the connector config).")] = field(
-        default_factory=S3Settings)
-    schema_registry: Annotated[SchemaRegistrySettings, _doc(
+    kafka: Annotated[KafkaAttributes, _doc("How to reach Kafka (overrides the connector config).")] = field(
+        default_factory=KafkaAttributes)
+    s3: Annotated[S3Attributes, _doc("How to reach S3 (overrides the connector config).")] = field(
+        default_factory=S3Attributes)
+    schema_registry: Annotated[SchemaRegistryAttributes, _doc(
         "How to reach the schema registry (overrides the connector config).")] = field(
-        default_factory=SchemaRegistrySettings)
-    spark: Annotated[SparkSettings, _doc("Where the Spark job runs.")] = field(default_factory=SparkSettings)
+        default_factory=SchemaRegistryAttributes)
+    spark: Annotated[SparkAttributes, _doc("Where the Spark job runs.")] = field(default_factory=SparkAttributes)
     discovery_sensor: Annotated[SensorAttributes, _doc(
         "The sensor adding new Kafka partitions (default: running, every 60 s).")] = field(
         default_factory=SensorAttributes)

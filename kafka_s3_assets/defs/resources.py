@@ -24,7 +24,8 @@ SPARK_MASTER_ENV = "KAFKA_S3_ASSETS_SPARK_MASTER"
 
 
 class KafkaResource(dg.ConfigurableResource):
-    """The Kafka cluster to export from. Each field set here overrides the connector config (its
+    """The Kafka cluster to export from. Each field set here (a component's ``kafka`` attribute)
+    overrides the connector config (its
     ``consumer.override.*`` / ``consumer.*`` keys), and unset ones are read from ``KAFKA_<FIELD>``
     (e.g. ``KAFKA_SASL_PASSWORD``) when a run starts. ``client_config`` takes any other client setting,
     in Java (``ssl.truststore.location``) or librdkafka (``ssl.ca.location``) naming."""
@@ -55,8 +56,8 @@ class KafkaResource(dg.ConfigurableResource):
 
 class SchemaRegistryResource(dg.ConfigurableResource):
     """A Confluent-compatible schema registry (Confluent, Karapace, Apicurio, Redpanda). Each field set
-    here overrides the converter settings of the connector config, e.g. credentials from
-    ``dg.EnvVar("SCHEMA_REGISTRY_USER_INFO")``."""
+    here (a component's ``schema_registry`` attribute) overrides the converter settings of the connector
+    config."""
 
     url: str | None = None
     basic_auth_user_info: str | None = None        # "user:password"
