@@ -18,7 +18,7 @@ from .defs.connectors import CONNECTORS_ENV, DEFAULT_CONNECTORS_DIR, connector_f
 
 
 class NoConnectorConfigured(Exception):
-    pass
+    """The standalone location has no connector config to serve (its message says where to put one)."""
 
 
 def standalone_definitions(spec: str | None = None) -> dg.Definitions:
