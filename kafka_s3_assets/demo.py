@@ -19,9 +19,10 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 
 from .clients.s3 import S3ObjectStore
-from .defs.connectors import DEMO_CONNECTOR, ConnectorSpec, load_connector
+from .defs.connectors import CONNECTORS_ENV, DEMO_CONNECTOR, ConnectorSpec, load_connector
 from .defs.materialize import cli_instance, materialize_partitions, resolve_partitions
 from .devstack import stack
+from .devstack.state import StackLayout
 from .export.settings import resolve_settings
 
 DEMO_TOPIC = "s3_topic"
@@ -59,6 +60,11 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
     shutil.rmtree(state_dir / "iceberg", ignore_errors=True)  # the last demo's table catalog, of a bucket now gone
     endpoints = stack.up(state_dir)
     os.environ.update(endpoints.env())
+    # The standalone code location serves no connector unless told: after `set -a; . .devstack/env`,
+    # `dagster dev -w workspace.yaml` serves the demo's two (its table's catalog is under the state dir).
+    with StackLayout(state_dir).env_file.open("a") as env_file:
+        env_file.write(f"{CONNECTORS_ENV}={DEMO_CONNECTOR}{os.pathsep}{DEMO_TABLE_CONNECTOR}\n"
+                       f"{DEMO_DIR_ENV}={state_dir.resolve()}\n")
     out(f"devstack up: Kafka {endpoints.kafka_bootstrap_servers}, S3 {endpoints.s3_endpoint_url}, "
         f"schema registry {endpoints.schema_registry_url}")
 
@@ -92,7 +98,8 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
     if show_table(table_connector, instance, out) != 0:
         return 1
     out("")
-    out(f"See the runs in the Dagster UI:  DAGSTER_HOME={instance.root_directory} dagster dev")
+    out(f"See the runs in the Dagster UI:  set -a; . {state_dir}/env; set +a; "
+        f"DAGSTER_HOME={instance.root_directory} dagster dev -w workspace.yaml")
     out(f"Stop the embedded stack:         kafka-s3-assets devstack down --dir {state_dir}")
     return 0
 

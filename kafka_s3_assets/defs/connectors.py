@@ -1,9 +1,9 @@
-"""Which connector configs the code location serves.
-
-``$KAFKA_S3_ASSETS_CONNECTORS`` lists connector config files or directories (separated by ``:``);
-without it, ``./connectors/`` is used if it exists, else the demo connector shipped with the package
-(so ``dagster dev`` in a fresh checkout shows the demo's asset). Each file is a Kafka Connect S3 sink
-config, unchanged.
+"""Connector configs as the Dagster surface loads them: one file or inline mapping per component
+(``component``), or, for the standalone code location (``definitions``), every file that
+``$KAFKA_S3_ASSETS_CONNECTORS`` lists (files or directories, separated by ``:``), else those in
+``./connectors/``. Each is a Kafka Connect S3 sink config, unchanged. With none there is none: the
+standalone location says so rather than serving the demo (``kafka-s3-assets demo`` points the
+location at the demo's connector).
 
 ``$KAFKA_S3_ASSETS_WORKER_CONFIG`` names a Kafka Connect worker properties file whose worker-level
 settings (bootstrap servers, consumer settings, converters, config providers) every connector gets,
@@ -14,13 +14,18 @@ resource is configured.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
-from ..sink.config import SinkConfig, resolved_connector_config, validate_connector_config
+from ..sink.config import SinkConfig, resolved_connector_config, resolved_connector_document, validate_connector_config
+from ..sink.config_providers import ResolvedConnectorConfig
+from ..sink.secret_keys import is_secret_key
+from ..sink.secrets import HIDDEN
 
 CONNECTORS_ENV = "KAFKA_S3_ASSETS_CONNECTORS"
 WORKER_CONFIG_ENV = "KAFKA_S3_ASSETS_WORKER_CONFIG"
@@ -39,6 +44,13 @@ class ConnectorSpec:
     def name(self) -> str:
         return self.config.name
 
+    @property
+    def code_version(self) -> str:
+        """Changes whenever the config does (secret values left out): Dagster marks the assets' earlier
+        materializations as made by another version of their "code"."""
+        shown = {str(k): HIDDEN if is_secret_key(str(k)) else v for k, v in self.raw.items()}
+        return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
 
 def safe_name(text: str) -> str:
     """Dagster names (jobs, sensors, partition sets) allow only [A-Za-z0-9_]."""
@@ -46,13 +58,15 @@ def safe_name(text: str) -> str:
 
 
 def connector_files(spec: str | None = None) -> list[Path]:
+    """The files ``spec`` (default ``$KAFKA_S3_ASSETS_CONNECTORS``) lists, else those in ``./connectors/``;
+    none when neither is there."""
     spec = spec if spec is not None else os.environ.get(CONNECTORS_ENV)
     if spec:
         entries = [Path(p) for p in spec.split(os.pathsep) if p]
     elif Path(DEFAULT_CONNECTORS_DIR).is_dir():
         entries = [Path(DEFAULT_CONNECTORS_DIR)]
     else:
-        entries = [DEMO_CONNECTOR]
+        entries = []
     files: list[Path] = []
     for entry in entries:
         if entry.is_dir():
@@ -67,9 +81,22 @@ def worker_config_file(path: str | Path | None = None) -> str | Path | None:
     return path if path is not None else (os.environ.get(WORKER_CONFIG_ENV) or None)
 
 
-def load_connector(path: str | Path, worker_config: str | Path | None = None) -> ConnectorSpec:
-    raw = resolved_connector_config(path, worker_config)
-    return ConnectorSpec(raw, validate_connector_config(raw), str(path))
+def load_connector(path: str | Path, worker_config: str | Path | None = None,
+                   overrides: Mapping[str, str] | None = None) -> ConnectorSpec:
+    """``overrides``: keys set over the file's (what a component's attributes set, e.g. lag limits)."""
+    return _spec(resolved_connector_config(path, worker_config), overrides, str(path))
+
+
+def inline_connector(document: Mapping[str, Any], source: str, worker_config: str | Path | None = None,
+                     overrides: Mapping[str, str] | None = None) -> ConnectorSpec:
+    """A config written inline (Connect's REST form or flat); ``source`` says where, for messages."""
+    return _spec(resolved_connector_document(document, worker_config), overrides, source)
+
+
+def _spec(raw: ResolvedConnectorConfig, overrides: Mapping[str, str] | None, source: str) -> ConnectorSpec:
+    if overrides:
+        raw = ResolvedConnectorConfig({**raw, **overrides})
+    return ConnectorSpec(raw, validate_connector_config(raw), source)
 
 
 def load_connectors(spec: str | None = None, worker_config: str | Path | None = None) -> list[ConnectorSpec]:

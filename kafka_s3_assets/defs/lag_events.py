@@ -2,9 +2,10 @@
 Plots tab draws lag and exported offset over time) and, when the connector sets a limit, the lag check's
 evaluation.
 
-The export sensor records both on every tick for every known topic-partition of its connector, idle or
-with a run in flight (see ``sensors``); an export run evaluates the check again for its partitions once
-it has committed, so the check's latest result is never an export's "skipped".
+The export sensor looks at every known topic-partition of its connector on every tick, idle or with a
+run in flight, and records both when they changed or have not been recorded for an interval (see
+``sensors``); an export run evaluates the check again for its partitions once it has committed, so the
+check's latest result is never an export's "skipped".
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def lag_check_spec(asset_key: dg.AssetKey, partitions_def: dg.PartitionsDefiniti
         description=(f"Records waiting to be exported (at most {limits.max_records or 'any number'}) and the age "
                      f"of the oldest (at most {f'{limits.max_age_ms} ms' if limits.max_age_ms else 'any'}), "
                      f"by kafka_s3_assets.lag.max.records / kafka_s3_assets.lag.max.age.ms; evaluated by the "
-                     f"export sensor every tick and by each export run"))]
+                     f"export sensor when the lag changes (else at most once an interval) and by each "
+                     f"export run. Severity WARN: late data is sound data"))]
 
 
 def lag_metadata(lag: PartitionLag) -> dict:
@@ -46,6 +48,8 @@ def lag_check_evaluation(asset_key: dg.AssetKey, lag: PartitionLag, limits: LagL
     verdict = judge(lag, limits)
     return dg.AssetCheckEvaluation(asset_key=asset_key, check_name=LAG_CHECK, partition=f"{lag.topic}/{lag.partition}",
                                    passed=verdict.passed, description=verdict.description,
+                                   # Lag is a warning: the data exported is sound, only late.
+                                   severity=dg.AssetCheckSeverity.WARN,
                                    metadata={**lag_metadata(lag),
                                              "max_records": dg.MetadataValue.int(limits.max_records),
                                              "max_age_ms": dg.MetadataValue.int(limits.max_age_ms)})

@@ -17,7 +17,7 @@ from ..sink.manifest import Manifest
 from .assets import build_export_asset, topic_run
 from .connectors import ConnectorSpec
 from .partitions import in_partition_order, parse_partition_key, partition_key, topic_partitions_def
-from .resources import default_resources
+from .connections import Connections
 
 DAGSTER_HOME_DIR = ".dagster_home"
 
@@ -114,7 +114,7 @@ def _outcome(key: str, metadata: dict, checks: list, store: S3ObjectStore) -> Pa
 
 
 def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, keys: list[str],
-                           instance: dg.DagsterInstance, resources: dict | None = None,
+                           instance: dg.DagsterInstance, connections: Connections | None = None,
                            log_level: str = "WARNING") -> list[PartitionOutcome]:
     """One Dagster run per topic, over every requested partition of it (one Spark job, a task per
     partition); outcomes in the order of ``keys``.
@@ -122,7 +122,7 @@ def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, k
     The run covers the range of the topic's partition keys that spans the requested ones. When the
     requested keys are not contiguous (``--partition t/0 --partition t/2``), the run's config names the
     requested partitions, and the keys between them are left alone (no export, no event)."""
-    resources = resources if resources is not None else default_resources()
+    connections = connections if connections is not None else Connections()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     by_topic: dict[str, list[str]] = {}
     for key in dict.fromkeys(keys):
@@ -134,11 +134,11 @@ def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, k
         missing = in_partition_order([k for k in topic_keys if k not in known])
         if missing:
             instance.add_dynamic_partitions(partitions_def_name, missing)
-        asset = build_export_asset(connector, topic)
+        asset = build_export_asset(connector, topic, connections)
         tags, run_config = topic_run(connector, topic, instance.get_dynamic_partitions(partitions_def_name), topic_keys)
         # The run's full event log is in the instance (and the UI); the console shows only problems.
         run_config = {**run_config, "loggers": {"console": {"config": {"log_level": log_level}}}}
-        result = dg.materialize([asset], instance=instance, resources=resources, raise_on_error=False,
+        result = dg.materialize([asset], instance=instance, raise_on_error=False,
                                 tags={**tags, "kafka_s3_assets/launched_by": "cli"}, run_config=run_config)
         events = {e.partition: e.metadata for e in result.asset_observations_for_node(asset.node_def.name)}
         events.update({e.partition: e.metadata for e in result.asset_materializations_for_node(asset.node_def.name)})

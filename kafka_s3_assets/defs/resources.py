@@ -1,4 +1,6 @@
-"""Resources: where Kafka, S3, the schema registry and Spark are.
+"""Where Kafka, S3 and the schema registry are, as settings a component holds (``connections``): the
+``kafka`` and ``schema_registry`` settings as typed objects, S3's as dagster_aws's ``S3Resource`` (the
+fields a Dagster user knows), and how they become an export's settings.
 
 Every endpoint is optional here. Unset, it comes from the connector config and then the
 environment (``bootstrap.servers`` / ``$KAFKA_BOOTSTRAP_SERVERS``, ``store.url`` /
@@ -8,27 +10,24 @@ same definitions serve the local devstack and production. Set, it overrides the 
 
 from __future__ import annotations
 
-import os
-
 import dagster as dg
 from dagster_aws.s3 import S3Resource
 
 from ..clients.kafka import KafkaSettings
-from ..export.kafka_env import KAFKA_SETTING_FIELDS, env_variable
+from ..export.kafka_env import KAFKA_SETTING_FIELDS
 from ..export.s3_settings import S3Deployment
 from ..export.settings import ExportSettings, resolve_kafka_settings, resolve_settings
 from ..sink.secrets import Secret
-from ..spark.job import spark_config
 from .connectors import ConnectorSpec
-from .spark_resource import QuietPySparkResource
 
 SPARK_MASTER_ENV = "KAFKA_S3_ASSETS_SPARK_MASTER"
 
 
 class KafkaResource(dg.ConfigurableResource):
-    """The Kafka cluster to export from. Each field set here overrides the connector config (its
-    ``consumer.override.*`` / ``consumer.*`` keys), e.g. a password from a secret store with
-    ``sasl_password=dg.EnvVar("KAFKA_SASL_PASSWORD")``. ``client_config`` takes any other client setting,
+    """The Kafka cluster to export from. Each field set here (a component's ``kafka`` attribute)
+    overrides the connector config (its
+    ``consumer.override.*`` / ``consumer.*`` keys), and unset ones are read from ``KAFKA_<FIELD>``
+    (e.g. ``KAFKA_SASL_PASSWORD``) when a run starts. ``client_config`` takes any other client setting,
     in Java (``ssl.truststore.location``) or librdkafka (``ssl.ca.location``) naming."""
 
     bootstrap_servers: str | None = None
@@ -57,8 +56,8 @@ class KafkaResource(dg.ConfigurableResource):
 
 class SchemaRegistryResource(dg.ConfigurableResource):
     """A Confluent-compatible schema registry (Confluent, Karapace, Apicurio, Redpanda). Each field set
-    here overrides the converter settings of the connector config, e.g. credentials from
-    ``dg.EnvVar("SCHEMA_REGISTRY_USER_INFO")``."""
+    here (a component's ``schema_registry`` attribute) overrides the converter settings of the connector
+    config."""
 
     url: str | None = None
     basic_auth_user_info: str | None = None        # "user:password"
@@ -110,22 +109,3 @@ def kafka_settings(connector: ConnectorSpec, kafka: KafkaResource) -> KafkaSetti
     """Kafka only: for what needs no S3 and no registry (listing partitions)."""
     return resolve_kafka_settings(connector.raw, bootstrap_servers=kafka.bootstrap_servers,
                                   kafka_client_settings=kafka.client_settings())
-
-
-def kafka_resource_from_env(env=None) -> KafkaResource:
-    """``KAFKA_<FIELD>`` environment variables (e.g. ``KAFKA_SASL_PASSWORD``) as the resource's fields."""
-    env = os.environ if env is None else env
-    # Read through dg.EnvVar, so Dagster never records the value.
-    fields = {name: dg.EnvVar(env_variable(name)) for name in KAFKA_SETTING_FIELDS if env.get(env_variable(name))}
-    return KafkaResource(**fields)
-
-
-def default_resources() -> dict:
-    """Resources for the local devstack and for deployments configured through the environment."""
-    master = os.environ.get(SPARK_MASTER_ENV)
-    return {
-        "kafka": kafka_resource_from_env(),
-        "schema_registry": SchemaRegistryResource(),
-        "s3": S3Resource(),
-        "pyspark": QuietPySparkResource(spark_config=spark_config(master)),
-    }

@@ -12,10 +12,16 @@
   by the tick: what a run killed between its manifests and its table commit left, or history exported
   before the table was turned on (``iceberg.sync``; the run launched for a topic syncs it itself).
 
-  Every tick also records each known topic-partition's lag as an asset observation (``lag_events``), and
-  the lag check's evaluation where the connector sets a limit: one of each per topic-partition per tick
-  (every ``minimum_interval_seconds``, 30 s by default, while the sensor runs). Topic-partitions with a run
-  in flight are planned and observed too: their lag is what the manifests committed so far leave.
+  Every tick also looks at each known topic-partition's lag (``lag_events``: an asset observation, and
+  the lag check's evaluation where the connector sets a limit) and at each topic's watermarks (an
+  observation of the topic's asset, ``topic_assets``); it records them when they changed, or when they
+  were last recorded longer ago than the lag observation interval (``observation_throttle``; the cursor
+  remembers). Topic-partitions with a run in flight are planned and observed too: their lag is what the
+  manifests committed so far leave.
+
+Both sensors reach Kafka and S3 through the component's ``Connections``, and the export sensor targets
+one job per topic, each of which runs its single step in the run's own process (one Spark driver,
+no process per step): the choice is the jobs', not the code location's.
 """
 
 
@@ -23,21 +29,23 @@ import time
 from typing import Any, Callable
 
 import dagster as dg
-from dagster_aws.s3 import S3Resource
 
 from ..clients import kafka as kafka_client
 from ..clients.errors import ExternalSystemError
-from ..export.lag import LagLimits, PartitionLag
+from ..export.lag import LagLimits, PartitionLag, judge
 from ..export.plan import export_run_key, plan_partitions
 from ..iceberg.settings import table_full_name
 from ..iceberg.sync import TableSyncError, sync_table
-from .assets import export_asset_key, export_job_name, topic_run
+from .assets import export_job_name, topic_run
 from .concurrency import export_in_flight, export_tag
+from .connections import Connections
 from .connectors import ConnectorSpec, safe_name
 from .lag_events import lag_events
+from .observation_throttle import ObservationThrottle
+from .options import AssetAttributes, SensorSettings
 from .partitions import is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def
-from .resources import KafkaResource, SchemaRegistryResource, export_settings, kafka_settings
 from .sensor_limits import kafka_for_sensor, settings_for_sensor, unreachable_reason
+from .topic_assets import topic_asset_key, topic_observation, topic_watermarks
 
 # What dg.define_asset_job returns: Dagster does not export that class, so it is not named here.
 AssetJob = Any
@@ -46,18 +54,24 @@ AssetJob = Any
 TABLE_SYNC_MAX_MANIFESTS = 200
 
 
-def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: int = 60,
+def _status(running: bool) -> dg.DefaultSensorStatus:
+    return dg.DefaultSensorStatus.RUNNING if running else dg.DefaultSensorStatus.STOPPED
+
+
+def build_discovery_sensor(connector: ConnectorSpec, connections: Connections | None = None,
+                           sensors: SensorSettings = SensorSettings(),
                            list_partitions: Callable = kafka_client.list_partitions) -> dg.SensorDefinition:
     """``list_partitions`` is where the sensor asks the broker (tests pass a fake)."""
+    connections = connections if connections is not None else Connections()
 
     @dg.sensor(
         name=f"discover_partitions__{safe_name(connector.name)}",
-        minimum_interval_seconds=minimum_interval_seconds,
-        default_status=dg.DefaultSensorStatus.RUNNING,
+        minimum_interval_seconds=sensors.discovery_interval_s,
+        default_status=_status(sensors.discovery_running),
         description=f"Adds new Kafka partitions of the topics of connector {connector.name} as asset partitions.",
     )
-    def discover(context: dg.SensorEvaluationContext, kafka: KafkaResource) -> dg.SensorResult | dg.SkipReason:
-        settings = kafka_for_sensor(kafka_settings(connector, kafka))  # Kafka only: no S3, no registry
+    def discover(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+        settings = kafka_for_sensor(connections.kafka_settings(connector))  # Kafka only: no S3, no registry
         requests = []
         added = []
         for topic in connector.config.topics:
@@ -86,27 +100,29 @@ def build_discovery_sensor(connector: ConnectorSpec, minimum_interval_seconds: i
     return discover
 
 
-def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], minimum_interval_seconds: int = 30,
+def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], connections: Connections | None = None,
+                        attributes: AssetAttributes = AssetAttributes(), sensors: SensorSettings = SensorSettings(),
                         planner: Callable = plan_partitions,
                         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
                         table_sync: Callable = sync_table) -> dg.SensorDefinition:
     """``planner`` is where the sensor reads S3 manifests and broker watermarks, ``clock_ms`` the time its
-    run keys and lag ages are taken at, ``table_sync`` how it registers manifests in the Iceberg table
-    (tests pass fakes)."""
+    run keys, lag ages and observation intervals are taken at, ``table_sync`` how it registers manifests in
+    the Iceberg table (tests pass fakes)."""
+    connections = connections if connections is not None else Connections()
     flush_size = connector.config.flush_size
     limits = LagLimits.from_config(connector.config)
+    throttle = ObservationThrottle(int(sensors.lag_observation_interval_minutes * 60_000))
 
     @dg.sensor(
         name=f"export_new_records__{safe_name(connector.name)}",
         jobs=list(jobs.values()),
-        minimum_interval_seconds=minimum_interval_seconds,
-        default_status=dg.DefaultSensorStatus.STOPPED,
+        minimum_interval_seconds=sensors.export_interval_s,
+        default_status=_status(sensors.export_running),
         description=(f"Launches exports of connector {connector.name} where waiting records can make an object "
                      f"(flush.size={flush_size}): one run per topic. Reads broker metadata and S3 manifests only."),
     )
-    def export_new_records(context: dg.SensorEvaluationContext, kafka: KafkaResource, s3: S3Resource,
-                           schema_registry: SchemaRegistryResource) -> dg.SensorResult | dg.SkipReason:
-        settings = settings_for_sensor(export_settings(connector, kafka, s3, schema_registry))
+    def export_new_records(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+        settings = settings_for_sensor(connections.export_settings(connector))
         known = {topic: context.instance.get_dynamic_partitions(topic_partitions_def(connector.name, topic).name)
                  for topic in connector.config.topics}
         if not any(known.values()):
@@ -122,8 +138,7 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], min
             if reason is None:
                 raise
             return dg.SkipReason(reason)
-        asset_events = [event for plan in plans for event in lag_events(
-            export_asset_key(connector.name, plan.topic), PartitionLag.of(plan, now_ms), limits)]
+        asset_events, cursor = observations(plans, context.cursor, now_ms)
         for plan in plans:
             if plan.topic in busy:
                 continue
@@ -137,17 +152,35 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], min
                                      table_sync)
         run_requests = []
         for topic, partitions in ready.items():
-            tags, run_config = topic_run(connector, topic, known[topic], [key for key, _ in partitions])
+            tags, run_config = topic_run(connector, topic, known[topic], [key for key, _ in partitions],
+                                         attributes.key_prefix)
             run_requests.append(dg.RunRequest(
                 job_name=jobs[topic].name, run_key=",".join(run_key for _, run_key in partitions),
                 run_config=run_config,
                 tags={**tags, "kafka_s3_assets/connector": connector.name},
             ))
         if not run_requests:
-            return dg.SensorResult(asset_events=asset_events, skip_reason=dg.SkipReason(
+            return dg.SensorResult(asset_events=asset_events, cursor=cursor, skip_reason=dg.SkipReason(
                 f"No topic-partition has records that can make an object (flush.size={flush_size})"
                 + (f" (topics with a run in flight: {', '.join(busy)})" if busy else "")))
-        return dg.SensorResult(run_requests=run_requests, asset_events=asset_events)
+        return dg.SensorResult(run_requests=run_requests, asset_events=asset_events, cursor=cursor)
+
+    def observations(plans: list, cursor: str | None, now_ms: int) -> tuple[list, str]:
+        """The lag events of the partitions, and the topics' observations, that are due (changed, or not
+        recorded for an interval); the cursor remembering what was recorded."""
+        lags = {partition_key(p.topic, p.partition): PartitionLag.of(p, now_ms) for p in plans}
+        by_topic: dict[str, list] = {}
+        for plan in plans:
+            by_topic.setdefault(plan.topic, []).append(plan)
+        # What counts as a change: the offsets and the check's verdict, not the age, which grows every tick.
+        observed = {key: (lag.lag, lag.resume_offset, lag.high_watermark, judge(lag, limits).passed)
+                    for key, lag in lags.items()}
+        observed.update({topic_asset_key(t).to_user_string(): topic_watermarks(ps) for t, ps in by_topic.items()})
+        due, cursor = throttle.due(cursor, observed, now_ms)
+        events = [event for key, lag in lags.items() if key in due
+                  for event in lag_events(attributes.asset_key(connector.name, lag.topic), lag, limits)]
+        events += [topic_observation(t, ps) for t, ps in by_topic.items() if topic_asset_key(t).to_user_string() in due]
+        return events, cursor
 
     return export_new_records
 
@@ -165,11 +198,13 @@ def sync_topic_table(context: dg.SensorEvaluationContext, settings, topic: str, 
             context.log.warning(f"Iceberg table of {topic}/{p.partition}: {p.error}")
 
 
-def build_jobs(connector: ConnectorSpec) -> dict[str, AssetJob]:
-    """One asset job per topic: a sensor can target several partitioned assets only through jobs."""
+def build_jobs(connector: ConnectorSpec, attributes: AssetAttributes = AssetAttributes()) -> dict[str, AssetJob]:
+    """One asset job per topic: a sensor can target several partitioned assets only through jobs. Each
+    runs its one step in the run's process: a process per step would start a second Spark driver for
+    nothing."""
     return {
         topic: dg.define_asset_job(export_job_name(connector.name, topic),
-                                   selection=[export_asset_key(connector.name, topic)],
-                                   tags=export_tag(connector.name, topic))
+                                   selection=[attributes.asset_key(connector.name, topic)],
+                                   tags=export_tag(connector.name, topic), executor_def=dg.in_process_executor)
         for topic in connector.config.topics
     }

@@ -25,8 +25,8 @@ what was written since, plus its boundary:
   topic-partition at or after the last verified manifest's start in the new objects' directories and
   the last verified manifest's. Each directory is listed from the lowest offset concerned on (object
   names sort by offset), not whole;
-* the lost ranges recorded so far (carried in the state), the new manifests' ones, and the one after
-  the last manifest.
+* the lost ranges recorded so far (carried in the state, and told apart in the report as reported by an
+  earlier check), the new manifests' ones, and the one after the last manifest.
 
 So its cost follows the new data, not the history. A check that finds a gap, an overlap, a missing or
 resized object or an unlisted one leaves the state where it was: the next check verifies the same
@@ -67,6 +67,8 @@ class CompletenessReport:
     lost_ranges: tuple[LostRange, ...] = field(default=())  # deleted by retention before export
     unlisted_objects: tuple[str, ...] = field(default=())  # of this topic-partition, in no manifest
     checked_from: int | None = None  # offsets from here on were verified now, earlier ones by earlier checks
+    # Of ``lost_ranges``, those an earlier check reported already: the ones its recorded state carries.
+    lost_reported_before: tuple[LostRange, ...] = field(default=())
 
     @property
     def history_intact(self) -> bool:
@@ -82,6 +84,12 @@ class CompletenessReport:
     @property
     def offsets_lost(self) -> int:
         return sum(r.count for r in self.lost_ranges)
+
+    @property
+    def new_lost_ranges(self) -> tuple[LostRange, ...]:
+        """The lost ranges this check is the first to report (a range beyond the last manifest, which no
+        export has recorded yet, is new to every check until one does)."""
+        return tuple(r for r in self.lost_ranges if r not in self.lost_reported_before)
 
     def describe(self) -> str:
         if self.passed:
@@ -105,7 +113,9 @@ class CompletenessReport:
                      for k in self.unlisted_objects]
         if self.lost_ranges:
             problems.append(f"{self.offsets_lost} offset(s) deleted by the broker (retention) before they were "
-                            f"exported: " + ", ".join(r.describe() for r in self.lost_ranges))
+                            f"exported: " + ", ".join(r.describe() + (", reported by an earlier check"
+                                                                      if r in self.lost_reported_before else "")
+                                                      for r in self.lost_ranges))
         return "; ".join(problems)
 
 
@@ -233,7 +243,8 @@ def _check_since(store: S3ObjectStore, layout: ManifestLayout, topic: str, parti
     missing, mismatched = _compare(expected, present)
     recorded = set(state.lost_ranges) | {r for m in new for r in m.lost_ranges}
     report = CompletenessReport(contiguity, state.objects + len(added), missing, mismatched,
-                                _lost(recorded, next_offset, low_watermark), unlisted, checked_from=state.next_offset)
+                                _lost(recorded, next_offset, low_watermark), unlisted, checked_from=state.next_offset,
+                                lost_reported_before=tuple(LostRange(s, e) for s, e in state.lost_ranges))
     if new and report.history_intact:
         moved = CheckState(since[-1][0], state.first_offset, next_offset, contiguity.manifests, report.objects_listed,
                            contiguity.records, contiguity.tolerated, tuple(sorted(recorded)))

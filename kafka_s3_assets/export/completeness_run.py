@@ -8,13 +8,18 @@ from ..clients.s3 import S3ObjectStore
 from ..sink.manifest import ManifestLayout
 from ..sink.naming import ObjectNaming
 from .completeness import CompletenessReport, check_partition
-from .plan import plan_partitions
+from .plan import PartitionPlan, plan_partitions
 from .settings import ExportSettings
 
 
 def check_exported(settings: ExportSettings, partitions: list[tuple[str, int]], *, full: bool = False
                    ) -> list[tuple[str, int, CompletenessReport]]:
-    plans = plan_partitions(settings, partitions)
+    return check_planned(settings, plan_partitions(settings, partitions), full=full)
+
+
+def check_planned(settings: ExportSettings, plans: list[PartitionPlan], *, full: bool = False
+                  ) -> list[tuple[str, int, CompletenessReport]]:
+    """The checks of partitions planned already (their log start offsets known)."""
     config = settings.sink_config()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     layout, naming = ManifestLayout.from_config(config), ObjectNaming.from_config(config)

@@ -91,6 +91,9 @@ class PartitionExportResult:
     manifest_keys: list[str] = field(default_factory=list)
     high_watermark: int | None = None
     lost_ranges: list[list[int]] = field(default_factory=list)  # [first, last] deleted by retention unexported
+    # Registry id of the value schema of the last value object committed (None: none, or no registry
+    # schema): what the Dagster surface shows as the asset's columns.
+    value_schema_id: int | None = None
     duration_s: float = 0.0
     error: str | None = None
     error_type: str | None = None
@@ -122,11 +125,13 @@ class WrittenManifest:
     byte_count: int
     tolerated_count: int
     object_keys: tuple[str, ...]
+    value_schema_ids: tuple[int, ...] = ()  # of the value objects, in order
 
     @classmethod
     def of(cls, manifest: Manifest) -> "WrittenManifest":
         return cls(manifest.record_count, manifest.byte_count, manifest.tolerated_count,
-                   tuple(o.key for o in manifest.objects))
+                   tuple(o.key for o in manifest.objects),
+                   tuple(i for o in manifest.objects if o.view == "value" for i in o.schema_ids))
 
 
 class ManifestCommitter:
@@ -429,6 +434,7 @@ def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], 
                 result.bytes_written += manifest.byte_count
                 result.object_keys.extend(manifest.object_keys)
                 result.records_tolerated += manifest.tolerated_count
+                result.value_schema_id = (manifest.value_schema_ids or (result.value_schema_id,))[-1]
         if errant is not None:
             result.dead_letters = errant.dead_letters_sent
             errant.close()

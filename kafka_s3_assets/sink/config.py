@@ -217,7 +217,14 @@ def resolved_connector_config(path: str | Path, worker_config: str | Path | None
                               env: Mapping[str, str] | None = None) -> ResolvedConnectorConfig:
     """A connector config file over the settings of a Connect worker's properties file (if given), with
     every config provider placeholder resolved: what validation and the exports see."""
-    connector = read_connector_file(path)
+    return resolved_connector_document(read_connector_file(path), worker_config, env)
+
+
+def resolved_connector_document(document: Mapping[str, Any], worker_config: str | Path | None = None,
+                                env: Mapping[str, str] | None = None) -> ResolvedConnectorConfig:
+    """As ``resolved_connector_config``, for a config given as a mapping (Connect's REST form or flat)
+    rather than a file: a config written inline where the connector is declared."""
+    connector = flatten_connect_json(document)
     if worker_config is None:
         return resolve_config_providers(connector, env)
     merged, sources = merge_worker_config(read_worker_config(worker_config), connector)

@@ -1,11 +1,14 @@
 """`dagster dev` (webserver, daemon, code server) of this repository as a test fixture starts it: in its
 own process group, logging to a file, killed whole at the end."""
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +49,19 @@ class DagsterDev:
                                         env=env, stdout=self._log, stderr=subprocess.STDOUT,
                                         preexec_fn=restore_signals_and_detach)
 
+    @classmethod
+    def serving(cls, tmp_path: Path, name: str, config: dict, port: int) -> "DagsterDev":
+        """`dagster dev` serving the connector ``name`` with ``config`` (Connect's keys, no name) and a fresh
+        instance under ``tmp_path`` (with this repository's dagster.yaml: the run queue and its limits)."""
+        config_path = tmp_path / "connector.json"
+        config_path.write_text(json.dumps({"name": name, "config": config}))
+        home = tmp_path / "dagster_home"
+        home.mkdir()
+        shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
+        env = dict(os.environ, DAGSTER_HOME=str(home), KAFKA_S3_ASSETS_CONNECTORS=str(config_path),
+                   PYTHONPATH=str(ROOT))
+        return cls(home, env, port)
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
@@ -61,6 +77,20 @@ class DagsterDev:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"no '{text}' in the dagster dev log:\n{log[-5000:]}")
             time.sleep(0.2)
+
+    def wait_until_serving(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Until the webserver answers: it logs "Serving dagster-webserver" before it listens."""
+        self.wait_for_line("Serving dagster-webserver", timeout_s=timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/server_info", timeout=5):
+                    return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"dagster-webserver does not answer on port {self.port}:\n"
+                                         f"{self.log()[-5000:]}") from None
+                time.sleep(0.2)
 
     def kill(self) -> None:
         if group_members(self.process.pid):

@@ -118,10 +118,18 @@ def test_unknown_partition_topic_is_rejected(kafka, bucket, workdir, capsys):
 def test_dagster_definitions_validate_accepts_the_code_location():
     """The real `dagster definitions validate` on the project's workspace."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "dagster"), "definitions", "validate",
-                             "-w", "workspace.yaml"], cwd=root, capture_output=True, text=True, timeout=300)
+    from kafka_s3_assets.defs.connectors import CONNECTORS_ENV, DEMO_CONNECTOR
+
+    validate = [os.path.join(os.path.dirname(sys.executable), "dagster"), "definitions", "validate", "-w",
+                "workspace.yaml"]
+    result = subprocess.run(validate, cwd=root, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, CONNECTORS_ENV: str(DEMO_CONNECTOR)})
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Validation successful" in result.stdout + result.stderr
+    # With no connector configured, the location says so rather than serving the demo.
+    unset = subprocess.run(validate, cwd=root, capture_output=True, text=True, timeout=300,
+                           env={k: v for k, v in os.environ.items() if k != CONNECTORS_ENV})
+    assert unset.returncode != 0 and "No Kafka Connect S3 sink config to serve" in unset.stdout + unset.stderr
 
 
 def test_workspace_and_pyproject_point_at_the_same_code_location():

@@ -34,8 +34,7 @@ from kafka_s3_assets.cli import main
 from kafka_s3_assets.defs.assets import export_asset_key
 from kafka_s3_assets.defs.connectors import load_connectors
 from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
-from kafka_s3_assets.defs.resources import default_resources
-from kafka_s3_assets.definitions import build_definitions
+from kafka_s3_assets.defs.export_definitions import build_definitions
 
 from ..conftest import list_keys
 
@@ -247,14 +246,14 @@ def test_the_complete_example_exports_unchanged_through_the_cli_and_the_dagster_
     for base in DATASETS:
         topics.produce(base, FLUSH_SIZE - UNCOMMITTED)
     [spec] = load_connectors(str(workdir / "connectors"))
-    defs = build_definitions([spec], default_resources())
+    defs = build_definitions([spec])  # reaching the devstack as the environment says
     with dg.instance_for_test() as instance:
         for base, topic in topics.names.items():
             asset = defs.resolve_assets_def(export_asset_key(spec.name, topic))
             key = partition_key(topic, 0)
             instance.add_dynamic_partitions(topic_partitions_def(spec.name, topic).name, [key])
             started = time.time()
-            result = dg.materialize([asset], partition_key=key, instance=instance)  # resources: the definitions'
+            result = dg.materialize([asset], partition_key=key, instance=instance)
             assert result.success
             [materialization] = result.asset_materializations_for_node(asset.node_def.name)
             metadata = {k: v.value for k, v in materialization.metadata.items()}

@@ -12,7 +12,7 @@ from kafka_s3_assets.defs.partitions import (PARTITION_RANGE_END_TAG, PARTITION_
                                              topic_partitions_def)
 from kafka_s3_assets.defs.topic_export import COMPLETENESS_CHECK
 from kafka_s3_assets.clients.kafka import committed_offset
-from kafka_s3_assets.definitions import build_definitions
+from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.config import validate_connector_config
 
@@ -32,17 +32,11 @@ def instance():
         yield instance
 
 
-def resources(spark):
-    from kafka_s3_assets.defs.resources import default_resources
-
-    return default_resources()  # the LazyPySparkResource finds the suite's session via getOrCreate()
-
-
 def materialize(connector, topic, partition, instance, spark):
     asset = build_export_asset(connector, topic)
     key = partition_key(topic, partition)
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [key])
-    return asset, dg.materialize([asset], partition_key=key, instance=instance, resources=resources(spark),
+    return asset, dg.materialize([asset], partition_key=key, instance=instance,
                                  raise_on_error=False)
 
 
@@ -56,7 +50,8 @@ def test_materialization_exports_and_records_metadata_and_check(spark, kafka, s3
     md = {k: v.value for k, v in mat.metadata.items()}
     assert (md["start_offset"], md["end_offset"], md["next_offset"]) == (0, 8, 9)
     assert (md["records"], md["objects"], md["high_watermark"], md["lag"]) == (9, 3, 10, 1)
-    assert md["bytes"] > 0 and md["dagster/row_count"] == 9
+    assert md["bytes"] > 0 and md["dagster/partition_row_count"] == 9 and "dagster/row_count" not in md
+    assert md["dagster/uri"] == f"s3://{bucket}/topics/{topic}/"
     assert md["object_keys"]["keys"][0] == f"topics/{topic}/partition=0/{topic}+0+0000000000.avro"
     [check] = result.get_asset_check_evaluations()
     assert check.check_name == COMPLETENESS_CHECK and check.passed
@@ -101,8 +96,7 @@ def test_discovery_sensor_adds_partitions_and_export_sensor_requests_one_run_per
     export_sensor = defs.resolve_sensor_def(f"export_new_records__sink_{topic}")
     keys = [partition_key(topic, p) for p in range(4)]
     with dg.instance_for_test() as instance:
-        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
-                                      resources=resources(None))
+        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)
         added = discover.evaluate_tick(ctx)
         [request] = added.dynamic_partitions_requests
         assert sorted(request.partition_keys) == keys
@@ -141,8 +135,7 @@ def test_the_export_sensor_skips_a_topic_only_while_the_same_connector_exports_i
             instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [partition_key(topic, 0)])
         job = defs.resolve_job_def(export_job_name(first.name, topic))
         instance.create_run_for_job(job, status=dg.DagsterRunStatus.STARTED, tags=export_tag(first.name, topic))
-        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
-                                      resources=resources(None))
+        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)
         busy = defs.resolve_sensor_def(f"export_new_records__one_{topic}").evaluate_tick(ctx)
         assert busy.run_requests == [] and f"topics with a run in flight: {topic}" in busy.skip_message
         [run] = defs.resolve_sensor_def(f"export_new_records__two_{topic}").evaluate_tick(ctx).run_requests
@@ -163,7 +156,7 @@ def test_one_run_exports_a_topics_partitions_with_a_materialization_and_check_ea
     keys = [partition_key(topic, p) for p in range(4)]
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
     asset = build_export_asset(connector, topic)
-    result = dg.materialize([asset], instance=instance, resources=resources(spark), raise_on_error=False,
+    result = dg.materialize([asset], instance=instance, raise_on_error=False,
                             tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]})
     assert result.success
     [run] = instance.get_runs()
@@ -185,7 +178,7 @@ def test_one_run_exports_a_topics_partitions_with_a_materialization_and_check_ea
 
     # Again with one new record in partition 1 only: nothing new is observed, not materialized again.
     kafka.produce_avro(topic, [{"f1": "late"}], partition=1)
-    again = dg.materialize([asset], instance=instance, resources=resources(spark),
+    again = dg.materialize([asset], instance=instance,
                            tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]})
     assert again.asset_materializations_for_node(asset.node_def.name) == []
     observed = {o.partition: o.metadata for o in again.asset_observations_for_node(asset.node_def.name)}
@@ -206,7 +199,7 @@ def test_one_failed_partition_fails_the_run_naming_it_and_the_others_are_recorde
     keys = [partition_key(topic, p) for p in range(3)]
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
     asset = build_export_asset(connector, topic)
-    result = dg.materialize([asset], instance=instance, resources=resources(spark), raise_on_error=False,
+    result = dg.materialize([asset], instance=instance, raise_on_error=False,
                             tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[2]})
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
@@ -225,9 +218,13 @@ def test_one_failed_partition_fails_the_run_naming_it_and_the_others_are_recorde
     assert list_keys(s3_client, bucket, f"topics/{topic}/partition=2/") == []
 
 
-def test_definitions_load_for_the_shipped_demo_connector():
-    from kafka_s3_assets.definitions import defs
+def test_definitions_load_for_the_shipped_demo_connector(monkeypatch):
+    from kafka_s3_assets.defs.connectors import CONNECTORS_ENV, DEMO_CONNECTOR
 
+    monkeypatch.setenv(CONNECTORS_ENV, str(DEMO_CONNECTOR))  # as `kafka-s3-assets demo` leaves it in .devstack/env
+    from kafka_s3_assets.definitions import standalone_definitions
+
+    defs = standalone_definitions()
     dg.Definitions.validate_loadable(defs)
     assert defs.resolve_assets_def(dg.AssetKey(["kafka_s3", "s3-sink-demo", "s3_topic"]))
 
@@ -253,7 +250,7 @@ def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_expo
                    lease_ms=60_000)
     asset = build_export_asset(connector, topic)
     range_tags = {PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[1]}
-    result = dg.materialize([asset], instance=instance, resources=resources(spark), raise_on_error=False,
+    result = dg.materialize([asset], instance=instance, raise_on_error=False,
                             tags=range_tags)
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
@@ -263,5 +260,40 @@ def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_expo
     assert list_keys(s3_client, bucket, f"topics/{topic}/partition=1/") == []
 
     lease.release()
-    again = dg.materialize([asset], instance=instance, resources=resources(spark), tags=range_tags)
+    again = dg.materialize([asset], instance=instance, tags=range_tags)
     assert [m.partition for m in again.asset_materializations_for_node(asset.node_def.name)] == [keys[1]]
+
+
+def test_a_run_of_only_the_check_checks_every_known_partition_and_exports_nothing(spark, kafka, s3_client, bucket,
+                                                                                 instance):
+    topic = kafka.create_topic("checkonly", partitions=2)
+    for partition in (0, 1):
+        kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)], partition=partition)
+    connector = spec(connector_config(topic, bucket))
+    keys = [partition_key(topic, p) for p in range(2)]
+    instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
+    asset = build_export_asset(connector, topic)
+    asset_key = export_asset_key(connector.name, topic)
+    exported = dg.materialize([asset], instance=instance, partition_key=keys[0])
+    assert exported.success and len(list_keys(s3_client, bucket, f"topics/{topic}/")) == 1
+    kafka.produce_avro(topic, [{"f1": "more"} for _ in range(3)], partition=0)  # waiting: not to be exported
+
+    checked = dg.materialize([asset], instance=instance, raise_on_error=False,
+                             selection=dg.AssetSelection.checks(dg.AssetCheckKey(asset_key, COMPLETENESS_CHECK)))
+    assert checked.success
+    assert checked.asset_materializations_for_node(asset.node_def.name) == []
+    assert len(list_keys(s3_client, bucket, f"topics/{topic}/")) == 1  # nothing exported
+    evaluations = {e.partition: e for e in checked.get_asset_check_evaluations()}
+    assert sorted(evaluations) == keys and all(e.passed for e in evaluations.values())
+    assert evaluations[keys[1]].description == "Nothing exported yet"
+
+    # A broken history fails the check-only run: the check is blocking, with ERROR severity.
+    s3_client.delete_object(Bucket=bucket, Key=f"topics/{topic}/partition=0/{topic}+0+0000000000.avro")
+    broken = dg.materialize([asset], instance=instance, raise_on_error=False,
+                            selection=dg.AssetSelection.checks(dg.AssetCheckKey(asset_key, COMPLETENESS_CHECK)))
+    assert not broken.success
+    failed = {e.partition: e for e in broken.get_asset_check_evaluations() if not e.passed}
+    assert list(failed) == [keys[0]] and failed[keys[0]].severity == dg.AssetCheckSeverity.ERROR
+    [failure] = [e for e in broken.all_events if e.is_step_failure]
+    assert failure.step_failure_data.user_failure_data.description.startswith(
+        f"Blocking check {COMPLETENESS_CHECK} of {keys[0]} failed: missing object")

@@ -3,24 +3,27 @@
 (webserver and daemon) on the embedded stack.
 
 The user opens the asset, sees its topic-partitions, launches a materialization of one partition from
-the launch dialog, sees the run succeed, the partition's metadata (offsets, records, objects) and the
-completeness check's result; then turns the export sensor on from its page, produces more records, and
-sees the sensor launch a run. Screenshots of the key pages are saved under the test's temporary
+the launch dialog, sees the run succeed, the partition's metadata (offsets, records, objects, Dagster's
+standard URI and row count) and the completeness check's result; executes the checks alone ("Execute
+all": nothing is exported); sees the asset's columns (the value schema) and its lineage from the topic's
+asset; then turns the export sensor on from its page, produces more records, and sees the sensor launch
+a run and observe the topic's asset. Screenshots of the key pages are saved under the test's temporary
 directory (``screenshots/``).
+
+(Dagster 1.13's UI disables a partitioned check's own "Execute" button; a check-only run for chosen
+partitions, as its launch sends it, is in test_check_only_runs.py.)
 
 Waiting is for events (an element, a run's status), each with a deadline; nothing waits for wall time.
 """
 
 import json
-import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
-from ..conftest import connector_config
-from .dagster_dev import ROOT, DagsterDev
+from ..conftest import connector_config, list_keys
+from .dagster_dev import DagsterDev
 from .test_dagster_ui import free_port, graphql
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
@@ -33,8 +36,16 @@ UI_TIMEOUT_S = 60.0
 RUN_TIMEOUT_S = 300.0
 
 RUNS = """
-query { runsOrError { ... on Runs { results { runId status tags { key value } } } } }
+query {
+  runsOrError { ... on Runs { results {
+    runId status tags { key value } assetSelection { path } assetCheckSelection { name } } } }
+}
 """
+# A value schema with field docs and an optional field, for the asset's columns.
+ORDER_SCHEMA = json.dumps({"type": "record", "name": "order", "fields": [
+    {"name": "id", "type": "long", "doc": "Order number"},
+    {"name": "customer", "type": "string", "doc": "Who ordered"},
+    {"name": "note", "type": ["null", "string"], "default": None, "doc": "Free text, optional"}]})
 
 
 def browser(tmp_path: Path):
@@ -138,6 +149,10 @@ class Page:
         except StaleElementReferenceException:
             return ""
 
+    def scroll_to(self, xpath: str) -> None:
+        """Scrolls the element into view, for the screenshot to show it."""
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", self.wait_for(xpath))
+
     def screenshot(self, name: str) -> Path:
         path = self.screenshots / f"{name}.png"
         self.driver.save_screenshot(str(path))
@@ -145,15 +160,16 @@ class Page:
 
 
 def wait_for_run(port: int, predicate, timeout_s: float = RUN_TIMEOUT_S) -> dict:
-    """The first run (newest first) the predicate accepts once it has finished; fails on a failed run."""
+    """The first run (newest first) the predicate accepts once it has finished; fails on a failed run.
+    The predicate gets the run with its tags as a dict."""
     deadline = time.monotonic() + timeout_s
     while True:
         runs = graphql(port, RUNS, {})["data"]["runsOrError"]["results"]
         for run in runs:
-            tags = {t["key"]: t["value"] for t in run["tags"]}
-            if predicate(tags):
+            run = {**run, "tags": {t["key"]: t["value"] for t in run["tags"]}}
+            if predicate(run):
                 if run["status"] == "SUCCESS":
-                    return {**run, "tags": tags}
+                    return run
                 assert run["status"] not in ("FAILURE", "CANCELED"), f"run {run['runId']} ended {run['status']}"
         if time.monotonic() > deadline:
             raise AssertionError(f"no finished run as expected within {timeout_s:.0f}s: {runs}")
@@ -164,26 +180,20 @@ def wait_for_run(port: int, predicate, timeout_s: float = RUN_TIMEOUT_S) -> dict
 def dagster_dev(kafka, bucket, tmp_path):
     topic = kafka.create_topic("browser", partitions=2)
     for partition in (0, 1):
-        kafka.produce_avro(topic, [{"f1": f"p{partition}-{i}"} for i in range(7)], partition=partition)
+        kafka.produce_avro(topic, [{"id": i, "customer": f"c{partition}-{i}", "note": None if i % 2 else "gift"}
+                                   for i in range(7)], partition=partition, schema=ORDER_SCHEMA)
     config = connector_config(topic, bucket)
     config.pop("name")
-    config_path = tmp_path / "connector.json"
-    config_path.write_text(json.dumps({"name": CONNECTOR, "config": config}))
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
-    env = dict(os.environ, DAGSTER_HOME=str(home), KAFKA_S3_ASSETS_CONNECTORS=str(config_path),
-               PYTHONPATH=str(ROOT))
-    dev = DagsterDev(home, env, port=free_port())
+    dev = DagsterDev.serving(tmp_path, CONNECTOR, config, port=free_port())
     try:
-        dev.wait_for_line("Serving dagster-webserver")
+        dev.wait_until_serving()
         yield dev, topic
     finally:
         dev.kill()
 
 
 def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_browser(dagster_dev, kafka,
-                                                                                         tmp_path):
+                                                                                         s3_client, bucket, tmp_path):
     dev, topic = dagster_dev
     screenshots = tmp_path / "screenshots"
     screenshots.mkdir()
@@ -198,48 +208,96 @@ def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_b
 
         # Materialize one partition from the launch dialog.
         page.click("//button[contains(., 'Materialize')]")
-        page.open_dropdown("//div[contains(@class,'TagSelector_tagsContainer')]",  # the partition picker
-                           f"//span[text()='{topic}/1']")
-        # The picker's entry, not the partition list behind the dialog: the picker is rendered last.
-        page.click(f"(//span[text()='{topic}/1'])[last()]")
+        # The picker's entry (in its menu), not the partition list behind the dialog.
+        entry = f"//ul[contains(@class,'Menu_menu')]//span[text()='{topic}/1']"
+        page.open_dropdown("//div[contains(@class,'TagSelector_tagsContainer')]", entry)  # the partition picker
+        page.click(entry)
         page.click("//*[text()='Partition selection']")  # close the picker
         page.wait_for_text("1 partition", "Launch 1 run")
         page.screenshot("02-launch-dialog")
         page.click("//button[contains(., 'Launch')]")
-        run = wait_for_run(dev.port, lambda tags: f"{topic}/1" in (tags.get("dagster/partition"),
-                                                                   tags.get("dagster/asset_partition_range_start")))
+        run = wait_for_run(dev.port, lambda run: f"{topic}/1" in (
+            run["tags"].get("dagster/partition"), run["tags"].get("dagster/asset_partition_range_start")))
         page.open(f"/runs/{run['runId']}")
         page.wait_for_text("Success")
         page.screenshot("03-run-succeeded")
 
-        # The partition's materialization metadata: 7 records, flush.size 3 -> 2 objects of 3, 6 records.
+        # The partition's materialization metadata: 7 records, flush.size 3 -> 2 objects of 3, 6 records;
+        # Dagster's standard keys: where the export lives, and the partition's records in S3 so far.
         page.open(asset_path + f"?view=partitions&partition={topic}%2F1")
         body = page.wait_for_text("Materialized", "start_offset", "next_offset", "records", "objects",
-                                  f"topics/{topic}/partition=1/{topic}+1+0000000003.avro")
+                                  f"topics/{topic}/partition=1/{topic}+1+0000000003.avro",
+                                  "dagster/uri", "dagster/partition_row_count")
         lines = body.splitlines()
         assert lines[lines.index("next_offset") + 1] == "6"
         assert lines[lines.index("records") + 1] == "6"
         assert lines[lines.index("objects") + 1] == "2"
+        assert lines[lines.index("dagster/uri") + 1] == f"s3://{bucket}/topics/{topic}/"
+        assert lines[lines.index("dagster/partition_row_count") + 1] == "6"
+        assert "Unsynced" not in body  # in sync with the topic's asset upstream
+        page.scroll_to("//*[text()='dagster/uri']")
         page.screenshot("04-partition-metadata")
 
         # The completeness check's result for that partition.
         page.open(asset_path + "?view=checks")
         page.wait_for_text("manifests_contiguous", "Passed", f"{topic}/1",
-                           "1 manifest(s) cover offsets 0..5 without gap or overlap")
+                           "1 manifest(s) cover offsets 0..5 without gap or overlap", "blocking")
         page.screenshot("05-completeness-check")
+
+        # Execute the checks alone: every known topic-partition is checked, nothing is exported (partition
+        # 0 has 7 records waiting).
+        page.click("//button[contains(., 'Execute all')]")
+        checks_run = wait_for_run(dev.port, lambda run: not run["assetSelection"] and run["assetCheckSelection"])
+        assert [c["name"] for c in checks_run["assetCheckSelection"]] == ["manifests_contiguous"]
+        page.open(f"/runs/{checks_run['runId']}")
+        page.wait_for_text("Success", f"manifests_contiguous on kafka_s3 / {CONNECTOR} / {topic}",
+                           "ASSET_CHECK_EVALUATION")
+        page.screenshot("06-check-only-run")
+        assert list_keys(s3_client, bucket, f"topics/{topic}/partition=0/") == []
+
+        # The asset's columns: the value schema it wrote, with types, nullability and the fields' docs.
+        page.open(asset_path)
+        body = page.wait_for_text("Columns", "Column name", "Order number", "Who ordered", "Free text, optional",
+                                  f"s3://{bucket}/topics/{topic}/")
+        columns = body[body.index("Column name Type Description"):].split("\n")
+        assert columns[1:12] == ["id", "int64", "non-nullable", "Order number",
+                                               "customer", "string", "non-nullable", "Who ordered",
+                                               "note", "string", "Free text, optional"]
+        page.screenshot("07-columns")
+
+        # Its lineage: the topic's external asset (group kafka) upstream of the export (the connector's group).
+        page.open(asset_path + "?view=lineage")
+        page.wait_for("//div[contains(@class,'AssetNode_assetNodeBox')][contains(@class,'AssetNode_source')]"
+                      f"[.//*[text()='{topic}']]")
+        page.wait_for("//div[contains(@class,'AssetNode_assetNodeBox')][contains(@class,'AssetNode_materializable')]"
+                      f"[.//*[text()='{topic}']]")
+        page.wait_for_text("kafka", CONNECTOR.replace("-", "_"))
+        page.screenshot("08-lineage")
+        page.open(f"/assets/kafka/{topic}")
+        page.wait_for_text("External Asset", "Kafka topic", "Downstream assets")
+        page.wait_for(f"//a[contains(@href, '{asset_path}')]")  # the export, downstream
+        page.screenshot("09-topic-asset")
 
         # Turn the export sensor on from its page, produce more, and see the sensor launch a run.
         page.open(f"/locations/kafka_s3_assets/sensors/export_new_records__{CONNECTOR.replace('-', '_')}")
         page.wait_for_text("export_new_records")
         page.click("//input[@type='checkbox']/..")  # the sensor's on/off switch
         page.wait_for_text("Running")
-        page.screenshot("06-sensor-running")
-        kafka.produce_avro(topic, [{"f1": f"more-{i}"} for i in range(5)], partition=1)
-        sensor_run = wait_for_run(dev.port, lambda tags: "dagster/sensor_name" in tags)
+        page.screenshot("10-sensor-running")
+        kafka.produce_avro(topic, [{"id": 100 + i, "customer": "more", "note": None} for i in range(5)],
+                           partition=1, schema=ORDER_SCHEMA)
+        sensor_run = wait_for_run(dev.port, lambda run: "dagster/sensor_name" in run["tags"])
         assert sensor_run["tags"]["dagster/sensor_name"] == f"export_new_records__{CONNECTOR.replace('-', '_')}"
         page.open(f"/runs/{sensor_run['runId']}")
-        page.wait_for_text("Success", "Launched by")
-        page.screenshot("07-sensor-run")
+        page.wait_for_text("Success", "Launched by", "RUN_SUCCESS")
+        page.screenshot("11-sensor-run")
+
+        # The running export sensor observes the topic's asset with its watermarks (7 + 12 records).
+        page.open(f"/assets/kafka/{topic}")
+        body = page.wait_for_text("high_watermark_total", "records_in_log", "partitions_observed")
+        lines = body.splitlines()
+        assert lines[lines.index("high_watermark_total") + 2] == "19"  # key, timestamp, value
+        page.screenshot("12-topic-observed")
     except Exception:
         page.screenshot("failure")
         raise
@@ -247,4 +305,5 @@ def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_b
         driver.quit()
     assert sorted(p.name for p in screenshots.iterdir()) == [
         "01-asset-partitions.png", "02-launch-dialog.png", "03-run-succeeded.png", "04-partition-metadata.png",
-        "05-completeness-check.png", "06-sensor-running.png", "07-sensor-run.png"]
+        "05-completeness-check.png", "06-check-only-run.png", "07-columns.png", "08-lineage.png",
+        "09-topic-asset.png", "10-sensor-running.png", "11-sensor-run.png", "12-topic-observed.png"]

@@ -123,7 +123,6 @@ def test_export_json_names_the_table_and_its_snapshot(spark, kafka, bucket, tmp_
 
 def test_the_export_sensors_next_tick_registers_what_a_killed_run_left(kafka, bucket, tmp_path, instance):
     from kafka_s3_assets.defs.partitions import topic_partitions_def
-    from kafka_s3_assets.defs.resources import default_resources
     from kafka_s3_assets.defs.sensors import build_export_sensor, build_jobs
 
     topic = kafka.create_topic("ice_sensor")
@@ -135,7 +134,7 @@ def test_the_export_sensors_next_tick_registers_what_a_killed_run_left(kafka, bu
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [f"{topic}/0"])
     sensor = build_export_sensor(connector, build_jobs(connector))
 
-    result = sensor(dg.build_sensor_context(instance=instance, resources=default_resources()))
+    result = sensor(dg.build_sensor_context(instance=instance))  # the devstack's endpoints, from the environment
 
     assert not result.run_requests  # nothing waits to be exported: the tick registered the table itself
     table = the_table(config, topic)

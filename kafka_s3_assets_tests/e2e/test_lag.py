@@ -11,8 +11,7 @@ from kafka_s3_assets.defs.concurrency import EXPORT_TAG, export_tag
 from kafka_s3_assets.defs.connectors import ConnectorSpec
 from kafka_s3_assets.defs.lag_events import LAG_CHECK
 from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
-from kafka_s3_assets.defs.resources import default_resources
-from kafka_s3_assets.definitions import build_definitions
+from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config
@@ -55,8 +54,7 @@ def test_sensor_observes_lag_of_idle_and_busy_partitions_and_checks_it_against_t
         # A run of the busy topic in flight: no new run for it, but its lag is still observed.
         instance.create_run_for_job(defs.resolve_job_def(export_job_name(connector.name, busy)),
                                     status=dg.DagsterRunStatus.STARTED, tags=export_tag(connector.name, busy))
-        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
-                                      resources=default_resources())
+        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)
         data = sensor.evaluate_tick(ctx)
         for event in data.asset_events:  # what the daemon does with a tick's events
             instance.report_runless_asset_event(event)
@@ -64,7 +62,10 @@ def test_sensor_observes_lag_of_idle_and_busy_partitions_and_checks_it_against_t
         [run] = data.run_requests
         assert run.tags[EXPORT_TAG] == f"{connector.name}/{idle}"
         observations = {e.partition: {k: v.value for k, v in e.metadata.items()}
-                        for e in data.asset_events if isinstance(e, dg.AssetObservation)}
+                        for e in data.asset_events if isinstance(e, dg.AssetObservation) and e.partition}
+        # The topics are observed too, with their watermarks.
+        assert {e.asset_key for e in data.asset_events if not e.partition} == {
+            dg.AssetKey(["kafka", idle]), dg.AssetKey(["kafka", busy])}
         assert {k: (md["lag"], md["next_offset"], md["high_watermark"]) for k, md in observations.items()} == {
             f"{idle}/0": (2, 3, 5), f"{idle}/1": (4, 0, 4), f"{idle}/2": (2, 0, 2), f"{idle}/3": (0, 0, 0),
             f"{busy}/0": (1, 0, 1)}
@@ -98,11 +99,11 @@ def test_sensor_observes_lag_without_a_lag_check_when_no_limit_is_set(kafka, buc
         dg.AssetCheckKey(export_asset_key(connector.name, topic), "manifests_contiguous")}
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [partition_key(topic, 0)])
-        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs,
-                                      resources=default_resources())
+        ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)
         data = defs.resolve_sensor_def(f"export_new_records__sink_{topic}").evaluate_tick(ctx)
-    [observation] = data.asset_events
+    [observation, topic_observation] = data.asset_events
     assert isinstance(observation, dg.AssetObservation) and observation.metadata["lag"].value == 2
+    assert topic_observation.asset_key == dg.AssetKey(["kafka", topic])
     assert data.run_requests == [] and "flush.size=3" in data.skip_message
 
 
@@ -115,7 +116,7 @@ def test_export_run_evaluates_the_lag_check_once_it_has_committed(spark, kafka, 
     key = partition_key(topic, 0)
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [key])
-        result = dg.materialize([asset], partition_key=key, instance=instance, resources=default_resources())
+        result = dg.materialize([asset], partition_key=key, instance=instance)
         [lag] = [e for e in result.get_asset_check_evaluations() if e.check_name == LAG_CHECK]
     assert (lag.partition, lag.passed) == (key, False)  # 3..4 stay behind (fewer than flush.size): 2 > 1
     assert lag.metadata["lag"].value == 2 and lag.metadata["next_offset"].value == 3

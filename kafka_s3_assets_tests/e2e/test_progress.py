@@ -11,7 +11,6 @@ import pytest
 from kafka_s3_assets.cli import main
 from kafka_s3_assets.defs.assets import build_export_asset
 from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
-from kafka_s3_assets.defs.resources import default_resources
 from kafka_s3_assets.defs.connectors import ConnectorSpec
 from kafka_s3_assets.sink.config import validate_connector_config
 
@@ -42,7 +41,7 @@ def test_run_log_shows_each_partitions_progress_while_the_export_runs(spark, kaf
     key = partition_key(topic, 0)
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [key])
-        result = dg.materialize([asset], partition_key=key, instance=instance, resources=default_resources())
+        result = dg.materialize([asset], partition_key=key, instance=instance)
         assert result.success
         messages = [e.user_message for e in instance.all_logs(result.run_id)]
     lines = [m for m in messages if m.startswith(f"Progress {topic}/0: offset ")]

@@ -13,10 +13,11 @@ import dagster as dg
 import pytest
 from dagster_aws.s3 import S3Resource
 
-from kafka_s3_assets.definitions import build_definitions
+from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.defs.connectors import ConnectorSpec
 from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
-from kafka_s3_assets.defs.resources import KafkaResource, SchemaRegistryResource, default_resources
+from kafka_s3_assets.defs.connections import Connections
+from kafka_s3_assets.defs.resources import KafkaResource, SchemaRegistryResource
 from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config
@@ -68,8 +69,8 @@ def evaluate_within(sensor: dg.SensorDefinition, context, bound_s: float):
     return outcome["result"], time.monotonic() - started
 
 
-def sensor_context(defs, instance, **resources):
-    return dg.build_sensor_context(instance=instance, definitions=defs, resources={**default_resources(), **resources})
+def sensor_context(defs, instance):
+    return dg.build_sensor_context(instance=instance, definitions=defs)
 
 
 def test_discovery_adds_partitions_for_an_avro_connector_without_any_registry_url(kafka, bucket, monkeypatch):
@@ -77,10 +78,10 @@ def test_discovery_adds_partitions_for_an_avro_connector_without_any_registry_ur
     topic = kafka.create_topic("noreg", partitions=2)
     config = connector_config(topic, bucket)
     assert "value.converter.schema.registry.url" not in config  # AvroConverter (the default), no registry
-    defs = build_definitions([spec(config)])
+    defs = build_definitions([spec(config)], Connections(schema_registry=SchemaRegistryResource()))
     discover = defs.resolve_sensor_def(f"discover_partitions__sink_{topic}")
     instance = dg.DagsterInstance.ephemeral()
-    result = discover.evaluate_tick(sensor_context(defs, instance, schema_registry=SchemaRegistryResource()))
+    result = discover.evaluate_tick(sensor_context(defs, instance))
     [request] = result.dynamic_partitions_requests
     assert sorted(request.partition_keys) == [partition_key(topic, 0), partition_key(topic, 1)]
 
@@ -107,12 +108,12 @@ def test_discovery_skips_naming_kafka_when_the_broker_is_unreachable(broker, buc
     assert result.skip_message.startswith(f"Kafka broker unreachable at {bootstrap}"), result.skip_message
 
 
-def export_tick(config: dict, topic: str, **resources):
-    defs = build_definitions([spec(config)])
+def export_tick(config: dict, topic: str, **connections):
+    defs = build_definitions([spec(config)], Connections(**connections))
     export_sensor = defs.resolve_sensor_def(f"export_new_records__{config['name'].replace('-', '_')}")
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(topic_partitions_def(config["name"], topic).name, [partition_key(topic, 0)])
-    result, _elapsed = evaluate_within(export_sensor, sensor_context(defs, instance, **resources), TICK_BOUND_S)
+    result, _elapsed = evaluate_within(export_sensor, sensor_context(defs, instance), TICK_BOUND_S)
     return result
 
 

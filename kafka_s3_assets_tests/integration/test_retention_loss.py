@@ -16,6 +16,7 @@ from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.devstack.tansu import tansu_binary
 from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.plan import plan_partitions
+from kafka_s3_assets.export.retention_loss import LostRange
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
 
@@ -79,11 +80,14 @@ def test_export_records_the_deleted_range_continues_and_the_check_fails(rkafka, 
     assert not report.passed and report.offsets_lost == 3
     assert report.describe() == ("3 offset(s) deleted by the broker (retention) before they were exported: "
                                  "offsets 6..8 (3 offset(s))")
+    assert report.new_lost_ranges == (LostRange(6, 8),)  # this check is the first to report it
     assert committed_offset(resolve_settings(config).kafka, f"connect-sink-{topic}", topic, 0) == 12
 
     third = export(config, topic)
     assert (third.status, third.lost_ranges) == ("up_to_date", [])  # recorded once; the check keeps failing
-    assert not completeness(config, topic).passed
+    again = completeness(config, topic)
+    assert not again.passed and again.offsets_lost == 3
+    assert again.new_lost_ranges == () and again.lost_reported_before == (LostRange(6, 8),)
 
 
 def test_resuming_from_the_consumer_group_below_the_log_start(rkafka, retention_broker, s3_client, bucket):

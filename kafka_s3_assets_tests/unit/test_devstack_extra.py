@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from kafka_s3_assets.defs.connectors import DEMO_CONNECTOR
+
 pytestmark = [pytest.mark.unit]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +53,8 @@ def test_the_blocker_hides_the_devstack_packages(tmp_path):
 
 def test_cli_definitions_export_and_spark_work_without_the_extra(tmp_path):
     result = run_without_extra(f"""
-        import json, sys
+        import json, os, sys
+        os.environ["KAFKA_S3_ASSETS_CONNECTORS"] = {str(DEMO_CONNECTOR)!r}  # the standalone location serves it
         import kafka_s3_assets.cli as cli
         import kafka_s3_assets.definitions as definitions
         import kafka_s3_assets.export.partition_export, kafka_s3_assets.export.plan

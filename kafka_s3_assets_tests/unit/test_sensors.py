@@ -4,6 +4,8 @@ probe). The same sensors against the real devstack: e2e/test_dagster_asset.py an
 
 from __future__ import annotations
 
+import json
+
 import dagster as dg
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
@@ -11,13 +13,15 @@ from dagster_aws.s3 import S3Resource
 
 from kafka_s3_assets.clients.errors import KafkaReadError, KafkaUnavailableError
 from kafka_s3_assets.clients.s3_retry import S3RetriesExhaustedError
-from kafka_s3_assets.definitions import build_definitions
+from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.defs.assets import export_job_name
 from kafka_s3_assets.defs.concurrency import EXPORT_TAG, export_tag
+from kafka_s3_assets.defs.connections import Connections
 from kafka_s3_assets.defs.connectors import ConnectorSpec
 from kafka_s3_assets.defs.lag_events import LAG_CHECK
 from kafka_s3_assets.defs.partitions import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, topic_partitions_def
 from kafka_s3_assets.defs.resources import KafkaResource, SchemaRegistryResource
+from kafka_s3_assets.defs.options import SensorSettings
 from kafka_s3_assets.defs.sensors import (TABLE_SYNC_MAX_MANIFESTS, build_discovery_sensor, build_export_sensor,
                                           build_jobs)
 from kafka_s3_assets.export.plan import PartitionPlan
@@ -41,12 +45,12 @@ def connector(**overrides) -> ConnectorSpec:
     return ConnectorSpec(config, validate_connector_config(config), "<test>")
 
 
-RESOURCES = {
-    "kafka": KafkaResource(bootstrap_servers=BOOTSTRAP),
-    "s3": S3Resource(endpoint_url=S3_ENDPOINT, region_name="us-east-1", aws_access_key_id="key",
-                     aws_secret_access_key="secret"),
-    "schema_registry": SchemaRegistryResource(url="http://registry.invalid:8081"),
-}
+CONNECTIONS = Connections(
+    kafka=KafkaResource(bootstrap_servers=BOOTSTRAP),
+    s3=S3Resource(endpoint_url=S3_ENDPOINT, region_name="us-east-1", aws_access_key_id="key",
+                  aws_secret_access_key="secret"),
+    schema_registry=SchemaRegistryResource(url="http://registry.invalid:8081"),
+)
 
 
 class FakeBroker:
@@ -88,13 +92,20 @@ def instance_with(spec: ConnectorSpec, keys: dict[str, list[int]]) -> dg.Dagster
 
 
 def discover(spec: ConnectorSpec, broker: FakeBroker, instance: dg.DagsterInstance):
-    sensor = build_discovery_sensor(spec, list_partitions=broker.list_partitions)
-    return sensor(dg.build_sensor_context(instance=instance, resources=RESOURCES))
+    sensor = build_discovery_sensor(spec, CONNECTIONS, list_partitions=broker.list_partitions)
+    return sensor(dg.build_sensor_context(instance=instance))
 
 
-def export_tick(spec: ConnectorSpec, broker: FakeBroker, instance: dg.DagsterInstance, now_ms: int = NOW_MS):
-    sensor = build_export_sensor(spec, build_jobs(spec), planner=broker.plan, clock_ms=lambda: now_ms)
-    return sensor(dg.build_sensor_context(instance=instance, resources=RESOURCES))
+def export_tick(spec: ConnectorSpec, broker: FakeBroker, instance: dg.DagsterInstance, now_ms: int = NOW_MS,
+                cursor: str | None = None, sensors: SensorSettings = SensorSettings()):
+    sensor = build_export_sensor(spec, build_jobs(spec), CONNECTIONS, sensors=sensors, planner=broker.plan,
+                                 clock_ms=lambda: now_ms)
+    return sensor(dg.build_sensor_context(instance=instance, cursor=cursor))
+
+
+def export_events(result) -> list:
+    """The tick's events about the export assets (not the topics' own)."""
+    return [e for e in result.asset_events if e.asset_key.path[0] == "kafka_s3"]
 
 
 # Discovery
@@ -183,7 +194,8 @@ def test_one_run_per_topic_over_every_ready_partition():
     assert (payments.tags[PARTITION_RANGE_START_TAG], payments.tags[PARTITION_RANGE_END_TAG]) == (
         "payments/0", "payments/0")
     assert payments.run_config == {} and payments.run_key == "payments/0@3"
-    assert result.skip_reason is None and result.cursor is None  # no cursor: S3 and the run keys hold the state
+    # S3 and the run keys hold the export state; the cursor only what lag was last recorded.
+    assert result.skip_reason is None and set(json.loads(result.cursor)["observed"]) >= {"orders/0", "payments/1"}
 
 
 def test_run_keys_repeat_while_nothing_new_arrives_and_change_with_new_records():
@@ -216,7 +228,7 @@ def test_nothing_ready_skips_saying_why_and_still_records_lag():
     assert not result.run_requests
     assert result.skip_reason.skip_message == (
         "No topic-partition has records that can make an object (flush.size=3)")
-    assert [e.partition for e in result.asset_events] == ["orders/0", "payments/0"]
+    assert [e.partition for e in export_events(result)] == ["orders/0", "payments/0"]
 
 
 def test_a_topic_with_a_run_in_flight_is_skipped_and_the_others_are_not():
@@ -228,7 +240,7 @@ def test_a_topic_with_a_run_in_flight_is_skipped_and_the_others_are_not():
     result = export_tick(spec, FakeBroker(plans=READY), instance)
     assert [r.job_name for r in result.run_requests] == [export_job_name("sink", "payments")]
     # Its lag is recorded all the same: what the manifests committed so far leave.
-    assert {e.partition for e in result.asset_events} >= {"orders/0", "orders/1", "orders/2", "orders/3"}
+    assert {e.partition for e in export_events(result)} >= {"orders/0", "orders/1", "orders/2", "orders/3"}
 
     busy_only = export_tick(spec, FakeBroker(plans={**READY, ("payments", 0): waiting(0)}), instance)
     assert busy_only.skip_reason.skip_message == (
@@ -250,12 +262,13 @@ def test_lag_observed_for_every_known_partition_each_tick():
     spec = connector()
     plans = {("orders", 0): waiting(4, exported_up_to=2, oldest_ms=NOW_MS - 7000), ("orders", 1): waiting(0)}
     result = export_tick(spec, FakeBroker(plans=plans), instance_with(spec, {"orders": [0, 1]}))
-    observations = {e.partition: {k: v.value for k, v in e.metadata.items()} for e in result.asset_events}
+    observations = {e.partition: {k: v.value for k, v in e.metadata.items()} for e in export_events(result)}
     assert all(isinstance(e, dg.AssetObservation) for e in result.asset_events)  # no limit set: no check
     assert observations == {
         "orders/0": {"lag": 4, "next_offset": 2, "high_watermark": 6, "oldest_waiting_age_ms": 7000},
         "orders/1": {"lag": 0, "next_offset": 0, "high_watermark": 0, "oldest_waiting_age_ms": 0}}
-    assert {e.asset_key for e in result.asset_events} == {dg.AssetKey(["kafka_s3", "sink", "orders"])}
+    assert {e.asset_key for e in result.asset_events} == {dg.AssetKey(["kafka_s3", "sink", "orders"]),
+                                                          dg.AssetKey(["kafka", "orders"])}
 
 
 def test_with_a_lag_limit_each_tick_evaluates_the_lag_check_too():
@@ -304,6 +317,38 @@ def test_an_s3_refusal_fails_the_tick_rather_than_skipping():
         export_tick(spec, FakeBroker(error=denied), instance_with(spec, {"orders": [0]}))
 
 
+def test_unchanged_lag_is_recorded_once_an_interval_and_a_change_at_the_next_tick():
+    spec = connector()
+    instance = instance_with(spec, {"orders": [0, 1]})
+    plans = {("orders", 0): waiting(2), ("orders", 1): waiting(0, exported_up_to=4)}
+    hourly = SensorSettings(lag_observation_interval_minutes=60)
+
+    def recorded(result):
+        return sorted(e.partition or e.asset_key.to_user_string() for e in result.asset_events)
+
+    first = export_tick(spec, FakeBroker(plans=plans), instance, sensors=hourly)
+    assert recorded(first) == ["kafka/orders", "orders/0", "orders/1"]
+    quiet = export_tick(spec, FakeBroker(plans=plans), instance, now_ms=NOW_MS + MINUTE_MS, cursor=first.cursor,
+                        sensors=hourly)
+    assert recorded(quiet) == []  # the age of the waiting record grew, nothing else: not recorded again
+    moved = export_tick(spec, FakeBroker(plans={**plans, ("orders", 0): waiting(3)}), instance,
+                        now_ms=NOW_MS + 2 * MINUTE_MS, cursor=quiet.cursor, sensors=hourly)
+    assert recorded(moved) == ["kafka/orders", "orders/0"]  # its lag and the topic's high watermark moved
+    later = export_tick(spec, FakeBroker(plans={**plans, ("orders", 0): waiting(3)}), instance,
+                        now_ms=NOW_MS + 60 * MINUTE_MS, cursor=moved.cursor, sensors=hourly)
+    assert recorded(later) == ["orders/1"]  # an hour since orders/1 was recorded; the others 58 minutes
+
+
+def test_the_topics_observation_carries_its_watermarks():
+    spec = connector()
+    plans = {("orders", 0): (2, 1, 6, None), ("orders", 1): (0, 0, 3, None)}
+    result = export_tick(spec, FakeBroker(plans=plans), instance_with(spec, {"orders": [0, 1]}))
+    [topic] = [e for e in result.asset_events if e.asset_key == dg.AssetKey(["kafka", "orders"])]
+    md = {k: v.value for k, v in topic.metadata.items()}
+    assert md == {"partitions_observed": 2, "high_watermark_total": 9, "records_in_log": 8,
+                  "watermarks": {"0": {"low": 1, "high": 6}, "1": {"low": 0, "high": 3}}}
+
+
 # The Iceberg table
 
 
@@ -322,9 +367,9 @@ class FakeTableSync:
 
 
 def table_tick(spec: ConnectorSpec, broker: FakeBroker, instance: dg.DagsterInstance, table_sync: FakeTableSync):
-    sensor = build_export_sensor(spec, build_jobs(spec), planner=broker.plan, clock_ms=lambda: NOW_MS,
+    sensor = build_export_sensor(spec, build_jobs(spec), CONNECTIONS, planner=broker.plan, clock_ms=lambda: NOW_MS,
                                  table_sync=table_sync)
-    return sensor(dg.build_sensor_context(instance=instance, resources=RESOURCES))
+    return sensor(dg.build_sensor_context(instance=instance))
 
 
 ICEBERG = {"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
@@ -355,7 +400,7 @@ def test_a_table_that_cannot_be_synced_does_not_stop_the_tick():
     instance = instance_with(spec, {"orders": [0]})
     sync = FakeTableSync(error=TableSyncError("Iceberg table default.kafka.orders: catalog unreachable"))
     result = table_tick(spec, FakeBroker(plans={("orders", 0): waiting(0)}), instance, sync)
-    assert sync.calls and [e.partition for e in result.asset_events] == ["orders/0"]
+    assert sync.calls and [e.partition for e in export_events(result)] == ["orders/0"]
 
 
 def test_without_an_iceberg_table_the_sensor_never_syncs():

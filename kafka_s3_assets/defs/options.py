@@ -1,0 +1,39 @@
+"""What a component sets on the definitions it builds, besides the connector and its connections: the
+export assets' attributes (as other integrations take them) and the sensors' defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import dagster as dg
+
+DEFAULT_KEY_PREFIX = ("kafka_s3",)
+LAG_OBSERVATION_INTERVAL_MINUTES = 60
+
+
+@dataclass(frozen=True)
+class AssetAttributes:
+    """Export asset keys are ``<key_prefix…>/<connector>/<topic>``; ``group_name`` None: the connector's
+    name (made a valid group name)."""
+
+    key_prefix: tuple[str, ...] = DEFAULT_KEY_PREFIX
+    group_name: str | None = None
+    owners: tuple[str, ...] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
+    automation_condition: dg.AutomationCondition | None = None
+
+    def asset_key(self, connector: str, topic: str) -> dg.AssetKey:
+        return dg.AssetKey([*self.key_prefix, connector, topic])
+
+
+@dataclass(frozen=True)
+class SensorSettings:
+    """Defaults of the two sensors of each connector, and how often the export sensor records an
+    unchanged topic-partition's lag (a changed one is recorded at the next tick)."""
+
+    discovery_running: bool = True
+    discovery_interval_s: int = 60
+    export_running: bool = False
+    export_interval_s: int = 30
+    lag_observation_interval_minutes: float = LAG_OBSERVATION_INTERVAL_MINUTES
