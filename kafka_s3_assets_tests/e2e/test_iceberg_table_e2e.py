@@ -56,7 +56,7 @@ def test_a_materialization_names_the_table_its_snapshot_and_checks_the_registere
     checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
     assert checks[COMPLETENESS_CHECK].passed and checks[TABLE_CHECK].passed
     assert "up to offset 5" in checks[TABLE_CHECK].description
-    assert asset.specs_by_key[mat.asset_key].metadata["dagster/table_name"] == f"default.kafka.{topic}"
+    assert asset.specs_by_key[mat.asset_key].metadata["dagster/table_name"].value == f"default.kafka.{topic}"
 
 
 def test_table_sync_registers_what_a_killed_run_left_then_has_nothing_new(kafka, bucket, tmp_path):
