@@ -18,11 +18,9 @@ from ..export.kafka_env import KAFKA_SETTING_FIELDS, env_variable
 from ..export.s3_settings import S3Deployment
 from ..export.settings import ExportSettings, resolve_kafka_settings, resolve_settings
 from ..sink.secrets import Secret
-from ..spark.job import spark_config
+from ..spark.config import SPARK_MASTER_ENV, SPARK_REMOTE_ENV, spark_config_from_env  # noqa: F401
 from .connectors import ConnectorSpec
 from .spark_resource import QuietPySparkResource
-
-SPARK_MASTER_ENV = "KAFKA_S3_ASSETS_SPARK_MASTER"
 
 
 class KafkaResource(dg.ConfigurableResource):
@@ -121,11 +119,12 @@ def kafka_resource_from_env(env=None) -> KafkaResource:
 
 
 def default_resources() -> dict:
-    """Resources for the local devstack and for deployments configured through the environment."""
-    master = os.environ.get(SPARK_MASTER_ENV)
+    """Resources for the local devstack and for deployments configured through the environment. Spark:
+    ``local[*]``, the master ``$KAFKA_S3_ASSETS_SPARK_MASTER`` names, or the Spark Connect server
+    ``$KAFKA_S3_ASSETS_SPARK_REMOTE`` names (both set: ``SparkTargetError`` naming both)."""
     return {
         "kafka": kafka_resource_from_env(),
         "schema_registry": SchemaRegistryResource(),
         "s3": S3Resource(),
-        "pyspark": QuietPySparkResource(spark_config=spark_config(master)),
+        "pyspark": QuietPySparkResource(spark_config=spark_config_from_env()),
     }

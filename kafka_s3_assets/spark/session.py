@@ -62,13 +62,16 @@ class _StderrFilter(threading.Thread):
 
 def spark_session(config: Mapping[str, str]):
     """``SparkSession.builder`` with ``config``, ``getOrCreate()``, its JVM launched with filtered stderr
-    (when this process launches it: not when it already runs, nor for Spark Connect)."""
+    (when this process launches it: not when it already runs). With ``spark.remote``, a Spark Connect
+    session instead (``connect_session``): no JVM in this process at all."""
+    if "spark.remote" in config:
+        return connect_session(config)
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     with SparkContext._lock:
         launched_elsewhere = "PYSPARK_GATEWAY_PORT" in os.environ
-        if SparkContext._gateway is None and not launched_elsewhere and "spark.remote" not in config:
+        if SparkContext._gateway is None and not launched_elsewhere:
             gateway = _launch_gateway(SparkConf().setAll(list(config.items())))
             # What SparkContext._ensure_initialized does with a gateway it launched itself.
             SparkContext._gateway = gateway
@@ -77,6 +80,33 @@ def spark_session(config: Mapping[str, str]):
     for key, value in config.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+# This process's Spark Connect sessions, by server URL.
+_CONNECT_SESSIONS: dict = {}
+_CONNECT_LOCK = threading.Lock()
+
+
+def connect_session(config: Mapping[str, str]):
+    """A Spark Connect session with the server at ``config["spark.remote"]``, the other settings applied
+    as session settings; one per server and process, made again once stopped.
+
+    Made with the Spark Connect client's own builder, not ``pyspark.sql.SparkSession.builder``: that one
+    refuses a Spark Connect session in a process that has a classic one, and switches every later
+    session of the process to Spark Connect (it sets ``SPARK_CONNECT_MODE_ENABLED``). Here both kinds
+    live side by side, each chosen by its own settings."""
+    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
+
+    url = config["spark.remote"]
+    with _CONNECT_LOCK:
+        session = _CONNECT_SESSIONS.get(url)
+        if session is None or session.is_stopped:
+            builder = ConnectSparkSession.builder.remote(url)
+            for key, value in config.items():
+                if key != "spark.remote":
+                    builder = builder.config(key, value)
+            session = _CONNECT_SESSIONS[url] = builder.create()
+        return session
 
 
 def _launch_gateway(conf):
