@@ -47,10 +47,9 @@ def exported(s3_client, bucket: str) -> tuple[dict[str, bytes], dict[str, dict]]
     objects = {key: s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
                for key in list_keys(s3_client, bucket, "topics/")}
     manifests = {}
-    for key in list_keys(s3_client, bucket, "_manifests/"):
-        if "/dir=" in key:
-            manifest = json.loads(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read())
-            manifests[key] = {k: v for k, v in manifest.items() if k not in MANIFEST_FIELDS_OF_THE_RUN}
+    for key in list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir="):  # not the pointers beside them
+        manifest = json.loads(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        manifests[key] = {k: v for k, v in manifest.items() if k not in MANIFEST_FIELDS_OF_THE_RUN}
     return objects, manifests
 
 
