@@ -7,6 +7,9 @@ that module) before any logging exists, so it can only be dropped from the JVM's
 stderr (and its Python workers') through a filter that forwards every other line, and ``SparkContext``
 then uses that gateway (``SparkContext._gateway``, as it does its own) instead of launching another. The filter also remembers the last lines, so that when the JVM exits before it
 starts (a bad master URL, a bad setting) our error says why instead of only "gateway exited".
+
+With ``spark.remote`` there is no JVM here at all: the session is a Spark Connect client of a server
+(``connect_session``).
 """
 
 from __future__ import annotations
