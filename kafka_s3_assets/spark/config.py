@@ -8,6 +8,7 @@ Light on purpose (no pyspark import): the Dagster resources and the devstack rea
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from pathlib import Path
 SPARK_MASTER_ENV = "KAFKA_S3_ASSETS_SPARK_MASTER"
 SPARK_REMOTE_ENV = "KAFKA_S3_ASSETS_SPARK_REMOTE"
 SPARK_CONNECT_SCHEME = "sc://"
+_TOKEN_PARAMETER = re.compile(r"(;token=)[^;]*", re.IGNORECASE)
 
 
 class SparkTargetError(ValueError):
@@ -76,7 +78,7 @@ def spark_config(master: str | None = None, extra: dict | None = None, *, remote
         master = master or extra.get("spark.master")
         if master:
             raise SparkTargetError(f"Both a Spark master (spark.master={master}) and a Spark Connect server "
-                                   f"(spark.remote={remote}) are given: a run uses one or the other")
+                                   f"(spark.remote={shown(remote)}) are given: a run uses one or the other")
         check_remote(remote, "spark.remote")
         return {"spark.remote": remote, **extra}
     config = dict(DEFAULT_SPARK_CONFIG)
@@ -100,7 +102,7 @@ def check_remote(remote: str, setting: str) -> None:
     naming ``setting``, rather than by the client's first request."""
     host = remote[len(SPARK_CONNECT_SCHEME):].split("/", 1)[0].split(":", 1)[0]
     if not remote.startswith(SPARK_CONNECT_SCHEME) or not host:
-        raise SparkTargetError(f"{setting}={remote} is not a Spark Connect URL: expected "
+        raise SparkTargetError(f"{setting}={shown(remote)} is not a Spark Connect URL: expected "
                                f"{SPARK_CONNECT_SCHEME}host:port (e.g. sc://spark-connect:15002)")
 
 
@@ -110,9 +112,14 @@ def spark_config_from_env(env=None) -> dict:
     env = os.environ if env is None else env
     master, remote = env.get(SPARK_MASTER_ENV) or None, env.get(SPARK_REMOTE_ENV) or None
     if master and remote:
-        raise SparkTargetError(f"{SPARK_MASTER_ENV}={master} and {SPARK_REMOTE_ENV}={remote} are both set: a run "
-                               f"uses either a Spark master (classic Spark, a driver in the run's process) or "
-                               f"a Spark Connect server; unset one of them")
+        raise SparkTargetError(f"{SPARK_MASTER_ENV}={master} and {SPARK_REMOTE_ENV}={shown(remote)} are both "
+                               f"set: a run uses either a Spark master (classic Spark, a driver in the run's "
+                               f"process) or a Spark Connect server; unset one of them")
     if remote:
         check_remote(remote, SPARK_REMOTE_ENV)
     return spark_config(master, remote=remote)
+
+
+def shown(remote: str) -> str:
+    """A Spark Connect URL as messages show it: its ``token`` parameter hidden."""
+    return _TOKEN_PARAMETER.sub(r"\1***", remote)

@@ -116,3 +116,14 @@ def test_the_cli_export_refuses_both_before_any_run(monkeypatch, tmp_path, capsy
     err = capsys.readouterr().err
     assert err.startswith("error: KAFKA_S3_ASSETS_SPARK_MASTER=spark://m:7077 and "
                           "KAFKA_S3_ASSETS_SPARK_REMOTE=sc://spark-connect:15002 are both set")
+
+
+def test_a_token_in_a_spark_connect_url_never_shows_in_an_error():
+    with pytest.raises(SparkTargetError) as error:
+        spark_config_from_env({"KAFKA_S3_ASSETS_SPARK_MASTER": "local[2]",
+                               "KAFKA_S3_ASSETS_SPARK_REMOTE": "sc://dbc.example:443/;token=dapi-secret;use_ssl=true"})
+    assert "dapi-secret" not in str(error.value)
+    assert "KAFKA_S3_ASSETS_SPARK_REMOTE=sc://dbc.example:443/;token=***;use_ssl=true" in str(error.value)
+    with pytest.raises(SparkTargetError) as error:
+        spark_config(remote="https://dbc.example/;token=dapi-secret")
+    assert "dapi-secret" not in str(error.value)
