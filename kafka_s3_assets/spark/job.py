@@ -98,17 +98,20 @@ class TaggedExports:
             self._finished.set()
 
     def cancel(self) -> None:
+        """Stop the job; returns at once. The interrupts go from a thread of their own: the run being
+        terminated must not wait for them (a Spark Connect client retries a server that does not answer)."""
         self._cancelled.set()
-        interrupt(self._spark, self.tag)
-        # run() may be between its check and the job's submission, which an interrupt cannot reach yet:
-        # interrupt again until run() returns.
         threading.Thread(target=self._interrupt_until_finished, daemon=True, name="export job cancel").start()
 
     def _interrupt_until_finished(self) -> None:
-        while not self._finished.wait(self.INTERRUPT_INTERVAL_S):
+        # run() may be between its check and the job's submission, which an interrupt cannot reach yet:
+        # interrupt again until run() returns.
+        while True:
             try:
                 interrupt(self._spark, self.tag)
             except Exception:  # the session is gone, and its jobs with it
+                return
+            if self._finished.wait(self.INTERRUPT_INTERVAL_S):
                 return
 
 

@@ -4,6 +4,7 @@ the objects are those of classic local Spark."""
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -75,3 +76,20 @@ def test_without_a_spark_connect_server_the_same_process_could_not_have_started_
     assert result.returncode == 1, result.stdout
     assert f"error: export of {topic}/0 failed" in result.stderr
     assert "Spark did not start" in result.stderr or "Java gateway process exited" in result.stderr
+
+
+def test_a_spark_connect_server_that_does_not_answer_fails_the_run_naming_it(kafka, bucket, workdir):
+    topic = kafka.create_topic()
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(3)])
+    config = workdir / "connector.json"
+    config.write_text(json.dumps(connector_config(topic, bucket)))
+    with socket.socket() as unused:  # a loopback port nothing listens on
+        unused.bind(("127.0.0.1", 0))
+        nowhere = f"sc://127.0.0.1:{unused.getsockname()[1]}"
+
+    result = run_cli_process(workdir, "export", "--config", str(config), env_extra={SPARK_REMOTE_ENV: nowhere})
+
+    assert result.returncode == 1, result.stdout
+    [error] = [line for line in result.stderr.splitlines() if line.startswith(f"error: export of {topic}/0 failed")]
+    assert f"The Spark Connect server {nowhere} accepted no connection" in error
+    assert SPARK_REMOTE_ENV in error

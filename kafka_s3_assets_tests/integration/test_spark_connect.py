@@ -197,3 +197,10 @@ def test_cancel_stops_the_running_export_and_its_task(session, s3_client, bucket
         hole.close()
     # The session is fine: the next job runs.
     assert run_in_tasks(session, ["after"], str.upper) == ["AFTER"]
+
+
+def test_a_spark_connect_session_retries_a_silent_server_for_about_a_minute_not_ten(spark_connect):
+    from kafka_s3_assets.spark.session import CONNECT_MAX_RETRIES
+
+    [policy] = spark_connect.client.get_retry_policies()
+    assert policy.max_retries == CONNECT_MAX_RETRIES == 6
