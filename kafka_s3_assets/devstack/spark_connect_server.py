@@ -16,17 +16,15 @@ and connector settings travel with its tasks; credentials from a process's chain
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
-import kafka_s3_assets
 from kafka_s3_assets.devstack import s3_servers
 from kafka_s3_assets.devstack.errors import DevstackError
 from kafka_s3_assets.devstack.ports import LOOPBACK
-from kafka_s3_assets.devstack.server_spec import MAIN_PORT, ServerSpec, child_environment
+from kafka_s3_assets.devstack.server_spec import MAIN_PORT, ServerSpec, child_environment, package_python_path
 from kafka_s3_assets.spark.config import LOCAL_DRIVER_CONFIG, SPARK_CONNECT_SCHEME, SPARK_CONNECT_SERVER_CONFIG
 
 PORT_ROLES = (MAIN_PORT,)
@@ -83,14 +81,12 @@ def launch_command(home: Path, config: dict[str, str], env: dict[str, str]) -> t
 def spark_connect_spec(*, ports: dict[str, int]) -> ServerSpec:
     port = ports[MAIN_PORT]
     home = spark_home()
-    package_root = str(Path(kafka_s3_assets.__file__).resolve().parent.parent)
-    python_path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
     env = child_environment({
         "SPARK_HOME": str(home),
         "SPARK_SCALA_VERSION": "2.13",  # what load-spark-env.sh sets for the launcher
         "SPARK_LOCAL_IP": LOOPBACK,
         "PYSPARK_PYTHON": sys.executable,
-        "PYTHONPATH": python_path,
+        "PYTHONPATH": package_python_path(),
         "AWS_ACCESS_KEY_ID": s3_servers.ACCESS_KEY_ID,
         "AWS_SECRET_ACCESS_KEY": s3_servers.SECRET_ACCESS_KEY,
         "AWS_REGION": s3_servers.REGION,

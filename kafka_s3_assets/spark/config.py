@@ -55,15 +55,13 @@ LOCAL_DRIVER_CONFIG = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.ho
 # docs/spark.md says why for a server of your own). A client cannot set these: they are the server's
 # driver settings, fixed when it starts.
 SPARK_CONNECT_SERVER_CONFIG = {
-    # As for a classic driver: a task failure is already reported in its result, never retried.
-    "spark.task.maxFailures": "1",
-    "spark.python.worker.reuse": "true",
+    # As for a classic driver (a task failure is already reported in its result, never retried, ...).
+    **{key: DEFAULT_SPARK_CONFIG[key] for key in ("spark.task.maxFailures", "spark.python.worker.reuse",
+                                                  "spark.ui.enabled", "spark.sql.session.timeZone")},
     # Spark keeps one Python worker daemon per Spark Connect session for as long as the server runs
     # (~45 MB each; a session is one export run). Without the daemon, each session's idle Python
     # workers are stopped after a minute like any idle worker, and nothing is left behind per run.
     "spark.python.use.daemon": "false",
-    "spark.ui.enabled": "false",
-    "spark.sql.session.timeZone": "UTC",
 }
 
 

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..export.partition_export import PartitionExportRequest, PartitionExportResult, export_partition
 from ..export.topic_export import ExportJob
-from .config import DEFAULT_SPARK_CONFIG, LOCAL_DRIVER_CONFIG, spark_config  # noqa: F401  (the documented import)
+from .config import spark_config  # noqa: F401  (kafka_s3_assets.spark.job.spark_config: the README's import)
 from .job_tags import interrupt, tagged
 
 T = TypeVar("T")
