@@ -3,20 +3,19 @@ is a Spark Connect session with the devstack's server, the run starts no Spark d
 the objects are those of classic local Spark."""
 
 import json
-import os
 import socket
 import subprocess
-import sys
 
 import pytest
 
 from kafka_s3_assets.export.partition_export import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.spark.config import SPARK_MASTER_ENV, SPARK_REMOTE_ENV
+from kafka_s3_assets.spark.config import SPARK_REMOTE_ENV
 from kafka_s3_assets.spark.job import run_exports
 
 from ..conftest import connector_config, list_keys
 from .console import SPARK_START_UP_NOISE
+from .test_cli import run_cli_process as run_cli_in_a_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
               pytest.mark.dagster]
@@ -27,10 +26,7 @@ PARTITIONS = 2
 def run_cli_process(workdir, *args, env_extra: dict) -> subprocess.CompletedProcess:
     """The command in a process of its own, as a user runs it. No Java for it: a Spark driver of its own
     could not start (``JAVA_HOME`` names a directory without one, and Spark's launcher then uses it)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", SPARK_MASTER_ENV, SPARK_REMOTE_ENV)}
-    env["JAVA_HOME"] = str(workdir / "no-java-here")
-    return subprocess.run([sys.executable, "-m", "kafka_s3_assets.cli", *args], cwd=workdir, text=True,
-                          capture_output=True, env={**env, **env_extra}, timeout=600)
+    return run_cli_in_a_process(workdir, *args, env_extra={"JAVA_HOME": str(workdir / "no-java-here"), **env_extra})
 
 
 def objects(s3_client, bucket: str) -> dict[str, bytes]:
