@@ -19,6 +19,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     from .defs.materialize import cli_instance, materialize_partitions, resolve_partitions
     from .defs.progress_display import console_progress
+    from .defs.connections import Connections
     from .export.kafka_env import kafka_env_settings
     from .export.settings import resolve_settings
     from .sink.secrets import scrub
@@ -26,13 +27,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
     connector = load_connector(args.config, args.worker_config)
     settings = resolve_settings(connector.raw, kafka_client_settings=kafka_env_settings())
     try:
+        connections = Connections()  # where Spark runs: a bad choice fails here, before any run
         keys = resolve_partitions(connector, settings, args.partition or [])
     except (ValueError, ExternalSystemError) as exc:
         print(f"error: {scrub(str(exc), settings.secrets())}", file=sys.stderr)
         return 2
     # Progress goes to stderr (stdout carries the results): a live display on a terminal, else plain lines.
     with console_progress(Console(file=sys.stderr)):
-        outcomes = materialize_partitions(connector, settings, keys, cli_instance(),
+        outcomes = materialize_partitions(connector, settings, keys, cli_instance(), connections=connections,
                                           log_level="DEBUG" if args.verbose else "WARNING")
     if args.json:
         print(json.dumps({"connector": connector.name, "partitions": [o.to_json() for o in outcomes]}, indent=2))

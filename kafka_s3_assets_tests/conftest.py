@@ -21,9 +21,14 @@ DEMO_SCHEMA = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":
 
 
 @pytest.fixture(scope="session")
-def devstack(tmp_path_factory) -> DevstackEndpoints:
-    state_dir = tmp_path_factory.mktemp("devstack")
-    with running_devstack(state_dir) as endpoints:
+def devstack_dir(tmp_path_factory):
+    """The state directory of the suite's devstack."""
+    return tmp_path_factory.mktemp("devstack")
+
+
+@pytest.fixture(scope="session")
+def devstack(devstack_dir) -> DevstackEndpoints:
+    with running_devstack(devstack_dir) as endpoints:
         saved = {k: os.environ.get(k) for k in endpoints.env()}
         os.environ.update(endpoints.env())
         try:
@@ -49,6 +54,29 @@ def spark(devstack):
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_remote(devstack, devstack_dir) -> str:
+    """The URL (``sc://127.0.0.1:port``) of a Spark Connect server added to the suite's devstack, as
+    ``kafka-s3-assets devstack up --spark-connect`` adds one: started by the first test that needs it,
+    stopped with the devstack. Not put in the environment: the other tests run classic Spark."""
+    from kafka_s3_assets.devstack.stack import up
+
+    remote = up(devstack_dir, spark_connect=True).spark_remote
+    assert remote is not None
+    return remote
+
+
+@pytest.fixture(scope="session")
+def spark_connect(spark_remote):
+    """A Spark Connect session with that server (no JVM in this process), made as an export's is."""
+    from kafka_s3_assets.spark.config import spark_config
+    from kafka_s3_assets.spark.session import spark_session
+
+    session = spark_session(spark_config(remote=spark_remote))
     yield session
     session.stop()
 

@@ -92,8 +92,12 @@ class SchemaRegistryAttributes(dg.Resolvable, dg.Model):
 class SparkAttributes(dg.Resolvable, dg.Model):
     """Where the export's Spark job runs."""
 
-    master: Annotated[Optional[str], _doc("spark.master (spark://host:7077, k8s://…, yarn); else "
-                                                    "$KAFKA_S3_ASSETS_SPARK_MASTER, else local[*].")] = None
+    master: Annotated[Optional[str], _doc("spark.master (spark://host:7077, k8s://…, yarn): a Spark driver "
+                                          "in each run's process. Else $KAFKA_S3_ASSETS_SPARK_MASTER, else "
+                                          "local[*].")] = None
+    remote: Annotated[Optional[str], _doc("A Spark Connect server (sc://host:15002) that runs the job in its "
+                                          "long-lived driver: runs pay no Spark start. Else "
+                                          "$KAFKA_S3_ASSETS_SPARK_REMOTE. Not with master.")] = None
     config: Annotated[dict[str, str], _doc("Other Spark settings "
                                                                      "(spark.executor.memory, …).")] = Field(default_factory=dict)
 
@@ -226,7 +230,7 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
             kafka=KafkaResource(**self.kafka.model_dump(exclude_none=True)),
             s3=S3Resource(**self.s3.model_dump(exclude_none=True)),
             schema_registry=SchemaRegistryResource(**self.schema_registry.model_dump(exclude_none=True)),
-            spark=spark_from_environment(self.spark.config, self.spark.master))
+            spark=spark_from_environment(self.spark.config, self.spark.master, self.spark.remote))
 
     def asset_attributes(self) -> AssetAttributes:
         return AssetAttributes(key_prefix=tuple(self.key_prefix), group_name=self.group_name,

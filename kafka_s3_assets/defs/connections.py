@@ -21,9 +21,9 @@ from dagster_aws.s3 import S3Resource
 from ..clients.kafka import KafkaSettings
 from ..export.kafka_env import KAFKA_SETTING_FIELDS, env_variable
 from ..export.settings import ExportSettings
-from ..spark.job import spark_config
+from ..spark.config import spark_config, spark_config_from_env
 from .connectors import ConnectorSpec
-from .resources import SPARK_MASTER_ENV, KafkaResource, SchemaRegistryResource, export_settings, kafka_settings
+from .resources import KafkaResource, SchemaRegistryResource, export_settings, kafka_settings
 from .spark_resource import QuietPySparkResource
 
 
@@ -34,9 +34,14 @@ def kafka_with_env_defaults(kafka: KafkaResource, env=None) -> KafkaResource:
     return KafkaResource(**{**from_env, **kafka.model_dump(exclude_none=True)})
 
 
-def spark_from_environment(extra: dict[str, str] | None = None, master: str | None = None) -> QuietPySparkResource:
-    """A lazily started Spark session on ``master``, else ``$KAFKA_S3_ASSETS_SPARK_MASTER``, else ``local[*]``."""
-    return QuietPySparkResource(spark_config=spark_config(master or os.environ.get(SPARK_MASTER_ENV), extra))
+def spark_from_environment(extra: dict[str, str] | None = None, master: str | None = None,
+                           remote: str | None = None) -> QuietPySparkResource:
+    """A lazily started Spark session: on ``master``, or on the Spark Connect server ``remote`` (both given:
+    ``SparkTargetError`` naming both); with neither, where ``$KAFKA_S3_ASSETS_SPARK_MASTER`` or
+    ``$KAFKA_S3_ASSETS_SPARK_REMOTE`` says, else ``local[*]``."""
+    if master or remote or "spark.remote" in (extra or {}) or "spark.master" in (extra or {}):
+        return QuietPySparkResource(spark_config=spark_config(master, extra, remote=remote))
+    return QuietPySparkResource(spark_config={**spark_config_from_env(), **(extra or {})})
 
 
 @dataclass(frozen=True)

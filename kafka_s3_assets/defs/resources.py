@@ -20,8 +20,6 @@ from ..export.settings import ExportSettings, resolve_kafka_settings, resolve_se
 from ..sink.secrets import Secret
 from .connectors import ConnectorSpec
 
-SPARK_MASTER_ENV = "KAFKA_S3_ASSETS_SPARK_MASTER"
-
 
 class KafkaResource(dg.ConfigurableResource):
     """The Kafka cluster to export from. Each field set here (a component's ``kafka`` attribute)

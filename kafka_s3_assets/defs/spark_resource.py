@@ -1,5 +1,6 @@
 """The ``pyspark`` resource: dagster_pyspark's lazily created session, started so that the console shows
-our lines and Spark's errors without Spark's start-up noise (see ``spark.session``)."""
+our lines and Spark's errors without Spark's start-up noise, or a Spark Connect session when its
+settings have ``spark.remote`` (see ``spark.session``)."""
 
 from __future__ import annotations
 

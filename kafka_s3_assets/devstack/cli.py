@@ -3,6 +3,7 @@
 Typical use::
 
     kafka-s3-assets devstack up            # prints KEY=VALUE lines, writes .devstack/env
+    kafka-s3-assets devstack up --spark-connect   # also a Spark Connect server for export runs
     set -a; . .devstack/env; set +a        # point clients at the stack
     kafka-s3-assets devstack status
     kafka-s3-assets devstack down
@@ -27,9 +28,9 @@ def add_devstack_parser(subparsers) -> None:
     """Register ``devstack up|down|status|env`` on an argparse subparsers object."""
     parser = subparsers.add_parser(
         "devstack",
-        help="start/stop the local Kafka (Tansu), S3 and schema registry",
-        description="Run a local Kafka broker (Tansu), S3 server and schema registry on "
-        "loopback ports, recorded in a state directory.",
+        help="start/stop the local Kafka (Tansu), S3 and schema registry (and Spark Connect)",
+        description="Run a local Kafka broker (Tansu), S3 server and schema registry (and, on "
+        "request, a Spark Connect server) on loopback ports, recorded in a state directory.",
     )
     _add_dir_option(parser, default=None)
     commands = parser.add_subparsers(dest="devstack_command", metavar="COMMAND", required=True)
@@ -46,6 +47,12 @@ def add_devstack_parser(subparsers) -> None:
         "--persistent-kafka",
         action="store_true",
         help="keep Kafka's data in a bucket of the stack's S3 server instead of memory",
+    )
+    up.add_argument(
+        "--spark-connect",
+        action="store_true",
+        help="also start a Spark Connect server (a long-lived Spark driver, from the pyspark wheel) "
+        "and point export runs at it (KAFKA_S3_ASSETS_SPARK_REMOTE in the env lines)",
     )
     up.set_defaults(func=_up)
 
@@ -81,7 +88,10 @@ def _up(args: argparse.Namespace) -> int:
     directory = state_dir(args)
     try:
         report = stack.bring_up(
-            directory, s3_backend=args.s3, persistent_kafka=args.persistent_kafka
+            directory,
+            s3_backend=args.s3,
+            persistent_kafka=args.persistent_kafka,
+            spark_connect=args.spark_connect,
         )
     except DevstackExtraMissing as exc:  # nothing was started
         print(f"devstack up failed: {exc}", file=sys.stderr)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import urllib.request
 from pathlib import Path
 
-import kafka_s3_assets
 from kafka_s3_assets.devstack.ports import LOOPBACK
-from kafka_s3_assets.devstack.server_spec import MAIN_PORT, ServerSpec, child_environment
+from kafka_s3_assets.devstack.server_spec import MAIN_PORT, ServerSpec, child_environment, package_python_path
 
 PORT_ROLES = (MAIN_PORT,)
 MODULE = "kafka_s3_assets.devstack.registry_server"
@@ -33,15 +31,12 @@ def registry_spec(*, ports: dict[str, int], data_dir: Path) -> ServerSpec:
         "--data-dir",
         str(data_dir),
     )
-    # Make the package importable even when it is not installed in the interpreter.
-    package_root = str(Path(kafka_s3_assets.__file__).resolve().parent.parent)
-    python_path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
     return ServerSpec(
         name="schema-registry",
         implementation="kafka-s3-assets registry",
         argv=argv,
         ports=dict(ports),
-        env=child_environment({"PYTHONPATH": python_path, "PYTHONUNBUFFERED": "1"}),
+        env=child_environment({"PYTHONPATH": package_python_path(), "PYTHONUNBUFFERED": "1"}),
         probe=lambda: probe_registry(registry_url(port)),
         ready_timeout_seconds=30.0,
         stop_grace_seconds=5.0,

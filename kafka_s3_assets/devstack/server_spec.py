@@ -52,6 +52,14 @@ class ServerSpec:
         return self.ports[MAIN_PORT]
 
 
+def package_python_path() -> str:
+    """A PYTHONPATH that makes this package importable even when it is not installed in the interpreter."""
+    import kafka_s3_assets
+
+    package_root = str(Path(kafka_s3_assets.__file__).resolve().parent.parent)
+    return os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+
+
 def child_environment(overrides: dict[str, str] | None = None) -> dict[str, str]:
     """The caller's environment, minus variables that would reconfigure a server, plus overrides."""
     env = {

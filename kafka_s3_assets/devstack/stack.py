@@ -1,10 +1,12 @@
-"""Start, inspect and stop the local stack: Kafka (Tansu), S3 (moto or SeaweedFS), registry.
+"""Start, inspect and stop the local stack: Kafka (Tansu), S3 (moto or SeaweedFS), registry, and on
+request a Spark Connect server.
 
 ``up(state_dir)`` starts each server as a detached process on free loopback ports, waits
 until each really answers, and records everything in ``state_dir`` (see :mod:`state`), so
 later commands (``status``, ``env``, ``down``) and other processes find the same stack.
 It is idempotent: servers that still run are left alone, servers that died are restarted
-(on their old ports when those are still free).
+(on their old ports when those are still free). A Spark Connect server, once asked for
+(``spark_connect=True``), is part of the stack until ``down``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_s3_assets.devstack import processes, registry_process, s3_servers, tansu
+from kafka_s3_assets.devstack import processes, registry_process, s3_servers, spark_connect_server, tansu
 from kafka_s3_assets.devstack.errors import DevstackError, ServerStartError
 from kafka_s3_assets.devstack.extra import require_devstack_extra
 from kafka_s3_assets.devstack.ports import (
@@ -38,15 +40,18 @@ from kafka_s3_assets.devstack.state import (
     save_state,
     write_env_file,
 )
+from kafka_s3_assets.spark.config import SPARK_REMOTE_ENV
 
 log = logging.getLogger(__name__)
 
 KAFKA = "kafka"
 S3 = "s3"
 REGISTRY = "schema-registry"
-# Kafka starts last: with persistent storage it needs the S3 server and its bucket.
+SPARK_CONNECT = "spark-connect"
+# Kafka starts after S3: with persistent storage it needs the S3 server and its bucket. The Spark Connect
+# server, when asked for, starts last (it takes longest) and stops first.
 START_ORDER = (S3, REGISTRY, KAFKA)
-STOP_ORDER = (KAFKA, REGISTRY, S3)
+STOP_ORDER = (SPARK_CONNECT, KAFKA, REGISTRY, S3)
 KAFKA_STORAGE_BUCKET = "devstack-kafka"
 _START_ATTEMPTS = 3  # a port found free can be taken before the server binds it
 _PORT_RELEASE_SECONDS = 5.0
@@ -62,10 +67,11 @@ class DevstackEndpoints:
     aws_access_key_id: str
     aws_secret_access_key: str
     aws_region: str
+    spark_remote: str | None = None  # sc://host:port of the stack's Spark Connect server, when it has one
 
     def env(self) -> dict[str, str]:
         """Environment variables that point clients (boto3, our CLI) at the stack."""
-        return {
+        env = {
             "KAFKA_BOOTSTRAP_SERVERS": self.kafka_bootstrap_servers,
             "AWS_ENDPOINT_URL_S3": self.s3_endpoint_url,
             "SCHEMA_REGISTRY_URL": self.schema_registry_url,
@@ -74,6 +80,9 @@ class DevstackEndpoints:
             "AWS_REGION": self.aws_region,
             "AWS_DEFAULT_REGION": self.aws_region,
         }
+        if self.spark_remote is not None:
+            env[SPARK_REMOTE_ENV] = self.spark_remote  # export runs send their Spark job there
+        return env
 
     def env_lines(self) -> list[str]:
         """``KEY=VALUE`` lines, shell-quoted, for ``set -a; . .devstack/env; set +a``."""
@@ -100,23 +109,37 @@ class UpReport:
 
 
 def up(
-    state_dir: Path, *, s3_backend: str = "moto", persistent_kafka: bool = False
+    state_dir: Path,
+    *,
+    s3_backend: str = "moto",
+    persistent_kafka: bool = False,
+    spark_connect: bool = False,
 ) -> DevstackEndpoints:
     """Make sure the stack recorded in ``state_dir`` runs; start what is missing.
 
     Returns the endpoints (unchanged when everything was already running). Restarts are
     logged as warnings; :func:`bring_up` returns them instead.
     """
-    report = bring_up(state_dir, s3_backend=s3_backend, persistent_kafka=persistent_kafka)
+    report = bring_up(
+        state_dir,
+        s3_backend=s3_backend,
+        persistent_kafka=persistent_kafka,
+        spark_connect=spark_connect,
+    )
     for note in report.notes:
         log.warning("devstack: %s", note)
     return report.endpoints
 
 
 def bring_up(
-    state_dir: Path, *, s3_backend: str = "moto", persistent_kafka: bool = False
+    state_dir: Path,
+    *,
+    s3_backend: str = "moto",
+    persistent_kafka: bool = False,
+    spark_connect: bool = False,
 ) -> UpReport:
-    """:func:`up`, returning a report of what was started, kept and restarted."""
+    """:func:`up`, returning a report of what was started, kept and restarted. ``spark_connect``
+    adds a Spark Connect server to the stack (kept by later calls without it, until ``down``)."""
     if s3_backend not in s3_servers.BACKENDS:
         raise DevstackError(
             f"unknown S3 backend {s3_backend!r}; choose one of {', '.join(s3_servers.BACKENDS)}"
@@ -127,9 +150,11 @@ def bring_up(
         previous = _load(layout)
         previous_servers = previous.servers if previous else {}
         inspections = {name: processes.inspect(s.process) for name, s in previous_servers.items()}
+        spark_connect = spark_connect or (previous is not None and previous.spark_connect)
+        order = _start_order(spark_connect)
         running = [
             name
-            for name in START_ORDER
+            for name in order
             if name in inspections and inspections[name].state is processes.ProcessState.RUNNING
         ]
         settings_changed = previous is not None and (
@@ -144,15 +169,17 @@ def bring_up(
         state = StackState(
             s3_backend=s3_backend,
             persistent_kafka=persistent_kafka,
+            spark_connect=spark_connect,
             servers={name: previous_servers[name] for name in running},
         )
         notes: list[str] = []
-        to_start = [name for name in START_ORDER if name not in running]
+        to_start = [name for name in order if name not in running]
         if persistent_kafka and S3 in to_start and KAFKA in running:
             # The broker keeps its data behind the S3 endpoint it was started with.
             _stop(state.servers.pop(KAFKA))
             running.remove(KAFKA)
-            to_start.append(KAFKA)
+            to_start.insert(to_start.index(SPARK_CONNECT) if SPARK_CONNECT in to_start else len(to_start),
+                            KAFKA)
             notes.append("kafka was restarted because the S3 server that stores its data restarted")
 
         for name in to_start:
@@ -202,7 +229,7 @@ def status(state_dir: Path) -> dict[str, ServerStatus]:
     if state is None:
         return {}
     result = {}
-    for name in START_ORDER:
+    for name in _start_order(state.spark_connect):
         server = state.servers.get(name)
         if server is None:
             result[name] = ServerStatus(
@@ -258,7 +285,12 @@ def _load(layout: StackLayout) -> StackState | None:
         ) from exc
 
 
+def _start_order(spark_connect: bool) -> tuple[str, ...]:
+    return START_ORDER + ((SPARK_CONNECT,) if spark_connect else ())
+
+
 def _endpoints(state: StackState) -> DevstackEndpoints:
+    spark = state.servers.get(SPARK_CONNECT)
     return DevstackEndpoints(
         kafka_bootstrap_servers=f"{LOOPBACK}:{state.servers[KAFKA].ports[MAIN_PORT]}",
         s3_endpoint_url=s3_servers.endpoint_url(state.servers[S3].ports[MAIN_PORT]),
@@ -266,12 +298,15 @@ def _endpoints(state: StackState) -> DevstackEndpoints:
         aws_access_key_id=s3_servers.ACCESS_KEY_ID,
         aws_secret_access_key=s3_servers.SECRET_ACCESS_KEY,
         aws_region=s3_servers.REGION,
+        spark_remote=spark_connect_server.remote_url(spark.ports[MAIN_PORT]) if spark else None,
     )
 
 
 def _port_roles(name: str, state: StackState) -> tuple[str, ...]:
     if name == S3:
         return s3_servers.port_roles(state.s3_backend)
+    if name == SPARK_CONNECT:
+        return spark_connect_server.PORT_ROLES
     return tansu.PORT_ROLES if name == KAFKA else registry_process.PORT_ROLES
 
 
@@ -300,6 +335,8 @@ def _spec(name: str, ports: dict[str, int], layout: StackLayout, state: StackSta
         return s3_servers.moto_spec(ports=ports)
     if name == REGISTRY:
         return registry_process.registry_spec(ports=ports, data_dir=layout.data_dir(REGISTRY))
+    if name == SPARK_CONNECT:
+        return spark_connect_server.spark_connect_spec(ports=ports)
     storage = None
     if state.persistent_kafka:
         s3_endpoint = s3_servers.endpoint_url(state.servers[S3].ports[MAIN_PORT])

@@ -100,6 +100,7 @@ class ServerRecord:
 class StackState:
     s3_backend: str
     persistent_kafka: bool
+    spark_connect: bool = False  # a Spark Connect server is part of the stack
     servers: dict[str, ServerRecord] = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -107,6 +108,7 @@ class StackState:
             "format": STATE_FORMAT,
             "s3_backend": self.s3_backend,
             "persistent_kafka": self.persistent_kafka,
+            "spark_connect": self.spark_connect,
             "servers": {name: server.to_json() for name, server in self.servers.items()},
         }
 
@@ -117,6 +119,7 @@ class StackState:
         return cls(
             s3_backend=data["s3_backend"],
             persistent_kafka=bool(data["persistent_kafka"]),
+            spark_connect=bool(data.get("spark_connect", False)),  # absent in states of earlier versions
             servers={name: ServerRecord.from_json(s) for name, s in data["servers"].items()},
         )
 

@@ -7,6 +7,9 @@ that module) before any logging exists, so it can only be dropped from the JVM's
 stderr (and its Python workers') through a filter that forwards every other line, and ``SparkContext``
 then uses that gateway (``SparkContext._gateway``, as it does its own) instead of launching another. The filter also remembers the last lines, so that when the JVM exits before it
 starts (a bad master URL, a bad setting) our error says why instead of only "gateway exited".
+
+With ``spark.remote`` there is no JVM here at all: the session is a Spark Connect client of a server
+(``connect_session``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ import collections
 import os
 import re
 import threading
+import warnings
 from typing import Mapping
+
+from .config import SPARK_REMOTE_ENV, shown
 
 # Lines of the JVM's stderr that are never forwarded.
 JVM_NOISE = (re.compile(rb"^WARNING: Using incubator modules: "),)
@@ -62,13 +68,16 @@ class _StderrFilter(threading.Thread):
 
 def spark_session(config: Mapping[str, str]):
     """``SparkSession.builder`` with ``config``, ``getOrCreate()``, its JVM launched with filtered stderr
-    (when this process launches it: not when it already runs, nor for Spark Connect)."""
+    (when this process launches it: not when it already runs). With ``spark.remote``, a Spark Connect
+    session instead (``connect_session``): no JVM in this process at all."""
+    if "spark.remote" in config:
+        return connect_session(config)
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     with SparkContext._lock:
         launched_elsewhere = "PYSPARK_GATEWAY_PORT" in os.environ
-        if SparkContext._gateway is None and not launched_elsewhere and "spark.remote" not in config:
+        if SparkContext._gateway is None and not launched_elsewhere:
             gateway = _launch_gateway(SparkConf().setAll(list(config.items())))
             # What SparkContext._ensure_initialized does with a gateway it launched itself.
             SparkContext._gateway = gateway
@@ -77,6 +86,69 @@ def spark_session(config: Mapping[str, str]):
     for key, value in config.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+# This process's Spark Connect sessions, by server URL.
+_CONNECT_SESSIONS: dict = {}
+_CONNECT_LOCK = threading.Lock()
+# How often a Spark Connect request is retried while the server does not answer (or asks to retry):
+# the client's default, 15, waits up to ~10 minutes, to ride out a server restart. 6 retries wait ~70 s
+# (0.05, 0.2, 0.8, 3.2, 12.8, 51.2 s): enough for a restart of a server that starts in seconds, and a
+# run against a server that is down fails within a minute or two instead of holding its slot of the
+# Spark pool for ten.
+CONNECT_MAX_RETRIES = 6
+# A server that accepts no connection within this long is reported at once, before a session exists: its
+# client's requests would be retried, and so would the requests that release the session at exit.
+CONNECT_TIMEOUT_S = 15
+
+
+class SparkConnectUnreachable(RuntimeError):
+    """The Spark Connect server does not accept connections; the message names its URL."""
+
+
+def connect_session(config: Mapping[str, str]):
+    """A Spark Connect session with the server at ``config["spark.remote"]``, the other settings applied
+    as session settings; one per server and process, made again once stopped.
+
+    Made with the Spark Connect client's own builder, not ``pyspark.sql.SparkSession.builder``: that one
+    refuses a Spark Connect session in a process that has a classic one, and switches every later
+    session of the process to Spark Connect (it sets ``SPARK_CONNECT_MODE_ENABLED``). Here both kinds
+    live side by side, each chosen by its own settings."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
+
+    url = config["spark.remote"]
+    with _CONNECT_LOCK:
+        session = _CONNECT_SESSIONS.get(url)
+        if session is None or session.is_stopped:
+            check_reachable(url)
+            session = ConnectSparkSession.builder.remote(url).create()  # no request to the server yet
+            session.client.set_retry_policies([DefaultPolicy(max_retries=CONNECT_MAX_RETRIES)])
+            for key, value in config.items():
+                if key != "spark.remote":
+                    try:
+                        session.conf.set(key, value)
+                    except Exception as exc:  # the server's own settings (as the client's builder does)
+                        warnings.warn(f"Spark Connect session setting {key}={value} not applied: {exc}")
+            _CONNECT_SESSIONS[url] = session
+        return session
+
+
+def check_reachable(url: str) -> None:
+    """The server at ``url`` accepts a connection (TLS and all, as ``url`` asks) within
+    ``CONNECT_TIMEOUT_S``, else ``SparkConnectUnreachable``."""
+    import grpc
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    channel = DefaultChannelBuilder(url).toChannel()
+    try:
+        grpc.channel_ready_future(channel).result(timeout=CONNECT_TIMEOUT_S)
+    except grpc.FutureTimeoutError:
+        raise SparkConnectUnreachable(f"The Spark Connect server {shown(url)} accepted no connection within "
+                                      f"{CONNECT_TIMEOUT_S} s: is it running, and is {SPARK_REMOTE_ENV} "
+                                      f"right?") from None
+    finally:
+        channel.close()
 
 
 def _launch_gateway(conf):

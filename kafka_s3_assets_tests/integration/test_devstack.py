@@ -20,7 +20,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from kafka_s3_assets.devstack import cli, processes, s3_servers, stack
+from kafka_s3_assets.devstack import cli, processes, s3_servers, spark_connect_server, stack
 from kafka_s3_assets.devstack.ports import wait_until_free
 from kafka_s3_assets.devstack.state import StackLayout, load_state, save_state
 
@@ -120,13 +120,13 @@ def check_s3(endpoint: str) -> None:
     assert client.get_object(Bucket=bucket, Key="once")["Body"].read() == b"first"
 
 
-def run_cli(*argv: str) -> tuple[int, str, str]:
+def run_cli(*argv: str, timeout: float = 120) -> tuple[int, str, str]:
     """Run the devstack CLI in a subprocess (as a user would) and capture its output."""
     completed = subprocess.run(
         [sys.executable, "-m", "kafka_s3_assets.devstack.cli", *argv],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
     return completed.returncode, completed.stdout, completed.stderr
 
@@ -429,3 +429,36 @@ def test_seaweedfs_backend_with_persistent_kafka(tmp_path):
             b"survives"
         ]
     assert list((state_dir / "data" / "seaweedfs").iterdir())  # data stays after down
+
+
+# ---------------------------------------------------------------- Spark Connect
+
+
+@pytest.mark.spark
+def test_a_spark_connect_server_is_started_on_request_recorded_kept_and_stopped_by_down(tmp_path):
+    state_dir = tmp_path / ".devstack"
+    try:
+        # A JVM: its start-up takes long on a busy machine.
+        code, out, err = run_cli("up", "--dir", str(state_dir), "--spark-connect", timeout=300)
+        assert code == 0, err
+        endpoints = stack.read_endpoints(state_dir)
+        assert endpoints.spark_remote.startswith("sc://127.0.0.1:")
+        assert f"KAFKA_S3_ASSETS_SPARK_REMOTE={endpoints.spark_remote}" in out.splitlines()
+        assert out.splitlines() == endpoints.env_lines() == (state_dir / "env").read_text().splitlines()
+        port = int(endpoints.spark_remote.rsplit(":", 1)[1])
+        statuses = stack.status(state_dir)
+        assert list(statuses) == ["s3", "schema-registry", "kafka", "spark-connect"]
+        assert statuses["spark-connect"].alive and statuses["spark-connect"].port == port
+        server = recorded(state_dir, "spark-connect")
+        spark_connect_server.probe_spark_connect(port)  # answers a Spark Connect request
+
+        # A later `up` without the flag keeps the server in the stack.
+        report = stack.bring_up(state_dir)
+        assert "spark-connect" in report.already_running and report.started == ()
+        assert report.endpoints == endpoints
+
+        assert stack.down(state_dir)[0] == "spark-connect"
+        assert processes.inspect(server).state is processes.ProcessState.EXITED
+        assert wait_until_free([port], timeout_seconds=10.0)
+    finally:
+        stack.down(state_dir)
