@@ -104,7 +104,8 @@ def test_a_broken_link_or_anchor_is_reported_with_its_line(tmp_path):
 
 
 def test_slugs_are_githubs():
-    assert slug("Config providers: `${file:…}`, `${env:…}`, `${directory:…}`") == "config-providers-file-env-directory"
+    assert slug("Config providers: `${file:…}`, `${env:…}`, `${directory:…}`") == (
+        "config-providers-file-env-directory")
     assert slug("From the Block-GZIP S3 sink (spredfast / DeviantArt `kafka-connect-s3`)") == (
         "from-the-block-gzip-s3-sink-spredfast--deviantart-kafka-connect-s3")
     assert slug("6. Objects are created, never replaced (`clients/s3.py`)") == (
