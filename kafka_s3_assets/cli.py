@@ -281,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     read.set_defaults(func=_cmd_read)
 
     reference = sub.add_parser("config-reference", help="print the configuration reference (Markdown)")
-    reference.add_argument("--update", metavar="README", help="rewrite the reference block in this file instead")
+    reference.add_argument("--update", metavar="FILE",
+                           help="rewrite the reference block in this file (docs/configuration.md) instead")
     reference.set_defaults(func=_cmd_config_reference)
 
     demo = sub.add_parser("demo", help="run the end-to-end demo on the embedded local stack")

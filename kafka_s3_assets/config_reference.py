@@ -1,4 +1,7 @@
-"""The README's configuration reference, generated from the key definitions so it cannot drift."""
+"""The configuration reference of docs/configuration.md, generated from the key definitions so it cannot drift.
+
+``kafka-s3-assets config-reference`` prints the block; ``--update docs/configuration.md`` rewrites it in place
+(a unit test compares the two)."""
 
 from __future__ import annotations
 

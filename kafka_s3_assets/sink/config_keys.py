@@ -329,7 +329,8 @@ EXTENSION_KEYS = [
            "kafka_s3_assets.iceberg.catalog.<property> keys are passed to the catalog"),
 ]
 
-# One line per key for the README's configuration reference (generated: kafka-s3-assets config-reference).
+# One line per key for the configuration reference of docs/configuration.md (generated: kafka-s3-assets
+# config-reference).
 DOCS = {
     "key.converter": "Converter of record keys (used when store.kafka.keys): Avro, JSON, String, ByteArray",
     "value.converter": "Converter of record values: AvroConverter, JsonConverter (with or without the "

@@ -1,5 +1,5 @@
-"""schema.compatibility through the real broker, registry and S3 (README "Schema evolution"): records alternating v1
-and v2 with flush.size=2; object boundaries and projected values read back with fastavro."""
+"""schema.compatibility through the real broker, registry and S3 (docs/formats.md, "Schema evolution"): records
+alternating v1 and v2 with flush.size=2; object boundaries and projected values read back with fastavro."""
 
 import io
 import json

@@ -1,5 +1,5 @@
 """schema.compatibility: the rotate-or-project decision and Connect's view of Avro schemas
-(README "Schema evolution")."""
+(docs/formats.md, "Schema evolution")."""
 
 from __future__ import annotations
 

@@ -7,13 +7,14 @@ from kafka_s3_assets.sink.config_keys import ALL_KEYS
 
 pytestmark = [pytest.mark.unit]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION_PAGE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
-def test_readme_reference_is_the_generated_one():
-    text = README.read_text()
+def test_configuration_page_holds_the_generated_reference():
+    text = CONFIGURATION_PAGE.read_text()
     block = text[text.index(START):text.index(END) + len(END)]
-    assert block == markdown(), "README is stale: run `kafka-s3-assets config-reference --update README.md`"
+    assert block == markdown(), ("docs/configuration.md is stale: run "
+                                 "`kafka-s3-assets config-reference --update docs/configuration.md`")
 
 
 def test_every_supported_key_is_documented_with_its_default():

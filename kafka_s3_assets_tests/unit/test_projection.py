@@ -1,4 +1,5 @@
-"""SchemaProjector: a decoded value of the record's schema rebuilt on the file's schema (README "Schema evolution")."""
+"""SchemaProjector: a decoded value of the record's schema rebuilt on the file's schema (docs/formats.md,
+"Schema evolution")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Projection of a record's value onto the open file's schema (the reference's ``SchemaProjector``).
 
 Under BACKWARD/FULL an older record is written into a file of a newer schema, under FORWARD a newer
-record into a file of an older one (see the README's "Schema evolution"). The value is rebuilt on the file's schema:
+record into a file of an older one (see "Schema evolution" in docs/formats.md). The value is rebuilt on the
+file's schema:
 
 * a file field the record lacks: null if optional, else its default, else ``Required field `x` is
   missing from source schema`` (the check in :mod:`compatibility` rotates before that can happen);
