@@ -6,12 +6,13 @@ three objects (values, keys, headers) committed together. Any rotation commits e
 ``flush.size`` counts records across all open files and the record that reaches it is included; the
 record that triggers a time, schema, null-schema or open-files rotation is not, it starts the next file.
 
-Two ways in, one state machine: ``write`` takes one ``SinkRecord`` (nulls, key and header views,
-partitioning, schema projection and errors naming the record are its own) and plans it from its encoded
-partition, timestamp, arrival and value schema; ``write_batch`` takes a batch whose keys
-(``batch_keys``) give those for every record and plans it in runs, appending each run's records to their
-files at once through the batch's rows (``batch_rows``). ``Rotation.plan`` decides for both where the
-files rotate and commit, so both write the same objects.
+Two ways in, one state machine: ``write`` takes one ``SinkRecord`` (null values, key and header
+views, partitioning, schema projection and the errors naming the record are its own) and asks the
+state machine about it by its encoded partition, timestamp, arrival and value schema; ``write_batch``
+takes a batch whose keys (``batch_keys``) give those for every record, asks the same for each (or, when
+only ``flush.size`` can commit, takes runs at once) and appends each file's records at once through the
+batch's rows (``batch_rows``). Both rotate and commit where ``Rotation`` says, so both write the same
+objects.
 
 Scheduled rotation (``rotate.schedule.interval.ms``) takes a record's Kafka timestamp as the wall-clock
 time it arrived (exactly the broker's clock for LogAppendTime topics): a file opened by a record that
@@ -27,6 +28,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
+from .batch_keys import BatchKeys
 from .batch_path import AvroValueBatch, BatchPath, WriterBatch
 from .batch_rows import BatchRows
 from .json_batch import JsonBatchPath, JsonValueBatch
@@ -38,7 +40,7 @@ from .formats.base import Format, RecordWriter
 from .naming import ObjectNaming
 from .schema.projection import project_connect
 from .records import ConnectData, KafkaRecord, SinkRecord
-from .rotation import Plan, Rotation
+from .rotation import Rotation
 from .storage import ObjectStore
 from .views import HEADER_VIEW, KEY_VIEW, VALUE_VIEW, RecordView, ViewError
 
@@ -283,21 +285,62 @@ class TopicPartitionWriter:
         if prepared is None:
             return False
         self.committed_before_failure = []  # each committed batch is handed over at once
-        keys, rows = prepared.keys, prepared.rows
+        if rotation.checks_each_record(batch.schema):
+            self._append_checked(batch, prepared.rows, prepared.keys, on_committed)
+        else:
+            self._append_in_runs(batch, prepared.rows, prepared.keys, on_committed)
+        return True
+
+    def _append_checked(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys,
+                        on_committed: Callable[[CommittedBatch], None]) -> None:
+        """Record by record, as ``_write`` asks the state machine, on the keys: a rotation before the record,
+        its file, a commit after it; the rows of each file appended at once before each commit and at the
+        end."""
+        encoded_of, timestamps, single, schema = keys.encoded, keys.timestamps, keys.single, batch.schema
+        rotates_before, take = self._rotation.rotates_before, self._rotation.take
+        pending: dict[str, list[int]] = {}  # encoded partition -> indexes of records taken, not appended yet
+        for i in range(len(batch.offsets)):
+            encoded = single if single is not None else encoded_of[i]
+            timestamp = None if timestamps is None else timestamps[i]
+            if rotates_before(encoded, timestamp, None, schema) is not None:
+                self._append_pending(batch, rows, pending)
+                on_committed(self._commit_all())
+            if encoded not in self._open:
+                self._open_file(encoded, batch.sink_record(i))
+            pending.setdefault(encoded, []).append(i)
+            if take(encoded, timestamp, None, schema):
+                self._append_pending(batch, rows, pending)
+                on_committed(self._commit_all())
+        self._append_pending(batch, rows, pending)
+
+    def _append_in_runs(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys,
+                        on_committed: Callable[[CommittedBatch], None]) -> None:
+        """Only ``flush.size`` can commit (``Rotation.checks_each_record``): runs of up to ``room`` records
+        taken at once, each file's records of a run appended at once."""
+        encoded_of, single, rotation = keys.encoded, keys.single, self._rotation
         start, stop = 0, len(batch.offsets)
         while start < stop:
-            plan = rotation.plan(keys.encoded, keys.timestamps, batch.schema, start, stop)
-            if plan.end > start:
-                for encoded, indexes in plan.files.items():
-                    if encoded not in self._open:
-                        self._open_file(encoded, batch.sink_record(indexes[0]))
-                rotation.take(plan)
-                for encoded, indexes in plan.files.items():
-                    self._append_run(batch, rows, encoded, _as_range(indexes))
-            if plan.commit:
+            end = min(stop, start + rotation.room)
+            files: dict[str, Sequence[int]]
+            if single is not None:
+                files, last = {single: range(start, end)}, single
+            else:
+                files, last = _by_file(encoded_of, start, end), encoded_of[end - 1]
+            for encoded, indexes in files.items():
+                if encoded not in self._open:
+                    self._open_file(encoded, batch.sink_record(indexes[0]))
+            full = rotation.take_run(files, last, end - start, batch.schema)
+            for encoded, indexes in files.items():
+                self._append_run(batch, rows, encoded, _as_range(indexes))
+            if full:
                 on_committed(self._commit_all())
-            start = plan.end
-        return True
+            start = end
+
+    def _append_pending(self, batch: WriterBatch, rows: BatchRows, pending: dict[str, list[int]]) -> None:
+        """Appends the records taken but not appended yet to their files."""
+        for encoded, indexes in pending.items():
+            self._append_run(batch, rows, encoded, _as_range(indexes))
+        pending.clear()
 
     def _append_run(self, batch: WriterBatch, rows: BatchRows, encoded: str, indexes: Sequence[int]) -> None:
         """Appends the records at ``indexes`` (in order) to the open file of ``encoded`` through the
@@ -340,22 +383,18 @@ class TopicPartitionWriter:
         self._check_views(record)
         timestamp = self._extract_timestamp(record, now_ms)
         encoded = self._encode_partition(record, now_ms)
-        plan = self._plan(record, encoded, timestamp, now_ms)
-        if plan.end == 0:  # the record rotates the open files: committed without it, it starts the next ones
-            committed.append(self._commit_all())
-            plan = self._plan(record, encoded, timestamp, now_ms)
-        self._append(encoded, record)
-        self._rotation.take(plan)  # once written: a failed record changes nothing but the rotation it triggered
-        if plan.commit:
-            committed.append(self._commit_all())
-
-    def _plan(self, record: SinkRecord, encoded: str, timestamp: int | None, now_ms: int) -> Plan:
-        """The state machine's decision for this one record."""
+        schema = _value_schema(record)
+        arrival = _arrival(record, now_ms)
         try:
-            return self._rotation.plan(encoded, None if timestamp is None else (timestamp,), _value_schema(record),
-                                       0, 1, _arrival(record, now_ms))
+            rotates = self._rotation.rotates_before(encoded, timestamp, arrival, schema)
         except SchemaCompatibilityError as exc:
             raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
+        if rotates is not None:  # committed without the record, which starts the next files
+            committed.append(self._commit_all())
+        self._append(encoded, record)
+        # Taken once written: a record that failed changed nothing but the rotation it triggered.
+        if self._rotation.take(encoded, timestamp, arrival, schema):
+            committed.append(self._commit_all())
 
     def flush_if_due(self, now_ms: int) -> list[CommittedBatch]:
         """Commit the open files if their scheduled rotation has passed (commitOnTimeIfNoData)."""
@@ -525,6 +564,18 @@ class TopicPartitionWriter:
                     pass
         self._open.clear()
         self._rotation.reset()
+
+
+def _by_file(encoded: Sequence[str], start: int, end: int) -> dict[str, list[int]]:
+    """The indexes from ``start`` to ``end`` of each encoded partition, in the order first met."""
+    files: dict[str, list[int]] = {}
+    for i in range(start, end):
+        indexes = files.get(encoded[i])
+        if indexes is None:
+            files[encoded[i]] = [i]
+        else:
+            indexes.append(i)
+    return files
 
 
 def _as_range(indexes: Sequence[int]) -> Sequence[int]:
