@@ -87,7 +87,7 @@ class Rotation:
         self._max_open = max_open_files
         self._tombstone = tombstone_partition
         self._schema_rotates = schema_rotates
-        # Whether a rule other than flush.size (and a schema change) can rotate: each record is checked.
+        # A rule besides flush.size and the schemas' is in force: each record must be checked.
         self._checks_each = bool(self._interval or self._schedule or max_open_files != -1)
         self.count = 0                       # records in the open files
         self.schemas: dict[str, Any] = {}    # encoded partition of each open file -> its schema, as opened
@@ -96,8 +96,8 @@ class Rotation:
         self.deadline: int | None = None     # the scheduled rotation of the open files
 
     def rotates_before(self, encoded: str, timestamp: int | None, arrival: int | None, schema: Any) -> str | None:
-        """The rule by which this record rotates the open files before it (one of the reasons above), or
-        None: its partition's file takes it. Changes nothing. ``arrival``: when it reached Kafka (only
+        """The rule by which this record rotates the open files before it (``NULL_SCHEMA`` ... ``MAX_OPEN``),
+        or None: its partition's file takes it. Changes nothing. ``arrival``: when it reached Kafka (only
         read under a schedule)."""
         if not self.count:
             return None
@@ -111,6 +111,8 @@ class Rotation:
             if base is not None and timestamp is not None and timestamp - base >= interval:
                 return INTERVAL
             current = self.encoded
+            # The reference tests a tombstone transition by substring, so a topic or topics.dir containing
+            # "tombstone" misbehaves there; the encoded partitions are compared exactly here.
             if (self._on_partition_change and current is not None and encoded != current
                     and not (self._tombstone is not None and self._tombstone in (encoded, current))):
                 return PARTITION_CHANGE

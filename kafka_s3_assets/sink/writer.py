@@ -321,7 +321,7 @@ class TopicPartitionWriter:
         start, stop = 0, len(batch.offsets)
         while start < stop:
             end = min(stop, start + rotation.room)
-            files: dict[str, Sequence[int]]
+            files: Mapping[str, Sequence[int]]
             if single is not None:
                 files, last = {single: range(start, end)}, single
             else:
