@@ -112,28 +112,22 @@ def _chars(decoded: tuple[list[int], JacksonError | None]) -> tuple[list[int], b
 
 
 def _utf16(data: bytes, order: str) -> list[int]:
-    """UTF-16 code units as Java's decoder yields them: a unit pair that is not a surrogate pair, a lone
-    low surrogate or a dangling byte becomes U+FFFD."""
+    """UTF-16 code units as Java's decoder yields them: a high surrogate with anything but a low one after
+    it becomes one U+FFFD (both units), as does a lone low surrogate; at the end, a high surrogate and
+    a dangling byte become one U+FFFD together."""
     units = [int.from_bytes(data[i:i + 2], order) for i in range(0, len(data) - 1, 2)]
     out: list[int] = []
     i = 0
     while i < len(units):
         unit = units[i]
         if 0xD800 <= unit < 0xDC00:
-            if i + 1 >= len(units):
+            if i + 1 >= len(units):  # the last unit: with a dangling byte, if any, one malformed sequence
                 out.append(0xFFFD)
-                i += 1
-                continue
-            if 0xDC00 <= units[i + 1] < 0xE000:
-                out += (unit, units[i + 1])
-            else:
-                out.append(0xFFFD)
+                return out
+            out += (unit, units[i + 1]) if 0xDC00 <= units[i + 1] < 0xE000 else (0xFFFD,)
             i += 2
-        elif 0xDC00 <= unit < 0xE000:
-            out.append(0xFFFD)
-            i += 1
         else:
-            out.append(unit)
+            out.append(0xFFFD if 0xDC00 <= unit < 0xE000 else unit)
             i += 1
     if len(data) % 2:
         out.append(0xFFFD)

@@ -23,19 +23,28 @@ _UNTREEIFY_THRESHOLD = 6    # a split tree bin of at most 6 nodes becomes a chai
 _MIN_TREEIFY_CAPACITY = 64
 _CACHE_LIMIT = 4096
 
-_cache: dict[tuple[tuple[str, ...], int | None], tuple[str, ...]] = {}
+_orders: dict[tuple[str, ...], tuple[str, ...]] = {}  # for new HashMap<>()
+_sized_orders: dict[tuple[tuple[str, ...], int], tuple[str, ...]] = {}  # for new HashMap<>(capacity)
 
 
-def hash_map_order(keys: Sequence[str], initial_capacity: int | None = None) -> tuple[str, ...]:
+def hash_map_order(keys: tuple[str, ...], initial_capacity: int | None = None) -> tuple[str, ...]:
     """The iteration order of ``new HashMap<>()`` (or ``new HashMap<>(initial_capacity)``) after
     ``put`` of ``keys`` in this order (distinct keys)."""
-    cache_key = (tuple(keys), initial_capacity)
-    order = _cache.get(cache_key)
+    if initial_capacity is None:
+        order = _orders.get(keys)
+        if order is None:
+            order = _remember(_orders, keys, _order(keys, None))
+        return order
+    order = _sized_orders.get((keys, initial_capacity))
     if order is None:
-        order = _order(cache_key[0], initial_capacity)
-        if len(_cache) >= _CACHE_LIMIT:
-            _cache.clear()  # a topic whose objects all have other keys: keep memory bounded
-        _cache[cache_key] = order
+        order = _remember(_sized_orders, (keys, initial_capacity), _order(keys, initial_capacity))
+    return order
+
+
+def _remember(cache: dict, key, order: tuple[str, ...]) -> tuple[str, ...]:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()  # a topic whose objects all have other keys: memory stays bounded
+    cache[key] = order
     return order
 
 
