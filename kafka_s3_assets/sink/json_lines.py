@@ -39,8 +39,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import itemgetter
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import orjson
 
@@ -60,13 +59,12 @@ _BEFORE_NUMBER_DIGITS = frozenset(b" \t\n\r\f\v:,[.eE+-")
 # An exponent of 10 digits or more, which java.math.BigDecimal may refuse (orjson takes it): found the
 # same way.
 _LONG_EXPONENTS = [prefix + b"0" * 10 for prefix in (b"e", b"E", b"e-", b"E-", b"e+", b"E+")]
-# A float token of orjson's output: after ``:`` (object member), ``[`` or ``,`` (array element) or a
-# line start (a top-level value), with a fraction or an exponent (integers have neither). A match inside
-# a string only costs a line written again by the record path's functions.
-_FLOAT_TOKEN = re.compile(rb"[:,\[\n](-?[0-9]+(?:\.[0-9]+(?:e[-+]?[0-9]+)?|e[-+]?[0-9]+))")
-# Floats orjson prints as Double.toString does: in [0.001, 10^7), with a point and no exponent.
-_AS_JAVA_PRINTS_IT = re.compile(rb"-?(?:[1-9][0-9]{0,6}\.[0-9]+|0\.0{0,2}[1-9][0-9]*|0\.0)")
-_NEGATIVE_ZERO = b"-0.0"
+# The float tokens of orjson's output (after ``:``, ``[``, ``,`` or a line start, with a fraction or an
+# exponent) that it prints otherwise than Double.toString: those with an exponent, 8 digits or
+# more before the point (10^7 and beyond) or three zeros after "0." (below 0.001); and -0.0 (group 1),
+# which may be Connect's 0.0. Any other (in [0.001, 10^7), with a point) is printed alike. A match inside
+# a string only costs a line written by the record path's functions, or sent there.
+_ODD_FLOAT = re.compile(rb"[:,\[\n](?:(-0\.0)(?![0-9])|-?[0-9]+(?:\.[0-9]+)?e|-?[0-9]{8,}\.|-?0\.000)")
 _LOWER_CASE_ESCAPE = b"\\u00"  # orjson's \u00XX escapes (control characters): lower-case hex
 _BEYOND_BMP = re.compile(rb"[\xf0-\xf4][\x80-\xbf]{3}")  # a character beyond U+FFFF, in UTF-8
 
@@ -85,7 +83,7 @@ class JsonLines:
 def encode_lines(values: Sequence[bytes | None]) -> JsonLines:
     """The lines the record-by-record path writes for ``values`` (see the module's docstring)."""
     suspects = _suspects(values)
-    loads, dumps = orjson.loads, orjson.dumps
+    loads, dumps, newline = orjson.loads, orjson.dumps, orjson.OPT_APPEND_NEWLINE  # LINE_SEPARATOR
     # The text starts with a separator, so that a top-level float of the first line follows a "\n" too.
     out = bytearray(LINE_SEPARATOR)
     bounds, uncertain = [1], []
@@ -98,10 +96,10 @@ def encode_lines(values: Sequence[bytes | None]) -> JsonLines:
                 if parsed is None:  # JSON null: a null value
                     uncertain.append(i)
                 else:
-                    if b"{" in value:
-                        parsed = _flat_in_hash_map_order(parsed) if value.count(b"{") == 1 else _in_hash_map_order(parsed)
-                    out += dumps(parsed)  # appended at once: orjson's results kept alive cost ~2 us each
-                    out += LINE_SEPARATOR
+                    objects = value.count(b"{")  # at least the number of objects
+                    if objects:
+                        parsed = _flat_in_hash_map_order(parsed) if objects == 1 else _in_hash_map_order(parsed)
+                    out += dumps(parsed, option=newline)  # appended at once: results kept alive cost ~2 us each
             except (orjson.JSONDecodeError, orjson.JSONEncodeError):
                 uncertain.append(i)
         bounds.append(len(out))
@@ -113,20 +111,23 @@ def _flat_in_hash_map_order(value: Any) -> Any:
     is reordered at once."""
     if type(value) is not dict:
         return _in_hash_map_order(value)
-    if len(value) < 2:
-        return value
     keys = tuple(value)
-    reorder = _REORDERS.get(keys)
-    if reorder is None:
-        order = hash_map_order(keys)
-        reorder = _REORDERS[keys] = (order, itemgetter(*order))
-        if len(_REORDERS) > 4096:
-            _REORDERS.clear()
-    order, values_in_order = reorder
-    return dict(zip(order, values_in_order(value)))
+    order = _ORDERS.get(keys)
+    if order is None:
+        if len(_ORDERS) >= 4096:
+            _ORDERS.clear()  # objects with ever other keys: memory stays bounded
+        order = _ORDERS[keys] = hash_map_order(keys) if len(keys) > 1 else keys
+        if order == keys:
+            order = _ORDERS[keys] = ()  # already in HashMap order
+    if not order:
+        return value
+    reordered = {}
+    for key in order:  # a plain loop: cheaper than a comprehension or dict(zip(...)) here
+        reordered[key] = value[key]
+    return reordered
 
 
-_REORDERS: dict[tuple[str, ...], tuple[tuple[str, ...], Callable]] = {}
+_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def _in_hash_map_order(value: Any) -> Any:
@@ -179,14 +180,11 @@ def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int]
     def line_of(position: int) -> int:
         return bisect_right(bounds, position) - 1
 
-    for match in _FLOAT_TOKEN.finditer(out):
-        token = match.group(1)
-        if token == _NEGATIVE_ZERO:
-            line = line_of(match.start(1))
-            fixes[line] = max(fixes.get(line, 0), _UNCERTAIN)
-        elif not _AS_JAVA_PRINTS_IT.fullmatch(token):
-            line = line_of(match.start(1))
-            fixes[line] = max(fixes.get(line, 0), _REWRITE)
+    for start in _odd_float_candidates(out):
+        match = _ODD_FLOAT.match(out, start - 1)
+        if match is not None:
+            line = line_of(start)
+            fixes[line] = max(fixes.get(line, 0), _REWRITE if match.group(1) is None else _UNCERTAIN)
     at = out.find(_LOWER_CASE_ESCAPE)
     while at != -1:
         line = line_of(at)
@@ -220,6 +218,36 @@ def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int]
         moved += shift.get(i, 0)
         new_bounds.append(bound + moved)
     return JsonLines(bytes(text), new_bounds, sorted(still_uncertain))
+
+
+_NUMBER_BYTES = frozenset(b"0123456789.-+e")
+_DIGITS = frozenset(b"0123456789")
+
+
+def _odd_float_candidates(out: bytearray) -> set[int]:
+    """Where the number tokens that may be odd floats (``_ODD_FLOAT``) start: found with ``find`` for
+    what marks them (orjson signs every exponent: ``e+``, ``e-``; ``0.000``; ``-0.0``; eight digits
+    before a point), which costs little where there are none (a regular expression trying every ``:``
+    and ``,`` of the text costs ~2 us a record)."""
+    marks = []
+    for needle in (b"e+", b"e-", b"0.000", b"-0.0"):
+        at = out.find(needle)
+        while at != -1:
+            marks.append(at)
+            at = out.find(needle, at + 1)
+    masked = out.translate(_DIGITS_AS_ZERO)
+    at = masked.find(b"00000000.")
+    while at != -1:
+        marks.append(at)
+        at = masked.find(b"00000000.", at + 1)
+    starts = set()
+    for at in marks:
+        if out[at] == 0x65 and out[at - 1] not in _DIGITS:  # an "e" not after a digit: not an exponent
+            continue
+        while at > 0 and out[at - 1] in _NUMBER_BYTES:
+            at -= 1
+        starts.add(at)
+    return starts
 
 
 def _record_path_line(value: bytes | None) -> bytes:
