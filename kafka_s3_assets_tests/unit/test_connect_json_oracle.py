@@ -67,9 +67,8 @@ def test_the_oracle_is_jackson_2_on_java_17():
     assert found["java"].split(".")[0] == "17", found  # Double.toString changed in JDK 19
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_every_input_gets_connects_answer_on_both_paths(seed):
-    values = corpus(seed, 1500)
+def test_every_input_gets_connects_answer_on_both_paths():
+    values = corpus(1, 2500)
     expected = connect_lines(values)
     wrong = [(v, e, got) for v, e in zip(values, expected) for got in (record_path(v), exact_reader(v)) if got != e]
     assert not wrong, f"{len(wrong)} answers differ, first: {wrong[0]}"
@@ -85,7 +84,7 @@ def test_every_input_gets_connects_answer_on_both_paths(seed):
 def test_doubles_print_as_java_17_prints_them():
     rng = random.Random(17)
     values = []
-    for _ in range(25_000):
+    for _ in range(15_000):
         values += [random_double(rng), rng.uniform(-1e4, 1e4), round(rng.uniform(0, 1e4), rng.randrange(6)),
                    float(rng.randrange(1, 2**63)),  # integers: all their digits below 2^63
                    float(f"{rng.randrange(1, 10 ** rng.randrange(1, 18))}e{rng.randrange(-330, 310)}"),
