@@ -53,12 +53,12 @@ from .schemaless_json import JacksonError, read_connect_value
 # (beyond 63 bits), or a long mantissa. Runs inside strings after a letter or a quote (hex ids) are not
 # suspects. Found with bytes.find on the text with every digit made a "0" (a regular expression scanning
 # the batch for digit runs costs ~1.5 us a record; this ~0.05).
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789E", b"000000000e")  # and exponents' E made e
 _DIGIT_RUN = b"0" * 19
 _BEFORE_NUMBER_DIGITS = frozenset(b" \t\n\r\f\v:,[.eE+-")
 # An exponent of 10 digits or more, which java.math.BigDecimal may refuse (orjson takes it): found the
 # same way.
-_LONG_EXPONENTS = [prefix + b"0" * 10 for prefix in (b"e", b"E", b"e-", b"E-", b"e+", b"E+")]
+_LONG_EXPONENTS = [prefix + b"0" * 10 for prefix in (b"e", b"e-", b"e+")]
 # The float tokens of orjson's output (after ``:``, ``[``, ``,`` or a line start, with a fraction or an
 # exponent) that it prints otherwise than Double.toString: those with an exponent, 8 digits or
 # more before the point (10^7 and beyond) or three zeros after "0." (below 0.001); and -0.0 (group 1),
