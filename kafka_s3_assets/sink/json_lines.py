@@ -43,6 +43,7 @@ from typing import Any, Sequence
 
 import orjson
 
+from .formats.float_tokens import odd_floats
 from .formats.jackson_writer import write_json
 from .formats.json_format import LINE_SEPARATOR
 from .java_hash_map import hash_map_order
@@ -59,12 +60,6 @@ _BEFORE_NUMBER_DIGITS = frozenset(b" \t\n\r\f\v:,[.eE+-")
 # An exponent of 10 digits or more, which java.math.BigDecimal may refuse (orjson takes it): found the
 # same way.
 _LONG_EXPONENTS = [prefix + b"0" * 10 for prefix in (b"e", b"e-", b"e+")]
-# The float tokens of orjson's output (after ``:``, ``[``, ``,`` or a line start, with a fraction or an
-# exponent) that it prints otherwise than Double.toString: those with an exponent, 8 digits or
-# more before the point (10^7 and beyond) or three zeros after "0." (below 0.001); and -0.0 (group 1),
-# which may be Connect's 0.0. Any other (in [0.001, 10^7), with a point) is printed alike. A match inside
-# a string only costs a line written by the record path's functions, or sent there.
-_ODD_FLOAT = re.compile(rb"[:,\[\n](?:(-0\.0)(?![0-9])|-?[0-9]+(?:\.[0-9]+)?e|-?[0-9]{8,}\.|-?0\.000)")
 _LOWER_CASE_ESCAPE = b"\\u00"  # orjson's \u00XX escapes (control characters): lower-case hex
 _BEYOND_BMP = re.compile(rb"[\xf0-\xf4][\x80-\xbf]{3}")  # a character beyond U+FFFF, in UTF-8
 
@@ -180,11 +175,9 @@ def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int]
     def line_of(position: int) -> int:
         return bisect_right(bounds, position) - 1
 
-    for start in _odd_float_candidates(out):
-        match = _ODD_FLOAT.match(out, start - 1)
-        if match is not None:
-            line = line_of(start)
-            fixes[line] = max(fixes.get(line, 0), _REWRITE if match.group(1) is None else _UNCERTAIN)
+    for start, negative_zero in odd_floats(out, start_of_text=False):  # the text starts with a separator
+        line = line_of(start)
+        fixes[line] = max(fixes.get(line, 0), _UNCERTAIN if negative_zero else _REWRITE)
     at = out.find(_LOWER_CASE_ESCAPE)
     while at != -1:
         line = line_of(at)
@@ -218,36 +211,6 @@ def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int]
         moved += shift.get(i, 0)
         new_bounds.append(bound + moved)
     return JsonLines(bytes(text), new_bounds, sorted(still_uncertain))
-
-
-_NUMBER_BYTES = frozenset(b"0123456789.-+e")
-_DIGITS = frozenset(b"0123456789")
-
-
-def _odd_float_candidates(out: bytearray) -> set[int]:
-    """Where the number tokens that may be odd floats (``_ODD_FLOAT``) start: found with ``find`` for
-    what marks them (orjson signs every exponent: ``e+``, ``e-``; ``0.000``; ``-0.0``; eight digits
-    before a point), which costs little where there are none (a regular expression trying every ``:``
-    and ``,`` of the text costs ~2 us a record)."""
-    marks = []
-    for needle in (b"e+", b"e-", b"0.000", b"-0.0"):
-        at = out.find(needle)
-        while at != -1:
-            marks.append(at)
-            at = out.find(needle, at + 1)
-    masked = out.translate(_DIGITS_AS_ZERO)
-    at = masked.find(b"00000000.")
-    while at != -1:
-        marks.append(at)
-        at = masked.find(b"00000000.", at + 1)
-    starts = set()
-    for at in marks:
-        if out[at] == 0x65 and out[at - 1] not in _DIGITS:  # an "e" not after a digit: not an exponent
-            continue
-        while at > 0 and out[at - 1] in _NUMBER_BYTES:
-            at -= 1
-        starts.add(at)
-    return starts
 
 
 def _record_path_line(value: bytes | None) -> bytes:

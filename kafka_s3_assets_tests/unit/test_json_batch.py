@@ -35,7 +35,8 @@ from kafka_s3_assets.sink.errors import RecordError
 from kafka_s3_assets.sink.formats.compression import StreamCompressor
 from kafka_s3_assets.sink.formats.json_format import encode_json_value
 from kafka_s3_assets.sink.formats.java_double import java_double_text
-from kafka_s3_assets.sink.json_lines import _ODD_FLOAT, encode_lines
+from kafka_s3_assets.sink.formats.float_tokens import ODD_FLOAT, odd_floats
+from kafka_s3_assets.sink.json_lines import encode_lines
 from kafka_s3_assets.sink.records import KafkaRecord, RecordBatch
 
 from .sink_helpers import JSON, base_config, writer_for
@@ -233,18 +234,20 @@ def test_every_character_is_escaped_as_jackson_escapes_it():
     assert all(line is not None for line in batch)
 
 
-def test_the_odd_float_pattern_finds_exactly_the_floats_orjson_prints_otherwise_than_java():
+def test_odd_floats_are_exactly_the_floats_orjson_and_python_print_otherwise_than_java():
     rng = random.Random(3)
     values = [random_double(rng) for _ in range(20000)] + [rng.uniform(-1e8, 1e8) for _ in range(20000)]
     values += [round(rng.uniform(-1e4, 1e4), rng.randrange(6)) for _ in range(20000)]
     values += [0.0, -0.0, 1e7, 9999999.999999998, 1e-3, 0.0009999999999999998, 1e16, 5e-324, 1e-5, 100.0]
     for x in values:
-        token = orjson.dumps(x)
-        odd = java_double_text(x) != token.decode() or token == b"-0.0"
-        for text in (b"\n" + token, b'{"k":' + token + b"}", b"[1," + token + b"]"):
-            match = _ODD_FLOAT.search(text)
-            assert (match is not None) == odd, token
-            assert match is None or (match.group(1) is not None) == (token == b"-0.0")  # -0.0 told apart
+        for token in (orjson.dumps(x), json.dumps(x).encode()):
+            odd = java_double_text(x) != token.decode() or token == b"-0.0"
+            for text in (token, b"\n" + token, b'{"k":' + token + b"}", b"[1," + token + b"]"):
+                found = odd_floats(text)
+                assert bool(found) == odd, token
+                assert not found or found[0][1] == (token == b"-0.0")  # -0.0 told apart
+                match = ODD_FLOAT.search(b"\n" + text)
+                assert (match is not None) == odd, token
 
 
 # -- objects: the record loop with the batch path on and off ---------------------------------------

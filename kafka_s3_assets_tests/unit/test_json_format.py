@@ -144,3 +144,23 @@ def test_avro_doubles_are_written_as_java_writes_them():
     schema = {"type": "record", "name": "r", "fields": [{"name": "d", "type": "double"}]}
     records = avro_records([{"d": 1e7}, {"d": 0.1}, {"d": float("nan")}, {"d": -float("inf")}], schema=schema)
     assert write_json(records) == b'{"d":1.0E7}\n{"d":0.1}\n{"d":"NaN"}\n{"d":"-Infinity"}\n'
+
+
+def test_values_written_through_the_c_encoder_are_those_the_writer_writes_itself():
+    """``write_json`` lets Python's C encoder write what it writes as Jackson does and puts the rest
+    right or writes it itself: the bytes are ``write_json_here``'s for every kind of value."""
+    import decimal
+    import random
+
+    from kafka_s3_assets.sink.formats.jackson_writer import write_json as written, write_json_here
+
+    from .json_corpus import random_double, random_value
+
+    rng = random.Random(11)
+    values = [random_value(rng) for _ in range(3000)]
+    values += [[random_double(rng), rng.uniform(-1e-3, 1e-3), rng.uniform(1e6, 1e8)] for _ in range(1000)]
+    values += [float("nan"), -float("inf"), {"x": [float("inf")]}, "\ud800", {"\udc00": 1}, b"\x00\xff",
+               {"d": decimal.Decimal("-1.50"), "b": bytearray(b"ab")}, ("a", 1), "NaN", "\\u0041", -0.0,
+               [[[["\U0001F600"]]]], "\x7f\u2028/", {"k": None, "t": True}, 2**63, [[]] * 3]
+    for value in values:
+        assert written(value) == write_json_here(value), value

@@ -11,6 +11,12 @@ Kafka Connect's JsonFormat writes a value: ``writeObject`` for maps, lists, stri
 * doubles as ``Double.toString`` (``java_double``); NaN and infinities as strings (``"Infinity"``), Jackson's
   ``QUOTE_NON_NUMERIC_NUMBERS``; ``decimal.Decimal`` (decimals written as numbers) as
   ``BigDecimal.toString``, which ``str`` matches; bytes as base64 strings.
+
+Most values are written by Python's C encoder (``json.dumps``), whose text is Jackson's but for what
+``_as_jackson_writes_it`` puts right or sends to the writer here: floats it prints otherwise
+(``float_tokens``), NaN and infinities, control characters it escapes in lower case, characters beyond
+U+FFFF (escaped as surrogate pairs in its text), lone surrogates, and values it cannot write (bytes,
+decimals).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import math
 import re
 from typing import Any, Callable
 
+from .float_tokens import odd_floats
 from .java_double import java_double_text
 
 # The characters Python's json escapes otherwise than Jackson (lower-case hex) or not at all (surrogates,
@@ -32,6 +39,43 @@ _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n
 
 def write_json(value: Any) -> bytes:
     """``value`` as Jackson writes it, UTF-8."""
+    try:
+        text = _C_ENCODE(value)
+    except (TypeError, ValueError, RecursionError):  # bytes, decimals, ...: written here
+        return write_json_here(value)
+    written = _as_jackson_writes_it(text)
+    return write_json_here(value) if written is None else written
+
+
+_C_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+_NOT_ALIKE = ("\\u00", "NaN", "Infinity")  # lower-case escapes; NaN and infinities (also inside strings)
+
+
+def _as_jackson_writes_it(text: str) -> bytes | None:
+    """The C encoder's ``text`` as Jackson's, or None where this writer must write the value."""
+    if any(mark in text for mark in _NOT_ALIKE):
+        return None
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, which Jackson escapes
+        return None
+    if odd_floats(data):
+        return None
+    if not text.isascii() and _BEYOND_BMP.search(data) is not None:
+        data = _BEYOND_BMP.sub(_surrogate_pair_escape, data)
+    return data
+
+
+_BEYOND_BMP = re.compile(rb"[\xf0-\xf4][\x80-\xbf]{3}")  # a character beyond U+FFFF, in UTF-8
+
+
+def _surrogate_pair_escape(match: re.Match) -> bytes:
+    code = ord(match.group().decode("utf-8")) - 0x10000
+    return b"\\u%04X\\u%04X" % (0xD800 | code >> 10, 0xDC00 | code & 0x3FF)
+
+
+def write_json_here(value: Any) -> bytes:
+    """``value`` as Jackson writes it, written by this module alone."""
     out: list[str] = []
     try:
         _write(value, out.append)
