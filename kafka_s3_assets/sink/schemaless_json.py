@@ -1,5 +1,5 @@
 """What Kafka's ``JsonConverter`` with ``schemas.enable=false`` makes of a record's bytes: Jackson's
-``readTree`` (``jackson_reader``), then ``convertToConnect(null, node)``:
+``readTree`` (``jackson``), then ``convertToConnect(null, node)``:
 
 * JSON ``null``, and no value at all (empty or blank bytes), are a null value: the sink treats the record
   as a tombstone (``behavior.on.null.values``), as Kafka Connect does;
@@ -14,7 +14,7 @@
 
 Most values are read by Python's ``json`` with hooks that make the same values, when it reads them as
 Jackson does: UTF-8 without byte order mark, strict JSON, no number longer than Jackson allows, no
-deeper nesting. Whatever it refuses or may read otherwise goes to ``jackson_reader``, which also gives
+deeper nesting. Whatever it refuses or may read otherwise goes to ``jackson``, which also gives
 the exact error.
 """
 
@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from .jackson_reader import JacksonError, read_tree
+from .jackson import JacksonError, read_tree
 from .java_hash_map import hash_map_order
 
 __all__ = ["JacksonError", "read_connect_value", "connect_long", "connect_double", "connect_map"]

@@ -8,7 +8,7 @@ them). For every input of a wide corpus (``json_corpus``), both paths must give 
 
 * record by record: ``JsonSchemalessConverter`` (the same line, a null value, or the converter's error
   naming Jackson's exception and message, location included), then ``JsonFormat``'s encoding; the exact
-  reader alone too (``jackson_reader``), which the converter falls back to;
+  reader alone too (``jackson``), which the converter falls back to;
 * the batch path: each line ``encode_lines`` writes is the oracle's line.
 
 And doubles of every magnitude print as JDK 17's ``Double.toString``, and objects whose keys crowd one
@@ -27,7 +27,7 @@ import pytest
 from kafka_s3_assets.sink.converters import JSON_SERIALIZATION_ERROR, ConversionError, JsonSchemalessConverter
 from kafka_s3_assets.sink.formats.java_double import _jdk_digits, _layout, java_double_text
 from kafka_s3_assets.sink.formats.json_format import encode_json_value
-from kafka_s3_assets.sink.jackson_reader import JacksonError, read_tree
+from kafka_s3_assets.sink.jackson import JacksonError, read_tree
 from kafka_s3_assets.sink.json_lines import encode_lines
 from kafka_s3_assets.sink.schemaless_json import connect_double, connect_long, connect_map
 
