@@ -38,6 +38,7 @@ from kafka_s3_assets.sink.formats.java_double import java_double_text
 from kafka_s3_assets.sink.formats.float_tokens import ODD_FLOAT, odd_floats
 from kafka_s3_assets.sink.json_lines import encode_lines
 from kafka_s3_assets.sink.records import KafkaRecord, RecordBatch
+from kafka_s3_assets.sink.writer import NULL_VALUE_FAIL
 
 from .sink_helpers import JSON, base_config, writer_for
 from .test_errant_records import FakeDeadLetters
@@ -374,6 +375,20 @@ def test_tombstones_mid_batch_go_one_by_one(behavior):
         assert out["runs taken"] == 6  # the batches' runs around the two nulls
     if behavior == "write":
         assert out["runs taken"] == 0  # keys stored: record by record
+
+
+@pytest.mark.parametrize("behavior", ["ignore", "fail"])
+def test_json_null_and_blank_values_are_null_values_on_both_paths(behavior):
+    # Kafka Connect's JsonConverter makes JSON null, and bytes with no value at all, a null value: the
+    # record is a tombstone, as one whose Kafka value is null.
+    values: list[bytes | None] = w3_values(30)
+    values[3], values[12], values[20] = b"null", b"", b" \n "
+    out = both(json_config(**{"flush.size": "5", "behavior.on.null.values": behavior}), kafka_records(values), 8)
+    if behavior == "fail":
+        assert out["error"] == f"Record topic=s3_topic partition=0 offset=3: {NULL_VALUE_FAIL}"
+    else:
+        written = sum(o.record_count for batch in out["committed"] for o in batch.objects) + out["open"]
+        assert out["error"] is None and written == 27 and out["runs taken"] > 0
 
 
 def test_time_based_partitioning_with_rotation_takes_runs_and_agrees():

@@ -36,7 +36,6 @@ import java.util.Map;
  *            "ERR <base64 of the reading error's class name, ': ', message>" (the converter fails),
  *            or "WERR <base64 of the same for the writing error>" (JsonFormat fails).
  *   doubles  stdin: one double a line as 16 hex digits of its bits. stdout: Double.toString of each.
- *   floats   stdin: one float a line as 8 hex digits of its bits. stdout: Float.toString of each.
  *   versions stdout: the Jackson and Java versions in use.
  */
 public class ConnectSchemalessJson {
@@ -134,9 +133,6 @@ public class ConnectSchemalessJson {
                     break;
                 case "doubles":
                     out.append(Double.toString(Double.longBitsToDouble(Long.parseUnsignedLong(line, 16))));
-                    break;
-                case "floats":
-                    out.append(Float.toString(Float.intBitsToFloat(Integer.parseUnsignedInt(line, 16))));
                     break;
                 default:
                     throw new IllegalArgumentException("unknown mode " + mode);
