@@ -85,24 +85,19 @@ def _refuse(constant: str) -> Any:
     raise _Unsure  # NaN, Infinity: Jackson refuses them
 
 
-def _long_names_map(members: list[tuple[str, Any]]) -> dict:
-    if any(len(name) > _MAX_NAME_LENGTH for name, _ in members):
+def _checked_map(members: list[tuple[str, Any]]) -> dict:
+    """``connect_map``, for a text that may hold what Jackson refuses in a member name and Python reads:
+    an escaped surrogate that is not half of a pair, or more than 50000 characters."""
+    if any(len(name) > _MAX_NAME_LENGTH or _LONE_SURROGATE.search(name) for name, _ in members):
         raise _Unsure
     return connect_map(members)
 
 
-def _surrogate_names_map(members: list[tuple[str, Any]]) -> dict:
-    # Jackson refuses a member name with an escaped surrogate that is not half of a pair (Python keeps it).
-    if any(_LONE_SURROGATE.search(name) for name, _ in members):
-        raise _Unsure
-    return _long_names_map(members)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python string: an escaped one (UTF-8 cannot hold it)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _DECODER = json.JSONDecoder(object_pairs_hook=connect_map, parse_int=_fast_long, parse_float=_fast_double,
                             parse_constant=_refuse)
-_CHECKING_DECODER = json.JSONDecoder(object_pairs_hook=_surrogate_names_map, parse_int=_fast_long,
+_CHECKING_DECODER = json.JSONDecoder(object_pairs_hook=_checked_map, parse_int=_fast_long,
                                      parse_float=_fast_double, parse_constant=_refuse)
 
 
@@ -112,10 +107,11 @@ def read_connect_value(data: bytes) -> Any:
     if data and data[0] < 0xEF and 0 not in data[:4]:  # UTF-8 without a byte order mark, as Jackson detects
         try:
             text = data.decode("utf-8")
-            checked = len(text) > _MAX_NAME_LENGTH or ("\\u" in text and _SURROGATE_ESCAPE.search(text))
-            if len(text) <= _MAX_DEPTH:
-                return (_CHECKING_DECODER if checked else _DECODER).decode(text)
-            if len(text) < _MAX_FAST_TEXT and text.count("[") + text.count("{") <= _MAX_DEPTH:
+            # No deeper nesting than Jackson reads (Python's may be deeper or shallower: its stack), no
+            # string longer than it reads.
+            if len(text) <= _MAX_DEPTH or (len(text) < _MAX_FAST_TEXT
+                                           and text.count("[") + text.count("{") <= _MAX_DEPTH):
+                checked = len(text) > _MAX_NAME_LENGTH or ("\\u" in text and _SURROGATE_ESCAPE.search(text))
                 return (_CHECKING_DECODER if checked else _DECODER).decode(text)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, _Unsure, ValueError):
             pass
