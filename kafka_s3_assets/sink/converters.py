@@ -2,7 +2,8 @@
 
 * ``io.confluent.connect.avro.AvroConverter``: Confluent wire format (magic byte 0, 4-byte big-endian
   schema id, Avro binary datum). The datum is kept undecoded; see ``AvroDecoder``.
-* ``org.apache.kafka.connect.json.JsonConverter`` with ``schemas.enable=false``: parsed JSON; with
+* ``org.apache.kafka.connect.json.JsonConverter`` with ``schemas.enable=false``: the value Kafka Connect
+  makes of the JSON (``schemaless_json``: Jackson's reading, HashMap order, longs and doubles); with
   ``schemas.enable=true``: the ``{"schema", "payload"}`` envelope, as Avro-shaped data (``json_envelope``).
 * ``org.apache.kafka.connect.storage.StringConverter``: UTF-8 text.
 * ``org.apache.kafka.connect.converters.ByteArrayConverter``: the bytes.
@@ -26,7 +27,11 @@ from .config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, ST
 from .schema.connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
 from .json_envelope import EnvelopeError, EnvelopeReader
 from .records import AvroSchemaRef, ConnectData, PrimitiveSchema
+from .schemaless_json import JacksonError, read_connect_value
 from .schema.subject_names import TOPIC_NAME_STRATEGY, TOPIC_NAMES, SubjectNameError, SubjectNameStrategy, strategy_setting
+
+# JsonConverter's DataException for bytes Jackson cannot read (Kafka's message, the cause's text after it).
+JSON_SERIALIZATION_ERROR = "Converting byte[] to Kafka Connect data failed due to serialization error: "
 
 OPTIONAL_STRING = PrimitiveSchema("string")
 OPTIONAL_BYTES = PrimitiveSchema("bytes")
@@ -117,14 +122,18 @@ class AvroConverter:
 
 
 class JsonSchemalessConverter:
+    """Kafka's JsonConverter with ``schemas.enable=false``. JSON ``null`` (and empty or blank bytes) is a
+    null value, as in Kafka Connect: the sink treats the record as a tombstone. A failure reads as the
+    converter's DataException, followed by the Jackson exception it wraps (``class: message``)."""
+
     def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:
         if data is None:
             return None
         try:
-            return ConnectData(schema=None, decoded=json.loads(data), is_decoded=True)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # nesting deeper than Python's stack
-            raise ConversionError(f"Converting byte[] to Kafka Connect data failed due to serialization error: "
-                                  f"{exc}") from None
+            value = read_connect_value(data)
+        except JacksonError as exc:
+            raise ConversionError(f"{JSON_SERIALIZATION_ERROR}{exc}") from None
+        return None if value is None else ConnectData(schema=None, decoded=value, is_decoded=True)
 
 
 class JsonEnvelopeConverter:

@@ -1,16 +1,22 @@
 """The schemaless JSON batch path on the real broker and S3 server: an export of plain JSON values to
 gzipped JsonFormat writes, byte for byte, the objects and manifests the record-by-record path writes
-(the batch path switched off for the second export), with values the batch leaves to the record path
-(NaN, integers beyond 64 bits, a byte order mark, bad JSON tolerated or failing the run) spread among
-them, objects crossing ``consume()`` batches, and the batch path did take runs."""
+(the batch path switched off for the second export), with odd values spread among them (those the batch
+leaves to the record path: integers beyond 64 bits, a byte order mark, UTF-16, leading zeros, -0.0; and
+those it writes in Connect's own way: HashMap order, Java's doubles, escapes), null values skipped, bad
+JSON tolerated or failing the run, objects crossing ``consume()`` batches; and the batch path did take
+runs. The lines are Kafka Connect's (``JsonSchemalessConverter`` and ``JsonFormat``, held against the JVM
+in ``unit/test_connect_json_oracle.py``)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 
 import pytest
 
+from kafka_s3_assets.sink.converters import ConversionError, JsonSchemalessConverter
+from kafka_s3_assets.sink.formats.json_format import encode_json_value
 from kafka_s3_assets.sink.json_batch import JsonBatchPath
 from kafka_s3_assets.sink.writer import TopicPartitionWriter
 
@@ -20,9 +26,11 @@ from ..exporting import export
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 RECORDS = 25_000  # more than one consume() batch (10,000)
-ODD = [b'{"n": NaN}', b'{"big": 123456789012345678901234567890}', b'\xef\xbb\xbf{"bom": 1}', b'{"tiny": 1e-7}',
-       b'{"s": "\\ud83d\\ude00 caf\\u00e9 \\/ \\u2028"}', b'"top-level string"', b'null', b'-0.0']
-BAD = [b'{not json', b'', b'"\\ud800"']  # a converter error, an empty value, a line the format cannot write
+ODD = [b'{"big": 123456789012345678901234567890}', b'\xef\xbb\xbf{"bom": 1}', b'{"tiny": 1e-7, "huge": 1e400}',
+       b'{"s": "\\ud83d\\ude00 caf\\u00e9 \\/ \\u2028 \\u001f", "lone": "\\ud800"}', b'"top-level string"', b'null',
+       b'-0.0', b'007', b'{"a": 1} trailing', '{"utf16": "\u00e9"}'.encode("utf-16"), b'',
+       json.dumps({"Aa" * 3 + k: 1 for k in ("AaAa", "AaBB", "BBAa", "BBBB")}).encode()]  # keys of one hash
+BAD = [b'{not json', b'{"n": NaN}', b'[1,]']  # converter errors
 
 
 def values(bad_from: int) -> list[bytes]:
@@ -37,6 +45,15 @@ def values(bad_from: int) -> list[bytes]:
             out.append(json.dumps({"id": f"{i:08x}", "seq": i, "amount": round(i * 0.37, 2), "ok": i % 2 == 0,
                                    "tags": ["a", "ü"][: i % 3]}).encode())
     return out
+
+
+def connect_line(value: bytes) -> bytes | None:
+    """Kafka Connect's line for the value; None where it writes none (an error, a null value)."""
+    try:
+        converted = JsonSchemalessConverter().to_connect("t", value)
+    except ConversionError:
+        return None
+    return None if converted is None else encode_json_value(converted.decoded) + b"\n"
 
 
 def is_manifest(key: str) -> bool:
@@ -76,7 +93,8 @@ def test_batch_path_writes_the_record_paths_objects(tolerance, kafka, s3_client,
             "name": f"sink-{bucket}", "flush.size": "4000", "format.class":
             "io.confluent.connect.s3.format.json.JsonFormat", "s3.compression.type": "gzip",
             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter.schemas.enable": "false", "errors.tolerance": tolerance})
+            "value.converter.schemas.enable": "false", "errors.tolerance": tolerance,
+            "behavior.on.null.values": "ignore"})
         result = export(config, topic, now_ms=1_750_000_000_000)  # the manifests' written_at_ms
         outcomes[path] = (result.status, result.error, result.next_offset, result.records_exported)
         contents[path] = bucket_contents(s3_client, bucket)
@@ -86,9 +104,13 @@ def test_batch_path_writes_the_record_paths_objects(tolerance, kafka, s3_client,
     assert True not in taken
     assert outcomes["batch"] == outcomes["one by one"]
     assert contents["batch"] == contents["one by one"]
+    objects = sorted(k for k in contents["batch"] if k.startswith("topics/"))
+    written = b"".join(gzip.decompress(contents["batch"][k]) for k in objects)
     if tolerance == "all":
-        assert outcomes["batch"][0] != "failed" and sum(k.startswith("topics/") for k in contents["batch"]) == 6
+        lines = [line for line in map(connect_line, values(bad_from=0)) if line is not None]
+        assert outcomes["batch"][0] != "failed" and len(objects) == len(lines) // 4000
+        assert written == b"".join(lines[:len(objects) * 4000])  # Connect's lines, null values skipped
     else:
         status, error, _next, _exported = outcomes["batch"]
         assert status == "failed" and "offset=12020:" in error
-        assert sum(k.startswith("topics/") for k in contents["batch"]) == 3
+        assert len(objects) == 3

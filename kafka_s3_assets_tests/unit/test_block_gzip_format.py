@@ -13,6 +13,7 @@ from kafka_s3_assets.sink.formats.block_gzip_format import (
     BlockGzipFormat,
     index_key_for,
 )
+from kafka_s3_assets.sink.formats.json_format import encode_json_value
 from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 from kafka_s3_assets.sink.views import HEADER_VIEW, KEY_VIEW
@@ -48,7 +49,9 @@ def write(fmt, records, key=KEY, view=None):
 
 
 def line(value) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    """JsonFormat's line for the JSON of ``value`` (schemaless: members in HashMap order)."""
+    converted = JsonSchemalessConverter().to_connect("t", json.dumps(value).encode())
+    return encode_json_value(converted.decoded) + b"\n"
 
 
 def test_constants_for_the_config():

@@ -1,3 +1,4 @@
+import math
 import struct
 
 import pytest
@@ -75,3 +76,42 @@ def test_json_and_string_converters():
     with pytest.raises(ConversionError):
         StringConverter().to_connect("t", b"\xff")
     assert JsonSchemalessConverter().to_connect("t", None) is None
+
+
+def test_schemaless_json_gives_the_values_kafka_connects_json_converter_gives():
+    # What Kafka's JsonConverter (schemas.enable=false) makes of these bytes, as the JVM answers it
+    # (test_connect_json_oracle holds the rest against the JVM itself).
+    convert = JsonSchemalessConverter().to_connect
+    assert convert("t", b"null") is None and convert("t", b"") is None and convert("t", b" \n") is None  # null values
+    assert list(convert("t", b'{"id":1,"user":2,"seq":3,"amount":4}').decoded) == ["amount", "id", "user", "seq"]  # HashMap order
+    assert convert("t", b'{"a":1,"b":2,"a":3}').decoded == {"a": 3, "b": 2}  # first place, last value
+    assert convert("t", b"18446744073709551615").decoded == -1  # a Long: the low 64 bits
+    assert convert("t", b"18446744073709551616").decoded == 0
+    assert math.copysign(1, convert("t", b"-0.0").decoded) == 1  # a BigDecimal zero has no sign
+    assert math.copysign(1, convert("t", b"-1e-400").decoded) == -1  # but this rounds to -0.0
+    assert convert("t", b"1e400").decoded == math.inf
+    assert convert("t", b"007").decoded == 7 and convert("t", b'{"a":1}x').decoded == {"a": 1}  # Jackson reads these
+    assert convert("t", b"\xef\xbb\xbf[1]").decoded == [1] and convert("t", '"é"'.encode("utf-16")).decoded == "é"
+    assert convert("t", b'"\\ud800"').decoded == "\ud800"  # a lone surrogate, escaped, is a string's
+
+
+def test_schemaless_json_errors_are_the_converters_with_jacksons_exception():
+    def error(data: bytes) -> str:
+        with pytest.raises(ConversionError) as caught:
+            JsonSchemalessConverter().to_connect("t", data)
+        return str(caught.value)
+
+    source = "[Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled); line: 1, column: {}]"
+    assert error(b"{not json") == (
+        "Converting byte[] to Kafka Connect data failed due to serialization error: "
+        "com.fasterxml.jackson.core.JsonParseException: Unexpected character ('n' (code 110)): was expecting "
+        "double-quote to start field name\n at " + source.format(2))
+    assert error(b"NaN").endswith("JsonParseException: Non-standard token 'NaN': enable "
+                                  "`JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow\n at " + source.format(4))
+    assert error(b"1x").endswith("Unexpected character ('x' (code 120)): Expected space separating root-level "
+                                 "values\n at " + source.format(2))
+    assert error(b'"\xff"').endswith("JsonParseException: Invalid UTF-8 start byte 0xff\n at " + source.format(3))
+    assert error(b"[" * 1001).endswith("StreamConstraintsException: Document nesting depth (1001) exceeds the maximum "
+                                       "allowed (1000, from `StreamReadConstraints.getMaxNestingDepth()`)")
+    assert error(b"1e2147483648").endswith('java.lang.NumberFormatException: Value "1e2147483648" can not be '
+                                           'deserialized as `java.math.BigDecimal`, reason:  Exponent overflow.')

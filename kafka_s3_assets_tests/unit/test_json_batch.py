@@ -1,9 +1,9 @@
 """The schemaless JSON batch path writes what the record-by-record path writes.
 
-* Lines: every line ``encode_lines`` is sure of is the record-by-record line (``json.loads``, then
-  ``encode_json_value``), over a corpus of tricky JSON and over random values, floats and strings; what
-  it must not take (values orjson reads otherwise, or that the record path refuses or tolerates) it
-  leaves to the record path.
+* Lines: every line ``encode_lines`` is sure of is the record-by-record line (``JsonSchemalessConverter``,
+  then ``encode_json_value``: Kafka Connect's value and Jackson's text), over a corpus of tricky JSON and
+  over random values, floats and strings; what it must not take (values orjson reads otherwise, that the
+  record path refuses or tolerates, null values) it leaves to the record path.
 * Objects: the same records through the export's record loop with the batch path on and off give the
   same objects (keys and bytes, gzip included), committed batches, errors, tolerated records and dead
   letters (``test_batch_path.both``'s comparison, with the JSON batch counted).
@@ -15,6 +15,7 @@ No servers: an in-memory store and a fake dead letter queue.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 import random
@@ -29,11 +30,15 @@ from kafka_s3_assets.export.errant_records import ErrantRecords
 from kafka_s3_assets.export.record_loop import RecordLoop
 from kafka_s3_assets.export.tolerance import ErrorPolicy
 from kafka_s3_assets.sink.config import validate_connector_config
+from kafka_s3_assets.sink.converters import ConversionError, JsonSchemalessConverter
 from kafka_s3_assets.sink.errors import RecordError
 from kafka_s3_assets.sink.formats.compression import StreamCompressor
 from kafka_s3_assets.sink.formats.json_format import encode_json_value
-from kafka_s3_assets.sink.json_batch import _FLOAT_TOKEN, encode_lines
+from kafka_s3_assets.sink.formats.java_double import java_double_text
+from kafka_s3_assets.sink.formats.float_tokens import ODD_FLOAT, odd_floats
+from kafka_s3_assets.sink.json_lines import encode_lines
 from kafka_s3_assets.sink.records import KafkaRecord, RecordBatch
+from kafka_s3_assets.sink.writer import NULL_VALUE_FAIL
 
 from .sink_helpers import JSON, base_config, writer_for
 from .test_errant_records import FakeDeadLetters
@@ -44,13 +49,14 @@ NOW = 1_700_000_000_000
 PART = "io.confluent.connect.storage.partitioner."
 
 
-def record_line(value: bytes) -> bytes | None:
-    """The record-by-record path's line for ``value`` (the converter's parse, JsonFormat's encoding);
-    None when that path fails on it (a converter error, or a value the format cannot write)."""
+def record_line(value: bytes | None) -> bytes | None:
+    """The record-by-record path's line for ``value`` (the converter's value, JsonFormat's encoding);
+    None when that path writes none: a converter error, or a null value (a tombstone)."""
     try:
-        return encode_json_value(json.loads(value)) + b"\n"
-    except Exception:
+        converted = JsonSchemalessConverter().to_connect("s3_topic", value)
+    except ConversionError:
         return None
+    return None if converted is None else encode_json_value(converted.decoded) + b"\n"
 
 
 def lines_of(values: list[bytes | None]) -> list[bytes | None]:
@@ -78,9 +84,10 @@ TAKEN = [
     b'{"id": "05b6e6e307d4", "amount": 649.55, "tags": ["web", "red"]}',
     b'{"a":1,"a":2,"b":3}', b'{"a":1,"b":2,"a":3}',        # a repeated key: first place, last value
     b'{"\\u0061":1,"a":2}',                                # the same key, escaped once
-    b'null', b'true', b'false', b'0', b'-0', b'"text"', b'[]', b'{}', b'[[[]]]',  # top-level scalars, empties
+    b'true', b'false', b'0', b'-0', b'"text"', b'[]', b'{}', b'[[[]]]',  # top-level scalars, empties
     b'123456789012345678', b'-999999999999999999',          # integers of 18 digits
-    b'-0.0', b'0.0', b'1.0E10', b'1E2', b'-1.5E+3', b'123e-2', b'1e16', b'1e15', b'1e21', b'0.1', b'100.0',
+    b'0.0', b'0e5', b'1.0E10', b'1E2', b'-1.5E+3', b'123e-2', b'1e16', b'1e15', b'1e21', b'0.1', b'100.0',
+    b'1e7', b'9999999.0', b'10000000.0', b'0.001', b'0.00099', b'1e23', b'2e-3', b'[1e300,-1e-300,1e-400]',
     b'1.5e-5', b'0.00001', b'0.0001', b'1.2345678901234567e-7', b'5e-324', b'2.2250738585072014e-308',
     b'1.7976931348623157e308', b'1e-400', b'9007199254740993', b'[1.5e-5, 2.5, 0.00001]',
     b'{"x":1e-7}', b'{"t":[0.1,{"u":1e300}]}',
@@ -89,23 +96,30 @@ TAKEN = [
     b'"\\u0000\\u0001\\u001f\\b\\f\\n\\r\\t\\"\\\\"', b'"\x7f"',
     b'{"k\\"ey":"v\\\\al"}', b'[' * 254 + b']' * 254,
     b'{"n": "123456789012345678"}',                       # 18 digits: no suspicion
+    b'{"b":1,"a":2,"c":{"z":1,"y":2,"x":[{"q":1,"p":2}]}}',  # objects at every level in HashMap order
+    json.dumps({f"k{i}": i for i in range(40)}).encode(),  # a map that grows its table
+    json.dumps({"".join(p): 1 for p in itertools.product(["Aa", "BB"], repeat=6)}).encode(),  # one hash: a tree bin
+    b'{"emoji":"\xf0\x9f\x98\x80","in a key \xf0\x9f\x98\x80":"\\ud83d\\ude00"}',  # beyond U+FFFF: surrogate pairs
     b'{"s":"1234567890123456789","h":"ab12345678901234567890"}',  # 19 digits in strings, after " or a letter
 ]
 
-# Values the batch leaves to the record path: what orjson refuses or reads otherwise, what Python
-# alone accepts (so the record path decides), and what the record path refuses.
+# Values the batch leaves to the record path: null values, what orjson refuses or reads otherwise (some of
+# which Jackson reads), and what the record path refuses.
 LEFT = [
     None,                                                    # a tombstone: behavior.on.null.values
-    b'', b'   ', b'{not json', b'{"a":1}x', b'1 2', b'[1,]', b'01', b'.5', b'"\t"', b'tru', b'\x00',
-    b'NaN', b'Infinity', b'-Infinity', b'[NaN]', b'1e400', b'-1e400',          # Python reads these
+    b'null', b'', b'   ',                                    # null values too (Jackson reads no value in blanks)
+    b'-0.0', b'[1.5,-0.0]', b'-1e-400',                      # -0.0 from orjson: Connect reads 0.0, but -0.0 here
+    b'{not json', b'{"a":1}x', b'1 2', b'[1,]', b'01', b'.5', b'"\t"', b'tru', b'\x00',  # Jackson reads some
+    b'NaN', b'Infinity', b'-Infinity', b'[NaN]', b'1e400', b'-1e400',          # refused, or infinite
     b'18446744073709551616', b'-9223372036854775809', b'{"big":123456789012345678901234567890}',
     b'18446744073709551615', b'-9223372036854775808',       # 64-bit, but 19 digits and more: suspect too
     b'{"s":"a 1234567890123456789"}',                        # 19 digits after a space, in a string: suspect
     b'[1.0000000000000000000001]', b'1e0000000000000000000001',  # long fractions and exponents: suspect
-    b'"\\ud800"', b'"\\udc00\\ud800"', b'"\xed\xa0\x80"',   # lone surrogates: the record path fails
+    b'[1E-2147483648]', b'{"x":1e+9999999999}', b'1e2147483648',  # exponents BigDecimal may refuse
+    b'"\\ud800"', b'"\\udc00\\ud800"', b'"\xed\xa0\x80"',   # lone surrogates: Jackson reads escaped ones
     b'"\xff"', b'"\xc0\x80"', b'"\xf4\x90\x80\x80"',        # invalid UTF-8
-    b'\xef\xbb\xbf{"bom":1}',                                # a UTF-8 byte order mark: Python skips it
-    '{"utf16":"\u00e9"}'.encode("utf-16"), '{"a":1}'.encode("utf-16-le"), '[1]'.encode("utf-32-be"),  # Python detects these
+    b'\xef\xbb\xbf{"bom":1}',                                # a UTF-8 byte order mark: Jackson skips it
+    '{"utf16":"\u00e9"}'.encode("utf-16"), '{"a":1}'.encode("utf-16-le"), '[1]'.encode("utf-32-be"),  # Jackson reads these
     b'[' * 255 + b']' * 255, b'[' * 1100 + b']' * 1100,      # nesting beyond orjson's writer, parser
 ]
 
@@ -115,9 +129,11 @@ def test_the_corpus_takes_what_is_certain_and_leaves_the_rest():
     assert [line is None for line in batch] == [False] * len(TAKEN) + [True] * len(LEFT)
 
 
-def test_lines_are_compact_with_separators_and_floats_printed_as_python_prints_them():
-    assert lines_of([b'{ "a" : [1, 2.50, 1.5e-5, 1E16, -0.0] }', b'1e-7', b'0.00001']) == [
-        b'{"a":[1,2.5,1.5e-05,1e+16,-0.0]}\n', b'1e-07\n', b'1e-05\n']
+def test_lines_are_compact_in_hash_map_order_with_floats_and_escapes_as_jackson_writes_them():
+    assert lines_of([b'{ "id" : 7, "amount": [1, 2.50, 1.5e-5, 1E16, 0.0] }', b'1e-7', b'0.00001',
+                     b'["\\u001f\\n", "\xf0\x9f\x98\x80"]', b'{"b": 1, "a": {"d": 2, "c": 3}}']) == [
+        b'{"amount":[1,2.5,1.5E-5,1.0E16,0.0],"id":7}\n', b'1.0E-7\n', b'1.0E-5\n',
+        b'["\\u001F\\n","\\uD83D\\uDE00"]\n', b'{"a":{"c":3,"d":2},"b":1}\n']
 
 
 def test_suspect_digits_are_traced_to_their_values_wherever_they_are_in_the_batch():
@@ -190,7 +206,7 @@ def test_random_values_written_by_producers_of_every_style_give_the_record_paths
     assert taken > 3000  # most are taken (integers beyond 64 bits are not)
 
 
-def test_floats_in_every_textual_form_read_and_print_as_python_reads_and_prints_them():
+def test_floats_in_every_textual_form_read_and_print_as_connect_reads_and_prints_them():
     rng = random.Random(7)
     texts = []
     for _ in range(20000):
@@ -209,20 +225,30 @@ def test_floats_in_every_textual_form_read_and_print_as_python_reads_and_prints_
     assert sum(line is not None for line in batch) > len(values) * 0.9
 
 
-def test_every_character_is_escaped_as_python_escapes_it():
-    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
-    for value in (json.dumps(everything).encode(), json.dumps(everything, ensure_ascii=False).encode()):
-        [line] = check_lines([value])
-        assert line is not None
+def test_every_character_is_escaped_as_jackson_escapes_it():
+    # A value per block of 512 characters, as text and escaped: blocks with control characters are written
+    # again by the record path, those beyond U+FFFF escaped in the line, the others are orjson's own.
+    blocks = ["".join(chr(c) for c in range(start, start + 512) if not 0xD800 <= c < 0xE000)
+              for start in range(0, 0x110000, 512)]
+    values = [json.dumps(b, ensure_ascii=ascii).encode() for b in blocks if b for ascii in (False, True)]
+    batch = check_lines(values)
+    assert all(line is not None for line in batch)
 
 
-def test_the_float_pattern_finds_every_float_orjson_writes_whole():
+def test_odd_floats_are_exactly_the_floats_orjson_and_python_print_otherwise_than_java():
     rng = random.Random(3)
-    for _ in range(20000):
-        x = random_double(rng)
-        text = orjson.dumps([x, {"k": x}])
-        tokens = _FLOAT_TOKEN.findall(b"\n" + text)
-        assert tokens == [orjson.dumps(x)] * 2, text
+    values = [random_double(rng) for _ in range(20000)] + [rng.uniform(-1e8, 1e8) for _ in range(20000)]
+    values += [round(rng.uniform(-1e4, 1e4), rng.randrange(6)) for _ in range(20000)]
+    values += [0.0, -0.0, 1e7, 9999999.999999998, 1e-3, 0.0009999999999999998, 1e16, 5e-324, 1e-5, 100.0]
+    for x in values:
+        for token in (orjson.dumps(x), json.dumps(x).encode()):
+            odd = java_double_text(x) != token.decode() or token == b"-0.0"
+            for text in (token, b"\n" + token, b'{"k":' + token + b"}", b"[1," + token + b"]"):
+                found = odd_floats(text)
+                assert bool(found) == odd, token
+                assert not found or found[0][1] == (token == b"-0.0")  # -0.0 told apart
+                match = ODD_FLOAT.search(b"\n" + text)
+                assert (match is not None) == odd, token
 
 
 # -- objects: the record loop with the batch path on and off ---------------------------------------
@@ -349,6 +375,20 @@ def test_tombstones_mid_batch_go_one_by_one(behavior):
         assert out["runs taken"] == 6  # the batches' runs around the two nulls
     if behavior == "write":
         assert out["runs taken"] == 0  # keys stored: record by record
+
+
+@pytest.mark.parametrize("behavior", ["ignore", "fail"])
+def test_json_null_and_blank_values_are_null_values_on_both_paths(behavior):
+    # Kafka Connect's JsonConverter makes JSON null, and bytes with no value at all, a null value: the
+    # record is a tombstone, as one whose Kafka value is null.
+    values: list[bytes | None] = w3_values(30)
+    values[3], values[12], values[20] = b"null", b"", b" \n "
+    out = both(json_config(**{"flush.size": "5", "behavior.on.null.values": behavior}), kafka_records(values), 8)
+    if behavior == "fail":
+        assert out["error"] == f"Record topic=s3_topic partition=0 offset=3: {NULL_VALUE_FAIL}"
+    else:
+        written = sum(o.record_count for batch in out["committed"] for o in batch.objects) + out["open"]
+        assert out["error"] is None and written == 27 and out["runs taken"] > 0
 
 
 def test_time_based_partitioning_with_rotation_takes_runs_and_agrees():

@@ -8,6 +8,7 @@ from kafka_s3_assets.sink.converters import ByteArrayConverter, JsonSchemalessCo
 from kafka_s3_assets.sink.formats.json_format import JsonFormat
 from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
+from kafka_s3_assets.sink.views import KEY_VIEW
 
 from .sink_helpers import JSON, avro_records, base_config, writer_for
 
@@ -112,3 +113,54 @@ def test_numeric_decimals_behind_references_are_found_by_their_full_name():
     writer.commit()
     assert json.loads(store.objects["k"]) == {"amount": 1.25, "other": {"code": "YWJjZA=="}, "short": -2.5,
                                               "full": 3.0}
+
+
+def test_schemaless_values_are_connects_values_written_as_jackson_writes_them():
+    # Kafka Connect's lines for these values, as the JVM writes them (test_connect_json_oracle holds a
+    # wide corpus against the JVM itself).
+    payloads = [b'{"id": 1, "user": 2, "seq": 3, "amount": 4}',     # a HashMap's order, not the text's
+                b'[1e7, 0.00001, 1e23, -0.0, 5e-324, 1e400, 100]',  # Double.toString (JDK 17), Infinity quoted
+                b'"\\u001f \\ud83d\\ude00 \\u2028 / \x7f \\"\\\\"',  # capital hex escapes, surrogate pairs
+                b"007", b'{"a":1}trailing']                          # what Jackson reads beyond strict JSON
+    assert write_json(sink_records(JsonSchemalessConverter(), payloads)).split(b"\n") == [
+        b'{"amount":4,"id":1,"user":2,"seq":3}',
+        b'[1.0E7,1.0E-5,9.999999999999999E22,0.0,4.9E-324,"Infinity",100]',
+        b'"\\u001F \\uD83D\\uDE00 \xe2\x80\xa8 / \x7f \\"\\\\"',
+        b"7", b'{"a":1}', b""]
+
+
+def test_keys_are_written_as_values_are():
+    store = InMemoryObjectStore()
+    writer = JsonFormat().new_writer(store.create("k"), KEY_VIEW)
+    converter = JsonSchemalessConverter()
+    for i, key in enumerate([b'{"b": 1, "a": 0.00001}', b'"\\ud800"']):
+        writer.write(SinkRecord(KafkaRecord("t", 0, i, None, key, b"{}"), converter.to_connect("t", b"{}"),
+                                converter.to_connect("t", key)))
+    writer.commit()
+    assert store.objects["k"] == b'{"a":1.0E-5,"b":1}\n"\\uD800"\n'
+
+
+def test_avro_doubles_are_written_as_java_writes_them():
+    schema = {"type": "record", "name": "r", "fields": [{"name": "d", "type": "double"}]}
+    records = avro_records([{"d": 1e7}, {"d": 0.1}, {"d": float("nan")}, {"d": -float("inf")}], schema=schema)
+    assert write_json(records) == b'{"d":1.0E7}\n{"d":0.1}\n{"d":"NaN"}\n{"d":"-Infinity"}\n'
+
+
+def test_values_written_through_the_c_encoder_are_those_the_writer_writes_itself():
+    """``write_json`` lets Python's C encoder write what it writes as Jackson does and puts the rest
+    right or writes it itself: the bytes are ``write_json_here``'s for every kind of value."""
+    import decimal
+    import random
+
+    from kafka_s3_assets.sink.formats.jackson_writer import write_json as written, write_json_here
+
+    from .json_corpus import random_double, random_value
+
+    rng = random.Random(11)
+    values = [random_value(rng) for _ in range(3000)]
+    values += [[random_double(rng), rng.uniform(-1e-3, 1e-3), rng.uniform(1e6, 1e8)] for _ in range(1000)]
+    values += [float("nan"), -float("inf"), {"x": [float("inf")]}, "\ud800", {"\udc00": 1}, b"\x00\xff",
+               {"d": decimal.Decimal("-1.50"), "b": bytearray(b"ab")}, ("a", 1), "NaN", "\\u0041", -0.0,
+               [[[["\U0001F600"]]]], "\x7f\u2028/", {"k": None, "t": True}, 2**63, [[]] * 3]
+    for value in values:
+        assert written(value) == write_json_here(value), value

@@ -1,16 +1,14 @@
 """``json.decimal.format=NUMERIC``: Kafka's JsonConverter writes Connect Decimals as JSON numbers
-(``12.34``) instead of base64 of the unscaled bytes. Decoded Avro keeps a decimal as those bytes, so
-the schema says which values to turn into exact numbers."""
+(``12.34``, ``BigDecimal.toString``) instead of base64 of the unscaled bytes. Decoded Avro keeps a
+decimal as those bytes, so the schema says which values to turn into exact numbers: ``decimal.Decimal``
+values, which the JSON writer writes as numbers."""
 
 from __future__ import annotations
 
 import decimal
-import json
 from typing import Any
 
 from ..schema.avro_names import AvroNames
-
-_MARK = "\u0000dec:"
 
 
 def _to_decimal(unscaled: bytes, scale: int) -> decimal.Decimal:
@@ -18,7 +16,7 @@ def _to_decimal(unscaled: bytes, scale: int) -> decimal.Decimal:
 
 
 def mark_decimals(value: Any, schema: Any) -> Any:
-    """Replace decimal bytes by placeholders that ``dumps_with_decimals`` writes as raw numbers."""
+    """``value`` with the bytes of its decimals replaced by ``decimal.Decimal`` numbers."""
     return _mark(value, schema, None, AvroNames(schema))
 
 
@@ -38,7 +36,7 @@ def _mark(value: Any, node: Any, namespace: str | None, names: AvroNames) -> Any
     if not isinstance(node, dict):
         return value
     if node.get("logicalType") == "decimal" and isinstance(value, (bytes, bytearray)):
-        return _MARK + str(_to_decimal(bytes(value), node.get("scale", 0)))
+        return _to_decimal(bytes(value), node.get("scale", 0))
     kind = node.get("type")
     if kind == "record" and isinstance(value, dict):
         return {f["name"]: _mark(value.get(f["name"]), f["type"], namespace, names) for f in node["fields"]}
@@ -47,18 +45,3 @@ def _mark(value: Any, node: Any, namespace: str | None, names: AvroNames) -> Any
     if kind == "map" and isinstance(value, dict):
         return {k: _mark(v, node["values"], namespace, names) for k, v in value.items()}
     return value
-
-
-def dumps_with_decimals(value: Any) -> str:
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    quoted_mark = '"\\u0000dec:'  # how json.dumps writes the placeholder's opening (NUL is escaped)
-    if quoted_mark not in text:
-        return text
-    out, i = [], 0
-    while (start := text.find(quoted_mark, i)) != -1:
-        end = text.index('"', start + len(quoted_mark))
-        out.append(text[i:start])
-        out.append(text[start + len(quoted_mark):end])
-        i = end + 1
-    out.append(text[i:])
-    return "".join(out)

@@ -4,7 +4,6 @@ per object. Not a JSON array, whatever old docs said (issue #330)."""
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any, Sequence
 
 from ..converters import AvroDecoder
@@ -14,14 +13,15 @@ from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
 from ..records import AvroSchemaRef
 from .compression import StreamCompressor
-from .json_decimals import dumps_with_decimals, mark_decimals
+from .jackson_writer import write_json
+from .json_decimals import mark_decimals
 from .compression import extension as compression_extension
 
 LINE_SEPARATOR = b"\n"  # System.lineSeparator() on Linux
 
 
 def to_json_compatible(value: Any) -> Any:
-    """Bytes become base64 strings, as Jackson and Kafka's JsonConverter write them."""
+    """Bytes become base64 strings, as Jackson and Kafka's JsonConverter write them (for showing values)."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, dict):
@@ -32,8 +32,8 @@ def to_json_compatible(value: Any) -> Any:
 
 
 def encode_json_value(value: Any) -> bytes:
-    # Jackson's compact output: no spaces, UTF-8 text unescaped.
-    return json.dumps(to_json_compatible(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """A value as Kafka Connect's JsonFormat writes it: Jackson's compact output (``jackson_writer``)."""
+    return write_json(value)
 
 
 class JsonRecordWriter:
@@ -56,9 +56,8 @@ class JsonRecordWriter:
             if data is not None and isinstance(data.schema, HeaderSchema):
                 value = {"headers": value}  # the reference's header envelope
             if self._numeric_decimals and isinstance(getattr(data, "schema", None), AvroSchemaRef):
-                line = dumps_with_decimals(to_json_compatible(mark_decimals(value, data.schema.writer_schema)))
-                return line.encode("utf-8") + LINE_SEPARATOR
-            return encode_json_value(value) + LINE_SEPARATOR
+                value = mark_decimals(value, data.schema.writer_schema)
+            return write_json(value) + LINE_SEPARATOR
         except RecordDataError:
             raise
         except Exception as exc:  # a datum that does not decode, a value JSON cannot hold: this record's fault

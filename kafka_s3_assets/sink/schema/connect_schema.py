@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from ..java_hash_map import hash_map_order
+
 # Connect types (Schema.Type).
 BOOLEAN, STRING, BYTES = "BOOLEAN", "STRING", "BYTES"
 INT8, INT16, INT32, INT64, FLOAT32, FLOAT64 = "INT8", "INT16", "INT32", "INT64", "FLOAT32", "FLOAT64"
@@ -257,32 +259,6 @@ def split_name(full_name: str) -> tuple[str | None, str]:
 def java_hash_map_order(keys: list[str], initial_capacity: int = 16) -> list[str]:
     """The iteration order of a ``java.util.HashMap<String, ?>`` created with ``initial_capacity`` and
     filled with ``keys`` in this order: Connect holds map values (defaults included) in HashMaps, so
-    AvroData writes a map default in this order, not in the order it was read."""
-    capacity = _table_size_for(initial_capacity)
-    threshold = int(capacity * 0.75)
-    for size in range(1, len(keys) + 1):
-        if size > threshold:
-            capacity *= 2
-            threshold = int(capacity * 0.75)
-    buckets: dict[int, list[str]] = {}
-    for key in keys:
-        h = _java_string_hash(key)
-        h ^= (h & 0xFFFFFFFF) >> 16
-        buckets.setdefault(h & (capacity - 1), []).append(key)
-    return [key for index in sorted(buckets) for key in buckets[index]]
-
-
-def _table_size_for(capacity: int) -> int:
-    size = 1
-    while size < capacity:
-        size *= 2
-    return size
-
-
-def _java_string_hash(text: str) -> int:
-    """``String.hashCode`` (over UTF-16 code units), as an unsigned 32-bit int."""
-    data = text.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
+    AvroData writes a map default in this order, not in the order it was read (``java_hash_map``,
+    crowded buckets included)."""
+    return list(hash_map_order(tuple(keys), initial_capacity))
