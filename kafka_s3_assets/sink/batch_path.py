@@ -26,7 +26,7 @@ Why the objects are the same: for such records the record-by-record writer finds
 or header view, the same encoded partition and timestamp the keys give, no schema change (every open
 file's schema is the records' own), no projection; it rotates on ``rotate.interval.ms``, on a
 partition change (``rotate.file.on.partition.change``) or on ``partitioner.max.open.files`` exactly
-where the writer's keyed loop does (the same methods decide), appends each record and commits when
+where the writer's batch loop does (both ask ``rotation.Rotation``), appends each record and commits when
 ``flush.size`` records are written. This path appends the same records to the same files in the same
 order (Avro container blocks and Parquet chunks cut at the same records), and commits at the same
 records, crossing batch boundaries as the record-by-record path does. Any batch it does not take (a

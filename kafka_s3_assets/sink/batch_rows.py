@@ -1,9 +1,9 @@
 """What the batch record path appends to a file, per format: a run of a batch's records, in one call.
 
-The writer's batch loop (``TopicPartitionWriter._append_keyed``) decides, for each record of a batch,
-the file it goes to, the rotation before it and the commit after it; it knows nothing of formats. A
-format's ``BatchFormat`` turns a batch into ``BatchRows``, and the loop hands each run of records it
-decided for one file to ``BatchRows.append`` with the file's value writer:
+The writer's batch loop (``TopicPartitionWriter.write_batch``, asking ``rotation.Rotation``) decides,
+for each record of a batch, the file it goes to, the rotation before it and the commit after it; it
+knows nothing of formats. A format's ``BatchFormat`` turns a batch into ``BatchRows``, and the loop
+hands each run of records it decided for one file to ``BatchRows.append`` with the file's value writer:
 
 * AvroFormat: the datums, copied into the open container file as they are (``AvroDatums``);
 * ParquetFormat: the batch decoded into Arrow columns once, slices of them appended to the open

@@ -1,10 +1,18 @@
-"""The TopicPartitionWriter: the reference's rotation state machine for one Kafka topic-partition
-(``TopicPartitionWriter.executeState``, its rotation rules and commit).
+"""The TopicPartitionWriter: the reference's ``TopicPartitionWriter`` for one Kafka topic-partition, its
+files and their commit, with the rotation decided by its state machine (``rotation.Rotation``).
 
 Records arrive in offset order. Each goes to the open file of its encoded partition; a file is up to
 three objects (values, keys, headers) committed together. Any rotation commits every open file.
 ``flush.size`` counts records across all open files and the record that reaches it is included; the
 record that triggers a time, schema, null-schema or open-files rotation is not, it starts the next file.
+
+Two ways in, one state machine: ``write`` takes one ``SinkRecord`` (null values, key and header
+views, partitioning, schema projection and the errors naming the record are its own) and asks the
+state machine about it by its encoded partition, timestamp, arrival and value schema; ``write_batch``
+takes a batch whose keys (``batch_keys``) give those for every record, asks the same for each (or, when
+only ``flush.size`` can commit, takes runs at once) and appends each file's records at once through the
+batch's rows (``batch_rows``). Both rotate and commit where ``Rotation`` says, so both write the same
+objects.
 
 Scheduled rotation (``rotate.schedule.interval.ms``) takes a record's Kafka timestamp as the wall-clock
 time it arrived (exactly the broker's clock for LogAppendTime topics): a file opened by a record that
@@ -32,7 +40,7 @@ from .formats.base import Format, RecordWriter
 from .naming import ObjectNaming
 from .schema.projection import project_connect
 from .records import ConnectData, KafkaRecord, SinkRecord
-from .timebased.schedule import next_scheduled_rotation
+from .rotation import Rotation
 from .storage import ObjectStore
 from .views import HEADER_VIEW, KEY_VIEW, VALUE_VIEW, RecordView, ViewError
 
@@ -183,9 +191,6 @@ class _OpenFile:
                 ranges.append(last)
 
 
-_UNSET = object()
-
-
 class TopicPartitionWriter:
     def __init__(self, topic: str, partition: int, *, settings: WriterSettings, partitioner, formats: FileFormats,
                  naming: ObjectNaming, store: ObjectStore,
@@ -202,13 +207,15 @@ class TopicPartitionWriter:
         self._tagger = tagger
         self._reporter = reporter
         self._open: dict[str, _OpenFile] = {}  # insertion-ordered: committed in the order opened
-        self._current_schemas: dict[str, object] = {}
-        self._record_count = 0
+        self._rotation = Rotation(
+            flush_size=settings.flush_size,
+            rotate_interval_ms=settings.rotate_interval_ms if self._extractor is not None else -1,
+            rotate_on_partition_change=settings.rotate_on_partition_change,
+            rotate_schedule_interval_ms=settings.rotate_schedule_interval_ms, timezone=settings.timezone,
+            max_open_files=settings.max_open_files,
+            tombstone_partition=settings.tombstone_partition if settings.null_behavior == "write" else None,
+            schema_rotates=lambda schema, current: self._decision(schema, current).rotate)
         self._last_written_offset: int | None = None
-        self._current_encoded: str | None = None
-        self._current_timestamp: int | None = None
-        self._base_timestamp: int | None = None
-        self._rotation_deadline: int | None = None  # scheduled rotation of the open files
         self._unsettled_from: int | None = None  # first record held (or discarded by abort) since the last commit
         # When write() raises, the batches it had already committed (a rotation before the failing record):
         # their objects are complete and belong in the manifest.
@@ -224,7 +231,7 @@ class TopicPartitionWriter:
 
     @property
     def open_record_count(self) -> int:
-        return self._record_count
+        return self._rotation.count
 
     @property
     def first_open_offset(self) -> int | None:
@@ -273,77 +280,67 @@ class TopicPartitionWriter:
         path = self._batch_paths.get(type(batch))
         if path is None:
             return False
-        prepared = path.prepare(batch, self._current_schemas if self._record_count else {}, now_ms)
+        rotation = self._rotation
+        prepared = path.prepare(batch, rotation.schemas if rotation.count else {}, now_ms)
         if prepared is None:
             return False
         self.committed_before_failure = []  # each committed batch is handed over at once
-        keys, rows = prepared.keys, prepared.rows
-        if keys.single is not None and not self._rotates_on_time():
-            # One file, and the timestamps decide nothing (they only serve rotate.interval.ms).
-            self._append_to_one_file(batch, rows, keys.single, on_committed)
+        if rotation.checks_each_record(batch.schema):
+            self._append_checked(batch, prepared.rows, prepared.keys, on_committed)
         else:
-            self._append_keyed(batch, rows, keys, now_ms, on_committed)
+            self._append_in_runs(batch, prepared.rows, prepared.keys, on_committed)
         return True
 
-    def _append_to_one_file(self, batch: WriterBatch, rows: BatchRows, encoded: str,
-                            on_committed: Callable[[CommittedBatch], None]) -> None:
-        """Every record to one encoded partition, nothing rotating on time: runs of records up to
-        ``flush.size`` appended at once."""
-        flush_size = self._settings.flush_size
-        offsets, start = batch.offsets, 0
-        while start < len(offsets):
-            end = min(len(offsets), start + flush_size - self._record_count)
-            if encoded not in self._open:
-                self._current_schemas[encoded] = batch.schema
-                self._open_file(encoded, batch.sink_record(start))
-            self._append_run(batch, rows, encoded, range(start, end))
-            self._current_encoded = encoded
-            start = end
-            if self._record_count >= flush_size:
-                on_committed(self._commit_all())
-
-    def _append_keyed(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys, now_ms: int,
-                      on_committed: Callable[[CommittedBatch], None]) -> None:
-        """Record by record, with the keys given: what ``_write`` decides for each record (its timestamp,
-        a rotation before it, its file, a commit at ``flush.size``), the rows appended per file at once
-        before each commit and at the end."""
-        encoded_of, timestamps = keys.encoded, keys.timestamps
-        single = keys.single
-        pending: dict[str, list[int]] = {}  # encoded partition -> indexes of records not yet appended
-        waiting = 0  # records in ``pending``: written for every decision, though not appended yet
-        flush_size = self._settings.flush_size
-        rotates_on_time, open_files_limited = self._rotates_on_time(), self._settings.max_open_files != -1
+    def _append_checked(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys,
+                        on_committed: Callable[[CommittedBatch], None]) -> None:
+        """Record by record, as ``_write`` asks the state machine, on the keys: a rotation before the record,
+        its file, a commit after it; the rows of each file appended at once before each commit and at the
+        end."""
+        encoded_of, timestamps, single, schema = keys.encoded, keys.timestamps, keys.single, batch.schema
+        rotates_before, take = self._rotation.rotates_before, self._rotation.take
+        pending: dict[str, list[int]] = {}  # encoded partition -> indexes of records taken, not appended yet
         for i in range(len(batch.offsets)):
             encoded = single if single is not None else encoded_of[i]
             timestamp = None if timestamps is None else timestamps[i]
-            if timestamp is not None:
-                self._current_timestamp = timestamp
-                if self._base_timestamp is None:
-                    self._base_timestamp = timestamp
-            if (self._record_count or waiting) and (
-                    (rotates_on_time and self._rotate_on_time(encoded, None, timestamp, now_ms))
-                    or (open_files_limited and self._open_files_full(encoded))):
-                waiting = self._append_pending(batch, rows, pending)
+            if rotates_before(encoded, timestamp, None, schema) is not None:
+                self._append_pending(batch, rows, pending)
                 on_committed(self._commit_all())
-                if timestamp is not None:
-                    self._base_timestamp = timestamp
             if encoded not in self._open:
-                self._current_schemas[encoded] = batch.schema
                 self._open_file(encoded, batch.sink_record(i))
             pending.setdefault(encoded, []).append(i)
-            waiting += 1
-            self._current_encoded = encoded
-            if self._record_count + waiting >= flush_size:
-                waiting = self._append_pending(batch, rows, pending)
+            if take(encoded, timestamp, None, schema):
+                self._append_pending(batch, rows, pending)
                 on_committed(self._commit_all())
         self._append_pending(batch, rows, pending)
 
-    def _append_pending(self, batch: WriterBatch, rows: BatchRows, pending: dict[str, list[int]]) -> int:
-        """Appends the pending records to their files; returns how many are pending now (none)."""
+    def _append_in_runs(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys,
+                        on_committed: Callable[[CommittedBatch], None]) -> None:
+        """Only ``flush.size`` can commit (``Rotation.checks_each_record``): runs of up to ``room`` records
+        taken at once, each file's records of a run appended at once."""
+        encoded_of, single, rotation = keys.encoded, keys.single, self._rotation
+        start, stop = 0, len(batch.offsets)
+        while start < stop:
+            end = min(stop, start + rotation.room)
+            files: Mapping[str, Sequence[int]]
+            if single is not None:
+                files, last = {single: range(start, end)}, single
+            else:
+                files, last = _by_file(encoded_of, start, end), encoded_of[end - 1]
+            for encoded, indexes in files.items():
+                if encoded not in self._open:
+                    self._open_file(encoded, batch.sink_record(indexes[0]))
+            full = rotation.take_run(files, last, end - start, batch.schema)
+            for encoded, indexes in files.items():
+                self._append_run(batch, rows, encoded, _as_range(indexes))
+            if full:
+                on_committed(self._commit_all())
+            start = end
+
+    def _append_pending(self, batch: WriterBatch, rows: BatchRows, pending: dict[str, list[int]]) -> None:
+        """Appends the records taken but not appended yet to their files."""
         for encoded, indexes in pending.items():
             self._append_run(batch, rows, encoded, _as_range(indexes))
         pending.clear()
-        return 0
 
     def _append_run(self, batch: WriterBatch, rows: BatchRows, encoded: str, indexes: Sequence[int]) -> None:
         """Appends the records at ``indexes`` (in order) to the open file of ``encoded`` through the
@@ -370,7 +367,6 @@ class TopicPartitionWriter:
             file.schema_ids.append(schema_id)
         if self._unsettled_from is None or file_offsets[0] < self._unsettled_from:
             self._unsettled_from = file_offsets[0]
-        self._record_count += len(file_offsets)
         if self._last_written_offset is None or file_offsets[-1] > self._last_written_offset:
             self._last_written_offset = file_offsets[-1]
 
@@ -385,28 +381,24 @@ class TopicPartitionWriter:
                                   NULL_VALUE_SKIPPED) from NullValueSkipped(NULL_VALUE_SKIPPED)
             return
         self._check_views(record)
-        # Before the record is written only the timestamps change (``_append`` undoes its own changes), so
-        # a failed record leaves the writer as it found it, or as the rotation it triggered left it.
-        timestamps = self._current_timestamp, self._base_timestamp
+        timestamp = self._extract_timestamp(record, now_ms)
+        encoded = self._encode_partition(record, now_ms)
+        schema = _value_schema(record)
+        arrival = _arrival(record, now_ms)
         try:
-            timestamp = self._extract_timestamp(record, now_ms)
-            encoded = self._encode_partition(record, now_ms)
-            if self._must_rotate_before(encoded, record, timestamp, now_ms):
-                committed.append(self._commit_all())
-                timestamps = self._current_timestamp, None
-                if timestamp is not None:
-                    self._base_timestamp = timestamp  # the record is processed again as the next file's first
-            self._append(encoded, record, now_ms)
-        except RecordError:
-            self._current_timestamp, self._base_timestamp = timestamps
-            raise
-        if self._record_count >= self._settings.flush_size:
+            rotates = self._rotation.rotates_before(encoded, timestamp, arrival, schema)
+        except SchemaCompatibilityError as exc:
+            raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
+        if rotates is not None:  # committed without the record, which starts the next files
+            committed.append(self._commit_all())
+        self._append(encoded, record)
+        # Taken once written: a record that failed changed nothing but the rotation it triggered.
+        if self._rotation.take(encoded, timestamp, arrival, schema):
             committed.append(self._commit_all())
 
     def flush_if_due(self, now_ms: int) -> list[CommittedBatch]:
         """Commit the open files if their scheduled rotation has passed (commitOnTimeIfNoData)."""
-        if (self._record_count > 0 and self._settings.rotate_schedule_interval_ms > 0
-                and self._rotation_deadline is not None and now_ms >= self._rotation_deadline):
+        if self._rotation.due(now_ms):
             return [self._commit_all()]
         return []
 
@@ -429,17 +421,11 @@ class TopicPartitionWriter:
         if self._extractor is None:
             return None
         if record.value is None:
-            timestamp = record.timestamp  # tombstones: the Kafka timestamp (TombstoneTimestampExtractor)
-        else:
-            try:
-                timestamp = self._extractor.extract(record, now_ms)
-            except Exception as exc:
-                raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
-        if timestamp is not None:
-            self._current_timestamp = timestamp
-            if self._base_timestamp is None:
-                self._base_timestamp = timestamp
-        return timestamp
+            return record.timestamp  # tombstones: the Kafka timestamp (TombstoneTimestampExtractor)
+        try:
+            return self._extractor.extract(record, now_ms)
+        except Exception as exc:
+            raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
 
     def _encode_partition(self, record: SinkRecord, now_ms: int) -> str:
         if record.value is None:
@@ -449,89 +435,45 @@ class TopicPartitionWriter:
         except Exception as exc:
             raise RecordError(record.topic, record.partition, record.offset, str(exc) or type(exc).__name__) from exc
 
-    def _must_rotate_before(self, encoded: str, record: SinkRecord, timestamp: int | None, now_ms: int) -> bool:
-        if self._record_count == 0:
-            return False
-        schema = _value_schema(record)
-        current = self._current_schemas.get(encoded, _UNSET)
-        if current is not _UNSET and (current is None) != (schema is None):
-            return True  # switch between schema-based and schema-less data
-        if self._rotate_on_time(encoded, record, timestamp, now_ms):
-            return True
-        if current is not _UNSET and current is not None and self._decide(record, schema, current).rotate:
-            return True  # incompatible under schema.compatibility: the new file takes the record's schema
-        return self._open_files_full(encoded)
-
-    def _open_files_full(self, encoded: str) -> bool:
-        """Whether a record of ``encoded`` would open one file more than ``max.open.files``."""
-        max_open = self._settings.max_open_files
-        return max_open != -1 and encoded not in self._open and len(self._open) >= max_open
-
-    def _rotates_on_time(self) -> bool:
-        """Whether ``_rotate_on_time`` can ever rotate (the scheduled rotation aside)."""
-        return self._settings.rotate_interval_ms > 0 and self._extractor is not None
-
-    def _decide(self, record: SinkRecord, schema, current) -> SchemaDecision:
+    def _decision(self, schema, current) -> SchemaDecision:
+        """``schema.compatibility``'s decision for a record of ``schema`` in a file of ``current``, once
+        per pair of schemas; raises ``SchemaCompatibilityError`` (the caller names the record)."""
         if schema is current:
             return UNCHANGED
         key = (_schema_key(schema), _schema_key(current))
         decision = self._decisions.get(key)
         if decision is None:
-            try:
-                decision = decide(self._settings.compatibility, schema, current,
-                                  connect_meta_data=self._settings.connect_meta_data)
-            except SchemaCompatibilityError as exc:
-                raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
+            decision = decide(self._settings.compatibility, schema, current,
+                              connect_meta_data=self._settings.connect_meta_data)
             self._decisions[key] = decision
         return decision
 
     def _projected(self, encoded: str, record: SinkRecord) -> SinkRecord:
         """The record as the open file's schema needs it (BACKWARD/FORWARD/FULL projection)."""
-        current = self._current_schemas.get(encoded)
+        current = self._rotation.schemas.get(encoded)  # None: a file this record opens, or schema-less
         schema = _value_schema(record)
-        if current is None or schema is None or not self._decide(record, schema, current).project:
+        if current is None or schema is None:
             return record
         meta = self._settings.connect_meta_data
         try:
+            if not self._decision(schema, current).project:
+                return record
             value = project_connect(schema_of(schema, meta), self._decoder.decode(record.value),
                                     schema_of(current, meta))
         except SchemaCompatibilityError as exc:
             raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
         return SinkRecord(record.raw, ConnectData(schema=current, decoded=value, is_decoded=True), record.key)
 
-    def _rotate_on_time(self, encoded: str, record: SinkRecord, timestamp: int | None, now_ms: int) -> bool:
-        s = self._settings
-        if s.rotate_interval_ms > 0 and self._extractor is not None:
-            if (self._base_timestamp is not None and timestamp is not None
-                    and timestamp - self._base_timestamp >= s.rotate_interval_ms):
-                return True
-            if (s.rotate_on_partition_change and self._current_encoded is not None
-                    and encoded != self._current_encoded and not self._tombstone_transition(encoded)):
-                return True
-        if s.rotate_schedule_interval_ms > 0 and self._rotation_deadline is not None:
-            return _arrival(record, now_ms) >= self._rotation_deadline
-        return False
-
-    def _tombstone_transition(self, encoded: str) -> bool:
-        # The reference tests a substring, so a topic or topics.dir containing "tombstone" misbehaves;
-        # we compare the encoded partitions exactly.
-        tombstone = self._settings.tombstone_partition
-        return self._settings.null_behavior == "write" and tombstone in (encoded, self._current_encoded)
-
-    def _append(self, encoded: str, record: SinkRecord, now_ms: int) -> None:
-        had_schema = encoded in self._current_schemas
+    def _append(self, encoded: str, record: SinkRecord) -> None:
         existed = encoded in self._open
         try:
-            self._write_views(encoded, record, now_ms, existed)
+            self._write_views(encoded, record, existed)
         except RecordError:
-            if not had_schema:
-                del self._current_schemas[encoded]
             if not existed and encoded in self._open:
                 self._discard(encoded)  # opened for the failed record, so it holds nothing
             raise
 
-    def _write_views(self, encoded: str, record: SinkRecord, now_ms: int, existed: bool) -> None:
-        self._current_schemas.setdefault(encoded, _value_schema(record))
+    def _write_views(self, encoded: str, record: SinkRecord, existed: bool) -> None:
         record = self._projected(encoded, record)
         file = self._open.get(encoded) or self._open_file(encoded, record)
         for i, (view, _fmt, writer) in enumerate(file.writers):
@@ -550,12 +492,7 @@ class TopicPartitionWriter:
         schema_id = getattr(record.value.schema if record.value else None, "schema_id", None)
         if schema_id is not None and schema_id not in file.schema_ids:
             file.schema_ids.append(schema_id)
-        if self._record_count == 0 and self._settings.rotate_schedule_interval_ms > 0:
-            self._rotation_deadline = next_scheduled_rotation(
-                _arrival(record, now_ms), self._settings.rotate_schedule_interval_ms, self._settings.timezone)
-        self._record_count += 1
         self._last_written_offset = record.offset
-        self._current_encoded = encoded
         if self._unsettled_from is None:
             self._unsettled_from = record.offset
 
@@ -594,12 +531,9 @@ class TopicPartitionWriter:
                     if i == 0:
                         self._tag(obj.key, file)
         assert self._last_written_offset is not None
-        batch = CommittedBatch(tuple(objects), self._last_written_offset, self._record_count)
+        batch = CommittedBatch(tuple(objects), self._last_written_offset, self._rotation.count)
         self._open.clear()
-        self._current_schemas.clear()
-        self._record_count = 0
-        self._base_timestamp = None
-        self._rotation_deadline = None
+        self._rotation.reset()
         self._unsettled_from = None
         return batch
 
@@ -629,13 +563,22 @@ class TopicPartitionWriter:
                 except Exception:  # best effort: an unfinished multipart upload is invisible anyway
                     pass
         self._open.clear()
-        self._current_schemas.clear()
-        self._record_count = 0
-        self._base_timestamp = None
-        self._rotation_deadline = None
+        self._rotation.reset()
 
 
-def _as_range(indexes: list[int]) -> range | list[int]:
+def _by_file(encoded: Sequence[str], start: int, end: int) -> dict[str, list[int]]:
+    """The indexes from ``start`` to ``end`` of each encoded partition, in the order first met."""
+    files: dict[str, list[int]] = {}
+    for i in range(start, end):
+        indexes = files.get(encoded[i])
+        if indexes is None:
+            files[encoded[i]] = [i]
+        else:
+            indexes.append(i)
+    return files
+
+
+def _as_range(indexes: Sequence[int]) -> Sequence[int]:
     """Consecutive indexes as a range (a format appends a range as one slice)."""
     if indexes[-1] - indexes[0] == len(indexes) - 1:
         return range(indexes[0], indexes[-1] + 1)

@@ -129,6 +129,18 @@ def test_record_time_partitioned_batches_write_what_one_by_one_writes(rotation, 
     assert len({o.encoded_partition for b in out["committed"] for o in b.objects}) > 1 or flush_size == 1000
 
 
+def test_batches_of_one_bucket_rotate_on_max_open_files_as_one_by_one():
+    # Each batch falls in one hourly bucket (one key for the batch) and the next batch in another: under
+    # partitioner.max.open.files=1 its first record rotates the open file, as record by record.
+    start = NOW - NOW % HOUR
+    stamps = [start + (i // 7) * HOUR + i for i in range(42)]
+    out = both(time_config("Record", **{"flush.size": "10", "partitioner.max.open.files": "1"}), orders(42, stamps), 7)
+    assert out["batches taken"] == 6 and out["error"] is None
+    assert [(b.objects[0].start_offset, b.last_offset) for b in out["committed"]] == [
+        (0, 6), (7, 13), (14, 20), (21, 27), (28, 34)]
+    assert out["open"] == 7
+
+
 def test_record_time_across_a_dst_change_with_half_hour_buckets():
     # 2026-11-01 America/New_York: 01:00-02:00 local happens twice; 30-minute buckets then repeat.
     start = 1_793_509_200_000  # 2026-11-01T04:00Z = 00:00 EDT
