@@ -38,11 +38,12 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.export.completeness import check_partition
-from kafka_s3_assets.export.last_manifest import point_to
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition, resume_offset
+from kafka_s3_assets.export.partition_export import export_partition
+from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.plan import plan_partitions
+from kafka_s3_assets.export.resume import resume_offset
 from kafka_s3_assets.export.settings import ExportSettings, resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
+from kafka_s3_assets.ledger import Manifest, PartitionLedger
 from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.writer import CommittedObject
 
@@ -87,8 +88,9 @@ def new_topic(bootstrap: str, records: int) -> str:
 def write_history(settings: ExportSettings, topic: str, manifests: int) -> None:
     """Offsets ``0..manifests-1``, one object and one manifest each, then the pointer to the last."""
     config = settings.sink_config()
-    layout, naming = ManifestLayout.from_config(config), ObjectNaming.from_config(config)
+    naming = ObjectNaming.from_config(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
+    ledger = PartitionLedger.of(store, config, topic, 0)
     now = int(time.time() * 1000)
 
     def write(offset: int) -> tuple[str, Manifest]:
@@ -98,7 +100,7 @@ def write_history(settings: ExportSettings, topic: str, manifests: int) -> None:
         stored = CommittedObject(key, "partition=0", offset, offset, 1, len(body), hashlib.sha256(body).hexdigest(),
                                  (), offset_ranges=((offset, offset),))
         manifest = Manifest(config["name"], topic, 0, offset, offset, (stored,), 1, now, "history-bench")
-        manifest_key = layout.key(topic, 0, offset)
+        manifest_key = ledger.manifest_key(offset)
         # Unconditional: a fresh bucket has nothing to race with (and moto fails some concurrent
         # conditional writes with a 500).
         store.client.put_object(Bucket=settings.s3.bucket, Key=manifest_key, Body=manifest.to_json_bytes(),
@@ -107,7 +109,7 @@ def write_history(settings: ExportSettings, topic: str, manifests: int) -> None:
 
     with ThreadPoolExecutor(8) as pool:
         written = list(pool.map(write, range(manifests)))
-    point_to(store, layout, *written[-1])
+    ledger.point_to(*written[-1])
 
 
 class RequestCounter:
@@ -153,20 +155,21 @@ class PartitionHistory:
         s3_client.create_bucket(Bucket=self.bucket)
         self.settings = resolve_settings(connector(self.topic, self.bucket))
         self.config = self.settings.sink_config()
-        self.layout, self.naming = ManifestLayout.from_config(self.config), ObjectNaming.from_config(self.config)
+        self.naming = ObjectNaming.from_config(self.config)
         started = time.perf_counter()
         write_history(self.settings, self.topic, manifests)
         self.written_s = time.perf_counter() - started
         self.first_check_s, self.first_check_requests, report = timed(
-            lambda: check_partition(self.store(), self.layout, self.topic, 0, None, self.naming))
+            lambda: check_partition(self.ledger(), None, self.naming))
         if not report.passed:
             raise RuntimeError(f"the first check of the history failed: {report.describe()}")
         self.exported = manifests
         self.times: dict[str, list[float]] = {"resume": [], "plan": [], "check": []}
         self.requests: dict[str, int] = {}
 
-    def store(self) -> S3ObjectStore:
-        return S3ObjectStore(self.settings.s3.client(), self.settings.s3)
+    def ledger(self) -> PartitionLedger:
+        """The topic-partition's ledger on a store with a client of its own (its requests counted)."""
+        return PartitionLedger.of(S3ObjectStore(self.settings.s3.client(), self.settings.s3), self.config, self.topic, 0)
 
     def round(self) -> None:
         """Export one more record (not timed), then time resume, plan and check as the next run does."""
@@ -175,13 +178,11 @@ class PartitionHistory:
             raise RuntimeError(f"export of {self.topic}/0 offset {self.exported} failed: {exported.error}")
         self.exported += 1
         request = PartitionExportRequest(self.settings, self.topic, 0)
-        offset = self._timed("resume", lambda: resume_offset(request, self.store(), self.layout,
-                                                             self.config.consumer_group))
+        offset = self._timed("resume", lambda: resume_offset(request, self.ledger(), self.config.consumer_group))
         if offset != self.exported:
             raise RuntimeError(f"resume offset {offset}, expected {self.exported}")
         [plan] = self._timed("plan", lambda: plan_partitions(self.settings, [(self.topic, 0)]))
-        report = self._timed("check", lambda: check_partition(self.store(), self.layout, self.topic, 0,
-                                                              plan.low_watermark, self.naming))
+        report = self._timed("check", lambda: check_partition(self.ledger(), plan.low_watermark, self.naming))
         if not report.passed or report.checked_from is None:
             raise RuntimeError(f"the check of {self.topic}/0 did not pass incrementally: {report.describe()}")
 

@@ -38,7 +38,8 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
+from kafka_s3_assets.export.partition_export import export_partition
+from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.iceberg.catalog import load_table, open_catalog
 from kafka_s3_assets.iceberg.settings import table_settings

@@ -21,7 +21,7 @@ Points, in the order an export meets them:
   CompleteMultipartUpload) is about to be sent, the export's lease just checked;
 * ``object_stored``: an object is complete in S3 (more objects of the batch may follow);
 * ``before_manifest``: every object of a batch is stored, its manifest is not written;
-* ``after_manifest``: the manifest is written; the pointer to it (``export.last_manifest``) is not
+* ``after_manifest``: the manifest is written; the pointer to it (``ledger.pointer``) is not
   updated and the consumer-group offset is not committed;
 * ``before_release``: everything is committed, the export's lease on the partition is not released;
 * ``before_table_commit``: on the driver, after the export's manifests: the Iceberg table's commit

@@ -3,7 +3,8 @@ way integration and end-to-end tests export, whatever they pass."""
 
 from __future__ import annotations
 
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, PartitionExportResult, export_partition
+from kafka_s3_assets.export.partition_export import export_partition
+from kafka_s3_assets.export.partition_request import PartitionExportRequest, PartitionExportResult
 from kafka_s3_assets.export.settings import ExportSettings, resolve_settings
 
 

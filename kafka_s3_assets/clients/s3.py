@@ -421,15 +421,15 @@ class S3ObjectStore:
         return _request(self.retrier, f"GetObject of {self._url(key)}", lambda: self.client.get_object(
             Bucket=self.bucket, Key=key, **self.settings.customer_key_args())["Body"].read())
 
-    def get_metadata(self, key: str) -> bytes:
+    def get_json(self, key: str) -> bytes:
         """One of the project's own JSON objects (a manifest). They are written without the customer key
         (SSE-C), and S3 refuses a GET that sends SSE-C parameters for an object not encrypted with them."""
         return _request(self.retrier, f"GetObject of {self._url(key)}",
                         lambda: self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read())
 
-    def put_metadata(self, key: str, body: bytes) -> None:
-        """Write one of the project's own small JSON objects (a pointer beside the manifests), replacing
-        what is there; without the customer key, as manifests are."""
+    def put_json(self, key: str, body: bytes) -> None:
+        """Write one of the project's own small JSON objects (a pointer or a progress report beside the
+        manifests), replacing what is there; without the customer key, as manifests are."""
         _request(self.retrier, f"PutObject of {self._url(key)}", lambda: self.client.put_object(
             Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"))
 
@@ -479,11 +479,6 @@ class S3ObjectStore:
             if stored is not None and stored[0] == body:
                 return stored[1]
         raise failure
-
-    def put(self, key: str, body: bytes) -> None:
-        """Write one of the project's own small JSON objects unconditionally (a progress report)."""
-        _answered(self.retrier, f"PutObject of {self._url(key)}", lambda: self.client.put_object(
-            Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"))
 
     def delete(self, key: str, *, if_match: str | None = None) -> None:
         """Delete ``key`` (only while its ETag is ``if_match``, when given). A missing key is fine."""

@@ -13,7 +13,7 @@ import dagster as dg
 from ..clients.s3 import S3ObjectStore
 from ..export.partition_selection import select_partitions
 from ..export.settings import ExportSettings
-from ..sink.manifest import Manifest
+from ..ledger import Manifest
 from .assets import build_export_asset, topic_run
 from .connectors import ConnectorSpec
 from .partitions import in_partition_order, parse_partition_key, partition_key, topic_partitions_def
@@ -100,7 +100,7 @@ def _outcome(key: str, metadata: dict, checks: list, store: S3ObjectStore) -> Pa
     md = {k: v.value for k, v in metadata.items()}
     object_keys = []
     for manifest_key in md.get("manifests") or []:
-        object_keys.extend(o.key for o in Manifest.from_json_bytes(store.get_metadata(manifest_key)).objects)
+        object_keys.extend(o.key for o in Manifest.from_json_bytes(store.get_json(manifest_key)).objects)
     return PartitionOutcome(
         key, True, status=md["status"],
         start_offset=md["start_offset"] if md["start_offset"] >= 0 else None,

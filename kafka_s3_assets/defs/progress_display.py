@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from ..export.progress import ExportProgress, describe, format_duration
+from ..ledger.progress import ExportProgress, describe, format_duration
 
 Listener = Callable[[list[ExportProgress]], None]
 

@@ -10,7 +10,7 @@ import dagster as dg
 
 from ..export.completeness import CompletenessReport
 from ..export.lag import LagLimits
-from ..export.partition_export import PartitionExportResult
+from ..export.partition_request import PartitionExportResult
 from ..export.topic_export import ExportOutcome
 from .lag_events import lag_check_evaluation
 from .standard_metadata import standard_metadata

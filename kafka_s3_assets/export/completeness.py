@@ -6,10 +6,10 @@ and the partition's current log start offset (found by the driver's fetch probe,
 
 Unlisted objects are looked for in the directories the listed objects live in, which the check lists
 anyway; an object a failed export left in a directory of its own is removed by the next export
-(``orphans``) but not seen here.
+(``ledger.sweep``) but not seen here.
 
 **Only what is new.** A check that finds the history intact (everything holds but retention losses,
-which stay reported) records how far it verified (``check_state``). The next check then verifies only
+which stay reported) records how far it verified (``ledger.check_state``). The next check then verifies only
 what was written since, plus its boundary:
 
 * the manifests after the last verified one, each read: walked from its next offset, each at the key of
@@ -47,12 +47,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from ..clients.s3 import S3ObjectStore
-from ..sink.manifest import ContiguityReport, Manifest, ManifestLayout, check_contiguity
+from ..ledger import Manifest, PartitionLedger
+from ..ledger.check_state import CheckState
+from ..ledger.contiguity import ContiguityReport, check_contiguity
 from ..sink.naming import ObjectNaming
-from .check_state import CheckState, forget_check_state, read_check_state, record_check_state
-from .last_manifest import manifest_at, manifest_keys, read_pointer
-from .orphans import list_from, object_prefix, object_start_offset
 from .retention_loss import LostRange, lost_before_log_start
 
 log = logging.getLogger(__name__)
@@ -119,10 +117,6 @@ class CompletenessReport:
         return "; ".join(problems)
 
 
-def load_manifests(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> list[Manifest]:
-    return [Manifest.from_json_bytes(store.get_metadata(k)) for k in manifest_keys(store, layout, topic, partition)]
-
-
 def lost_ranges(manifests: list[Manifest], low_watermark: int | None) -> tuple[LostRange, ...]:
     """Ranges the manifests recorded as lost, plus ``[last exported + 1, low watermark)`` when the broker
     already deleted offsets after the last manifest (no later export has recorded them yet)."""
@@ -139,43 +133,41 @@ def _lost(recorded: set[tuple[int, int]], next_offset: int | None, low_watermark
     return tuple(sorted(found))
 
 
-def check_partition(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
-                    low_watermark: int | None = None, naming: ObjectNaming | None = None, *,
-                    full: bool = False) -> CompletenessReport:
+def check_partition(ledger: PartitionLedger, low_watermark: int | None = None, naming: ObjectNaming | None = None,
+                    *, full: bool = False) -> CompletenessReport:
     """``low_watermark``: the partition's log start offset from a fetch response, if the caller has it;
     ``naming``: how the connector names objects, to recognise unlisted ones of this topic-partition (and to
     list directories from an offset on rather than HEAD each new object); ``full``: verify the whole
     history rather than what is new since the last check that found it intact."""
-    found = None if full else read_check_state(store, layout, topic, partition)
+    found = None if full else ledger.check_state()
     if found is not None:
         state, etag = found
-        verified = manifest_at(store, state.verified_through)
+        verified = ledger.manifest_at(state.verified_through)
         if verified is not None:
-            new = manifests_after(store, layout, topic, partition, state.verified_through, state.next_offset)
+            new = ledger.manifests_after(state.verified_through, state.next_offset)
             if new is not None:
-                return _check_since(store, layout, topic, partition, state, etag, verified, new, low_watermark,
-                                    naming)
+                return _check_since(ledger, state, etag, verified, new, low_watermark, naming)
         log.warning("The manifest %s, verified by an earlier completeness check of %s/%s, is gone: checking the "
-                    "whole history", state.verified_through, topic, partition)
-    return _check_everything(store, layout, topic, partition, low_watermark, naming, forget=full or found is not None)
+                    "whole history", state.verified_through, ledger.topic, ledger.partition)
+    return _check_everything(ledger, low_watermark, naming, forget=full or found is not None)
 
 
-def _check_everything(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
-                      low_watermark: int | None, naming: ObjectNaming | None, forget: bool) -> CompletenessReport:
-    keys = manifest_keys(store, layout, topic, partition)
-    manifests = [Manifest.from_json_bytes(store.get_metadata(k)) for k in keys]
+def _check_everything(ledger: PartitionLedger, low_watermark: int | None, naming: ObjectNaming | None,
+                      forget: bool) -> CompletenessReport:
+    keys = ledger.manifest_keys()
+    manifests = [ledger.read_manifest(k) for k in keys]
     listed = {o.key: o.size for m in manifests for o in m.objects}
     # One listing per directory the objects live in, rather than a HEAD per object.
     present: dict[str, int] = {}
     for directory in sorted({k.rsplit("/", 1)[0] + "/" if "/" in k else "" for k in listed}):
-        present.update(store.list_sizes(directory))
+        present.update(ledger.store.list_sizes(directory))
     missing, mismatched = _compare(listed, present)
     # Objects before the first manifest's range are history that a previous connector wrote (a migration
     # from Kafka Connect or the Block-GZIP sink), not ours to account for.
     first = min((m.start_offset for m in manifests), default=0)
 
     def ours_unlisted(key: str) -> bool:
-        start = object_start_offset(naming, key, topic, partition)
+        start = naming.start_offset_in(key, ledger.topic, ledger.partition)
         return key not in listed and start is not None and start >= first
 
     unlisted = () if naming is None else tuple(sorted(k for k in present if ours_unlisted(k)))
@@ -186,45 +178,14 @@ def _check_everything(store: S3ObjectStore, layout: ManifestLayout, topic: str, 
         state = CheckState(keys[-1], contiguity.first_offset, contiguity.next_offset, contiguity.manifests,
                            len(listed), contiguity.records, contiguity.tolerated,
                            tuple(sorted({r for m in manifests for r in m.lost_ranges})))
-        record_check_state(store, layout, topic, partition, state, replaces=None)
+        ledger.record_check_state(state, replaces=None)
     elif forget:
-        forget_check_state(store, layout, topic, partition)
+        ledger.forget_check_state()
     return report
 
 
-def manifests_after(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int,
-                    after_key: str | None, next_offset: int = 0) -> list[tuple[str, Manifest]] | None:
-    """The topic-partition's manifests after the one at ``after_key`` (whose next offset is
-    ``next_offset``), in key order, each read; all of them when ``after_key`` is None. None when a listing
-    finds the manifest at ``after_key`` gone.
-
-    From a known manifest the successors are walked (GETs at each next offset's key, where exports write
-    them) as far as the last-manifest pointer says there are manifests; when the walk does not reach the
-    pointer's manifest (or there is no pointer), the manifests after ``after_key`` are listed instead. So
-    the cost follows the new manifests, not the history. The completeness check and the Iceberg table's
-    sync (``iceberg.sync``) read what is new through this."""
-    if after_key is None:
-        return [(k, Manifest.from_json_bytes(store.get_metadata(k)))
-                for k in manifest_keys(store, layout, topic, partition)]
-    walked: list[tuple[str, Manifest]] = []
-    offset = next_offset
-    while (found := manifest_at(store, key := layout.key(topic, partition, offset))) is not None:
-        walked.append((key, found))
-        if found.next_offset <= offset:  # a manifest ending before it starts: the listing reports it
-            break
-        offset = found.next_offset
-    pointer = read_pointer(store, layout, topic, partition)
-    if pointer is not None and pointer.manifest_key <= (walked[-1][0] if walked else after_key):
-        return walked
-    keys = manifest_keys(store, layout, topic, partition, start_after=layout.listing_from(after_key))
-    if keys[:1] != [after_key]:
-        return None
-    read = dict(walked)
-    return [(k, read[k] if k in read else Manifest.from_json_bytes(store.get_metadata(k))) for k in keys[1:]]
-
-
-def _check_since(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int, state: CheckState,
-                 etag: str, verified: Manifest, since: list[tuple[str, Manifest]], low_watermark: int | None,
+def _check_since(ledger: PartitionLedger, state: CheckState, etag: str, verified: Manifest,
+                 since: list[tuple[str, Manifest]], low_watermark: int | None,
                  naming: ObjectNaming | None) -> CompletenessReport:
     new = [m for _k, m in since]
     c = check_contiguity(new)
@@ -239,7 +200,7 @@ def _check_since(store: S3ObjectStore, layout: ManifestLayout, topic: str, parti
                                   state.tolerated + c.tolerated)
     added = {o.key: o.size for m in new for o in m.objects}
     expected = {**{o.key: o.size for o in verified.objects}, **added}
-    present, unlisted = _objects_since(store, naming, topic, partition, expected, verified.start_offset)
+    present, unlisted = _objects_since(ledger, naming, expected, verified.start_offset)
     missing, mismatched = _compare(expected, present)
     recorded = set(state.lost_ranges) | {r for m in new for r in m.lost_ranges}
     report = CompletenessReport(contiguity, state.objects + len(added), missing, mismatched,
@@ -248,24 +209,25 @@ def _check_since(store: S3ObjectStore, layout: ManifestLayout, topic: str, parti
     if new and report.history_intact:
         moved = CheckState(since[-1][0], state.first_offset, next_offset, contiguity.manifests, report.objects_listed,
                            contiguity.records, contiguity.tolerated, tuple(sorted(recorded)))
-        record_check_state(store, layout, topic, partition, moved, replaces=etag)
+        ledger.record_check_state(moved, replaces=etag)
     return report
 
 
-def _objects_since(store: S3ObjectStore, naming: ObjectNaming | None, topic: str, partition: int,
-                   expected: dict[str, int], from_offset: int) -> tuple[dict[str, int], tuple[str, ...]]:
+def _objects_since(ledger: PartitionLedger, naming: ObjectNaming | None, expected: dict[str, int],
+                   from_offset: int) -> tuple[dict[str, int], tuple[str, ...]]:
     """Sizes of the ``expected`` objects, and this topic-partition's objects from ``from_offset`` on that
     are not among them. Without ``naming`` nothing tells this topic-partition's objects apart: each
     expected object is looked up (HEAD) and unlisted ones are not looked for."""
+    store, topic, partition = ledger.store, ledger.topic, ledger.partition
     present: dict[str, int] = {}
     unlisted: tuple[str, ...] = ()
     if naming is not None:
-        prefixes = {p for k in expected if (p := object_prefix(naming, k, topic, partition)) is not None}
-        starts = [o for k in expected if (o := object_start_offset(naming, k, topic, partition)) is not None]
+        prefixes = {p for k in expected if (p := naming.object_prefix(k, topic, partition)) is not None}
+        starts = [o for k in expected if (o := naming.start_offset_in(k, topic, partition)) is not None]
         lowest = min([from_offset, *starts])
         for prefix in sorted(prefixes):
-            present.update(store.list_sizes(prefix, list_from(naming, prefix, lowest)))
-        unlisted = tuple(sorted(k for k, start in ((k, object_start_offset(naming, k, topic, partition))
+            present.update(store.list_sizes(prefix, naming.listing_from(prefix, lowest)))
+        unlisted = tuple(sorted(k for k, start in ((k, naming.start_offset_in(k, topic, partition))
                                                    for k in present if k not in expected)
                                 if start is not None and start >= from_offset))
     for key in sorted(k for k in expected if k not in present):  # named unlike the rest, or really missing

@@ -5,7 +5,7 @@ manifest), then each topic-partition's check."""
 from __future__ import annotations
 
 from ..clients.s3 import S3ObjectStore
-from ..sink.manifest import ManifestLayout
+from ..ledger import PartitionLedger
 from ..sink.naming import ObjectNaming
 from .completeness import CompletenessReport, check_partition
 from .plan import PartitionPlan, plan_partitions
@@ -22,6 +22,6 @@ def check_planned(settings: ExportSettings, plans: list[PartitionPlan], *, full:
     """The checks of partitions planned already (their log start offsets known)."""
     config = settings.sink_config()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    layout, naming = ManifestLayout.from_config(config), ObjectNaming.from_config(config)
-    return [(p.topic, p.partition, check_partition(store, layout, p.topic, p.partition, p.low_watermark, naming,
-                                                   full=full)) for p in plans]
+    naming = ObjectNaming.from_config(config)
+    return [(p.topic, p.partition, check_partition(PartitionLedger.of(store, config, p.topic, p.partition),
+                                                   p.low_watermark, naming, full=full)) for p in plans]

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore
 from ..sink.config import SinkConfig
-from ..sink.manifest import ManifestLayout
 from ..sink.partitioner_config import DEFAULT_PARTITIONER
-from .export_lease import LeaseState
+from ..ledger import PartitionLedger
 from .plan import PartitionPlan, plan_partitions
-from .spredfast_cursor import spredfast_cursor
+from .block_gzip_cursor import block_gzip_cursor
 from .settings import ExportSettings
 
 # Where the next export resumes, in the order an export looks.
@@ -84,13 +83,11 @@ def objects_ready(config: SinkConfig, waiting: int) -> int | None:
     return waiting // config.flush_size * objects_per_file
 
 
-def describe_lease(store: S3ObjectStore, layout: ManifestLayout, topic: str, partition: int) -> str | None:
-    """Who owns the topic-partition's lease, if anyone; also one an earlier version left at its old key."""
-    found = (store.get_with_etag(layout.lease_key(topic, partition))
-             or store.get_with_etag(layout.legacy_lease_key(topic, partition)))
-    if found is None:
+def describe_lease(ledger: PartitionLedger) -> str | None:
+    """Who owns the topic-partition's lease, if anyone."""
+    lease = ledger.lease_state()
+    if lease is None:
         return None
-    lease = LeaseState.from_json_bytes(found[0])
     state = "abandoned after a failure" if lease.abandoned else f"lease until {lease.lease_expires_ms} ms"
     return f"{lease.owner.describe()}, run {lease.run_id}, resumed at {lease.start_offset} ({state})"
 
@@ -98,14 +95,13 @@ def describe_lease(store: S3ObjectStore, layout: ManifestLayout, topic: str, par
 def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list[PartitionDryRun]:
     config = settings.sink_config()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    layout = ManifestLayout.from_config(config)
     report = []
     for plan in plan_partitions(settings, partitions, read_only=True):
         next_offset, source = _next_offset(settings, config, plan, store)
         waiting = waiting_records(next_offset, plan.low_watermark, plan.high_watermark)
         report.append(PartitionDryRun(plan.topic, plan.partition, next_offset, source, plan.low_watermark,
                                       plan.high_watermark, objects_ready(config, waiting),
-                                      describe_lease(store, layout, plan.topic, plan.partition)))
+                                      describe_lease(PartitionLedger.of(store, config, plan.topic, plan.partition))))
     return report
 
 
@@ -113,7 +109,7 @@ def _next_offset(settings: ExportSettings, config: SinkConfig, plan: PartitionPl
                  store: S3ObjectStore) -> tuple[int | None, str]:
     if plan.next_offset is not None:
         return plan.next_offset, FROM_MANIFEST
-    cursor = spredfast_cursor(store, config, plan.topic, plan.partition)
+    cursor = block_gzip_cursor(store, config, plan.topic, plan.partition)
     offset = cursor.resume_offset() if cursor is not None else None
     if offset is not None:
         return offset, FROM_SPREDFAST_CURSOR

@@ -26,7 +26,7 @@ from typing import Callable, Protocol
 
 from ..clients.errors import DeadLetterQueueError
 from ..sink.errors import NullValueSkipped, RecordError
-from ..sink.manifest import ToleratedRange
+from ..ledger import ToleratedRange
 from ..sink.records import KafkaRecord, SinkRecord
 from ..sink.writer import CommittedBatch
 from .tolerance import ErrorPolicy, RecordFailure, classify

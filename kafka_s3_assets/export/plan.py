@@ -1,6 +1,6 @@
 """Driver-side planning: where each topic-partition resumes and how far the broker has data.
 
-Reads only S3 manifests (the last one, found through its pointer: ``last_manifest``) and broker
+Reads only S3 manifests (the last one, found through its pointer: ``PartitionLedger.last_manifest``) and broker
 metadata (a watermark probe), never consumes for export and never commits: the continuous-export sensor
 uses it every tick, and an asset run uses it to decide whether a Spark job is needed at all.
 """
@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore, check_bucket
-from ..sink.manifest import ManifestLayout
-from .last_manifest import last_manifest
+from ..ledger import PartitionLedger
 from .settings import ExportSettings
 
 
@@ -36,17 +35,13 @@ class PartitionPlan:
 def exported_next_offsets(settings: ExportSettings, partitions: list[tuple[str, int]], read_only: bool = False
                           ) -> dict[tuple[str, int], int | None]:
     """``read_only``: write nothing at all, not even the missing pointer of a partition exported before
-    pointers existed (``last_manifest``), as a dry run promises."""
+    pointers existed (``PartitionLedger.last_manifest``), as a dry run promises."""
     config = settings.sink_config()
     client = settings.s3.client()
     check_bucket(client, settings.s3)
     store = S3ObjectStore(client, settings.s3)
-    layout = ManifestLayout.from_config(config)
-    result = {}
-    for topic, partition in partitions:
-        manifest = last_manifest(store, layout, topic, partition, create_pointer=not read_only)
-        result[(topic, partition)] = manifest.next_offset if manifest else None
-    return result
+    return {(topic, partition): PartitionLedger.of(store, config, topic, partition).next_offset(not read_only)
+            for topic, partition in partitions}
 
 
 def plan_partitions(settings: ExportSettings, partitions: list[tuple[str, int]], read_only: bool = False

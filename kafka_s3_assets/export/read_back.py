@@ -20,9 +20,8 @@ from ..sink.config_keys import BLOCK_GZIP_FORMAT, BYTEARRAY_FORMAT
 from ..sink.formats.block_gzip_format import index_key_for
 from ..sink.formats.readers import json_lines, read_block_gzip_chunk, read_records
 from ..sink.formats.spredfast_records import decode_records
-from ..sink.manifest import ManifestLayout
 from ..sink.writer import CommittedObject
-from .completeness import load_manifests
+from ..ledger import PartitionLedger
 
 
 @dataclass(frozen=True)
@@ -95,8 +94,7 @@ def _block_gzip_records(store: S3ObjectStore, obj: CommittedObject, index: dict,
 def read_from_offset(store: S3ObjectStore, config: SinkConfig, topic: str, partition: int, offset: int,
                      count: int | None = None) -> Iterator[ExportedRecord]:
     """Exported records of ``topic``/``partition`` from ``offset`` on, in offset order."""
-    layout = ManifestLayout.from_config(config)
-    manifests = [m for m in load_manifests(store, layout, topic, partition) if m.end_offset >= offset]
+    manifests = [m for m in PartitionLedger.of(store, config, topic, partition).manifests() if m.end_offset >= offset]
     if not manifests:
         raise LookupError(f"Offset {offset} of {topic}/{partition} has not been exported")
     emitted = 0

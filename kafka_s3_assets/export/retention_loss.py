@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..sink.manifest import Manifest
+from ..ledger import Manifest
 
 log = logging.getLogger(__name__)
 

@@ -14,25 +14,27 @@ check's) is kept in its own outcome: the other partitions' commits and checks st
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, TypeVar
 
 from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore
-from ..sink.manifest import ManifestLayout
+from ..ledger import PartitionLedger
+from ..ledger.progress import ExportProgress, ProgressPoller, describe
 from ..sink.naming import ObjectNaming
 from ..sink.secrets import scrub
 from ..iceberg.sync import TableSync, TableSyncError, sync_table
 from .completeness import CompletenessReport, check_partition
 from .lag import LagLimits, PartitionLag
-from .partition_export import PartitionExportRequest, PartitionExportResult
+from .partition_request import PartitionExportRequest, PartitionExportResult
 from .plan import PartitionPlan, plan_partitions
-from .progress import ExportProgress, ProgressPoller, describe, run_with_progress
 from .retention_loss import LostRange, describe_lost, lost_before_log_start
 from .settings import ExportSettings
 
 ProgressListener = Callable[[list[ExportProgress]], None]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -107,10 +109,11 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
                 for plan in plans if plan.pending > 0]
     sink_config = settings.sink_config()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    layout, naming = ManifestLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
+    naming = ObjectNaming.from_config(sink_config)
+    ledgers = {p: PartitionLedger.of(store, sink_config, topic, p) for p in partitions}
     interval_s = sink_config["kafka_s3_assets.progress.interval.ms"] / 1000
-    results = export_with_progress(start_job(), requests, store, layout, run_id, interval_s, log, on_progress) \
-        if requests else []
+    results = export_with_progress(start_job(), requests, [ledgers[r.partition] for r in requests], run_id,
+                                   interval_s, log, on_progress) if requests else []
     exported = {(r.topic, r.partition): r for r in results}
     outcomes = [ExportOutcome(plan, exported.get((plan.topic, plan.partition)) or nothing_to_export(plan))
                 for plan in plans]
@@ -122,8 +125,8 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
         if result.lost_ranges:
             log.warning(describe_lost(topic, result.partition, [LostRange(*r) for r in result.lost_ranges]))
         try:
-            outcome.report = check_partition(store, layout, topic, result.partition,
-                                             low_watermark=outcome.plan.low_watermark, naming=naming)
+            outcome.report = check_partition(ledgers[result.partition], low_watermark=outcome.plan.low_watermark,
+                                             naming=naming)
         except Exception as exc:  # one partition's check must not cost the others their records
             outcome.check_error = scrub(f"{type(exc).__name__}: {exc}", settings.secrets())
             log.error(f"Completeness check of {outcome.key} could not run: {outcome.check_error}")
@@ -172,12 +175,13 @@ def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome], log: lo
                                               m.first_timestamp_ms), now_ms)
 
 
-def export_with_progress(job: ExportJob, requests: list[PartitionExportRequest], store: S3ObjectStore,
-                         layout: ManifestLayout, run_id: str | None, interval_s: float, log: logging.Logger,
+def export_with_progress(job: ExportJob, requests: list[PartitionExportRequest], ledgers: list[PartitionLedger],
+                         run_id: str | None, interval_s: float, log: logging.Logger,
                          on_progress: ProgressListener) -> list[PartitionExportResult]:
-    """The job, with each task's progress logged and handed to ``on_progress`` every ``interval_s``, and
-    a last report of each partition that did not fail once the job is done (its task deletes its own)."""
-    poller = ProgressPoller(store, [layout.progress_key(r.topic, r.partition) for r in requests], run_id)
+    """The job, with each task's progress (read through the requests' ``ledgers``) logged and handed to
+    ``on_progress`` every ``interval_s``, and a last report of each partition that did not fail once the
+    job is done (its task deletes its own)."""
+    poller = ProgressPoller(ledgers, run_id)
 
     def report(reports: list[ExportProgress]) -> None:
         for progress in reports:
@@ -193,3 +197,34 @@ def export_with_progress(job: ExportJob, requests: list[PartitionExportRequest],
             for r in results if r.status != "failed" and r.start_offset is not None
             for end in [max(ends[(r.topic, r.partition)] or r.start_offset, r.start_offset)]])
     return results
+
+
+def run_with_progress(job: Callable[[], T], poller: ProgressPoller, interval_s: float,
+                      on_progress: Callable[[list[ExportProgress]], None], cancel: Callable[[], None]) -> T:
+    """``job()`` (the Spark job) in a thread while this one polls every ``interval_s`` and hands the new
+    reports to ``on_progress``: the caller's thread keeps doing the logging, as Dagster expects. When
+    this thread is interrupted (a run terminated), ``cancel()`` stops the job before the error goes on."""
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = job()
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True, name="export job")
+    thread.start()
+    try:
+        while True:
+            thread.join(interval_s)
+            if not thread.is_alive():
+                break
+            reports = poller.poll()
+            if reports:
+                on_progress(reports)
+    except BaseException:
+        cancel()
+        raise
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]

@@ -26,7 +26,7 @@ from pyiceberg.io.pyarrow import UnsupportedPyArrowTypeException
 from pyiceberg.schema import Schema
 from pyiceberg.table import Transaction
 
-from ..sink.manifest import Manifest
+from ..ledger import Manifest
 from ..sink.writer import CommittedObject
 
 

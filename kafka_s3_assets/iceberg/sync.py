@@ -4,7 +4,7 @@ For the topic-partitions asked for, one sync
 
 1. loads the table and reads how far it registered each of them (``registered``: the newest snapshot
    summary of this connector);
-2. reads, through ``export.completeness.manifests_after``, the manifests after the last one registered,
+2. reads, through ``PartitionLedger.manifests_after``, the manifests after the last one registered,
    in offset order (every manifest when none was), and keeps them only while each starts where the one
    before ended;
 3. builds one transaction: the name mapping (once), then for each manifest's value objects, in order, the
@@ -36,10 +36,9 @@ from pyiceberg.table import Table, TableProperties, Transaction
 
 from ..clients.s3 import S3ObjectStore
 from ..crash_points import crash_point
-from ..export.completeness import manifests_after
 from ..export.settings import ExportSettings
 from ..sink.config import SinkConfig
-from ..sink.manifest import Manifest, ManifestLayout
+from ..ledger import Manifest, PartitionLedger
 from ..sink.secrets import scrub
 from ..sink.writer import CommittedObject
 from .catalog import create_table, load_table, open_catalog
@@ -116,12 +115,11 @@ def _sync(settings: ExportSettings, table_config: TableSettings, topic: str, par
           log: logging.Logger, max_manifests: int | None) -> TableSync:
     config = settings.sink_config()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    layout = ManifestLayout.from_config(config)
     catalog = open_catalog(table_config)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         table = load_table(catalog, table_config)
         state = read_registered(table, config.name) if table is not None else {}
-        plan = _plan(store, layout, topic, partitions, state, max_manifests)
+        plan = _plan(store, config, topic, partitions, state, max_manifests)
         if table is None:
             first = next(((p, o) for p, ms in plan.pending.items() for _k, m in ms for o in value_objects(m)), None)
             if first is not None:
@@ -181,14 +179,14 @@ def _current_snapshot_id(table: Table | None) -> int | None:
     return None if snapshot is None else snapshot.snapshot_id
 
 
-def _plan(store: S3ObjectStore, layout: ManifestLayout, topic: str, partitions: list[int],
+def _plan(store: S3ObjectStore, config: SinkConfig, topic: str, partitions: list[int],
           state: dict[TopicPartition, Registered], max_manifests: int | None) -> _Plan:
     pending: dict[int, list[tuple[str, Manifest]]] = {}
     errors: dict[int, str] = {}
     for p in partitions:
         registered = state.get((topic, p))
-        found = manifests_after(store, layout, topic, p, registered.manifest_key if registered else None,
-                                registered.next_offset if registered else 0)
+        found = PartitionLedger.of(store, config, topic, p).manifests_after(
+            registered.manifest_key if registered else None, registered.next_offset if registered else 0)
         if found is None:
             errors[p] = (f"the manifest {registered.manifest_key}, the last the table registered for {topic}/{p}, "
                          f"is gone from S3: the table registers nothing more of {topic}/{p}")

@@ -7,6 +7,7 @@ The Block-GZIP S3 sink (spredfast) names its objects ``<s3.prefix>/<upload date>
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -40,6 +41,42 @@ class ObjectNaming:
         if self.topics_dir.strip():
             return f"{self.topics_dir}{self.directory_delim}{directory}{self.directory_delim}{name}"
         return f"{directory}{self.directory_delim}{name}"
+
+    # -- reading keys back: which topic-partition and offset an object key names --
+
+    def topic_prefix(self, topic: str) -> str:
+        """The key prefix holding every object of ``topic`` (all encoded partitions; without a topic
+        directory, every object under ``topics.dir``)."""
+        directory = f"{topic}{self.directory_delim}" if self.topic_directory else ""
+        if self.topics_dir.strip():
+            return f"{self.topics_dir}{self.directory_delim}{directory}"
+        return directory
+
+    def _name_match(self, key: str, topic: str, partition: int) -> re.Match | None:
+        name = re.escape(f"{topic}{self.file_delim}{self.partition_name(partition)}{self.file_delim}")
+        delim = re.escape(self.directory_delim)
+        return re.search(rf"(?:^|(?<={delim})){name}(\d+)\.[^/]*$", key)
+
+    def start_offset_in(self, key: str, topic: str, partition: int) -> int | None:
+        """The start offset in an object key of this topic-partition, or None for any other key."""
+        match = self._name_match(key, topic, partition)
+        return int(match.group(1)) if match else None
+
+    def object_prefix(self, key: str, topic: str, partition: int) -> str | None:
+        """The key up to its offset (the object's directory and ``<topic>+<partition>+``), or None for a
+        key that is not this topic-partition's: listing it lists this topic-partition's objects in that
+        directory."""
+        match = self._name_match(key, topic, partition)
+        return key[:match.start(1)] if match else None
+
+    def listing_from(self, prefix: str, offset: int) -> str:
+        """A ListObjectsV2 StartAfter under ``prefix`` that skips names of offsets below ``offset`` and none
+        at or above it. Offsets are zero-padded to a width, so names of one width sort by offset; a longer
+        offset (past the padding) starts with a non-zero digit and may sort before the padded resume
+        offset, so the bound is the smaller of the two."""
+        padded = f"{offset:0{self.zero_pad_width}d}"
+        smallest_longer = "1" + "0" * len(padded)
+        return prefix + min(padded, smallest_longer)
 
     @classmethod
     def from_config(cls, config) -> "ObjectNaming":

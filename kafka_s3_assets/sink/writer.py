@@ -134,20 +134,6 @@ class CommittedObject:
     def offsets(self) -> list[int]:
         return [o for start, end in self.offset_ranges for o in range(start, end + 1)]
 
-    def to_json(self) -> dict:
-        return {
-            "key": self.key,
-            "view": self.view,
-            "encoded_partition": self.encoded_partition,
-            "start_offset": self.start_offset,
-            "end_offset": self.end_offset,
-            "offset_ranges": self.offset_ranges,  # pairs: JSON arrays
-            "record_count": self.record_count,
-            "size": self.size,
-            "sha256": self.sha256,
-            "schema_ids": list(self.schema_ids),
-        }
-
 
 @dataclass(frozen=True)
 class CommittedBatch:

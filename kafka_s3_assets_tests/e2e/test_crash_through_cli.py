@@ -18,7 +18,7 @@ import fastavro
 import pytest
 
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
-from kafka_s3_assets.sink.manifest import Manifest
+from kafka_s3_assets.ledger import Manifest
 
 from ..conftest import connector_config, list_keys
 

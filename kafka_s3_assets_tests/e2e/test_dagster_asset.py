@@ -232,8 +232,8 @@ def test_definitions_load_for_the_shipped_demo_connector(monkeypatch):
 def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_exports_the_others(spark, kafka, s3_client,
                                                                                            bucket, instance):
     from kafka_s3_assets.clients.s3 import S3ObjectStore
-    from kafka_s3_assets.export.export_lease import acquire
-    from kafka_s3_assets.sink.manifest import ManifestLayout
+    from kafka_s3_assets.ledger.lease import acquire
+    from kafka_s3_assets.ledger import LedgerLayout
 
     topic = kafka.create_topic("leased", partitions=2)
     for partition in (0, 1):
@@ -243,7 +243,7 @@ def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_expo
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
     settings = resolve_settings(connector.raw)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    layout = ManifestLayout.from_config(settings.sink_config())
+    layout = LedgerLayout.from_config(settings.sink_config())
     # Another export (a CLI run, another deployment) owns partition 1's lease while this run starts.
     lease = acquire(store, layout.lease_key(topic, 1), connector=connector.name, topic=topic, partition=1,
                    run_id="elsewhere", resume_hint=0, read_resume=lambda: 0, plan_end=lambda start: 3, clock_ms=lambda: int(time.time() * 1000),

@@ -13,9 +13,9 @@ from confluent_kafka import Consumer, TopicPartition
 
 from kafka_s3_assets.cli import main
 from kafka_s3_assets.clients.s3 import S3ObjectStore
-from kafka_s3_assets.export.export_lease import acquire
+from kafka_s3_assets.ledger.lease import acquire
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout
 
 from ..conftest import connector_config
 from ..exporting import export
@@ -102,7 +102,7 @@ def test_plan_writes_nothing_and_starts_neither_dagster_nor_spark(three_partitio
     # As if partition 0 was exported before last-manifest pointers existed: an export or the sensor would
     # create its pointer after listing the manifests; a dry run must not.
     settings = resolve_settings(config)
-    s3_client.delete_object(Bucket=bucket, Key=ManifestLayout.from_config(settings.sink_config()).pointer_key(topic, 0))
+    s3_client.delete_object(Bucket=bucket, Key=LedgerLayout.from_config(settings.sink_config()).pointer_key(topic, 0))
     before = (bucket_state(s3_client, bucket), group_offsets(kafka.bootstrap, group, topic, 3))
     workdir = tmp_path / "project"
     workdir.mkdir()
@@ -122,25 +122,20 @@ def test_plan_names_the_export_owning_a_partitions_lease(three_partitions, capsy
     topic, config = three_partitions
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    layout = ManifestLayout.from_config(settings.sink_config())
+    layout = LedgerLayout.from_config(settings.sink_config())
     run_id = f"run-{uuid.uuid4().hex[:6]}"
-    lease = acquire(store, layout.lease_key(topic, 2), legacy_key=layout.legacy_lease_key(topic, 2),
+    lease = acquire(store, layout.lease_key(topic, 2),
                     connector=config["name"], topic=topic, partition=2, run_id=run_id, resume_hint=0,
                     read_resume=lambda: 0, plan_end=lambda start: 5, clock_ms=lambda: int(time.time() * 1000),
                     lease_ms=60_000)
-    # An export of an earlier version, which kept the lease at another key, owns partition 1's.
-    legacy_key = layout.legacy_lease_key(topic, 1)
-    legacy = dataclasses.replace(lease.state, partition=1, run_id="earlier-version-run")
-    store.put_conditionally(legacy_key, legacy.to_json_bytes())
     try:
         code, out, err = plan_json(capsys, write_config(tmp_path / "c.json", dict(config)))
     finally:
         lease.release()
-        store.delete(legacy_key)
     assert code == 0, err
     leased = {p["partition"]: p["leased_by"] for p in out["partitions"]}
     assert leased[f"{topic}/0"] is None and run_id in leased[f"{topic}/2"] and f"pid {os.getpid()}" in leased[f"{topic}/2"]
-    assert "earlier-version-run" in leased[f"{topic}/1"]
+    assert leased[f"{topic}/1"] is None
 
 
 @pytest.mark.parametrize("overrides", [

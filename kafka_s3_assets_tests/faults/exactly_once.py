@@ -12,7 +12,8 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass
 
-from kafka_s3_assets.sink.manifest import Manifest, check_contiguity
+from kafka_s3_assets.ledger import Manifest
+from kafka_s3_assets.ledger.contiguity import check_contiguity
 
 from ..conftest import list_keys
 

@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 import kafka_s3_assets.clients.aws_credentials as aws_credentials
-from kafka_s3_assets.export.partition_export import PartitionExportRequest
+from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.spark.job import run_exports
 

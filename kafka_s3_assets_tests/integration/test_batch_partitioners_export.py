@@ -13,7 +13,7 @@ import pytest
 
 from kafka_s3_assets.export import partition_export
 from kafka_s3_assets.sink.batch_path import BatchPath
-from kafka_s3_assets.sink.manifest import Manifest
+from kafka_s3_assets.ledger import Manifest
 from kafka_s3_assets.sink.writer import TopicPartitionWriter
 
 from ..conftest import connector_config, list_keys

@@ -26,7 +26,7 @@ from kafka_s3_assets.clients.s3 import S3ObjectStore, S3Settings
 from kafka_s3_assets.devstack import s3_servers
 from kafka_s3_assets.devstack.stack import running_devstack
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout, Manifest
 
 from ..conftest import connector_config, list_keys
 from ..exporting import export
@@ -188,7 +188,7 @@ def test_an_export_that_meets_another_exports_object_stops_there_and_the_next_on
     assert [(m.start_offset, m.end_offset) for m in manifests(s3_client, bucket)] == [(0, 2)]
     assert stopped.next_offset == 3
     assert object_versions(s3_client, bucket)[foreign] == foreign_version  # never replaced
-    lease_key = ManifestLayout.from_config(resolve_settings(config).sink_config()).lease_key(topic, 0)
+    lease_key = LedgerLayout.from_config(resolve_settings(config).sink_config()).lease_key(topic, 0)
     assert json.loads(s3_client.get_object(Bucket=bucket, Key=lease_key)["Body"].read())["abandoned"] is True
 
     rerun = export(config, topic)

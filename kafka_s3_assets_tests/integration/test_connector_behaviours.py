@@ -282,7 +282,7 @@ def test_customer_key_encryption_is_sent_on_every_write_and_part(devstack, bucke
     # Data is read with the key; manifests, written without it, are read without it (S3 would refuse).
     store.put_if_absent("manifest.json", b"{}")
     sent.clear()
-    assert store.get("small.bin") == b"x" and store.get_metadata("manifest.json") == b"{}"
+    assert store.get("small.bin") == b"x" and store.get_json("manifest.json") == b"{}"
     [data_read, manifest_read] = [h for method, _url, h in sent if method == "GET"]
     assert data_read.get("x-amz-server-side-encryption-customer-algorithm") == "AES256"
     assert "x-amz-server-side-encryption-customer-algorithm" not in manifest_read

@@ -19,10 +19,11 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from kafka_s3_assets.clients.s3 import S3ObjectStore
+from kafka_s3_assets.ledger import PartitionLedger
 from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.read_back import read_from_offset
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout, Manifest
 
 from ..conftest import DEMO_SCHEMA, connector_config, list_keys
 from ..exporting import export
@@ -262,7 +263,7 @@ def test_tolerated_records_go_to_the_dlq_and_the_objects_hold_exactly_the_others
             tolerated.update(range(t.start_offset, t.end_offset + 1))
             assert t.reason.startswith(f"{record_stage(case, t.start_offset)} ")
     assert tolerated == {o for o, _ in bad} and in_objects == {o for o, r in enumerate(case.records) if not r.bad}
-    report = check_partition(store, ManifestLayout.from_config(sink_config), topic, 0)
+    report = check_partition(PartitionLedger(store, LedgerLayout.from_config(sink_config), topic, 0))
     assert report.passed and report.contiguity.tolerated == len(bad), report.describe()
 
 
@@ -349,7 +350,7 @@ def test_a_partition_of_only_bad_records_is_accounted_for_by_a_manifest_without_
     assert m.tolerated[0].reason == (f"VALUE_CONVERTER DataException: Failed to deserialize data for topic {topic} "
                                      f"to Avro: Unknown magic byte!")
     store, sink_config = store_and_config(config)
-    assert check_partition(store, ManifestLayout.from_config(sink_config), topic, 0).passed
+    assert check_partition(PartitionLedger(store, LedgerLayout.from_config(sink_config), topic, 0)).passed
 
 
 def test_errors_log_names_each_tolerated_record(kafka, s3_client, bucket, caplog):

@@ -15,13 +15,13 @@ import pytest
 
 from kafka_s3_assets.cli import main
 from kafka_s3_assets.clients.s3 import S3ObjectStore, S3Settings
-from kafka_s3_assets.export.check_state import read_check_state
-from kafka_s3_assets.export.completeness import check_partition, load_manifests
-from kafka_s3_assets.export.last_manifest import LastManifestPointer, last_manifest, point_to
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, resume_offset
+from kafka_s3_assets.export.completeness import check_partition
+from kafka_s3_assets.ledger.pointer import LastManifestPointer
+from kafka_s3_assets.export.partition_request import PartitionExportRequest
+from kafka_s3_assets.export.resume import resume_offset
 from kafka_s3_assets.export.plan import plan_partitions
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout, Manifest, PartitionLedger
 from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.writer import CommittedObject
 
@@ -75,7 +75,7 @@ class History:
             "flush.size": "1", "kafka_s3_assets.commit.consumer.offsets": "false"})
         self.settings = resolve_settings(self.config)
         sink_config = self.settings.sink_config()
-        self.layout, self.naming = ManifestLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
+        self.layout, self.naming = LedgerLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
         self.next_offset = 0
         self.writer = self.store()
 
@@ -96,7 +96,7 @@ class History:
         end = start if end is None else end
         manifest = Manifest(self.config["name"], self.topic, 0, start, end, tuple(objects), len(objects), 0,
                             lost_ranges=tuple(lost))
-        key = self.layout.key(self.topic, 0, start)
+        key = self.layout.manifest_key(self.topic, 0, start)
         self.writer.put_if_absent(key, manifest.to_json_bytes())
         self.next_offset = max(self.next_offset, end + 1)
         return key
@@ -111,14 +111,18 @@ class History:
             self.point_to(keys[-1])
         return keys
 
+    def ledger(self, store: S3ObjectStore | None = None) -> PartitionLedger:
+        return PartitionLedger(store or self.store(), self.layout, self.topic, 0)
+
     def point_to(self, key: str) -> None:
-        point_to(self.writer, self.layout, key, Manifest.from_json_bytes(self.writer.get_metadata(key)))
+        writer = self.ledger(self.writer)
+        writer.point_to(key, writer.read_manifest(key))
 
     def check(self, *, full: bool = False, low_watermark: int | None = None):
-        return check_partition(self.store(), self.layout, self.topic, 0, low_watermark, self.naming, full=full)
+        return check_partition(self.ledger(), low_watermark, self.naming, full=full)
 
     def state(self):
-        found = read_check_state(self.store(), self.layout, self.topic, 0)
+        found = self.ledger().check_state()
         return None if found is None else found[0]
 
 
@@ -142,7 +146,7 @@ def costs_after(manifests: int, kafka, s3_client, counted) -> dict[str, tuple[di
     costs = {}
     counted.current = RequestCounter()
     store = history.store()
-    assert resume_offset(PartitionExportRequest(history.settings, topic, 0), store, history.layout,
+    assert resume_offset(PartitionExportRequest(history.settings, topic, 0), history.ledger(store),
                          "unused") == manifests + 1
     costs["resume"] = counted.current.cost()
     counted.current = RequestCounter()
@@ -150,7 +154,7 @@ def costs_after(manifests: int, kafka, s3_client, counted) -> dict[str, tuple[di
     assert plan.next_offset == manifests + 1
     costs["plan"] = counted.current.cost()
     counted.current = RequestCounter()
-    report = check_partition(history.store(), history.layout, topic, 0, plan.low_watermark, history.naming)
+    report = check_partition(history.ledger(), plan.low_watermark, history.naming)
     assert report.passed and report.contiguity.manifests == manifests + 1, report.describe()
     costs["check"] = counted.current.cost()
     return costs
@@ -173,34 +177,34 @@ def test_a_pointer_left_behind_by_a_crash_before_it_was_updated_still_finds_the_
     keys = history.append(3)
     history.append(2, pointer=False)  # manifests written, the export died before each pointer
     store = history.store()
-    assert last_manifest(store, history.layout, history.topic, 0).start_offset == 4
-    history.point_to(history.layout.key(history.topic, 0, 3))  # one behind: its successor is the last
-    assert last_manifest(store, history.layout, history.topic, 0).start_offset == 4
+    assert history.ledger(store).last_manifest().start_offset == 4
+    history.point_to(history.layout.manifest_key(history.topic, 0, 3))  # one behind: its successor is the last
+    assert history.ledger(store).last_manifest().start_offset == 4
 
     result = export(history.settings, history.topic)
     assert result.status == "exported", result.error
     assert (result.start_offset, result.next_offset) == (5, 9)
-    pointer = LastManifestPointer.from_json_bytes(store.get_metadata(history.layout.pointer_key(history.topic, 0)))
+    pointer = LastManifestPointer.from_json_bytes(store.get_json(history.layout.pointer_key(history.topic, 0)))
     assert pointer == LastManifestPointer(result.manifest_keys[-1], 9) and keys[-1] != pointer.manifest_key
 
 
 def test_without_a_pointer_the_manifests_are_listed_once_and_the_pointer_is_created(history, counted):
     keys = history.append(4, pointer=False)  # e.g. exported before pointers existed
     counted.current = RequestCounter()
-    assert last_manifest(history.store(), history.layout, history.topic, 0).start_offset == 3
+    assert history.ledger().last_manifest().start_offset == 3
     assert counted.current.keys_listed == 4
-    assert history.store().get_metadata(history.layout.pointer_key(history.topic, 0)) == \
+    assert history.store().get_json(history.layout.pointer_key(history.topic, 0)) == \
         LastManifestPointer(keys[-1], 4).to_json_bytes()
 
     counted.current = RequestCounter()
-    assert last_manifest(history.store(), history.layout, history.topic, 0).start_offset == 3
+    assert history.ledger().last_manifest().start_offset == 3
     assert counted.current.cost() == ({"GetObject": 3}, 0)  # the pointer, its manifest, no successor
 
 
 def test_a_pointer_to_a_manifest_that_is_gone_falls_back_to_the_manifests(history, s3_client):
     keys = history.append(3)
     s3_client.delete_object(Bucket=history.settings.s3.bucket, Key=keys[-1])
-    assert last_manifest(history.store(), history.layout, history.topic, 0).start_offset == 1
+    assert history.ledger().last_manifest().start_offset == 1
 
 
 def test_the_pointer_and_the_check_state_are_seen_by_no_listing_of_manifests_or_objects(history, s3_client):
@@ -211,7 +215,7 @@ def test_the_pointer_and_the_check_state_are_seen_by_no_listing_of_manifests_or_
     assert set(side) <= set(list_keys(s3_client, bucket))
     assert not set(side) & set(list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir="))
     assert not set(side) & set(list_keys(s3_client, bucket, "topics/"))
-    assert len(load_manifests(history.store(), history.layout, history.topic, 0)) == 3
+    assert len(history.ledger().manifests()) == 3
 
 
 def verified_through(history: History) -> str:
@@ -286,7 +290,7 @@ def test_an_unlisted_object_removed_by_the_next_export_lets_the_check_pass_and_m
 def test_a_full_check_finds_damage_in_verified_history_and_later_checks_keep_failing(history, s3_client):
     keys = history.append(5)
     assert history.check().passed
-    old = Manifest.from_json_bytes(history.store().get_metadata(keys[1])).objects[0]
+    old = Manifest.from_json_bytes(history.store().get_json(keys[1])).objects[0]
     body = s3_client.get_object(Bucket=history.settings.s3.bucket, Key=old.key)["Body"].read()
     s3_client.delete_object(Bucket=history.settings.s3.bucket, Key=old.key)  # by hand, after it was verified
     history.append(1)
@@ -307,7 +311,7 @@ def test_a_full_check_finds_damage_in_verified_history_and_later_checks_keep_fai
 def test_retention_losses_recorded_in_verified_manifests_are_still_reported(history, counted):
     history.append(2)
     history.manifest(2, [history.object(5)], end=5, lost=[(2, 4)])
-    history.point_to(history.layout.key(history.topic, 0, 2))
+    history.point_to(history.layout.manifest_key(history.topic, 0, 2))
     first = history.check()
     assert not first.passed and first.history_intact and verified_through(history).endswith("00002.json")
     history.append(2)
@@ -332,7 +336,7 @@ def test_the_check_command_checks_what_is_new_or_on_demand_everything(history, k
     assert main(command) == 0
     assert capsys.readouterr().out == (f"{history.topic}/0: passed: 4 manifest(s) cover offsets 0..3 without gap or "
                                        f"overlap; all 4 object(s) present with their recorded sizes\n")
-    old = Manifest.from_json_bytes(history.store().get_metadata(keys[0])).objects[0]
+    old = Manifest.from_json_bytes(history.store().get_json(keys[0])).objects[0]
     s3_client.delete_object(Bucket=history.settings.s3.bucket, Key=old.key)
     assert main(command) == 0 and "verified from offset 4 on" in capsys.readouterr().out
     assert main(command + ["--full"]) == 1

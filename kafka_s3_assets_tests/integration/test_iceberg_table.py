@@ -16,7 +16,6 @@ import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
-from kafka_s3_assets.export.completeness import load_manifests
 from kafka_s3_assets.export.partition_export import export_partition
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.export.topic_export import ExportJob, export_topic
@@ -25,7 +24,7 @@ from kafka_s3_assets.iceberg.registered import read_registered
 from kafka_s3_assets.iceberg.schema import value_objects
 from kafka_s3_assets.iceberg.settings import table_settings
 from kafka_s3_assets.clients.s3 import S3ObjectStore
-from kafka_s3_assets.sink.manifest import ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout, PartitionLedger
 
 from ..conftest import connector_config
 from ..exporting import export
@@ -89,9 +88,9 @@ def committed_objects(config: dict, topic: str, partitions: list[int]) -> list[s
     """The value objects of every manifest, as s3:// paths."""
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    layout = ManifestLayout.from_config(settings.sink_config())
+    layout = LedgerLayout.from_config(settings.sink_config())
     return [f"s3://{settings.s3.bucket}/{o.key}" for p in partitions
-            for m in load_manifests(store, layout, topic, p) for o in value_objects(m)]
+            for m in PartitionLedger(store, layout, topic, p).manifests() for o in value_objects(m)]
 
 
 def data_files(table) -> list[str]:

@@ -8,9 +8,10 @@ import pytest
 
 from kafka_s3_assets.clients.kafka import committed_offset
 from kafka_s3_assets.clients.s3 import S3ObjectStore
+from kafka_s3_assets.ledger import PartitionLedger
 from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout, Manifest
 from kafka_s3_assets.sink.naming import ObjectNaming
 
 from ..conftest import connector_config, list_keys
@@ -169,14 +170,14 @@ def test_a_second_writer_cannot_commit_over_the_first(kafka, s3_client, bucket):
     """The manifest's conditional write is the last line of defence against concurrent exports."""
     from kafka_s3_assets.clients.errors import ManifestConflictError
     from kafka_s3_assets.clients.s3 import S3ObjectStore
-    from kafka_s3_assets.sink.manifest import ManifestLayout
+    from kafka_s3_assets.ledger import LedgerLayout
 
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)])
     config = connector_config(topic, bucket)
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    key = ManifestLayout.from_config(settings.sink_config()).key(topic, 0, 0)
+    key = LedgerLayout.from_config(settings.sink_config()).manifest_key(topic, 0, 0)
     store.put_if_absent(key, b'{"format_version": 1}')  # another writer got there first
     with pytest.raises(ManifestConflictError):
         store.put_if_absent(key, b"{}")
@@ -214,13 +215,13 @@ def test_the_completeness_check_flags_objects_of_the_partition_that_no_manifest_
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     sink_config = settings.sink_config()
-    layout, naming = ManifestLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
-    assert check_partition(store, layout, topic, 0, naming=naming).passed
+    layout, naming = LedgerLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
+    assert check_partition(PartitionLedger(store, layout, topic, 0), naming=naming).passed
 
     directory = f"topics/{topic}/partition=0/"
     s3_client.put_object(Bucket=bucket, Key=f"{directory}{topic}+0+0000000003.avro", Body=b"left by a dead export")
     s3_client.put_object(Bucket=bucket, Key=f"{directory}{topic}+1+0000000000.avro", Body=b"another partition's")
-    report = check_partition(store, layout, topic, 0, naming=naming)
+    report = check_partition(PartitionLedger(store, layout, topic, 0), naming=naming)
 
     assert not report.passed and report.unlisted_objects == (f"{directory}{topic}+0+0000000003.avro",)
     assert f"object in no manifest (left by a failed export; the next export removes it): {directory}" in report.describe()

@@ -29,7 +29,7 @@ import uuid
 
 import pytest
 
-from kafka_s3_assets.sink.manifest import Manifest
+from kafka_s3_assets.ledger import Manifest
 
 from ..conftest import connector_config, list_keys
 from ..exporting import export

@@ -9,11 +9,13 @@ import pytest
 
 from kafka_s3_assets import crash_points
 from kafka_s3_assets.clients.s3 import S3ObjectStore
+from kafka_s3_assets.ledger import PartitionLedger
 from kafka_s3_assets.export.completeness import check_partition
-from kafka_s3_assets.export.partition_export import PartitionExportRequest, export_partition
-from kafka_s3_assets.export.progress import ProgressPoller
+from kafka_s3_assets.export.partition_export import export_partition
+from kafka_s3_assets.export.partition_request import PartitionExportRequest
+from kafka_s3_assets.ledger.progress import ProgressPoller
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout
 from kafka_s3_assets.sink.naming import ObjectNaming
 
 from ..conftest import connector_config, list_keys
@@ -40,8 +42,8 @@ def test_driver_reads_progress_of_a_running_export_and_nothing_is_left_behind(ka
     monkeypatch.setattr(crash_points, "_reached", Counter())
 
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    layout = ManifestLayout.from_config(settings.sink_config())
-    poller = ProgressPoller(store, [layout.progress_key(topic, 0)], run_id="run-1")
+    layout = LedgerLayout.from_config(settings.sink_config())
+    poller = ProgressPoller([PartitionLedger(store, layout, topic, 0)], run_id="run-1")
     results = []
     export = threading.Thread(target=lambda: results.append(export_partition(
         PartitionExportRequest(settings, topic, 0, end_offset=RECORDS, run_id="run-1"))))
@@ -70,6 +72,6 @@ def test_driver_reads_progress_of_a_running_export_and_nothing_is_left_behind(ka
     # Finished: its report is gone, and none was ever taken for a manifest or an object.
     assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/") == []
     assert len(list_keys(s3_client, bucket, f"topics/{topic}/")) == RECORDS // 100
-    report = check_partition(store, layout, topic, 0, low_watermark=0, naming=ObjectNaming.from_config(
+    report = check_partition(PartitionLedger(store, layout, topic, 0), low_watermark=0, naming=ObjectNaming.from_config(
         settings.sink_config()))
     assert report.passed, report.describe()

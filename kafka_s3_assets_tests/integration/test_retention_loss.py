@@ -14,11 +14,12 @@ import pytest
 from kafka_s3_assets.clients.kafka import commit_offset, committed_offset, probe_watermarks
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.devstack.tansu import tansu_binary
+from kafka_s3_assets.ledger import PartitionLedger
 from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.plan import plan_partitions
 from kafka_s3_assets.export.retention_loss import LostRange
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout, Manifest
 
 from ..conftest import Kafka, connector_config, list_keys
 from ..exporting import export
@@ -51,7 +52,7 @@ def manifests(s3_client, bucket):
 def completeness(config, topic, low_watermark=None):
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    return check_partition(store, ManifestLayout.from_config(settings.sink_config()), topic, 0, low_watermark)
+    return check_partition(PartitionLedger(store, LedgerLayout.from_config(settings.sink_config()), topic, 0), low_watermark)
 
 
 def test_export_records_the_deleted_range_continues_and_the_check_fails(rkafka, retention_broker, s3_client,

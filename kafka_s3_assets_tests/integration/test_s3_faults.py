@@ -29,7 +29,7 @@ import pytest
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.clients.errors import ManifestConflictError, S3Error
 from kafka_s3_assets.export.settings import ExportSettings, resolve_settings
-from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout, Manifest
 
 from ..conftest import connector_config, list_keys
 from ..exporting import export
@@ -186,8 +186,8 @@ def reference(proxy, topic, s3_client) -> Reference:
 
 def failed_request(name: str, reference: Reference, bucket: str) -> str:
     """How the error names the request that ran out of attempts."""
-    layout = ManifestLayout(MANIFEST_ROOT, "topics")
-    first_manifest = layout.key(reference.topic, 0, 0)
+    layout = LedgerLayout(MANIFEST_ROOT, "topics")
+    first_manifest = layout.manifest_key(reference.topic, 0, 0)
     return {
         "HeadBucket": f"HeadBucket s3://{bucket}",
         "ListObjectsV2": f"ListObjectsV2 s3://{bucket}/{layout.partition_prefix(reference.topic, 0)}",
@@ -270,7 +270,7 @@ def test_a_lease_that_cannot_be_released_is_taken_over_by_the_next_export(proxy,
     first = export(settings, reference.topic, end_offset=6)
 
     assert first.status == "exported", first.error  # everything was committed before the release
-    lease_key = ManifestLayout(MANIFEST_ROOT, "topics").lease_key(reference.topic, 0)
+    lease_key = LedgerLayout(MANIFEST_ROOT, "topics").lease_key(reference.topic, 0)
     lease = json.loads(s3_client.get_object(Bucket=bucket, Key=lease_key)["Body"].read())
     assert lease["abandoned"] is True
     second = export(settings, reference.topic, end_offset=12)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pyspark import cloudpickle
 
-from kafka_s3_assets.export.partition_export import PartitionExportRequest
+from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.spark.job import run_exports, run_in_tasks, spark_export_job
 from kafka_s3_assets.spark.job_tags import is_spark_connect

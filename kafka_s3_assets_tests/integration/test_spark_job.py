@@ -2,7 +2,7 @@
 
 import pytest
 
-from kafka_s3_assets.export.partition_export import PartitionExportRequest
+from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.spark.job import run_exports
 

@@ -27,7 +27,7 @@ SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 DRIVER = """
 import json, sys
 from pyspark.sql import SparkSession
-from kafka_s3_assets.export.partition_export import PartitionExportRequest
+from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.spark.job import run_exports, spark_config
 

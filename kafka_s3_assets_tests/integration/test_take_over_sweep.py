@@ -18,7 +18,7 @@ import pytest
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.sink.manifest import ManifestLayout
+from kafka_s3_assets.ledger import LedgerLayout
 
 from ..conftest import connector_config, list_keys
 from ..exporting import export
@@ -91,43 +91,3 @@ def test_a_take_over_lists_only_the_dead_attempts_objects_from_the_resume_offset
     data_keys_listed = [key for key in listed if key.startswith("topics/")]
     assert sorted(data_keys_listed) == sorted(left_behind)
     assert exactly_once_counts(s3_client, bucket, range(HISTORY + CRASHED)) == ExactlyOnceCounts(0, 0, OTHERS)
-
-
-def test_a_lease_an_earlier_version_left_at_its_old_key_excludes_while_live_and_is_taken_over_once_dead(
-        kafka, s3_client, bucket):
-    """Earlier versions kept the lease at ``_intents/…/intent.json``. An export of such a version killed with
-    objects stored and no manifest leaves it there: while its lease runs, this version's export refuses
-    and writes nothing; once it has expired, the export takes it over (replays its plan, removes its
-    objects) and deletes it."""
-    topic = kafka.create_topic("legacy_lease")
-    config = connector_config(topic, bucket, name=f"legacy-{uuid.uuid4().hex[:8]}", **{
-        "flush.size": "2", **PARTITIONERS["wallclock"]})
-    kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(CRASHED)])
-    code, _, err = finish(spawn(config, topic, clock_ms=T0, env={CRASH_AT_ENV: "object_stored:3"}))
-    assert code == -9, err
-    left_behind = list_keys(s3_client, bucket, "topics/")
-    assert len(left_behind) == 3
-    layout = ManifestLayout.from_config(resolve_settings(config).sink_config())
-    lease_key, legacy_key = layout.lease_key(topic, 0), layout.legacy_lease_key(topic, 0)
-    dead = json.loads(s3_client.get_object(Bucket=bucket, Key=lease_key)["Body"].read())
-    s3_client.delete_object(Bucket=bucket, Key=lease_key)
-    # The same object at the old key, as an export of an earlier version on another host leaves it.
-    s3_client.put_object(Bucket=bucket, Key=legacy_key, Body=json.dumps({
-        **dead, "owner": {**dead["owner"], "host": "elsewhere", "boot_id": "another-boot"},
-        "lease_expires_ms": T0 + 10 * HOUR}).encode())
-
-    refused = export(config, topic, now_ms=T0 + HOUR)
-    assert refused.status == "failed" and refused.error_type == "ConcurrentExportError", refused.error
-    assert legacy_key in refused.error
-    assert list_keys(s3_client, bucket, "topics/") == left_behind
-    assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=") == []
-    assert lease_key not in list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/")
-
-    taken_over = export(config, topic, now_ms=T0 + 11 * HOUR)
-    assert taken_over.status == "exported", taken_over.error
-    assert taken_over.replayed is True and taken_over.orphans_removed == 3
-    assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_intents/") == []
-    assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/") == []
-    assert exactly_once_counts(s3_client, bucket, range(CRASHED)) == ExactlyOnceCounts(0, 0, 0)
-    hour = "year=2025/month=04/day=02/hour=01"  # the dead attempt's clock (T0), not the take-over's
-    assert all(f"/{hour}/" in key for key in list_keys(s3_client, bucket, "topics/"))

@@ -13,16 +13,14 @@ import sys
 import pytest
 
 from kafka_s3_assets.clients.errors import ConditionFailedError
-from kafka_s3_assets.export import export_lease
-from kafka_s3_assets.export.export_lease import (ConcurrentExportError, LeaseState, ExportTakenOverError, Owner,
-                                                 acquire, still_running)
-from kafka_s3_assets.export.orphans import list_from, object_prefix, object_start_offset, topic_prefix
+from kafka_s3_assets.ledger import lease as export_lease
+from kafka_s3_assets.ledger.lease import (ConcurrentExportError, LeaseState, ExportTakenOverError, Owner, acquire,
+                                          still_running)
 from kafka_s3_assets.sink.naming import ObjectNaming
 
 pytestmark = [pytest.mark.unit]
 
 KEY = "m/_leases/dir=topics/topic=t/partition=0/lease.json"
-LEGACY_KEY = "m/_intents/dir=topics/topic=t/partition=0/intent.json"  # where earlier versions kept it
 LEASE = 60_000
 
 
@@ -60,7 +58,7 @@ def take(store, *, resume=0, end=10, now=1_000, lease_ms=LEASE, hint=None, read_
         planned.append((start, end))
         return end
 
-    lease = acquire(store, KEY, legacy_key=LEGACY_KEY, connector="c", topic="t", partition=0, run_id="run",
+    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id="run",
                     resume_hint=resume if hint is None else hint, read_resume=read_resume or (lambda: resume),
                     plan_end=plan_end, clock_ms=lambda: now, lease_ms=lease_ms)
     return lease, [e for _s, e in planned]
@@ -343,82 +341,13 @@ def test_an_export_that_learns_of_its_take_over_only_when_giving_up_its_lease_le
     assert store.lease().owner.attempt == taker.state.owner.attempt and not store.lease().abandoned
 
 
-# ---- a lease an earlier version left at its old key (``_intents/…/intent.json``) ----------------------
-
-def legacy_lease(owner: Owner, **changes) -> bytes:
-    """The object as earlier versions wrote it, field by field (the fields have not changed)."""
-    fields = {"format_version": 1, "connector": "c", "topic": "t", "partition": 0, "owner": dataclasses.asdict(owner),
-              "run_id": "old-version-run", "start_offset": 4, "end_offset": 10, "clock_ms": 777, "created_ms": 500,
-              "lease_expires_ms": 500 + LEASE, "abandoned": False, "takes_over": None,
-              "written_prefixes": ["d/t+0+"]}
-    return json.dumps({**fields, **changes}, indent=1).encode()
-
-
-def test_a_live_lease_at_the_old_key_excludes_this_export_which_writes_nothing():
-    store = ConditionalStore()
-    store.objects[LEGACY_KEY] = (legacy_lease(another_host()), '"v0"')
-    before = dict(store.objects)
-    with pytest.raises(ConcurrentExportError, match=r"Another export of t/0 is running .*_intents/.* wrote nothing"):
-        take(store, now=500 + LEASE - 1)
-    assert store.objects == before
-
-
-def test_a_dead_lease_at_the_old_key_is_taken_over_replayed_and_deleted():
-    store = ConditionalStore()
-    dead = another_host()
-    store.objects[LEGACY_KEY] = (legacy_lease(dead), '"v0"')
-    lease, planned = take(store, resume=6, now=500 + LEASE)
-    assert lease.previous.owner.attempt == dead.attempt and lease.previous.written_prefixes == ("d/t+0+",)
-    assert lease.replays is True and planned == []
-    state = store.lease()
-    assert (state.start_offset, state.end_offset, state.clock_ms, state.written_prefixes) == (6, 10, 777, ("d/t+0+",))
-    assert state.takes_over == dead.attempt and LEGACY_KEY not in store.objects
-
-
-def test_a_lease_at_the_old_key_is_deleted_only_once_the_new_lease_is_written():
-    store = ConditionalStore()
-    store.objects[LEGACY_KEY] = (legacy_lease(another_host()), '"v0"')
-    seen = []
-    delete = store.delete
-    store.delete = lambda key, **kw: (seen.append(KEY in store.objects), delete(key, **kw))
-    take(store, now=500 + LEASE)
-    assert seen == [True]
-
-
-def test_a_dead_lease_at_both_keys_is_taken_over_with_the_prefixes_of_both():
-    """Left by a new-version export that took the old one over and died before deleting it (the prefixes
-    are the same then), or by exports of two versions side by side: everything either wrote is swept."""
-    store = ConditionalStore()
-    store.objects[LEGACY_KEY] = (legacy_lease(another_host(), written_prefixes=["d/t+0+", "e/t+0+"]), '"v0"')
-    store.put_conditionally(KEY, lease_of(another_host(), written_prefixes=("d/t+0+", "f/t+0+")).to_json_bytes())
-    lease, _ = take(store, now=500 + LEASE)
-    assert lease.previous.written_prefixes == ("d/t+0+", "f/t+0+", "e/t+0+")
-    assert store.lease().written_prefixes == ("d/t+0+", "f/t+0+", "e/t+0+") and LEGACY_KEY not in store.objects
-
-
-def test_a_lease_at_the_old_key_an_earlier_version_takes_over_first_stops_this_export():
-    store = ConditionalStore()
-    store.objects[LEGACY_KEY] = (legacy_lease(another_host()), '"v0"')
-    delete = store.delete
-
-    def old_version_takes_over_first(key, **kw):
-        if key == LEGACY_KEY:
-            store.objects[LEGACY_KEY] = (legacy_lease(another_host(), lease_expires_ms=10**13), '"v9"')
-        delete(key, **kw)
-
-    store.delete = old_version_takes_over_first
-    with pytest.raises(ConcurrentExportError, match="earlier version took over .* first; this one wrote nothing"):
-        take(store, now=500 + LEASE)
-    assert store.lease().abandoned is True and LEGACY_KEY in store.objects  # the next export finds it live
-
-
 @pytest.mark.parametrize("naming, key, prefix", [
     (ObjectNaming(), "topics/t/partition=0/t+0+0000000012.avro", "topics/t/partition=0/t+0+"),
     (ObjectNaming(), "topics/t/country=a/b/t+0+0000000007.headers.json.gz", "topics/t/country=a/b/t+0+"),
     (ObjectNaming(topics_dir=" ", directory_delim="_", file_delim="#"), "t_p_t#0#0000000004.avro", "t_p_t#0#"),
 ])
 def test_an_objects_prefix_is_its_name_up_to_the_offset(naming, key, prefix):
-    assert object_prefix(naming, key, "t", 0) == prefix
+    assert naming.object_prefix(key, "t", 0) == prefix
 
 
 @pytest.mark.parametrize("width, offsets", [(10, [0, 7, 9_999_999_999, 10**10, 10**12]), (3, [5, 999, 1000, 12345])])
@@ -426,10 +355,10 @@ def test_listing_from_an_offset_skips_only_lower_offsets(width, offsets):
     naming = ObjectNaming(zero_pad_width=width)
     keys = {o: f"d/{naming.file_name('t', 0, o, '.avro')}" for o in offsets}
     for resume in sorted(set(offsets + [1, 1_500, 5_000_000_000])):
-        start_after = list_from(naming, "d/t+0+", resume)
+        start_after = naming.listing_from("d/t+0+", resume)
         assert all(key > start_after for o, key in keys.items() if o >= resume), (resume, start_after)
     # Offsets past the padding sort before lower padded ones ("1000" < "999"): those stay listed.
-    assert [o for o, key in keys.items() if key > list_from(naming, "d/t+0+", offsets[1])] == offsets[1:]
+    assert [o for o, key in keys.items() if key > naming.listing_from("d/t+0+", offsets[1])] == offsets[1:]
 
 
 @pytest.mark.parametrize("naming, key, expected", [
@@ -444,9 +373,9 @@ def test_listing_from_an_offset_skips_only_lower_offsets(width, offsets):
 def test_object_names_are_recognised_as_the_reference_writes_them(naming, key, expected):
     topic = "my_t" if naming.directory_delim == "_" else "t"
     partition = 1 if "t+1+" in key and expected is not None else 0
-    assert object_start_offset(naming, key, topic, partition) == expected
+    assert naming.start_offset_in(key, topic, partition) == expected
 
 
 def test_the_topic_prefix_holds_every_encoded_partition():
-    assert topic_prefix(ObjectNaming(), "t") == "topics/t/"
-    assert topic_prefix(ObjectNaming(topics_dir=" "), "t") == "t/"
+    assert ObjectNaming().topic_prefix("t") == "topics/t/"
+    assert ObjectNaming(topics_dir=" ").topic_prefix("t") == "t/"

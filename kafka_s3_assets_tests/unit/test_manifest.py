@@ -1,6 +1,7 @@
 import pytest
 
-from kafka_s3_assets.sink.manifest import Manifest, ManifestLayout, check_contiguity
+from kafka_s3_assets.ledger import LedgerLayout, Manifest
+from kafka_s3_assets.ledger.contiguity import check_contiguity
 from kafka_s3_assets.sink.writer import CommittedObject
 
 pytestmark = [pytest.mark.unit]
@@ -24,12 +25,12 @@ def test_manifest_round_trips_through_json():
 
 
 def test_layout_keys_sort_by_start_offset_and_parse_back():
-    layout = ManifestLayout("_kafka_s3_assets/manifests", "topics")
-    keys = [layout.key("t", 0, o) for o in (10, 9, 100000000000)]
+    layout = LedgerLayout("_kafka_s3_assets/manifests", "topics")
+    keys = [layout.manifest_key("t", 0, o) for o in (10, 9, 100000000000)]
     assert sorted(keys) == [keys[1], keys[0], keys[2]]
     assert keys[0] == "_kafka_s3_assets/manifests/dir=topics/topic=t/partition=0/00000000000000000010.json"
-    assert ManifestLayout.start_offset_of(keys[2]) == 100000000000
-    assert ManifestLayout("p", "a/b").partition_prefix("t", 1) == "p/dir=a%2Fb/topic=t/partition=1/"
+    assert LedgerLayout.start_offset_of(keys[2]) == 100000000000
+    assert LedgerLayout("p", "a/b").partition_prefix("t", 1) == "p/dir=a%2Fb/topic=t/partition=1/"
 
 
 def test_contiguity_accepts_tiling_and_reports_gaps_overlaps_and_stray_objects():
@@ -47,7 +48,8 @@ def test_contiguity_accepts_tiling_and_reports_gaps_overlaps_and_stray_objects()
 def test_tolerated_offsets_round_trip_and_old_manifests_read_as_none_tolerated():
     import json
 
-    from kafka_s3_assets.sink.manifest import ToleratedRange, manifest_for_batches
+    from kafka_s3_assets.ledger import ToleratedRange
+    from kafka_s3_assets.ledger.manifest import manifest_for_batches
     from kafka_s3_assets.sink.writer import CommittedBatch
 
     tolerated = (ToleratedRange(3, 4, "VALUE_CONVERTER DataException: Unknown magic byte!"),
@@ -70,7 +72,7 @@ def test_tolerated_offsets_round_trip_and_old_manifests_read_as_none_tolerated()
 def test_contiguity_counts_tolerated_offsets_and_rejects_ones_in_objects_or_outside_the_range():
     from dataclasses import replace
 
-    from kafka_s3_assets.sink.manifest import ToleratedRange
+    from kafka_s3_assets.ledger import ToleratedRange
 
     def with_tolerated(m, *ranges):
         return replace(m, tolerated=tuple(ToleratedRange(s, e, "r") for s, e in ranges))
@@ -87,10 +89,8 @@ def test_contiguity_counts_tolerated_offsets_and_rejects_ones_in_objects_or_outs
 
 
 def test_the_pointer_and_the_check_state_live_beside_the_manifests_not_among_them():
-    layout = ManifestLayout("_kafka_s3_assets/manifests", "topics")
+    layout = LedgerLayout("_kafka_s3_assets/manifests", "topics")
     assert layout.lease_key("t", 1) == "_kafka_s3_assets/manifests/_leases/dir=topics/topic=t/partition=1/lease.json"
-    assert layout.legacy_lease_key("t", 1) == \
-        "_kafka_s3_assets/manifests/_intents/dir=topics/topic=t/partition=1/intent.json"  # where earlier versions kept it
     assert layout.pointer_key("t", 1) == ("_kafka_s3_assets/manifests/_last_manifest/dir=topics/topic=t/partition=1/"
                                           "pointer.json")
     assert layout.check_state_key("t", 1) == "_kafka_s3_assets/manifests/_checked/dir=topics/topic=t/partition=1/state.json"
@@ -99,6 +99,6 @@ def test_the_pointer_and_the_check_state_live_beside_the_manifests_not_among_the
 
 
 def test_listing_from_a_manifest_key_starts_with_it_and_skips_every_earlier_one():
-    layout = ManifestLayout("p", "topics")
-    key = layout.key("t", 0, 10)
-    assert layout.key("t", 0, 9) < layout.listing_from(key) < key < layout.key("t", 0, 11)
+    layout = LedgerLayout("p", "topics")
+    key = layout.manifest_key("t", 0, 10)
+    assert layout.manifest_key("t", 0, 9) < layout.listing_from(key) < key < layout.manifest_key("t", 0, 11)

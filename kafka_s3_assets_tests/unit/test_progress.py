@@ -7,8 +7,8 @@ import pytest
 from rich.console import Console
 
 from kafka_s3_assets.defs.progress_display import console_progress, publish
-from kafka_s3_assets.export.progress import ExportProgress, ProgressPoller, describe, format_duration
-from kafka_s3_assets.sink.manifest import ManifestLayout
+from kafka_s3_assets.ledger.progress import ExportProgress, ProgressPoller, describe, format_duration
+from kafka_s3_assets.ledger import LedgerLayout, PartitionLedger
 
 pytestmark = [pytest.mark.unit]
 
@@ -58,25 +58,32 @@ def test_report_round_trips_and_other_formats_are_ignored():
 
 
 def test_progress_object_lies_beside_the_lease_not_among_manifests():
-    layout = ManifestLayout("_kafka_s3_assets/manifests", "topics")
+    layout = LedgerLayout("_kafka_s3_assets/manifests", "topics")
     key = layout.progress_key("t", 3)
     assert key.rsplit("/", 1)[0] == layout.lease_key("t", 3).rsplit("/", 1)[0]
     assert not key.startswith(layout.partition_prefix("t", 3))
 
 
 class DictStore:
-    """get_with_etag over a dict: the poller's only use of the store."""
+    """get_with_etag over a dict, by partition name (a, b, c: partitions 0, 1, 2): the poller's only use of
+    the store."""
+
+    LAYOUT = LedgerLayout("m", "topics")
 
     def __init__(self):
         self.objects = {}
 
     def get_with_etag(self, key):
-        return (self.objects[key], "etag") if key in self.objects else None
+        name = {self.LAYOUT.progress_key("t", p): name for p, name in enumerate("abc")}[key]
+        return (self.objects[name], "etag") if name in self.objects else None
+
+    def ledgers(self, names: str) -> list[PartitionLedger]:
+        return [PartitionLedger(self, self.LAYOUT, "t", "abc".index(name)) for name in names]
 
 
 def test_poller_keeps_only_its_runs_reports_and_each_only_once():
     store = DictStore()
-    poller = ProgressPoller(store, ["a", "b", "c"], run_id="r")
+    poller = ProgressPoller(store.ledgers("abc"), run_id="r")
     store.objects = {"a": report(updated_ms=5).to_json_bytes(), "b": report(run_id="old").to_json_bytes()}
     assert [p.updated_ms for p in poller.poll()] == [5]
     assert poller.poll() == []                                   # not written again since
@@ -86,7 +93,7 @@ def test_poller_keeps_only_its_runs_reports_and_each_only_once():
 
 def test_poller_without_run_id_keeps_reports_written_since_it_started():
     store = DictStore()
-    poller = ProgressPoller(store, ["a", "b"], run_id=None)
+    poller = ProgressPoller(store.ledgers("ab"), run_id=None)
     store.objects = {"a": report(updated_ms=1).to_json_bytes(),                  # left by an old export
                      "b": report(updated_ms=2**62, run_id=None).to_json_bytes()}
     assert [p.updated_ms for p in poller.poll()] == [2**62]

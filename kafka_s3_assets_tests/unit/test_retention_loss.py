@@ -13,7 +13,8 @@ from kafka_s3_assets.clients.errors import KafkaReadError
 from kafka_s3_assets.clients.kafka import KafkaSettings, PartitionReader
 from kafka_s3_assets.export.completeness import CompletenessReport, lost_ranges
 from kafka_s3_assets.export.retention_loss import LostRange, RetentionLossTracker, lost_before_log_start
-from kafka_s3_assets.sink.manifest import Manifest, check_contiguity
+from kafka_s3_assets.ledger import Manifest
+from kafka_s3_assets.ledger.contiguity import check_contiguity
 from kafka_s3_assets.sink.writer import CommittedObject
 
 pytestmark = [pytest.mark.unit]

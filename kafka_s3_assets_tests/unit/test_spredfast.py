@@ -21,7 +21,7 @@ import json
 
 import pytest
 
-from kafka_s3_assets.export.spredfast_cursor import cursor_key, next_offset_of_index
+from kafka_s3_assets.export.block_gzip_cursor import cursor_key, next_offset_of_index
 from kafka_s3_assets.sink.config import (
     ConfigError,
     read_connector_file,

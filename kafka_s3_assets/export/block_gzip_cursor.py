@@ -8,7 +8,7 @@ next offset is the last chunk's ``first_record_offset + num_records``; no cursor
 Here the cursor is both read and kept:
 
 - a topic-partition without any manifest of ours resumes after what that sink left (the cursor), else
-  from the consumer group, else from the earliest offset (``first_export_offset``);
+  from the consumer group, else from the earliest offset (``resume.first_export_offset``);
 - after each manifest, the cursor is pointed at the index of the manifest's object, so that sink's
   tooling and its S3 source keep finding the newest data. A crash between the manifest and the cursor
   leaves the cursor one object behind; the next export, once it owns the topic-partition's lease, points it at
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 
 from ..clients.s3 import S3ObjectStore
-from ..sink.manifest import Manifest
+from ..ledger import Manifest
 from ..sink.spredfast_config import SpredfastSettings
 
 
@@ -41,7 +41,7 @@ def next_offset_of_index(index_json: bytes, index_key: str) -> int:
         raise CursorError(f"Cannot read the next offset from the Block-GZIP index {index_key}: {exc!r}") from None
 
 
-class SpredfastCursor:
+class BlockGzipCursor:
     def __init__(self, store: S3ObjectStore, settings: SpredfastSettings, topic: str, partition: int):
         self._store = store
         self.key = cursor_key(settings, topic, partition)
@@ -70,7 +70,7 @@ class SpredfastCursor:
         self._store.put_conditionally(self.key, body, if_match=current[1] if current is not None else None)
 
 
-def spredfast_cursor(store: S3ObjectStore, config, topic: str, partition: int) -> SpredfastCursor | None:
+def block_gzip_cursor(store: S3ObjectStore, config, topic: str, partition: int) -> BlockGzipCursor | None:
     """The cursor of a Block-GZIP sink config; None for any other connector."""
     settings = getattr(config, "spredfast", None)
-    return SpredfastCursor(store, settings, topic, partition) if settings is not None else None
+    return BlockGzipCursor(store, settings, topic, partition) if settings is not None else None

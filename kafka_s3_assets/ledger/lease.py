@@ -27,7 +27,7 @@ A live owner means a concurrent export: this one fails at once, having written n
 is a conditional replace (If-Match on the ETag read), so of two exports taking over the same dead one,
 exactly one wins. The winner replays the dead attempt's plan when it stopped short of its end offset,
 so Wallclock and scheduled rotation make the same objects again, and the caller removes what the dead
-attempt left that no manifest lists (:mod:`.orphans`).
+attempt left that no manifest lists (:mod:`.sweep`).
 
 An owner whose lease was taken over (a "zombie": alive but silent longer than its lease) learns it on
 its next renewal (the If-Match fails) and stops before writing a manifest; the manifest's own
@@ -35,11 +35,6 @@ conditional write is the last line of defence. Before each request that writes a
 its lease too (``fence``): free while renewals keep up, a renewal after a silence. Objects themselves are
 only ever created, never replaced (``clients.s3.MultipartOutput``), so what a zombie still sends can
 replace nothing.
-
-Earlier versions kept the same object, with the same fields, at another key (``_intents/…/intent.json``,
-``ManifestLayout.legacy_lease_key``). One left there by an export of such a version that crashed, or that
-still runs, counts as a lease: a live one excludes this export, a dead one is taken over like a lease
-(its plan replayed, its prefixes swept), and deleted once this export's lease is written.
 """
 
 from __future__ import annotations
@@ -94,7 +89,7 @@ class Owner:
 @dataclass(frozen=True)
 class LeaseState:
     """The lease object's content: its owner, until when it is valid, and the attempt's plan. Its JSON
-    field names are the stored format, the same in leases earlier versions left at the legacy key."""
+    field names are the stored format."""
     connector: str
     topic: str
     partition: int
@@ -281,7 +276,7 @@ class ExportLease:
             self._renewer.join()
 
 
-def acquire(store: S3ObjectStore, key: str, *, legacy_key: str | None = None, connector: str, topic: str,
+def acquire(store: S3ObjectStore, key: str, *, connector: str, topic: str,
             partition: int, run_id: str | None, resume_hint: int, read_resume: Callable[[], int],
             plan_end: Callable[[int], int], clock_ms: Callable[[], int], lease_ms: int,
             monotonic: Callable[[], float] = time.monotonic) -> ExportLease:
@@ -292,23 +287,16 @@ def acquire(store: S3ObjectStore, key: str, *, legacy_key: str | None = None, co
     ``resume_hint`` is where to resume as read before taking the lease: the lease is taken with a plan from
     it, so that, as usual, the plan need not be written twice. Taking over a dead attempt, the new lease
     first repeats the dead attempt's plan instead: an attempt that dies before planning leaves the next one
-    the same decision to make (replay it or not), and the same places to sweep.
-
-    ``legacy_key`` is where earlier versions kept the lease (see the module docstring): a lease found there
-    counts as one, and is deleted once this attempt's lease is written."""
+    the same decision to make (replay it or not), and the same places to sweep."""
     now = clock_ms()
     found = store.get_with_etag(key)
-    legacy = store.get_with_etag(legacy_key) if legacy_key is not None else None
-    current = LeaseState.from_json_bytes(found[0]) if found is not None else None
-    legacy_state = LeaseState.from_json_bytes(legacy[0]) if legacy is not None else None
-    for other, where in ((current, key), (legacy_state, legacy_key)):
-        if other is not None and still_running(other, now):
-            raise ConcurrentExportError(
-                f"Another export of {topic}/{partition} is running ({other.owner.describe()}, run {other.run_id}, "
-                f"resumed at offset {other.start_offset}; its lease is s3 key {where}); this one wrote nothing. "
-                f"Exports of one topic-partition never run at once; if that export is dead on another host, its "
-                f"lease expires {max(0, other.lease_expires_ms - now) // 1000}s from now")
-    previous = _dead_lease(current, legacy_state)
+    previous = LeaseState.from_json_bytes(found[0]) if found is not None else None
+    if previous is not None and still_running(previous, now):
+        raise ConcurrentExportError(
+            f"Another export of {topic}/{partition} is running ({previous.owner.describe()}, run {previous.run_id}, "
+            f"resumed at offset {previous.start_offset}; its lease is s3 key {key}); this one wrote nothing. "
+            f"Exports of one topic-partition never run at once; if that export is dead on another host, its "
+            f"lease expires {max(0, previous.lease_expires_ms - now) // 1000}s from now")
     owner = Owner.current()
     if previous is None:
         state = LeaseState(connector, topic, partition, owner, run_id, resume_hint, plan_end(resume_hint), now, now,
@@ -331,8 +319,6 @@ def acquire(store: S3ObjectStore, key: str, *, legacy_key: str | None = None, co
     lease = ExportLease(store, key, state, etag, lease_ms, clock_ms, previous=previous, monotonic=monotonic,
                         renewed_at=sent)
     try:
-        if legacy is not None:  # its plan and prefixes are in this lease now
-            _delete_legacy_lease(store, legacy_key, legacy[1], topic, partition)
         lease.plan(read_resume(), plan_end)
     except BaseException:
         try:  # nothing written: the next export takes over at once (and still finds a dead attempt's plan)
@@ -342,25 +328,6 @@ def acquire(store: S3ObjectStore, key: str, *, legacy_key: str | None = None, co
                         topic, partition, exc)
         raise
     return lease
-
-
-def _dead_lease(current: LeaseState | None, legacy: LeaseState | None) -> LeaseState | None:
-    """The dead lease to take over. Found at both keys, the lease normally carries the legacy one's plan and
-    prefixes already (it took that one over, then died before deleting it); the legacy prefixes are added
-    all the same, so that whatever an export of an earlier version left is swept."""
-    if current is None or legacy is None:
-        return current or legacy
-    known, old = current.written_prefixes, legacy.written_prefixes
-    prefixes = None if known is None or old is None else known + tuple(p for p in old if p not in known)
-    return replace(current, written_prefixes=prefixes)
-
-
-def _delete_legacy_lease(store: S3ObjectStore, key: str, etag: str, topic: str, partition: int) -> None:
-    try:
-        store.delete(key, if_match=etag)
-    except ConditionFailedError:  # rewritten since read: an export of an earlier version took it over
-        raise ConcurrentExportError(f"An export of {topic}/{partition} by an earlier version took over the dead "
-                                    f"export's lease at s3 key {key} first; this one wrote nothing") from None
 
 
 def _boot_id() -> str:

@@ -10,17 +10,16 @@ and the directory (the encoded partition) can be anything: a field's values, a t
 record or from the clock. A topic's directory holds every partition and all history, so listing it
 costs as much as the bucket has grown. Instead, each attempt records in its lease, before it creates
 the first object there, the *object prefix* it writes under (directory plus
-``<topic><file.delim><partition><file.delim>``; ``export_lease``): it is known exactly whatever the
+``<topic><file.delim><partition><file.delim>``; ``lease``): it is known exactly whatever the
 partitioner, costs one lease write per new directory, and a take-over carries it over, so a chain of
 dead attempts is swept as a whole. Within a prefix, names differ only by the zero-padded offset, so
-listing starts after the name of the resume offset (``list_from``) and skips the committed history.
+listing starts after the name of the resume offset (``ObjectNaming.listing_from``) and skips the committed history.
 Leases written before prefixes were recorded say nothing: their sweep lists the topic's directory.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 
 from ..clients.s3 import S3ObjectStore
@@ -35,56 +34,18 @@ class SweepResult:
     aborted_uploads: tuple[str, ...]
 
 
-def topic_prefix(naming: ObjectNaming, topic: str) -> str:
-    """The key prefix holding every object of ``topic`` (all encoded partitions; without a topic directory,
-    every object under ``topics.dir``)."""
-    directory = f"{topic}{naming.directory_delim}" if naming.topic_directory else ""
-    if naming.topics_dir.strip():
-        return f"{naming.topics_dir}{naming.directory_delim}{directory}"
-    return directory
-
-
-def _name_match(naming: ObjectNaming, key: str, topic: str, partition: int) -> re.Match | None:
-    name = re.escape(f"{topic}{naming.file_delim}{naming.partition_name(partition)}{naming.file_delim}")
-    delim = re.escape(naming.directory_delim)
-    return re.search(rf"(?:^|(?<={delim})){name}(\d+)\.[^/]*$", key)
-
-
-def object_start_offset(naming: ObjectNaming, key: str, topic: str, partition: int) -> int | None:
-    """The start offset in an object key of this topic-partition, or None for any other key."""
-    match = _name_match(naming, key, topic, partition)
-    return int(match.group(1)) if match else None
-
-
-def object_prefix(naming: ObjectNaming, key: str, topic: str, partition: int) -> str | None:
-    """The key up to its offset (the object's directory and ``<topic>+<partition>+``), or None for a key
-    that is not this topic-partition's: listing it lists this topic-partition's objects in that directory."""
-    match = _name_match(naming, key, topic, partition)
-    return key[:match.start(1)] if match else None
-
-
-def list_from(naming: ObjectNaming, prefix: str, offset: int) -> str:
-    """A ListObjectsV2 StartAfter under ``prefix`` that skips names of offsets below ``offset`` and none at
-    or above it. Offsets are zero-padded to a width, so names of one width sort by offset; a longer offset
-    (past the padding) starts with a non-zero digit and may sort before the padded resume offset, so the
-    bound is the smaller of the two."""
-    padded = f"{offset:0{naming.zero_pad_width}d}"
-    smallest_longer = "1" + "0" * len(padded)
-    return prefix + min(padded, smallest_longer)
-
-
 def sweep_uncommitted(store: S3ObjectStore, naming: ObjectNaming, topic: str, partition: int,
                       resume_offset: int, written_prefixes: tuple[str, ...] | None) -> SweepResult:
     """Delete this topic-partition's objects starting at or after ``resume_offset`` under the prefixes the
     dead attempts recorded (None: anywhere under the topic), and abort their open uploads there. Only
-    safe while this export owns the topic-partition's lease (see ``export_lease``)."""
+    safe while this export owns the topic-partition's lease (see ``lease``)."""
     if written_prefixes is None:
-        listings = [(topic_prefix(naming, topic), None)]
+        listings = [(naming.topic_prefix(topic), None)]
     else:
-        listings = [(prefix, list_from(naming, prefix, resume_offset)) for prefix in sorted(set(written_prefixes))]
+        listings = [(prefix, naming.listing_from(prefix, resume_offset)) for prefix in sorted(set(written_prefixes))]
 
     def uncommitted(key: str) -> bool:
-        start = object_start_offset(naming, key, topic, partition)
+        start = naming.start_offset_in(key, topic, partition)
         return start is not None and start >= resume_offset
 
     # dict: one key under two recorded prefixes (a directory named like an object prefix) is deleted once.

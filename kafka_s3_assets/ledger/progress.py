@@ -2,15 +2,15 @@
 
 A task may run on another host than the driver, so the only channel both certainly reach is the
 bucket. While a task exports, a background thread writes a small JSON object every
-``kafka_s3_assets.progress.interval.ms`` beside the topic-partition's lease (``ManifestLayout.progress_key``:
+``kafka_s3_assets.progress.interval.ms`` beside the topic-partition's lease (``LedgerLayout.progress_key``:
 under the manifests prefix's ``_leases/``, which no listing of manifests, objects or orphans reads).
 It samples counters the record loop keeps anyway (reader position, records read, objects complete),
 so the record path itself does no extra work. The object is deleted when the export ends; one left by
 a killed export is harmless: the driver reads only its own run's (or, without a run id, ones updated
 since it started polling), and the next export of the partition overwrites it.
 
-The driver's ``ProgressPoller`` reads those objects while the Spark job runs; ``describe`` makes the
-line the run log and the command line show.
+The driver's ``ProgressPoller`` reads those objects (through each topic-partition's ``PartitionLedger``)
+while the Spark job runs; ``describe`` makes the line the run log and the command line show.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ import logging
 import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable
 
 from ..clients.s3 import S3ObjectStore
 
+if TYPE_CHECKING:
+    from .partition import PartitionLedger
+
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 PROGRESS_FORMAT = 1
 
@@ -141,7 +143,7 @@ class ProgressReporter:
     def _report_until_stopped(self) -> None:
         while not self._stop.wait(self._interval_s):
             try:
-                self._store.put(self._key, self.snapshot().to_json_bytes())
+                self._store.put_json(self._key, self.snapshot().to_json_bytes())
                 self._written = True
             except Exception as exc:
                 log.debug("Could not write the progress of %s/%s: %s", self._fixed["topic"],
@@ -158,28 +160,27 @@ class ProgressReporter:
 
 
 class ProgressPoller:
-    """The driver side: reads the progress objects ``keys`` (one per topic-partition), keeping only
+    """The driver side: reads the progress reports of ``ledgers`` (one per topic-partition), keeping only
     reports of run ``run_id`` (without one: reports written after the poller was made) that are new
     since the last poll."""
 
-    def __init__(self, store: S3ObjectStore, keys: list[str], run_id: str | None):
-        self._store = store
-        self._keys = keys
+    def __init__(self, ledgers: "list[PartitionLedger]", run_id: str | None):
+        self._ledgers = ledgers
         self._run_id = run_id
         self._since_ms = int(time.time() * 1000)
-        self._last_seen: dict[str, int] = {}
+        self._last_seen: dict[tuple[str, int], int] = {}
 
     def poll(self) -> list[ExportProgress]:
         found = []
-        for key in self._keys:
+        for ledger in self._ledgers:
             try:
-                stored = self._store.get_with_etag(key)
+                progress = ledger.read_progress()
             except Exception as exc:
-                log.debug("Could not read the progress object %s: %s", key, exc)
+                log.debug("Could not read the progress of %s/%s: %s", ledger.topic, ledger.partition, exc)
                 continue
-            progress = ExportProgress.from_json_bytes(stored[0]) if stored is not None else None
-            if progress is not None and self._is_ours(progress) and progress.updated_ms > self._last_seen.get(key, -1):
-                self._last_seen[key] = progress.updated_ms
+            where = (ledger.topic, ledger.partition)
+            if progress is not None and self._is_ours(progress) and progress.updated_ms > self._last_seen.get(where, -1):
+                self._last_seen[where] = progress.updated_ms
                 found.append(progress)
         return found
 
@@ -187,34 +188,3 @@ class ProgressPoller:
         if self._run_id is not None:
             return progress.run_id == self._run_id
         return progress.updated_ms >= self._since_ms
-
-
-def run_with_progress(job: Callable[[], T], poller: ProgressPoller, interval_s: float,
-                      on_progress: Callable[[list[ExportProgress]], None], cancel: Callable[[], None]) -> T:
-    """``job()`` (the Spark job) in a thread while this one polls every ``interval_s`` and hands the new
-    reports to ``on_progress``: the caller's thread keeps doing the logging, as Dagster expects. When
-    this thread is interrupted (a run terminated), ``cancel()`` stops the job before the error goes on."""
-    outcome: dict[str, object] = {}
-
-    def target() -> None:
-        try:
-            outcome["value"] = job()
-        except BaseException as exc:  # handed to the caller's thread below
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True, name="export job")
-    thread.start()
-    try:
-        while True:
-            thread.join(interval_s)
-            if not thread.is_alive():
-                break
-            reports = poller.poll()
-            if reports:
-                on_progress(reports)
-    except BaseException:
-        cancel()
-        raise
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["value"]  # type: ignore[return-value]
