@@ -36,24 +36,25 @@ def _cmd_export(args: argparse.Namespace) -> int:
     with console_progress(Console(file=sys.stderr)):
         outcomes = materialize_partitions(connector, settings, keys, cli_instance(), connections=connections,
                                           log_level="DEBUG" if args.verbose else "WARNING")
+    entries = [o.to_json() for o in outcomes]
     if args.json:
-        print(json.dumps({"connector": connector.name, "partitions": [o.to_json() for o in outcomes]}, indent=2))
+        print(json.dumps({"connector": connector.name, "partitions": entries}, indent=2))
     else:
-        for o in outcomes:
-            if o.success:
-                span = ("nothing new" if o.records == 0 and o.records_tolerated == 0
-                        else f"offsets {o.start_offset}..{o.end_offset}")
-                tolerated = f", {o.records_tolerated} tolerated" if o.records_tolerated else ""
-                print(f"{o.partition}: {o.status}, {span}, {o.records} records{tolerated}, "
-                      f"{len(o.object_keys)} objects")
-                for key in o.object_keys:
+        for e in entries:
+            if e["success"]:
+                span = ("nothing new" if e["records"] == 0 and e["records_tolerated"] == 0
+                        else f"offsets {e['start_offset']}..{e['end_offset']}")
+                tolerated = f", {e['records_tolerated']} tolerated" if e["records_tolerated"] else ""
+                print(f"{e['partition']}: {e['status']}, {span}, {e['records']} records{tolerated}, "
+                      f"{len(e['object_keys'])} objects")
+                for key in e["object_keys"]:
                     print(f"  {key}")
-                for first, last in o.lost_ranges:
+                for first, last in e["lost_ranges"]:
                     print(f"  warning: offsets {first}..{last} ({last - first + 1}) were deleted by retention "
                           f"before they were exported")
-    failed = [o for o in outcomes if not o.success]
-    for o in failed:
-        print(f"error: export of {o.partition} failed: {o.error}", file=sys.stderr)
+    failed = [e for e in entries if not e["success"]]
+    for e in failed:
+        print(f"error: export of {e['partition']} failed: {e['error']}", file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -79,17 +79,18 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
 
     instance = cli_instance()
     outcomes = materialize_partitions(connector, settings, resolve_partitions(connector, settings, []), instance)
-    failed = [o for o in outcomes if not o.success]
+    failed = [o for o in outcomes if o.error is not None]
     if failed:
         for o in failed:
-            out(f"export of {o.partition} FAILED: {o.error}")
+            out(f"export of {o.key} FAILED: {o.error}")
         return 1
     store = S3ObjectStore(client, settings.s3)
     for outcome in outcomes:
-        out(f"exported {outcome.partition}: offsets {outcome.start_offset}..{outcome.end_offset}, "
-            f"{outcome.records} records, completeness check "
-            f"{'passed' if outcome.check_passed else 'FAILED'}")
-        for key in outcome.object_keys:
+        result = outcome.result
+        out(f"exported {outcome.key}: offsets {result.start_offset}..{result.next_offset - 1}, "
+            f"{result.records_exported} records, completeness check "
+            f"{'passed' if outcome.checks_passed else 'FAILED'}")
+        for key in result.object_keys:
             out(key)
             for record in read_avro_records(store.get(key)):
                 out(json.dumps(record))
@@ -116,13 +117,13 @@ def show_table(connector: ConnectorSpec, instance, out: Callable[[str], None]) -
     out(f"exporting the same records as Parquet (topics.dir=tables), registered in the Iceberg table "
         f"{table_config.full_name} ...")
     outcomes = materialize_partitions(connector, settings, resolve_partitions(connector, settings, []), instance)
-    failed = [o for o in outcomes if not o.success]
+    failed = [o for o in outcomes if o.error is not None]
     for o in failed:
-        out(f"export of {o.partition} FAILED: {o.error}")
+        out(f"export of {o.key} FAILED: {o.error}")
     if failed:
         return 1
     for outcome in outcomes:
-        for key in outcome.object_keys:
+        for key in outcome.result.object_keys:
             out(key)
     table = load_table(open_catalog(table_config), table_config)
     rows = table.scan().to_arrow()

@@ -1,7 +1,7 @@
 """One partitioned asset per exported topic. A run covers a range of its partition keys
 ``<topic>/<p>`` (one key, or every partition of the topic): it exports those topic-partitions in one
 Spark job, a task each (``export.topic_export`` does the work), and records for each its own
-materialization and completeness-check evaluation (``defs.topic_export``). A run that selects only the
+materialization and completeness-check evaluation (``defs.run_events``). A run that selects only the
 asset's checks (executing a check from the UI) exports nothing: it evaluates them for the run's
 partitions, or every known one (``check_run``).
 
@@ -9,11 +9,12 @@ The asset reaches Kafka, S3, the registry and Spark through the component's ``Co
 through Dagster resources, so it asks nothing of the code location it is merged into."""
 
 from contextlib import contextmanager
+from typing import Callable
 
 import dagster as dg
 
 from ..export.lag import LagLimits
-from ..export.topic_export import export_topic
+from ..export.topic_export import ExportOutcome, export_topic
 from ..export.value_schema import value_connect_schema
 from ..iceberg.settings import table_full_name
 from ..sink.secrets import scrub
@@ -28,7 +29,7 @@ from .partitions import key_range_tags, parse_partition_key, spanning_range, top
 from .progress_display import publish
 from .standard_metadata import column_schema, export_uri, standard_metadata
 from .topic_assets import topic_asset_key
-from .topic_export import COMPLETENESS_CHECK, TABLE_CHECK, failure, partition_events, provenance_tags
+from .run_events import COMPLETENESS_CHECK, TABLE_CHECK, failure, partition_events, provenance_tags
 
 
 def export_asset_key(connector: str, topic: str, key_prefix: tuple[str, ...] = DEFAULT_KEY_PREFIX) -> dg.AssetKey:
@@ -95,7 +96,10 @@ def table_check_spec(table_name: str | None, key: dg.AssetKey, partitions_def) -
 
 
 def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connections | None = None,
-                       attributes: AssetAttributes = AssetAttributes()) -> dg.AssetsDefinition:
+                       attributes: AssetAttributes = AssetAttributes(),
+                       on_outcomes: Callable[[list[ExportOutcome]], None] | None = None) -> dg.AssetsDefinition:
+    """The export asset of ``topic``. ``on_outcomes`` is handed each run's outcomes as the run makes them
+    (a run executed in the caller's process: the command line's)."""
     connections = connections if connections is not None else Connections()
     key = attributes.asset_key(connector.name, topic)
     partitions_def = topic_partitions_def(connector.name, topic)
@@ -120,7 +124,7 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
             code_version=connector.code_version,
             owners=list(attributes.owners), tags=dict(attributes.tags),
             automation_condition=attributes.automation_condition,
-            # A partition with nothing new is not materialized again (see topic_export.partition_events).
+            # A partition with nothing new is not materialized again (see run_events.partition_events).
             skippable=True)],
         check_specs=[dg.AssetCheckSpec(COMPLETENESS_CHECK, asset=key, partitions_def=partitions_def, blocking=True,
                                        description="Manifests contiguous from the first exported offset; every "
@@ -160,6 +164,8 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
             outcomes = export_topic(settings, topic, partitions, context.run.run_id,
                                     lambda: spark_export_job(connections.spark.spark_session), context.log,
                                     on_progress=publish)
+        if on_outcomes is not None:
+            on_outcomes(outcomes)
         columns = {}  # by value schema id: one registry lookup per schema and run
         for outcome in outcomes:
             schema_id = outcome.result.value_schema_id

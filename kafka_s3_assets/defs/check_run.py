@@ -16,13 +16,13 @@ from ..export.plan import plan_partitions
 from ..export.settings import ExportSettings
 from .lag_events import LAG_CHECK, lag_check_evaluation
 from .partitions import partition_key
-from .topic_export import COMPLETENESS_CHECK, blocking_reason, check_evaluation
+from .run_events import COMPLETENESS_CHECK, blocking_reason, check_evaluation
 
 
 def check_events(settings: ExportSettings, asset_key: dg.AssetKey, topic: str, partitions: list[int],
                  checks: set[str], lag_limits: LagLimits) -> tuple[list[dg.AssetCheckEvaluation], dg.Failure | None]:
     """The evaluations of ``checks`` (check names) for ``partitions`` of ``topic``, and the failure of the
-    run when a completeness result blocks it (``topic_export.blocking_reason``), naming the partitions."""
+    run when a completeness result blocks it (``run_events.blocking_reason``), naming the partitions."""
     plans = plan_partitions(settings, [(topic, p) for p in partitions]) if partitions else []
     events, blocked = [], {}
     if COMPLETENESS_CHECK in checks:

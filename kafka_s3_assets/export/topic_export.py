@@ -7,7 +7,7 @@ is set, measure the lag left.
 What a Dagster run (``defs/assets.py``, and so the CLI's ``export``, which materializes through
 Dagster) and the tests do for a topic. Free of Dagster and of Spark: the job that runs the partition
 exports is handed in (``ExportJob``: the Spark job, or exports in this process), and the caller turns the
-outcomes into its own events (``defs/topic_export.py``). A partition's failure (its task's, or its
+outcomes into its own events (``defs/run_events.py``). A partition's failure (its task's, or its
 check's) is kept in its own outcome: the other partitions' commits and checks stand all the same.
 """
 
@@ -48,8 +48,9 @@ class ExportJob:
 
 @dataclass
 class ExportOutcome:
-    """One topic-partition of a topic run: its plan, its export result and its completeness report."""
-    plan: PartitionPlan
+    """One topic-partition of a topic run: its plan, its export result and its completeness report. What
+    Dagster's events (``defs/run_events.py``) and the command line's ``--json`` (``to_json``) are made of."""
+    plan: PartitionPlan | None          # None: the run failed before it planned (``not_run``)
     result: PartitionExportResult
     report: CompletenessReport | None = None
     check_error: str | None = None      # the check itself could not run (S3 unreachable, say)
@@ -57,11 +58,21 @@ class ExportOutcome:
     table: TableSync | None = None      # the topic's Iceberg table after this run registered what is new
     table_error: str | None = None      # the table could not register this partition's manifests
 
+    @classmethod
+    def not_run(cls, topic: str, partition: int, error: str) -> "ExportOutcome":
+        """A partition of a run that failed before it had an outcome of its own (``error`` says why)."""
+        return cls(None, PartitionExportResult(topic, partition, status="failed", error=error))
+
     @property
     def table_registered_next_offset(self) -> int | None:
         """The next offset the table registered for this partition (None: nothing registered)."""
-        partition = self.table.partitions.get(self.plan.partition) if self.table else None
+        partition = self.table.partitions.get(self.result.partition) if self.table else None
         return partition.registered.next_offset if partition and partition.registered else None
+
+    @property
+    def table_check_passed(self) -> bool:
+        """The table registered exactly as far as the manifests go, and nothing stopped it."""
+        return self.table_error is None and self.table_registered_next_offset == self.result.next_offset
 
     @property
     def key(self) -> str:
@@ -74,6 +85,8 @@ class ExportOutcome:
 
     @property
     def error(self) -> str | None:
+        if self.plan is None:
+            return self.result.error
         if self.result.status == "failed":
             return f"Export of {self.key} failed: {self.result.error}"
         if self.check_error is not None:
@@ -81,6 +94,37 @@ class ExportOutcome:
         if self.table_error is not None:
             return f"Iceberg table of {self.key}: {self.table_error}"
         return None
+
+    @property
+    def checks_passed(self) -> bool | None:
+        """The completeness check's verdict, and the Iceberg table check's where the connector has a table
+        (None: no check ran)."""
+        if self.report is None:
+            return None
+        return self.report.passed and (self.table is None or self.table_check_passed)
+
+    def to_json(self) -> dict:
+        """The command line's ``--json`` entry of this partition."""
+        r, error = self.result, self.error
+        committed = bool(r.object_keys) or r.records_tolerated > 0
+        end_offset = None if r.next_offset is None else r.next_offset - 1
+        return {
+            "partition": self.key,
+            "success": error is None,
+            "status": "failed" if error is not None else r.status,
+            # The offset range this run committed (null when it committed nothing).
+            "start_offset": r.start_offset if committed else None,
+            "end_offset": end_offset if committed else None,
+            "next_offset": r.next_offset,
+            "records": r.records_exported,
+            "records_tolerated": r.records_tolerated,
+            "object_keys": r.object_keys,
+            "completeness_check_passed": self.checks_passed,
+            "lost_ranges": r.lost_ranges,
+            "error": error,
+            "iceberg_table": self.table.table_name if self.table is not None else None,
+            "iceberg_snapshot_id": self.table.snapshot_id if self.table is not None else None,
+        }
 
 
 def nothing_to_export(plan: PartitionPlan) -> PartitionExportResult:

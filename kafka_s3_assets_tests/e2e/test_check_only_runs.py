@@ -16,7 +16,7 @@ import time
 import pytest
 
 from kafka_s3_assets.defs.partitions import partition_key
-from kafka_s3_assets.defs.topic_export import COMPLETENESS_CHECK
+from kafka_s3_assets.defs.run_events import COMPLETENESS_CHECK
 
 from ..conftest import connector_config, list_keys
 from .dagster_dev import DagsterDev

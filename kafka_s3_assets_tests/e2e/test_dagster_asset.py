@@ -10,7 +10,7 @@ from kafka_s3_assets.defs.concurrency import EXPORT_TAG, export_tag
 from kafka_s3_assets.defs.connectors import ConnectorSpec
 from kafka_s3_assets.defs.partitions import (PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, partition_key,
                                              topic_partitions_def)
-from kafka_s3_assets.defs.topic_export import COMPLETENESS_CHECK
+from kafka_s3_assets.defs.run_events import COMPLETENESS_CHECK
 from kafka_s3_assets.clients.kafka import committed_offset
 from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.export.settings import resolve_settings

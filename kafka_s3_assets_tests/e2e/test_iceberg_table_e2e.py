@@ -13,7 +13,7 @@ import dagster as dg
 import pytest
 
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
-from kafka_s3_assets.defs.topic_export import COMPLETENESS_CHECK, TABLE_CHECK
+from kafka_s3_assets.defs.run_events import COMPLETENESS_CHECK, TABLE_CHECK
 from kafka_s3_assets.iceberg.registered import read_registered
 
 from ..faults import topic_run_process

@@ -97,7 +97,7 @@ def test_a_loss_is_new_to_the_first_check_that_reports_it_and_known_to_later_one
 
 
 def test_the_blocking_check_fails_the_run_on_a_broken_history_always_and_on_a_loss_only_when_new():
-    from kafka_s3_assets.defs.topic_export import COMPLETENESS_CHECK, blocking_reason
+    from kafka_s3_assets.defs.run_events import COMPLETENESS_CHECK, blocking_reason
 
     manifests = [manifest(0, 5, [obj(0, 5)]), manifest(6, 11, [obj(9, 11)], lost=[(6, 8)])]
     contiguity = check_contiguity(manifests)
