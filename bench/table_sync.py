@@ -42,7 +42,7 @@ from kafka_s3_assets.export.partition_export import export_partition
 from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.iceberg.catalog import load_table, open_catalog
-from kafka_s3_assets.iceberg.settings import table_settings
+from kafka_s3_assets.iceberg.table_settings import table_settings
 from kafka_s3_assets.iceberg.sync import sync_table
 
 ENDPOINT_VARIABLES = ("KAFKA_BOOTSTRAP_SERVERS", "AWS_ENDPOINT_URL_S3", "SCHEMA_REGISTRY_URL")

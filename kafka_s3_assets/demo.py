@@ -109,7 +109,7 @@ def show_table(connector: ConnectorSpec, instance, out: Callable[[str], None]) -
     """Export the topic again as Parquet with the Iceberg table on, then read the table back: its rows
     through pyiceberg, and a SQL query through DuckDB."""
     from .iceberg.catalog import load_table, open_catalog
-    from .iceberg.settings import table_settings
+    from .iceberg.table_settings import table_settings
 
     settings = resolve_settings(connector.raw)
     table_config = table_settings(settings.sink_config(), settings.s3, DEMO_TOPIC)

@@ -47,7 +47,7 @@ def spark(devstack):
     credentials) as it is when the JVM starts."""
     from pyspark.sql import SparkSession
 
-    from kafka_s3_assets.spark.job import spark_config
+    from kafka_s3_assets.spark.session_config import spark_config
 
     builder = SparkSession.builder
     for key, value in spark_config("local[2]").items():
@@ -73,7 +73,7 @@ def spark_remote(devstack, devstack_dir) -> str:
 @pytest.fixture(scope="session")
 def spark_connect(spark_remote):
     """A Spark Connect session with that server (no JVM in this process), made as an export's is."""
-    from kafka_s3_assets.spark.config import spark_config
+    from kafka_s3_assets.spark.session_config import spark_config
     from kafka_s3_assets.spark.session import spark_session
 
     session = spark_session(spark_config(remote=spark_remote))

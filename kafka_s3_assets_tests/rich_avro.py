@@ -34,7 +34,7 @@ RICH_SCHEMA = {"type": "record", "name": "Order", "namespace": "com.acme", "doc"
 _DECIMAL = "org.apache.kafka.connect.data.Decimal"
 _ADDRESS_PARAMETERS = ('{"io.confluent.connect.avro.record.doc":"a postal address",'
                        '"io.confluent.connect.avro.field.doc.street":"street and number"}')
-# Derived from AvroData (see test_avro_file_schema.py for the rule behind each construct). Worth noting:
+# Derived from AvroData (see unit/test_avro_file_schema.py for the rule behind each construct). Worth noting:
 # `code` and `note` put null first; `price`, a fixed decimal, becomes the fixed
 # org.apache.kafka.connect.data.Decimal and, its Connect name (Decimal) having been seen at `amount`,
 # its field carries its connect.parameters; `bill` refers to Address and carries its parameters too.

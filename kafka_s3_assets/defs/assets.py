@@ -16,7 +16,7 @@ import dagster as dg
 from ..export.lag import LagLimits
 from ..export.topic_export import ExportOutcome, export_topic
 from ..export.value_schema import value_connect_schema
-from ..iceberg.settings import table_full_name
+from ..iceberg.table_settings import table_full_name
 from ..sink.secrets import scrub
 from ..spark.job import spark_export_job
 from .check_run import check_events

@@ -21,7 +21,7 @@ from dagster_aws.s3 import S3Resource
 from ..clients.kafka import KafkaSettings
 from ..export.kafka_env import KAFKA_SETTING_FIELDS, env_variable
 from ..export.settings import ExportSettings
-from ..spark.config import spark_config, spark_config_from_env
+from ..spark.session_config import spark_config, spark_config_from_env
 from .connectors import ConnectorSpec
 from .resources import KafkaResource, SchemaRegistryResource, export_settings, kafka_settings
 from .spark_resource import QuietPySparkResource

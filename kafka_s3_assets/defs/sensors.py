@@ -34,7 +34,7 @@ from ..clients import kafka as kafka_client
 from ..clients.errors import ExternalSystemError
 from ..export.lag import LagLimits, PartitionLag, judge
 from ..export.plan import export_run_key, plan_partitions
-from ..iceberg.settings import table_full_name
+from ..iceberg.table_settings import table_full_name
 from ..iceberg.sync import TableSyncError, sync_table
 from .assets import export_job_name, topic_run
 from .concurrency import export_in_flight, export_tag

@@ -25,7 +25,7 @@ from kafka_s3_assets.devstack import s3_servers
 from kafka_s3_assets.devstack.errors import DevstackError
 from kafka_s3_assets.devstack.ports import LOOPBACK
 from kafka_s3_assets.devstack.server_spec import MAIN_PORT, ServerSpec, child_environment, package_python_path
-from kafka_s3_assets.spark.config import LOCAL_DRIVER_CONFIG, SPARK_CONNECT_SCHEME, SPARK_CONNECT_SERVER_CONFIG
+from kafka_s3_assets.spark.session_config import LOCAL_DRIVER_CONFIG, SPARK_CONNECT_SCHEME, SPARK_CONNECT_SERVER_CONFIG
 
 PORT_ROLES = (MAIN_PORT,)
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"

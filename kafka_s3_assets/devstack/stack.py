@@ -40,7 +40,7 @@ from kafka_s3_assets.devstack.state import (
     save_state,
     write_env_file,
 )
-from kafka_s3_assets.spark.config import SPARK_REMOTE_ENV
+from kafka_s3_assets.spark.session_config import SPARK_REMOTE_ENV
 
 log = logging.getLogger(__name__)
 

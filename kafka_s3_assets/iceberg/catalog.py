@@ -27,7 +27,7 @@ from pyiceberg.table import Table
 
 from .partitioning import Partitioning, partition_spec
 from .schema import iceberg_schema
-from .settings import TableSettings
+from .table_settings import TableSettings
 
 TABLE_PROPERTIES = {
     "commit.retry.num-retries": "0",

@@ -46,7 +46,7 @@ from .data_files import data_file, object_path, read_footer
 from .partitioning import partitioning_of
 from .registered import Registered, TopicPartition, encode, read_registered, summary_property
 from .schema import IncompatibleSchemaError, evolve_for, value_objects
-from .settings import TableSettings, table_settings
+from .table_settings import TableSettings, table_settings
 
 MAX_ATTEMPTS = 10
 FOOTER_READERS = 8  # footers read at once when many objects are registered (a history, a long run)

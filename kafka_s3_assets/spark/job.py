@@ -20,7 +20,6 @@ from typing import Callable, Iterable, Iterator, TypeVar
 from ..export.partition_export import export_partition
 from ..export.partition_request import PartitionExportRequest, PartitionExportResult
 from ..export.topic_export import ExportJob
-from .config import spark_config  # noqa: F401  (kafka_s3_assets.spark.job.spark_config: the README's import)
 from .job_tags import interrupt, tagged
 
 T = TypeVar("T")

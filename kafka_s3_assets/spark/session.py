@@ -21,7 +21,7 @@ import threading
 import warnings
 from typing import Mapping
 
-from .config import SPARK_REMOTE_ENV, shown
+from .session_config import SPARK_REMOTE_ENV, shown
 
 # Lines of the JVM's stderr that are never forwarded.
 JVM_NOISE = (re.compile(rb"^WARNING: Using incubator modules: "),)

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from kafka_s3_assets.cli import main
-from kafka_s3_assets.spark.config import SPARK_MASTER_ENV
+from kafka_s3_assets.spark.session_config import SPARK_MASTER_ENV
 
 from ..conftest import connector_config
 from .console import SPARK_START_UP_NOISE

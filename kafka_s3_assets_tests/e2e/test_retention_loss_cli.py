@@ -1,5 +1,5 @@
 """Retention loss through the whole stack: ``kafka-s3-assets export`` (Dagster, Spark) against a real
-Tansu broker behind the retention-simulating proxy (see integration/test_retention_loss.py for why a
+Tansu broker behind the retention-simulating proxy (see integration/test_retention_loss_export.py for why a
 proxy): the JSON result, the materialization metadata and the asset check all name the lost range; the
 blocking check fails the run that first reports a loss, and the check keeps failing on it after that."""
 

@@ -10,7 +10,7 @@ import pytest
 
 from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.spark.config import SPARK_REMOTE_ENV
+from kafka_s3_assets.spark.session_config import SPARK_REMOTE_ENV
 from kafka_s3_assets.spark.job import run_exports
 
 from ..conftest import connector_config, list_keys

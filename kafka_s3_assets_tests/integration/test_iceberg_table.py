@@ -22,7 +22,7 @@ from kafka_s3_assets.export.topic_export import ExportJob, export_topic
 from kafka_s3_assets.iceberg.catalog import load_table, open_catalog
 from kafka_s3_assets.iceberg.registered import read_registered
 from kafka_s3_assets.iceberg.schema import value_objects
-from kafka_s3_assets.iceberg.settings import table_settings
+from kafka_s3_assets.iceberg.table_settings import table_settings
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.ledger import LedgerLayout, PartitionLedger
 

@@ -29,7 +29,8 @@ import json, sys
 from pyspark.sql import SparkSession
 from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.spark.job import run_exports, spark_config
+from kafka_s3_assets.spark.job import run_exports
+from kafka_s3_assets.spark.session_config import spark_config
 
 master, config, topic, partitions = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 builder = SparkSession.builder

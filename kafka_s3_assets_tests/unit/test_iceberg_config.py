@@ -17,7 +17,7 @@ from kafka_s3_assets.clients.s3 import S3Settings
 from kafka_s3_assets.iceberg.partitioning import DAY, HOUR, IDENTITY, partition_spec, partitioning_of
 from kafka_s3_assets.iceberg.registered import Registered, decode, encode, read_registered, summary_property
 from kafka_s3_assets.iceberg.schema import iceberg_schema, optional_everywhere
-from kafka_s3_assets.iceberg.settings import default_table_name, table_full_name, table_settings
+from kafka_s3_assets.iceberg.table_settings import default_table_name, table_full_name, table_settings
 from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.formats.parquet_format import AvroToArrow
 from kafka_s3_assets.sink.secret_keys import secret_values

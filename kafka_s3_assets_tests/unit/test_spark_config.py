@@ -3,8 +3,8 @@ environment."""
 
 import pytest
 
-from kafka_s3_assets.spark.config import SparkTargetError, spark_config_from_env
-from kafka_s3_assets.spark.job import spark_config
+from kafka_s3_assets.spark.session_config import SparkTargetError, spark_config_from_env
+from kafka_s3_assets.spark.session_config import spark_config
 
 pytestmark = [pytest.mark.unit]
 
