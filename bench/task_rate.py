@@ -113,7 +113,7 @@ def run_export(topic: str, profile: bool, partitioner: str, workload: str) -> di
     import boto3
 
     from kafka_s3_assets.export.partition_export import export_partition
-from kafka_s3_assets.export.partition_request import PartitionExportRequest
+    from kafka_s3_assets.export.partition_request import PartitionExportRequest
     from kafka_s3_assets.export.settings import resolve_settings
 
     bucket = f"bench-{uuid.uuid4().hex[:10]}"
