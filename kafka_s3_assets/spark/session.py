@@ -15,13 +15,16 @@ With ``spark.remote`` there is no JVM here at all: the session is a Spark Connec
 from __future__ import annotations
 
 import collections
+import hashlib
 import os
 import re
 import threading
+import uuid
 import warnings
+from importlib.metadata import version
 from typing import Mapping
 
-from .session_config import SPARK_REMOTE_ENV, shown
+from .session_config import SPARK_CONNECT_SCHEME, SPARK_REMOTE_ENV, shown
 
 # Lines of the JVM's stderr that are never forwarded.
 JVM_NOISE = (re.compile(rb"^WARNING: Using incubator modules: "),)
@@ -100,6 +103,8 @@ CONNECT_MAX_RETRIES = 6
 # A server that accepts no connection within this long is reported at once, before a session exists: its
 # client's requests would be retried, and so would the requests that release the session at exit.
 CONNECT_TIMEOUT_S = 15
+# The Spark Connect URL's parameter naming the server-side session (``with_shared_session``).
+SESSION_ID_PARAMETER = "session_id"
 
 
 class SparkConnectUnreachable(RuntimeError):
@@ -122,7 +127,8 @@ def connect_session(config: Mapping[str, str]):
         session = _CONNECT_SESSIONS.get(url)
         if session is None or session.is_stopped:
             check_reachable(url)
-            session = ConnectSparkSession.builder.remote(url).create()  # no request to the server yet
+            # no request to the server yet
+            session = ConnectSparkSession.builder.remote(with_shared_session(url, config)).create()
             session.client.set_retry_policies([DefaultPolicy(max_retries=CONNECT_MAX_RETRIES)])
             for key, value in config.items():
                 if key != "spark.remote":
@@ -132,6 +138,28 @@ def connect_session(config: Mapping[str, str]):
                         warnings.warn(f"Spark Connect session setting {key}={value} not applied: {exc}")
             _CONNECT_SESSIONS[url] = session
         return session
+
+
+def with_shared_session(url: str, config: Mapping[str, str]) -> str:
+    """``url`` naming the server-side session that runs with these settings share (``session_id``),
+    unless it names one already.
+
+    A Spark Connect server keeps a session's Python workers (and what they imported: this package,
+    pyarrow) and reuses them for the session's next tasks, but a new session starts its own. A client
+    makes a new session by default, so every run paid a Python worker's start (~1 s of a small run).
+    Runs of the same settings against one server reattach to the same session instead: it stays on the
+    server between runs (clients do not release it at exit), so a run finds the workers the last one
+    left, as long as they have not timed out. The session id is derived from the settings (a component
+    with other runtime settings gets a session of its own, its settings never leaking into another's)
+    and from this package's version (an upgrade starts afresh). Runs of one session may run at once:
+    each is its own operation, tagged and cancelled apart (``job_tags``)."""
+    if f";{SESSION_ID_PARAMETER}=" in url.lower():
+        return url
+    settings = sorted((key, value) for key, value in config.items() if key != "spark.remote")
+    digest = hashlib.sha256(repr((version("kafka-s3-assets"), settings)).encode()).digest()
+    session_id = uuid.UUID(bytes=digest[:16], version=4)  # the client accepts version-4 UUIDs only
+    separator = ";" if "/" in url[len(SPARK_CONNECT_SCHEME):] else "/;"
+    return f"{url}{separator}{SESSION_ID_PARAMETER}={session_id}"
 
 
 def check_reachable(url: str) -> None:
