@@ -16,6 +16,7 @@ measurement in a fresh Python process, so ``ru_maxrss`` is that run's own peak:
     python bench/task_rate.py --partitioner time N    # hourly TimeBasedPartitioner, Kafka timestamps
     python bench/task_rate.py --workload w2 N         # W2: ParquetFormat (snappy), hourly RecordField on "ts", UTC
     python bench/task_rate.py --workload w3 N         # W3: schemaless JSON to gzipped JsonFormat (w3_data)
+    python bench/task_rate.py --workload w1json N     # W1's Avro records to JsonFormat (uncompressed)
     python bench/task_rate.py --compare-paths N       # the export with the batch path on and off, alternated
 
 Prints one line per measurement: records, wall seconds, records/s, us/record, records per CPU-second of
@@ -59,9 +60,10 @@ W2_CONFIG = {
     "locale": "en-US", "timezone": "UTC", "timestamp.extractor": "RecordField", "timestamp.field": "ts",
 }
 # W1: Avro to AvroFormat; W2: Avro to Parquet (its own partitioner); W3 (bench/w3.py): schemaless JSON to
-# gzipped JsonFormat.
+# gzipped JsonFormat; W1JSON: W1's Avro records to JsonFormat, uncompressed (the record path: no batch path
+# for JSON output of Avro input, docs/performance.md).
 WORKLOADS = {"w1": {"format.class": "io.confluent.connect.s3.format.avro.AvroFormat"}, "w2": W2_CONFIG,
-             "w3": W3_CONNECTOR}
+             "w3": W3_CONNECTOR, "w1json": {"format.class": "io.confluent.connect.s3.format.json.JsonFormat"}}
 
 
 def connector(topic: str, bucket: str, partitioner: str = "default", workload: str = "w1") -> dict:
@@ -198,7 +200,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--partitioner", choices=sorted(PARTITIONERS), default="default")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="w1",
                         help="w1: Avro to AvroFormat (default); w2: Avro to ParquetFormat, hourly RecordField on "
-                             "ts (its own partitioner); w3: schemaless JSON to gzipped JsonFormat")
+                             "ts (its own partitioner); w3: schemaless JSON to gzipped JsonFormat; w1json: W1's "
+                             "Avro to JsonFormat (uncompressed)")
     parser.add_argument("--compare-paths", action="store_true",
                         help="N records exported 3 times each with the batch path on and off, alternated")
     args = parser.parse_args(argv[1:])
@@ -224,7 +227,8 @@ def main(argv: list[str]) -> int:
         produce(workload, topics[factor], n * factor)
     output = {"w1": f"AvroFormat, {partitioner} partitioner",
               "w2": "ParquetFormat (snappy), hourly RecordField partitioner on ts",
-              "w3": f"gzipped JsonFormat, {partitioner} partitioner"}[workload]
+              "w3": f"gzipped JsonFormat, {partitioner} partitioner",
+              "w1json": f"JsonFormat of Avro records, {partitioner} partitioner"}[workload]
     print(f"{workload.upper()}, one partition, flush.size={FLUSH_SIZE}, {output} "
           f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
     results = {}

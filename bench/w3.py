@@ -17,21 +17,31 @@ As ``bench/w1.py`` (whose helpers it shares), it starts its own devstack unless 
    (c) ``kafka-s3-assets export --config connector.json`` as a subprocess, the whole process timed
        wall-clock, Spark start included: ``JsonConverter`` with ``schemas.enable=false``, ``JsonFormat``,
        ``s3.compression.type=gzip`` (level -1), Default partitioner, ``flush.size=100000``;
-3. checks the export: every partition's objects start at 0, 100000, ... and hold ``flush.size`` lines
-   each, and each partition's first object holds, line for line, what the naive exporter wrote (Python's
-   ``json`` re-serialization, which is the connector's output for these values);
+3. checks the export against the topic, partition by partition: its objects start at 0, 100000, ...
+   and tile the offsets up to the last full object (each record in exactly one object, in offset
+   order), and every line is the record read again from Kafka as Kafka Connect writes it: the value
+   read as ``JsonConverter`` (``schemas.enable=false``) reads it and written as ``JsonFormat`` writes
+   it (objects in Java ``HashMap`` order, doubles as Java prints them; docs/schemaless-json.md), built
+   with the package's record-by-record Connect JSON reader and writer, whose output the unit tests
+   hold against the JVM's; and, independently of that writer, each distinct line parses to the same
+   value as the produced text. (The naive exporter's output is not the reference: it writes Python's
+   ``json.dumps``, in the produced key order and with Python's float formatting, as a user's script
+   would.)
 4. prints the date, the machine, records/s of each contender and the ratios with their targets, and
    the CPU seconds the drain and the naive exporter spent in this process (on a shared machine they
    say more than the wall clock; the export's are spread over Spark's processes, see
    ``bench/task_rate.py --workload w3`` for one task's).
 
 Exit status: 0 when every measurement ran and the check passed (whether or not targets were met).
+The check reads every partition once more, after the timed measurements, and imports the package for
+the reference lines.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import os
 import sys
 import tempfile
@@ -42,9 +52,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import boto3
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from w1 import ENDPOINT_VARIABLES, FLUSH_SIZE, code_under_test, load_average, machine, ratio_line, run_export
-from w1_baselines import drain
+from w1_baselines import READ_TUNING, drain
 from w1_data import create_topic
 from w3_baselines import GZIP_DEFAULT_LEVEL, naive_json_export, object_key
 from w3_data import W3_CONNECTOR, produce_w3
@@ -52,39 +63,113 @@ from w3_data import W3_CONNECTOR, produce_w3
 NAIVE_TARGET = 2.0  # the export against the naive JSON exporter measured in the same run
 
 
-def check_objects(export_bucket: str, naive_bucket: str, topic: str, per_partition: list[int]) -> tuple[bool, str]:
-    """Every partition's objects start at 0, flush.size, ... and hold flush.size lines each; the first
-    object of each partition decompresses to the naive exporter's first object."""
+def connect_line(value: bytes) -> bytes:
+    """The JsonFormat line (without its ``\\n``) Kafka Connect writes for a schemaless JSON value:
+    JsonConverter's reading (``HashMap`` order, longs, doubles) and Jackson's writing, by the package's
+    record-by-record path."""
+    from kafka_s3_assets.sink.formats.jackson_writer import write_json
+    from kafka_s3_assets.sink.schemaless_json import read_connect_value
+
+    return write_json(read_connect_value(value))
+
+
+def partition_records(bootstrap: str, topic: str, partition: int):
+    """Every record of one partition from offset 0 to its end, as confluent-kafka Messages."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-check-{uuid.uuid4().hex[:8]}",
+                         "enable.auto.commit": False, "enable.partition.eof": True, **READ_TUNING})
+    consumer.assign([TopicPartition(topic, partition, 0)])
+    try:
+        while True:
+            messages = consumer.consume(num_messages=10_000, timeout=10)
+            if not messages:
+                raise RuntimeError(f"no record of {topic}/{partition} and no end within 10 s")
+            for message in messages:
+                error = message.error()
+                if error is None:
+                    yield message
+                elif error.code() == KafkaError._PARTITION_EOF:
+                    return
+                else:
+                    raise RuntimeError(f"reading {topic}/{partition}: {error.str()}")
+    finally:
+        consumer.close()
+
+
+def check_partition(s3, bucket: str, topic: str, partition: int, starts: list[int], records,
+                    expected_lines: dict[bytes, bytes]) -> tuple[int, list[str]]:
+    """Compares the objects of one partition (their start offsets ascending) line by line with the
+    partition's ``records`` from offset 0; returns the lines checked and the problems found."""
+    problems: list[str] = []
+    wrong: list[str] = []  # the first few lines that differ
+    differing = 0
+    offset = 0  # the next offset an object must hold: the objects tile the offsets, each record once
+    for start in starts:
+        body = s3.get_object(Bucket=bucket, Key=object_key(topic, partition, start))["Body"].read()
+        text = gzip.decompress(body)
+        lines = text[:-1].split(b"\n") if text.endswith(b"\n") else [text]  # JsonFormat ends each line with \n
+        if start != offset or len(lines) != FLUSH_SIZE or not text.endswith(b"\n"):
+            problems.append(f"partition {partition}: the object at offset {start} holds {len(lines)} lines "
+                            f"after objects up to offset {offset - 1}")
+            return offset, problems
+        for line in lines:
+            message = next(records, None)
+            if message is None or message.offset() != offset:
+                problems.append(f"partition {partition}: offset {offset} is not the next record in Kafka")
+                return offset, problems
+            value = message.value()
+            want = expected_lines.get(value)
+            if want is None:
+                want = expected_lines[value] = connect_line(value)
+                if json.loads(want) != json.loads(value):  # the reference itself, against Python's reading
+                    problems.append(f"partition {partition} offset {offset}: the reference line {want!r} does "
+                                    f"not hold the value of {value!r}")
+            if line != want:
+                differing += 1
+                if len(wrong) < 3:
+                    wrong.append(f"offset {offset}: {line!r} instead of {want!r}")
+            offset += 1
+    if wrong:
+        problems.append(f"partition {partition}: {differing:,} lines not as Kafka Connect writes their records, "
+                        f"first at " + "; ".join(wrong))
+    return offset, problems
+
+
+def check_objects(bootstrap: str, export_bucket: str, topic: str, per_partition: list[int]) -> tuple[bool, str]:
+    """Per partition, the export's objects start at 0, flush.size, ... and hold, line by line in offset
+    order, the partition's records up to its last full object, each as Kafka Connect writes it
+    (``connect_line``), which also parses (Python's ``json``) to the value of the produced text. The
+    records after the last full object stay in Kafka, as with Kafka Connect."""
     s3 = boto3.client("s3")
     keys = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=export_bucket, Prefix=f"topics/{topic}/"):
         keys.extend(o["Key"] for o in page.get("Contents", ()))
+    expected_lines: dict[bytes, bytes] = {}  # produced value -> its line (W3 cycles a pool of values)
     problems, total = [], 0
     for partition, produced in enumerate(per_partition):
         prefix = f"topics/{topic}/partition={partition}/{topic}+{partition}+"
         starts = sorted(int(k[len(prefix):-len(".json.gz")]) for k in keys if k.startswith(prefix))
-        expected = list(range(0, produced - produced % FLUSH_SIZE, FLUSH_SIZE))
+        covered = produced - produced % FLUSH_SIZE
+        expected = list(range(0, covered, FLUSH_SIZE))
         if starts != expected:
             problems.append(f"partition {partition}: objects start at {starts[:5]}..., expected {expected[:5]}...")
             continue
-        for start in starts:
-            key = object_key(topic, partition, start)
-            text = gzip.decompress(s3.get_object(Bucket=export_bucket, Key=key)["Body"].read())
-            count = text.count(b"\n")
-            total += count
-            if count != FLUSH_SIZE:
-                problems.append(f"partition {partition}: object at offset {start} holds {count} lines")
-            if start == 0:
-                naive = gzip.decompress(s3.get_object(Bucket=naive_bucket, Key=key)["Body"].read())
-                if text != naive:
-                    problems.append(f"partition {partition}: the first object differs from the naive exporter's")
+        records = partition_records(bootstrap, topic, partition)
+        try:
+            checked, found = check_partition(s3, export_bucket, topic, partition, starts, records, expected_lines)
+        finally:
+            records.close()
+        total += checked
+        problems += found
+        if checked != covered and not found:
+            problems.append(f"partition {partition}: objects hold offsets 0..{checked - 1}, expected "
+                            f"0..{covered - 1}")
     expected_total = sum(p - p % FLUSH_SIZE for p in per_partition)
     if total != expected_total and not problems:
         problems.append(f"{total} records in objects, expected {expected_total}")
     if problems:
         return False, "FAILED: " + "; ".join(problems)
-    return True, (f"OK: {total:,} records in {len(keys)} objects (counted as lines), first objects identical "
-                  "to the naive exporter's")
+    return True, (f"OK: {total:,} records in {len(keys)} objects, each once and in offset order, every line as "
+                  f"Kafka Connect writes its record ({len(expected_lines):,} distinct values)")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -162,7 +247,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     print(f"  {'export / drain':<16} {raw.seconds / export_seconds:6.2f}x")
     print(ratio_line("export / naive", naive.seconds / export_seconds, NAIVE_TARGET))
 
-    ok, verdict = check_objects(export_bucket, naive_bucket, topic, per_partition)
+    ok, verdict = check_objects(bootstrap, export_bucket, topic, per_partition)
     print(f"\ncorrectness: the export reported {exported:,} records; objects in S3: {verdict}")
     if exported != sum(p - p % FLUSH_SIZE for p in per_partition):
         ok = False

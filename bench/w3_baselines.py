@@ -1,9 +1,14 @@
 """The naive exporter of W3 (schemaless JSON to gzipped JSON lines), written only with public client
 libraries (confluent-kafka, the standard library, boto3), as a user would write it: one process
 consumes, parses every value with ``json.loads``, writes it again with ``json.dumps`` (compact, text
-unescaped, as Kafka Connect's JsonFormat writes it), gzips ``flush_size`` lines of a partition with
-``gzip.compress`` and PUTs them under the key Kafka Connect would use. Like Kafka Connect it writes full
-objects only: the records after a partition's last full object stay in Kafka.
+unescaped), gzips ``flush_size`` lines of a partition with ``gzip.compress`` and PUTs them under the key
+Kafka Connect would use. Like Kafka Connect it writes full objects only: the records after a partition's
+last full object stay in Kafka.
+
+Its lines are not Kafka Connect's: ``json.dumps`` keeps the produced key order and prints floats as
+Python does, where JsonFormat writes an object in Java ``HashMap`` order and doubles as Java's
+``Double.toString`` (docs/schemaless-json.md). It is a baseline for the rate only; ``bench/w3.py`` checks
+the export's lines against the records as Kafka Connect writes them.
 
 The gzip level is ``gzip.compress``'s default, 9, unless told otherwise: what the script written in an
 afternoon gets, and what the earlier figure for this exporter (65,388 records/s on a quiet machine)

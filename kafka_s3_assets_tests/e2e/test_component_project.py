@@ -2,7 +2,8 @@
 an `s3` resource of its own, two `KafkaS3SinkComponent`s scaffolded with `dg scaffold defs` (two
 connectors exporting one topic to two buckets), then `dg check defs`, `dg list defs --json` and
 `dg launch --assets … --partition …` against the devstack, and the materializations read back from the
-instance.
+instance. In the same project (made once for the module), a component whose connector file has a bad
+value, then none, fails `dg check defs` with a message naming the file and the key, or the missing file.
 
 `dg` runs from this package's virtualenv with the project's `src/` on PYTHONPATH (`--use-active-venv`
 semantics through VIRTUAL_ENV): the project uses this checkout's package, and nothing is downloaded."""
@@ -10,7 +11,9 @@ semantics through VIRTUAL_ENV): the project uses this checkout's package, and no
 import json
 import os
 import subprocess
+import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -52,21 +55,45 @@ def connector_file(folder: Path, name: str, topic: str, bucket: str) -> None:
     (folder / "connector.json").write_text(json.dumps({"name": name, "config": config}))
 
 
+@dataclass(frozen=True)
+class Shop:
+    """The project made once for this module by `create-dagster project shop`, with the user's asset and
+    `s3` resource in it; each test adds its components under ``defs_dir``."""
+
+    root: Path
+    home: Path
+
+    @property
+    def project(self) -> Path:
+        return self.root / "shop"
+
+    @property
+    def defs_dir(self) -> Path:
+        return self.project / "src" / "shop" / "defs"
+
+    def env(self) -> dict:
+        """dg's environment, from this process's as it is now (the devstack's endpoints, once started)."""
+        return dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", VIRTUAL_ENV=str(BIN.parent),
+                    DAGSTER_HOME=str(self.home), PYTHONPATH=str(self.project / "src"))
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory) -> Shop:
+    root = tmp_path_factory.mktemp("component_project")
+    made = Shop(root, root / "dagster_home")
+    made.home.mkdir()
+    run([str(BIN / "create-dagster"), "project", "shop", "--no-uv-sync"], root, made.env())
+    (made.defs_dir / "reports.py").write_text(USER_DEFS)
+    return made
+
+
 def test_a_project_made_by_create_dagster_adds_two_components_checks_lists_and_launches(kafka, bucket, s3_client,
-                                                                                       tmp_path):
+                                                                                       shop):
     topic = kafka.create_topic("component")
     kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(7)])
     other_bucket = f"{bucket}-two"
     s3_client.create_bucket(Bucket=other_bucket)
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", VIRTUAL_ENV=str(BIN.parent),
-               DAGSTER_HOME=str(home), PYTHONPATH=str(tmp_path / "shop" / "src"))
-
-    run([str(BIN / "create-dagster"), "project", "shop", "--no-uv-sync"], tmp_path, env)
-    project = tmp_path / "shop"
-    defs_dir = project / "src" / "shop" / "defs"
-    (defs_dir / "reports.py").write_text(USER_DEFS)
+    project, defs_dir, home, env = shop.project, shop.defs_dir, shop.home, shop.env()
 
     listed = json.loads(run([str(BIN / "dg"), "list", "components", "--json"], project, env).stdout)
     assert "kafka_s3_assets.KafkaS3SinkComponent" in [c["key"] for c in listed["items"]]
@@ -108,3 +135,32 @@ def test_a_project_made_by_create_dagster_adds_two_components_checks_lists_and_l
             columns = md["dagster/column_schema"].columns
             assert [(c.name, c.type, c.constraints.nullable) for c in columns] == [("f1", "string", False)]
             assert len(materialization.tags["dagster/code_version"]) == 12
+
+
+def failed_check(shop: Shop) -> str:
+    """`dg check defs` in the project, which must fail: its output."""
+    argv = [str(BIN / "dg"), "check", "defs"]
+    result = subprocess.run(argv, cwd=shop.project, env=shop.env(), capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0, f"dg check defs passed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout + result.stderr
+
+
+def test_dg_check_defs_fails_naming_the_connector_file_and_the_key_or_the_missing_file(shop):
+    folder = shop.defs_dir / "broken_exports"
+    folder.mkdir()
+    try:
+        (folder / "defs.yaml").write_text("type: kafka_s3_assets.KafkaS3SinkComponent\n\n"
+                                          "attributes:\n  connector: connector.json\n")
+        config = connector_config("orders", "bucket", **{"flush.size": "0"})
+        config.pop("name")
+        (folder / "connector.json").write_text(json.dumps({"name": "broken-sink", "config": config}))
+        output = failed_check(shop)
+        assert f"Connector config {folder / 'connector.json'}: Invalid connector configuration" in output, output
+        assert "- flush.size: Invalid value 0" in output, output
+
+        (folder / "connector.json").unlink()
+        output = failed_check(shop)
+        assert (f"{folder / 'defs.yaml'}: attribute `connector`: no such file: {folder / 'connector.json'}"
+                in output), output
+    finally:
+        shutil.rmtree(folder)  # the project checks again for the module's other tests

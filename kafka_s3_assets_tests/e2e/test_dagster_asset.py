@@ -60,6 +60,42 @@ def test_materialization_exports_and_records_metadata_and_check(spark, kafka, s3
     assert status[partition_key(topic, 0)] == dg.AssetPartitionStatus.MATERIALIZED
 
 
+# The demo schema (``f1``) with a new optional field: a compatible change.
+EVOLVED_SCHEMA = ('{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"},'
+                  '{"name":"f2","type":["null","long"],"default":null,"doc":"added later"}]}')
+
+
+def test_the_partition_row_count_accumulates_and_the_column_schema_follows_the_value_schema(spark, kafka, bucket,
+                                                                                            instance):
+    topic = kafka.create_topic("evolving")
+    kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(7)])
+    connector = spec(connector_config(topic, bucket))
+    asset, first = materialize(connector, topic, 0, instance, spark)
+    assert first.success
+    [mat] = first.asset_materializations_for_node(asset.node_def.name)
+    md = {k: v.value for k, v in mat.metadata.items()}
+    assert (md["records"], md["dagster/partition_row_count"], md["next_offset"]) == (6, 6, 6)  # offset 6 waits
+    assert [(c.name, c.type, c.constraints.nullable) for c in md["dagster/column_schema"].columns] == [
+        ("f1", "string", False)]
+
+    kafka.produce_avro(topic, [{"f1": f"new{i}", "f2": i} for i in range(5)], schema=EVOLVED_SCHEMA)
+    _asset, second = materialize(connector, topic, 0, instance, spark)
+    assert second.success
+    [mat] = second.asset_materializations_for_node(asset.node_def.name)
+    md = {k: v.value for k, v in mat.metadata.items()}
+    # Offset 6 (old schema) closes its object at the schema change (schema.compatibility NONE), offsets 7..9
+    # fill one; 10..11 wait. This run's delta, and the partition's records in S3 so far.
+    assert (md["records"], md["objects"], md["next_offset"]) == (4, 2, 10)
+    assert md["dagster/partition_row_count"] == 6 + 4
+    assert [(c.name, c.type, c.constraints.nullable, c.description) for c in md["dagster/column_schema"].columns] == [
+        ("f1", "string", False, None), ("f2", "int64", True, "added later")]
+    # Both are what the instance keeps for the partition: the latest materialization has the new columns.
+    [latest] = instance.fetch_materializations(export_asset_key(connector.name, topic), limit=1).records
+    stored = latest.asset_materialization.metadata
+    assert stored["dagster/partition_row_count"].value == 10
+    assert [c.name for c in stored["dagster/column_schema"].schema.columns] == ["f1", "f2"]
+
+
 def test_completeness_check_fails_when_a_listed_object_disappears(spark, kafka, s3_client, bucket, instance):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(6)])

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 from dagster.components import ScaffoldRequest
+from dagster.components.testing import create_defs_folder_sandbox
 from dagster_aws.s3 import S3Resource
 
 import kafka_s3_assets
@@ -37,6 +39,30 @@ def write_connector(folder: Path, name: str = "orders-sink", **overrides) -> Pat
 
 def component(**attributes) -> KafkaS3SinkComponent:
     return KafkaS3SinkComponent.from_attributes_dict(attributes=attributes)
+
+
+def load_defs_yaml(document: dict, files: dict[str, str]) -> tuple[KafkaS3SinkComponent, dg.Definitions]:
+    """The component and its definitions as Dagster loads them from a ``defs.yaml`` (``document``) in a
+    project's defs folder, with ``files`` (name -> text) beside it."""
+    with create_defs_folder_sandbox() as sandbox:
+        folder = sandbox.defs_folder_path / "exports"
+        folder.mkdir()
+        for name, text in files.items():
+            (folder / name).write_text(text)
+        (folder / "defs.yaml").write_text(yaml.safe_dump({"type": "kafka_s3_assets.KafkaS3SinkComponent",
+                                                          **document}))
+        with sandbox.load_component_and_build_defs(defs_path=folder) as (loaded, defs):
+            dg.Definitions.validate_loadable(defs)
+            return loaded, defs
+
+
+def connector_text(name: str = "orders-sink", **overrides) -> str:
+    config = {k: v for k, v in {**CONFIG, **overrides}.items() if v is not None}
+    return json.dumps({"name": name, "config": config})
+
+
+def spec_of(defs: dg.Definitions, key: dg.AssetKey) -> dg.AssetSpec:
+    return defs.resolve_assets_def(key).specs_by_key[key]
 
 
 def test_importing_the_package_does_not_import_dagster_and_dg_finds_the_component():
@@ -211,3 +237,84 @@ def test_the_standalone_location_says_so_when_no_connector_is_configured(tmp_pat
 
     defs = standalone_definitions()
     assert defs.resolve_assets_def(dg.AssetKey(["kafka_s3", "orders-sink", "payments"]))
+
+
+ORDERS = dg.AssetKey(["kafka_s3", "orders-sink", "orders"])
+PAYMENTS = dg.AssetKey(["kafka_s3", "orders-sink", "payments"])
+TOPICS = [dg.AssetKey(["kafka", "orders"]), dg.AssetKey(["kafka", "payments"])]
+
+
+def test_the_generic_post_processing_block_of_defs_yaml_applies_to_the_export_assets():
+    _, defs = load_defs_yaml({
+        "attributes": {"connector": "connector.json", "tags": {"tier": "gold"}},
+        "post_processing": {"assets": [{"target": "key:kafka_s3/*/*",
+                                        "attributes": {"group_name": "lake", "tags": {"team": "payments"}}}]},
+    }, {"connector.json": connector_text()})
+    for key in (ORDERS, PAYMENTS):
+        spec = spec_of(defs, key)
+        assert spec.group_name == "lake"
+        assert (spec.tags["team"], spec.tags["tier"]) == ("payments", "gold")  # added to the component's own
+    for topic in TOPICS:  # not targeted: as the component made them
+        assert (spec_of(defs, topic).group_name, "team" in spec_of(defs, topic).tags) == ("kafka", False)
+    # The export job runs the post-processed asset.
+    job = defs.resolve_job_def("export__orders_sink__orders")
+    assert job.asset_layer.get(ORDERS).group_name == "lake"
+
+
+def test_a_worker_config_beside_defs_yaml_gives_what_the_connector_config_leaves_to_the_worker(tmp_path,
+                                                                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative to the component's folder, not to the working directory
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    connector = connector_text(**{"bootstrap.servers": None, "value.converter": None,
+                                  "format.class": "io.confluent.connect.s3.format.json.JsonFormat"})
+    worker = ("bootstrap.servers=worker.invalid:9092\n"
+              "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+              "value.converter.schemas.enable=false\n"
+              "group.id=connect-cluster\n")
+    loaded, defs = load_defs_yaml(
+        {"attributes": {"connector": "connector.json", "worker_config": "worker.properties"}},
+        {"connector.json": connector, "worker.properties": worker})
+    assert loaded.worker_config == "worker.properties"
+    # The worker's keys are in the connector's settings, as Connect merges them (the same files again, to
+    # read what the component resolved).
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    (folder / "connector.json").write_text(connector)
+    (folder / "worker.properties").write_text(worker)
+    spec = loaded.load_connector(folder)
+    assert spec.raw["value.converter"] == "org.apache.kafka.connect.json.JsonConverter"
+    assert spec.raw["value.converter.schemas.enable"] == "false"
+    assert loaded.connections().kafka_settings(spec).bootstrap_servers == "worker.invalid:9092"
+    settings = loaded.connections().export_settings(spec)
+    assert settings.kafka.bootstrap_servers == "worker.invalid:9092"
+    # The definitions loaded from defs.yaml were built from that merged config: the export asset's code
+    # version is its digest, not the digest of the connector file alone.
+    without = component(connector="connector.json").load_connector(folder)
+    assert "value.converter" not in without.raw and "bootstrap.servers" not in without.raw
+    assert spec_of(defs, ORDERS).code_version == spec.code_version != without.code_version
+    # So a change of the worker shows in Dagster as a new code version.
+    (folder / "worker.properties").write_text(worker.replace("worker.invalid", "other.invalid"))
+    assert loaded.load_connector(folder).code_version != spec.code_version
+
+
+def test_a_missing_worker_config_names_the_attribute_and_the_file(tmp_path):
+    write_connector(tmp_path)
+    with pytest.raises(ConnectorConfigProblem,
+                       match=r"defs\.yaml: attribute `worker_config`: no such file: .*worker\.properties"):
+        component(connector="connector.json", worker_config="worker.properties").definitions(tmp_path)
+
+
+@pytest.mark.parametrize("condition, expected", [
+    ("{{ dg.AutomationCondition.on_missing() }}", dg.AutomationCondition.on_missing()),
+    ("{{ dg.AutomationCondition.eager() }}", dg.AutomationCondition.eager()),
+])
+def test_the_automation_condition_of_defs_yaml_reaches_the_export_asset_specs(condition, expected):
+    _, defs = load_defs_yaml({"attributes": {"connector": "connector.json", "automation_condition": condition}},
+                             {"connector.json": connector_text()})
+    for key in (ORDERS, PAYMENTS):
+        got = spec_of(defs, key).automation_condition
+        assert got == expected and got.get_label() == expected.get_label()
+    for topic in TOPICS:  # external assets: nothing to materialize
+        assert spec_of(defs, topic).automation_condition is None
+    _, without = load_defs_yaml({"attributes": {"connector": "connector.json"}}, {"connector.json": connector_text()})
+    assert spec_of(without, ORDERS).automation_condition is None
