@@ -6,10 +6,9 @@
   manifests (``partition_row_count``).
 - ``dagster/column_schema``: the columns of the Connect value schema the export last wrote
   (``column_schema``).
-- ``dagster/table_name``: only when the export is also a table (an Iceberg table over the objects);
-  ``dagster/row_count`` only where it means that table's rows. The export itself is a directory of
-  objects per topic-partition, not a table, so it sets neither; whoever maintains the table passes them to
-  ``standard_metadata``.
+- ``dagster/table_name``: only when the export is also a table: with the Iceberg table on, the asset spec
+  and every materialization name it (``<catalog>.<namespace>.<table>``). ``dagster/row_count`` is never
+  set: an asset partition is a topic-partition, not the table, and the table's rows are not its rows.
 """
 
 from __future__ import annotations
