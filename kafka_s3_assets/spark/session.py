@@ -91,7 +91,7 @@ def spark_session(config: Mapping[str, str]):
     return builder.getOrCreate()
 
 
-# This process's Spark Connect sessions, by server URL.
+# This process's Spark Connect sessions, by server URL and settings.
 _CONNECT_SESSIONS: dict = {}
 _CONNECT_LOCK = threading.Lock()
 # How often a Spark Connect request is retried while the server does not answer (or asks to retry):
@@ -103,8 +103,12 @@ CONNECT_MAX_RETRIES = 6
 # A server that accepts no connection within this long is reported at once, before a session exists: its
 # client's requests would be retried, and so would the requests that release the session at exit.
 CONNECT_TIMEOUT_S = 15
-# The Spark Connect URL's parameter naming the server-side session (``with_shared_session``).
+# The Spark Connect URL's parameter naming the server-side session (``shared_session_url``), what a server
+# answers for a session it has closed, and how many generations of the shared session are tried before a
+# run takes a session of its own.
 SESSION_ID_PARAMETER = "session_id"
+SESSION_CLOSED = "INVALID_HANDLE.SESSION_CLOSED"
+SHARED_SESSION_GENERATIONS = 8
 
 
 class SparkConnectUnreachable(RuntimeError):
@@ -113,50 +117,77 @@ class SparkConnectUnreachable(RuntimeError):
 
 def connect_session(config: Mapping[str, str]):
     """A Spark Connect session with the server at ``config["spark.remote"]``, the other settings applied
-    as session settings; one per server and process, made again once stopped.
+    as session settings; one per server, settings and process, made again once stopped. It is the server-side
+    session that runs of the same settings share (``shared_session_url``).
 
     Made with the Spark Connect client's own builder, not ``pyspark.sql.SparkSession.builder``: that one
     refuses a Spark Connect session in a process that has a classic one, and switches every later
     session of the process to Spark Connect (it sets ``SPARK_CONNECT_MODE_ENABLED``). Here both kinds
     live side by side, each chosen by its own settings."""
-    from pyspark.sql.connect.client.retries import DefaultPolicy
-    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
-
     url = config["spark.remote"]
+    key = tuple(sorted(config.items()))
     with _CONNECT_LOCK:
-        session = _CONNECT_SESSIONS.get(url)
+        session = _CONNECT_SESSIONS.get(key)
         if session is None or session.is_stopped:
             check_reachable(url)
-            # no request to the server yet
-            session = ConnectSparkSession.builder.remote(with_shared_session(url, config)).create()
-            session.client.set_retry_policies([DefaultPolicy(max_retries=CONNECT_MAX_RETRIES)])
-            for key, value in config.items():
-                if key != "spark.remote":
-                    try:
-                        session.conf.set(key, value)
-                    except Exception as exc:  # the server's own settings (as the client's builder does)
-                        warnings.warn(f"Spark Connect session setting {key}={value} not applied: {exc}")
-            _CONNECT_SESSIONS[url] = session
+            session = _shared_session(url, config)
+            _CONNECT_SESSIONS[key] = session
         return session
 
 
-def with_shared_session(url: str, config: Mapping[str, str]) -> str:
+def _shared_session(url: str, config: Mapping[str, str]):
+    """The first generation of the shared session the server has not closed; a session of its own when it
+    has closed them all (its first requests, the settings, are where a closed session is refused)."""
+    for generation in range(SHARED_SESSION_GENERATIONS):
+        try:
+            return _client_session(shared_session_url(url, config, generation), config)
+        except Exception as exc:
+            if SESSION_CLOSED not in str(exc):
+                raise
+    return _client_session(url, config)
+
+
+def _client_session(url: str, config: Mapping[str, str]):
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
+
+    session = ConnectSparkSession.builder.remote(url).create()  # no request to the server yet
+    session.client.set_retry_policies([DefaultPolicy(max_retries=CONNECT_MAX_RETRIES)])
+    for key, value in config.items():
+        if key != "spark.remote":
+            try:
+                session.conf.set(key, value)
+            except Exception as exc:  # the server's own settings (as the client's builder does)
+                if SESSION_CLOSED in str(exc):
+                    # Closed now, and once: the session's __del__ closes its client again, and a gRPC
+                    # channel closed again at interpreter exit hangs the process.
+                    session.client.close()
+                    session.client.close = lambda: None  # type: ignore[method-assign]
+                    raise
+                warnings.warn(f"Spark Connect session setting {key}={value} not applied: {exc}")
+    return session
+
+
+def shared_session_url(url: str, config: Mapping[str, str], generation: int = 0) -> str:
     """``url`` naming the server-side session that runs with these settings share (``session_id``),
     unless it names one already.
 
-    A Spark Connect server keeps a session's Python workers (and what they imported: this package,
-    pyarrow) and reuses them for the session's next tasks, but a new session starts its own. A client
-    makes a new session by default, so every run paid a Python worker's start (~1 s of a small run).
-    Runs of the same settings against one server reattach to the same session instead: it stays on the
-    server between runs (clients do not release it at exit), so a run finds the workers the last one
-    left, as long as they have not timed out. The session id is derived from the settings (a component
-    with other runtime settings gets a session of its own, its settings never leaking into another's)
-    and from this package's version (an upgrade starts afresh). Runs of one session may run at once:
-    each is its own operation, tagged and cancelled apart (``job_tags``)."""
+    A Spark Connect server keeps a session's Python worker daemon and idle workers (which have imported
+    this package and pyarrow already) and reuses them for the session's next tasks, but a new session
+    starts a daemon of its own, and keeps it until the server stops. A client makes a new session by
+    default: every run then paid a Python worker's start (~1 s of a small run, more on a busy machine),
+    and the server kept a daemon per run. Runs of the same settings reattach to one session instead: it
+    stays on the server between runs (clients do not release it at exit), so a run gets the worker the
+    last one left. The id is derived from the settings (a component with other runtime settings gets a
+    session of its own, its settings never leaking into another's), this package's version (an upgrade
+    starts afresh) and a generation: a server refuses, for good, the id of a session it closed (idle
+    longer than its session timeout), and the next generation is the session the runs share then. Runs
+    of one session may run at once: each is its own operation, tagged and cancelled apart
+    (``job_tags``)."""
     if f";{SESSION_ID_PARAMETER}=" in url.lower():
         return url
     settings = sorted((key, value) for key, value in config.items() if key != "spark.remote")
-    digest = hashlib.sha256(repr((version("kafka-s3-assets"), settings)).encode()).digest()
+    digest = hashlib.sha256(repr((version("kafka-s3-assets"), settings, generation)).encode()).digest()
     session_id = uuid.UUID(bytes=digest[:16], version=4)  # the client accepts version-4 UUIDs only
     separator = ";" if "/" in url[len(SPARK_CONNECT_SCHEME):] else "/;"
     return f"{url}{separator}{SESSION_ID_PARAMETER}={session_id}"

@@ -58,10 +58,16 @@ SPARK_CONNECT_SERVER_CONFIG = {
     # As for a classic driver (a task failure is already reported in its result, never retried, ...).
     **{key: DEFAULT_SPARK_CONFIG[key] for key in ("spark.task.maxFailures", "spark.python.worker.reuse",
                                                   "spark.ui.enabled", "spark.sql.session.timeZone")},
-    # Spark keeps one Python worker daemon per Spark Connect session for as long as the server runs
-    # (~45 MB each; a session is one export run). Without the daemon, each session's idle Python
-    # workers are stopped after a minute like any idle worker, and nothing is left behind per run.
-    "spark.python.use.daemon": "false",
+    # A session's Python worker daemon and idle workers serve its next tasks: a run's task gets a worker
+    # that has imported this package already instead of starting an interpreter (~1 s of a small run).
+    # Runs of the same settings share one session (``session.shared_session_url``), so the server keeps
+    # one daemon (~45 MB) per shared session, until it stops (Spark 4.3 does not stop a session's daemon
+    # when the session closes).
+    "spark.python.use.daemon": "true",
+    # Sessions idle longer than this are closed, and their ids refused from then on (the runs then share
+    # the next generation of their session, with a daemon of its own): a week, rather than an hour, so
+    # that a quiet weekend costs one daemon, not one a run.
+    "spark.connect.session.manager.defaultSessionTimeout": "7d",
 }
 
 

@@ -4,6 +4,7 @@ and a cancel that stops the running tasks on both."""
 
 import json
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -204,3 +205,48 @@ def test_a_spark_connect_session_retries_a_silent_server_for_about_a_minute_not_
 
     [policy] = spark_connect.client.get_retry_policies()
     assert policy.max_retries == CONNECT_MAX_RETRIES == 6
+
+
+RUN_IN_A_PROCESS_OF_ITS_OWN = """
+import os, sys
+from kafka_s3_assets.spark.job import run_in_tasks
+from kafka_s3_assets.spark.session import spark_session
+from kafka_s3_assets.spark.session_config import spark_config
+
+session = spark_session(spark_config(remote=sys.argv[1], extra={"spark.sql.shuffle.partitions": sys.argv[2]}))
+print(session.session_id, run_in_tasks(session, [0], lambda _: str(os.getpid()))[0])
+"""
+
+
+def run_in_a_process_of_its_own(spark_remote: str, shuffle_partitions: str) -> tuple[str, int]:
+    """As an export run does: a new process, a Spark Connect session, one task; its session id and the
+    process id of the Python worker that ran the task."""
+    done = subprocess.run([sys.executable, "-c", RUN_IN_A_PROCESS_OF_ITS_OWN, spark_remote, shuffle_partitions],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    session_id, worker = done.stdout.split()
+    return session_id, int(worker)
+
+
+def test_runs_of_the_same_settings_reattach_to_one_session_and_get_its_warm_python_worker(spark_remote):
+    first_session, first_worker = run_in_a_process_of_its_own(spark_remote, "5")
+    second_session, second_worker = run_in_a_process_of_its_own(spark_remote, "5")
+    assert second_session == first_session
+    assert second_worker == first_worker  # no new Python worker started for the second run
+    other_session, _ = run_in_a_process_of_its_own(spark_remote, "6")
+    assert other_session != first_session  # other settings: a session of their own
+
+
+def test_runs_whose_shared_session_the_server_closed_share_its_next_generation(spark_remote):
+    from kafka_s3_assets.spark.job import run_in_tasks
+    from kafka_s3_assets.spark.session import shared_session_url, spark_session
+    from kafka_s3_assets.spark.session_config import spark_config
+
+    config = spark_config(remote=spark_remote, extra={"spark.sql.shuffle.partitions": "7"})
+    closed = spark_session(config)
+    assert closed.session_id == shared_session_url(spark_remote, config).rsplit("=", 1)[1]
+    closed.stop()  # released: the server refuses this session id from now on
+    again = spark_session(config)
+    assert again.session_id == shared_session_url(spark_remote, config, generation=1).rsplit("=", 1)[1]
+    assert run_in_tasks(again, ["a"], str.upper) == ["A"]
+    assert run_in_a_process_of_its_own(spark_remote, "7")[0] == again.session_id  # the next run too

@@ -146,19 +146,20 @@ def test_a_token_in_a_spark_connect_url_never_shows_in_an_error():
 def test_runs_of_the_same_settings_share_one_spark_connect_session(url, expected):
     from pyspark.sql.connect.client import DefaultChannelBuilder
 
-    from kafka_s3_assets.spark.session import with_shared_session
+    from kafka_s3_assets.spark.session import shared_session_url
 
     settings = {"spark.remote": url, "spark.sql.session.timeZone": "UTC"}
-    shared = with_shared_session(url, settings)
+    shared = shared_session_url(url, settings)
     assert shared.startswith(expected)
-    assert with_shared_session(url, dict(settings)) == shared  # the next run: the same session
+    assert shared_session_url(url, dict(settings)) == shared  # the next run: the same session
     assert DefaultChannelBuilder(shared).session_id == shared.rsplit("=", 1)[1]  # what the client sends
-    other = with_shared_session(url, {**settings, "spark.sql.shuffle.partitions": "8"})
+    assert shared_session_url(url, settings, generation=1) != shared  # once the server closed the first
+    other = shared_session_url(url, {**settings, "spark.sql.shuffle.partitions": "8"})
     assert other != shared  # other runtime settings: a session of their own
 
 
 def test_a_session_named_in_the_spark_connect_url_is_kept():
-    from kafka_s3_assets.spark.session import with_shared_session
+    from kafka_s3_assets.spark.session import shared_session_url
 
     url = "sc://h:15002/;session_id=00000000-0000-4000-8000-000000000001"
-    assert with_shared_session(url, {"spark.remote": url}) == url
+    assert shared_session_url(url, {"spark.remote": url}) == url
