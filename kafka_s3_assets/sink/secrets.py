@@ -25,6 +25,7 @@ KAFKA_CLIENT_SECRET_KEYS = frozenset({
 
 class Secret:
     __slots__ = ("_value",)
+    _value: str  # set once, by object.__setattr__ (the class's own __setattr__ refuses)
 
     def __init__(self, value: str):
         object.__setattr__(self, "_value", str(value))
