@@ -118,10 +118,10 @@ class ConnectData:
     """A converted key or value.
 
     ``schema`` is None for schemaless JSON; String and ByteArray data carry their optional primitive
-    schema, a record's headers (``views.HeaderView``) the ``HeaderSchema`` marker. Converters other than Avro decode at once: ``decoded`` holds the value, ``is_decoded`` is
-    True. Avro data keeps its undecoded datum in ``avro_datum`` (``is_decoded`` False), and
-    ``AvroDecoder.decode`` decodes it only when a format needs the value: decoding costs about 50 times
-    more than copying the bytes.
+    schema, a record's headers (``views.HeaderView``) the ``HeaderSchema`` marker. Converters other than
+    Avro decode at once: ``decoded`` holds the value, ``is_decoded`` is True. Avro data keeps its undecoded
+    datum in ``avro_datum`` (``is_decoded`` False), and ``AvroDecoder.decode`` decodes it only when a format
+    needs the value: decoding costs about 50 times more than copying the bytes.
     """
 
     schema: "AvroSchemaRef | PrimitiveSchema | HeaderSchema | None"
