@@ -112,7 +112,7 @@ class AllowedPaths:
 
 
 class ConfigProvider(Protocol):
-    """What a placeholder's provider does (``ConfigProvider.get`` of one key): the value, or LookupFailed."""
+    """A placeholder's provider (Kafka's ``ConfigProvider.get`` of one key): the value, or LookupFailed."""
 
     def lookup(self, path: str, key: str) -> str: ...
 
