@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Callable
 
 import fastavro
-from fastavro.types import AvroMessage
 from confluent_kafka import SerializingProducer
 from confluent_kafka.admin import AdminClient, NewTopic
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
+from fastavro.types import AvroMessage
 
 from .clients.s3 import S3ObjectStore
 from .defs.connectors import CONNECTORS_ENV, DEMO_CONNECTOR, ConnectorSpec, load_connector

@@ -7,7 +7,7 @@ logs). A run exports a range of a topic's keys; see ``assets.topic_run``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import dagster as dg
 

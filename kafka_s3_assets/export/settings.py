@@ -14,8 +14,8 @@ from ..clients.schema_registry import RegistryConfigError, RegistrySettings
 from ..sink.config import SinkConfig, validate_connector_config
 from ..sink.config_providers import ResolvedConnectorConfig, resolve_config_providers
 from ..sink.errors import ConfigError, ConfigProblem
-from ..sink.secrets import Secret
 from ..sink.secret_keys import secret_values
+from ..sink.secrets import Secret
 from .s3_settings import S3Deployment, resolve_s3_settings
 
 

@@ -67,17 +67,17 @@ class AvroType:
     # getElementType(), getValueType() and getTypes(): what an array, a map or a union always has.
 
     @property
-    def element_type(self) -> "AvroType":
+    def element_type(self) -> AvroType:
         assert self.items is not None, f"an Avro {self.kind} has no items"
         return self.items
 
     @property
-    def value_type(self) -> "AvroType":
+    def value_type(self) -> AvroType:
         assert self.values is not None, f"an Avro {self.kind} has no values"
         return self.values
 
     @property
-    def types(self) -> list["AvroType"]:
+    def types(self) -> list[AvroType]:
         assert self.branches is not None, f"an Avro {self.kind} is no union"
         return self.branches
 

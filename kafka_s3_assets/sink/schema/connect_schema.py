@@ -129,14 +129,14 @@ class ConnectSchema:
         return self.name if self.name in LOGICAL_BASE_TYPES else None
 
     @property
-    def keys(self) -> "ConnectSchema":
+    def keys(self) -> ConnectSchema:
         """``keySchema()`` of a MAP, which always has one (for the type checker: ``key_schema`` is None
         for every other type)."""
         assert self.key_schema is not None, f"a {self.type} schema has no key schema"
         return self.key_schema
 
     @property
-    def values(self) -> "ConnectSchema":
+    def values(self) -> ConnectSchema:
         """``valueSchema()`` of an ARRAY (its elements) or a MAP (its values), which always has one."""
         assert self.value_schema is not None, f"a {self.type} schema has no value schema"
         return self.value_schema
