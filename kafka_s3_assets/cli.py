@@ -145,6 +145,7 @@ def _cmd_table_sync(args: argparse.Namespace) -> int:
             print(f"error: {topic}: {exc}", file=sys.stderr)
             failed = True
             continue
+        assert synced is not None  # None only for a connector without a table (refused above)
         snapshot = f"snapshot {synced.snapshot_id}" if synced.snapshot_id is not None else "no snapshot yet"
         print(f"{synced.table_name}: {'committed' if synced.committed else 'nothing new to register'} ({snapshot})")
         for p in synced.partitions.values():

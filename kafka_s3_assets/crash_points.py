@@ -47,7 +47,9 @@ _reached: Counter[str] = Counter()
 def armed(point: str) -> bool:
     """Whether ``point`` is the one this process is set to crash (or pause) at."""
     spec = os.environ.get(CRASH_AT_ENV)
-    return bool(spec) and spec.partition(":")[0] == point
+    if not spec:
+        return False
+    return spec.partition(":")[0] == point
 
 
 def crash_point(point: str) -> None:

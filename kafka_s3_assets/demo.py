@@ -17,6 +17,7 @@ from confluent_kafka import SerializingProducer
 from confluent_kafka.admin import AdminClient, NewTopic
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
+from fastavro.types import AvroMessage
 
 from .clients.s3 import S3ObjectStore
 from .defs.connectors import CONNECTORS_ENV, DEMO_CONNECTOR, ConnectorSpec, load_connector
@@ -50,7 +51,7 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
         future.result(timeout=30)
 
 
-def read_avro_records(body: bytes) -> list[dict]:
+def read_avro_records(body: bytes) -> list[AvroMessage]:
     return list(fastavro.reader(io.BytesIO(body)))
 
 
@@ -87,6 +88,7 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
     store = S3ObjectStore(client, settings.s3)
     for outcome in outcomes:
         result = outcome.result
+        assert result.next_offset is not None  # every export that did not fail has one
         out(f"exported {outcome.key}: offsets {result.start_offset}..{result.next_offset - 1}, "
             f"{result.records_exported} records, completeness check "
             f"{'passed' if outcome.checks_passed else 'FAILED'}")
@@ -113,6 +115,7 @@ def show_table(connector: ConnectorSpec, instance, out: Callable[[str], None]) -
 
     settings = resolve_settings(connector.raw)
     table_config = table_settings(settings.sink_config(), settings.s3, DEMO_TOPIC)
+    assert table_config is not None  # the demo's table connector has its Iceberg catalog set
     out("")
     out(f"exporting the same records as Parquet (topics.dir=tables), registered in the Iceberg table "
         f"{table_config.full_name} ...")
@@ -126,10 +129,13 @@ def show_table(connector: ConnectorSpec, instance, out: Callable[[str], None]) -
         for key in outcome.result.object_keys:
             out(key)
     table = load_table(open_catalog(table_config), table_config)
+    assert table is not None  # the export created it
     rows = table.scan().to_arrow()
     files = len(list(table.scan().plan_files()))
+    snapshot = table.current_snapshot()
+    assert snapshot is not None  # the export committed one
     out(f"table {table_config.full_name}: {rows.num_rows} rows in {files} data files "
-        f"(snapshot {table.current_snapshot().snapshot_id}), catalog {table_config.catalog_uri}")
+        f"(snapshot {snapshot.snapshot_id}), catalog {table_config.catalog_uri}")
     out("  f1: " + ", ".join(rows.column("f1").to_pylist()))
     out(f"SQL> {DEMO_QUERY}")
     connection = table.scan().to_duckdb(DEMO_TOPIC)

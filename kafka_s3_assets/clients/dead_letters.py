@@ -10,7 +10,7 @@ in Kafka before it commits anything that relies on it.
 from __future__ import annotations
 
 import logging
-from typing import Mapping
+from typing import Any, Mapping
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -108,12 +108,15 @@ class DeadLetterProducer:
     def send(self, record: KafkaRecord, headers: list[Header]) -> None:
         """Queue ``record``'s original key and value, with ``headers`` and its original timestamp."""
         producer = self._started()
-        extra = {}
+        extra: dict[str, Any] = {}
         if record.timestamp is not None and record.timestamp >= 0:
             extra["timestamp"] = record.timestamp
         while True:
             try:
-                producer.produce(self.topic, value=record.value, key=record.key, headers=headers,
+                # confluent_kafka types headers as an invariant List[Tuple[str, str | bytes | None]]: a list of
+                # (str, bytes | None) pairs is one, but not to mypy.
+                producer.produce(self.topic, value=record.value, key=record.key,
+                                 headers=headers,  # type: ignore[arg-type]
                                  on_delivery=self._on_delivery(record), **extra)
                 break
             except BufferError:  # the local queue is full: let deliveries drain, then retry

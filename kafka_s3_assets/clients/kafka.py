@@ -13,7 +13,7 @@ import bisect
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -81,8 +81,9 @@ class KafkaSettings:
         """The secret values, to scrub from anything printed."""
         return [v.reveal() for v in self.client_config.values() if isinstance(v, Secret) and v]
 
-    def consumer_config(self, group_id: str | None = None, **extra) -> dict:
-        """The librdkafka config, secrets revealed: hand it to a client, never print it."""
+    def consumer_config(self, group_id: str | None = None, /, **extra: Any) -> dict:
+        """The librdkafka config, secrets revealed: hand it to a client, never print it. ``extra``: librdkafka
+        settings (dotted names, hence ``group_id`` positional only)."""
         conf = {
             "bootstrap.servers": self.bootstrap_servers,
             "group.id": group_id or "kafka-s3-assets-reader",

@@ -293,8 +293,9 @@ class _Mapper:
                 self.put("ssl.certificate.location", location)
             if inline_key is not None:
                 self.put("ssl.key.pem", self.settings["ssl.keystore.key"])
-            if self.value("ssl.keystore.certificate.chain") is not None:
-                self.put("ssl.certificate.pem", self.value("ssl.keystore.certificate.chain"))
+            chain = self.value("ssl.keystore.certificate.chain")
+            if chain is not None:
+                self.put("ssl.certificate.pem", chain)
         else:
             self.problem(key, f"librdkafka cannot read a {store_type} keystore"
                               f"{' (JKS is the Java default for ssl.keystore.type)' if store_type == 'JKS' else ''}"

@@ -273,10 +273,11 @@ def _library_config(settings: RegistrySettings, url: str) -> dict[str, Any]:
 
 
 def _is_tls_failure(exc: BaseException) -> bool:
-    while exc is not None:
-        if isinstance(exc, ssl.SSLError) or "SSL" in str(exc):
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError) or "SSL" in str(cause):
             return True
-        exc = exc.__cause__ or exc.__context__
+        cause = cause.__cause__ or cause.__context__
     return False
 
 

@@ -9,7 +9,7 @@ The asset reaches Kafka, S3, the registry and Spark through the component's ``Co
 through Dagster resources, so it asks nothing of the code location it is merged into."""
 
 from contextlib import contextmanager
-from typing import Callable
+from typing import Callable, Sequence
 
 import dagster as dg
 
@@ -72,7 +72,7 @@ def requested_partitions(topic: str, keys: list[str], only: list[int] | None) ->
     return partitions
 
 
-def topic_run(connector: ConnectorSpec, topic: str, known_keys: list[str], keys: list[str],
+def topic_run(connector: ConnectorSpec, topic: str, known_keys: Sequence[str], keys: list[str],
               key_prefix: tuple[str, ...] = DEFAULT_KEY_PREFIX) -> tuple[dict, dict]:
     """Tags and run config of one run exporting exactly ``keys`` of ``topic``: the range of the partitions
     definition's ``known_keys`` that spans them, restricted to them when they are not all of it."""

@@ -49,14 +49,16 @@ class KafkaAttributes(dg.Resolvable, dg.Model):
     security_protocol: Annotated[Optional[str], _doc("PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.")] = None
     sasl_mechanism: Annotated[Optional[str], _doc("PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI.")] = None
     sasl_username: Annotated[Optional[str], _doc("SASL user name.")] = None
-    sasl_password: Annotated[Optional[str], _doc("SASL password: use `{{ env.X }}`, never the value.")] = Field(None, repr=False)
-    sasl_jaas_config: Annotated[Optional[str], _doc("A JAAS line as Kafka Connect has it.")] = Field(None, repr=False)
+    sasl_password: Annotated[Optional[str], _doc("SASL password: use `{{ env.X }}`, never the value.")] = Field(
+        default=None, repr=False)
+    sasl_jaas_config: Annotated[Optional[str], _doc("A JAAS line as Kafka Connect has it.")] = Field(
+        default=None, repr=False)
     ssl_ca_location: Annotated[Optional[str], _doc("PEM bundle of the CAs to trust.")] = None
     ssl_certificate_location: Annotated[Optional[str], _doc("Client certificate (PEM).")] = None
     ssl_key_location: Annotated[Optional[str], _doc("Client key (PEM).")] = None
-    ssl_key_password: Annotated[Optional[str], _doc("Password of the client key.")] = Field(None, repr=False)
+    ssl_key_password: Annotated[Optional[str], _doc("Password of the client key.")] = Field(default=None, repr=False)
     ssl_keystore_location: Annotated[Optional[str], _doc("Client keystore (PKCS12).")] = None
-    ssl_keystore_password: Annotated[Optional[str], _doc("Password of the keystore.")] = Field(None, repr=False)
+    ssl_keystore_password: Annotated[Optional[str], _doc("Password of the keystore.")] = Field(default=None, repr=False)
     client_config: Annotated[Optional[dict[str, str]], _doc("Any other client setting, in Java or "
                                                                       "librdkafka naming.")] = None
 
@@ -69,8 +71,10 @@ class S3Attributes(dg.Resolvable, dg.Model):
     region_name: Annotated[Optional[str], _doc("Region; else s3.region.")] = None
     profile_name: Annotated[Optional[str], _doc("AWS profile, resolved on the Spark driver.")] = None
     aws_access_key_id: Annotated[Optional[str], _doc("Access key id (with the secret key).")] = None
-    aws_secret_access_key: Annotated[Optional[str], _doc("Secret key: use `{{ env.X }}`.")] = Field(None, repr=False)
-    aws_session_token: Annotated[Optional[str], _doc("Session token: use `{{ env.X }}`.")] = Field(None, repr=False)
+    aws_secret_access_key: Annotated[Optional[str], _doc("Secret key: use `{{ env.X }}`.")] = Field(
+        default=None, repr=False)
+    aws_session_token: Annotated[Optional[str], _doc("Session token: use `{{ env.X }}`.")] = Field(
+        default=None, repr=False)
     use_ssl: Annotated[Optional[bool], _doc("False: a scheme-less endpoint is http://.")] = None
     verify: Annotated[Optional[bool], _doc("False: no certificate checks.")] = None
     use_unsigned_session: Annotated[Optional[bool], _doc("Anonymous requests.")] = None
@@ -82,8 +86,10 @@ class SchemaRegistryAttributes(dg.Resolvable, dg.Model):
     connector config, then ``$SCHEMA_REGISTRY_URL``."""
 
     url: Annotated[Optional[str], _doc("Registry URL(s), comma separated.")] = None
-    basic_auth_user_info: Annotated[Optional[str], _doc("user:password; use `{{ env.X }}`.")] = Field(None, repr=False)
-    bearer_auth_token: Annotated[Optional[str], _doc("Static bearer token; use `{{ env.X }}`.")] = Field(None, repr=False)
+    basic_auth_user_info: Annotated[Optional[str], _doc("user:password; use `{{ env.X }}`.")] = Field(
+        default=None, repr=False)
+    bearer_auth_token: Annotated[Optional[str], _doc("Static bearer token; use `{{ env.X }}`.")] = Field(
+        default=None, repr=False)
     ssl_ca_location: Annotated[Optional[str], _doc("PEM bundle to verify the registry.")] = None
     ssl_certificate_location: Annotated[Optional[str], _doc("Client certificate (mutual TLS).")] = None
     ssl_key_location: Annotated[Optional[str], _doc("Client key (mutual TLS).")] = None
@@ -118,7 +124,8 @@ class LagAttributes(dg.Resolvable, dg.Model):
     max_age_ms: Annotated[Optional[int], _doc("The lag check fails when the oldest waiting record is "
                                                         "older (kafka_s3_assets.lag.max.age.ms; 0: no limit).")] = None
     observation_interval_minutes: Annotated[float, _doc("The export sensor records a topic-partition's lag when it "
-                                                      "changes, else at most this often.")] = Field(LAG_OBSERVATION_INTERVAL_MINUTES)
+                                                      "changes, else at most this often.")] = Field(
+        default=LAG_OBSERVATION_INTERVAL_MINUTES)
 
 
 class KafkaS3SinkComponentScaffolder(Scaffolder):
@@ -220,6 +227,7 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
                 if not path.is_file():
                     raise ConnectorConfigProblem(f"{where}: attribute `connector`: no such file: {path}")
                 return load_connector(path, worker, overrides)
+            assert self.config is not None  # exactly one of the two is set (checked above)
             return inline_connector(self.config, f"{where} (attribute `config`)", worker, overrides)
         except ConfigError as exc:
             source = folder / self.connector if self.connector is not None else f"{where} (attribute `config`)"

@@ -27,7 +27,8 @@ def build_definitions(connectors: list[ConnectorSpec], connections: Connections 
     topic two components export is declared once (``topic_assets.topic_specs``)."""
     connections = connections if connections is not None else Connections()
     assets: list = []
-    jobs, sensor_defs = [], []
+    jobs: list = []  # sensors.AssetJob
+    sensor_defs = []
     topics: dict[str, None] = {}
     for connector in connectors:
         for topic in connector.config.topics:

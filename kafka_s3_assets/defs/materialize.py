@@ -15,7 +15,7 @@ from ..export.settings import ExportSettings
 from ..export.topic_export import ExportOutcome
 from .assets import build_export_asset, topic_run
 from .connectors import ConnectorSpec
-from .partitions import in_partition_order, parse_partition_key, partition_key, topic_partitions_def
+from .partitions import in_partition_order, parse_partition_key, partition_key, topic_partitions_name
 from .connections import Connections
 
 DAGSTER_HOME_DIR = ".dagster_home"
@@ -68,7 +68,7 @@ def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, k
         by_topic.setdefault(parse_partition_key(key)[0], []).append(key)
     outcomes: dict[str, ExportOutcome] = {}
     for topic, topic_keys in by_topic.items():
-        partitions_def_name = topic_partitions_def(connector.name, topic).name
+        partitions_def_name = topic_partitions_name(connector.name, topic)
         known = set(instance.get_dynamic_partitions(partitions_def_name))
         missing = in_partition_order([k for k in topic_keys if k not in known])
         if missing:

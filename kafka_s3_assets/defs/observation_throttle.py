@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Hashable
+from typing import Mapping
 
 
 @dataclass(frozen=True)
 class ObservationThrottle:
     interval_ms: int
 
-    def due(self, cursor: str | None, observed: dict[str, Hashable], now_ms: int) -> tuple[set[str], str]:
+    def due(self, cursor: str | None, observed: Mapping[str, object], now_ms: int) -> tuple[set[str], str]:
         """The subjects of ``observed`` (subject -> what is observed of it, JSON-able) to record now, and
         the cursor that remembers them. Subjects no longer observed are forgotten."""
         last = _read(cursor)

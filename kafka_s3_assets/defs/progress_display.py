@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
@@ -56,8 +56,8 @@ class LiveDisplay:
 
     def update(self, reports: list[ExportProgress]) -> None:
         for r in reports:
-            fields = dict(position=r.position, end=r.end_offset, rate=r.records_per_s, objects=r.objects,
-                          eta=format_duration(r.eta_s))
+            fields: dict[str, Any] = dict(position=r.position, end=r.end_offset, rate=r.records_per_s,
+                                          objects=r.objects, eta=format_duration(r.eta_s))  # the task's fields
             total = max(1, r.end_offset - r.start_offset)
             done = r.position - r.start_offset
             if r.partition_key not in self._tasks:
@@ -71,8 +71,11 @@ class LiveDisplay:
 def console_progress(console: Console) -> Iterator[None]:
     """Show the progress of exports run in this process on ``console`` while the block runs."""
     if not console.is_terminal:
-        with listening(lambda reports: [console.print(f"progress {describe(r)}", highlight=False,
-                                                      soft_wrap=True) for r in reports]):
+        def print_lines(reports: list[ExportProgress]) -> None:
+            for r in reports:
+                console.print(f"progress {describe(r)}", highlight=False, soft_wrap=True)
+
+        with listening(print_lines):
             yield
         return
     display = LiveDisplay(console)

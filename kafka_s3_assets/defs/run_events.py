@@ -89,12 +89,14 @@ def table_metadata(outcome: ExportOutcome) -> dict:
 def table_check_evaluation(asset_key: dg.AssetKey, outcome: ExportOutcome) -> dg.AssetCheckEvaluation:
     """The table registered exactly as far as the manifests go (its summary's next offset is the last
     manifest's), and nothing stopped it."""
+    table = outcome.table
+    assert table is not None  # evaluated only for an outcome with a table (partition_events)
     registered, exported = outcome.table_registered_next_offset, outcome.result.next_offset
     passed = outcome.table_check_passed
     description = (outcome.table_error or
-                   (f"The Iceberg table {outcome.table.table_name} holds every manifest of {outcome.key}, up to "
+                   (f"The Iceberg table {table.table_name} holds every manifest of {outcome.key}, up to "
                     f"offset {exported - 1}" if passed and exported is not None else
-                    f"The Iceberg table {outcome.table.table_name} registered {outcome.key} up to next offset "
+                    f"The Iceberg table {table.table_name} registered {outcome.key} up to next offset "
                     f"{registered}, the manifests up to next offset {exported}"))
     return dg.AssetCheckEvaluation(
         asset_key=asset_key, check_name=TABLE_CHECK, partition=outcome.key, passed=passed, description=description,
@@ -173,7 +175,7 @@ def failure(outcomes: list[ExportOutcome]) -> dg.Failure | None:
     if not failed and not blocked:
         return None
     return dg.Failure(
-        description="; ".join([o.error for o in failed] + list(blocked.values())),
+        description="; ".join([o.error for o in failed if o.error is not None] + list(blocked.values())),
         metadata={"failed_partitions": dg.MetadataValue.json({o.key: o.error for o in failed}),
                   "failed_checks": dg.MetadataValue.json(list(blocked)),
                   "error_types": dg.MetadataValue.json({o.key: o.result.error_type or "" for o in failed}),

@@ -45,7 +45,7 @@ def unreachable_reason(exc: BaseException, settings: ExportSettings | KafkaSetti
     message = scrub(str(exc), settings.secrets())
     if isinstance(exc, KafkaUnavailableError):
         return _naming("Kafka broker unreachable", kafka.bootstrap_servers, message)
-    seen = exc
+    seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, S3RetriesExhaustedError) and not isinstance(seen.last_error, ClientError):  # no answer
             where = settings.s3.endpoint_url if isinstance(settings, ExportSettings) else None

@@ -43,7 +43,8 @@ from .connectors import ConnectorSpec, safe_name
 from .lag_events import lag_events
 from .observation_throttle import ObservationThrottle
 from .options import AssetAttributes, SensorSettings
-from .partitions import is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def
+from .partitions import (is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def,
+                         topic_partitions_name)
 from .sensor_limits import kafka_for_sensor, settings_for_sensor, unreachable_reason
 from .topic_assets import topic_asset_key, topic_observation, topic_watermarks
 
@@ -76,7 +77,7 @@ def build_discovery_sensor(connector: ConnectorSpec, connections: Connections | 
         added = []
         for topic in connector.config.topics:
             partitions_def = topic_partitions_def(connector.name, topic)
-            known = set(context.instance.get_dynamic_partitions(partitions_def.name))
+            known = set(context.instance.get_dynamic_partitions(topic_partitions_name(connector.name, topic)))
             try:
                 listed = list_partitions(settings, topic)
             except ExternalSystemError as exc:
@@ -123,7 +124,7 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], con
     )
     def export_new_records(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         settings = settings_for_sensor(connections.export_settings(connector))
-        known = {topic: context.instance.get_dynamic_partitions(topic_partitions_def(connector.name, topic).name)
+        known = {topic: context.instance.get_dynamic_partitions(topic_partitions_name(connector.name, topic))
                  for topic in connector.config.topics}
         if not any(known.values()):
             return dg.SkipReason("No topic-partitions known yet (the discovery sensor adds them)")
@@ -173,8 +174,8 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], con
         for plan in plans:
             by_topic.setdefault(plan.topic, []).append(plan)
         # What counts as a change: the offsets and the check's verdict, not the age, which grows every tick.
-        observed = {key: (lag.lag, lag.resume_offset, lag.high_watermark, judge(lag, limits).passed)
-                    for key, lag in lags.items()}
+        observed: dict[str, object] = {key: (lag.lag, lag.resume_offset, lag.high_watermark, judge(lag, limits).passed)
+                                       for key, lag in lags.items()}
         observed.update({topic_asset_key(t).to_user_string(): topic_watermarks(ps) for t, ps in by_topic.items()})
         due, cursor = throttle.due(cursor, observed, now_ms)
         events = [event for key, lag in lags.items() if key in due

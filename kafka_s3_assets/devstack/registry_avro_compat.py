@@ -252,10 +252,9 @@ class _ReaderWriterChecker:
         names = self._names
         if kind in PRIMITIVES:
             return []
-        if kind == "array":
-            return self._compatibility("items", reader.items, writer.items, location)
-        if kind == "map":
-            return self._compatibility("values", reader.items, writer.items, location)
+        if kind in ("array", "map"):
+            assert reader.items is not None and writer.items is not None  # every array and map has its items
+            return self._compatibility("items" if kind == "array" else "values", reader.items, writer.items, location)
         if kind == "fixed":
             return names(reader, writer, location) + self._fixed_size(reader, writer, location)
         if kind == "enum":

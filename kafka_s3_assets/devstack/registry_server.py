@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, overload
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from kafka_s3_assets.devstack import registry_errors as errors
@@ -41,6 +41,11 @@ class Query:
 
     def __init__(self, raw: str) -> None:
         self._values = parse_qs(raw, keep_blank_values=True)
+
+    @overload
+    def text(self, name: str) -> str | None: ...
+    @overload
+    def text(self, name: str, default: str) -> str: ...
 
     def text(self, name: str, default: str | None = None) -> str | None:
         values = self._values.get(name)
@@ -376,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
 
     server = make_server(args.host, args.port, args.data_dir)
     host, port = server.server_address[:2]
+    assert isinstance(host, str)  # getsockname() of an AF_INET(6) socket: never bytes
 
     def stop(signum: int, _frame: object) -> None:
         # shutdown() waits for serve_forever to return, so it must run on another thread.
@@ -391,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
         server.serve_forever()
     finally:
         server.server_close()
-        with server.RequestHandlerClass.api.lock:
+        # typeshed types RequestHandlerClass as a callable; make_server made it a RegistryRequestHandler subclass.
+        with cast(type[RegistryRequestHandler], server.RequestHandlerClass).api.lock:
             pass  # let a request that is saving the state finish before the process exits
     print("schema registry stopped", flush=True)
     return 0

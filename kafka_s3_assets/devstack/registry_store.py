@@ -92,6 +92,7 @@ class SchemaRequest:
         for key in ("id", "version"):
             if body.get(key) is not None and not isinstance(body.get(key), int):
                 raise errors.invalid_schema(f"'{key}' must be an integer")
+        schema_id = body.get("id")
         return cls(
             schema=schema,
             schema_type=normalize_schema_type(body.get("schemaType")),
@@ -101,7 +102,7 @@ class SchemaRequest:
             ),
             metadata=body.get("metadata") or None,
             rule_set=body.get("ruleSet") or None,
-            id=body.get("id") if body.get("id") is not None and body.get("id") >= 0 else None,
+            id=schema_id if schema_id is not None and schema_id >= 0 else None,
             version=body.get("version") if (body.get("version") or 0) > 0 else None,
         )
 
@@ -391,7 +392,7 @@ class RegistryStore:
         if not self._has_subject(subject, include_deleted=True):
             raise errors.subject_not_found(subject)
         versions = self._subjects[subject]
-        number = max(versions) if wanted == LATEST else wanted
+        number = wanted if isinstance(wanted, int) else max(versions)  # parse_version: a number or LATEST
         record = versions.get(number)
         if record is None:
             raise errors.version_not_found(version)
@@ -600,7 +601,7 @@ class RegistryStore:
         return bool(self._config_in_scope(subject).get("normalize"))
 
     def _parse(self, request: SchemaRequest, *, normalize: bool) -> ParsedSchema:
-        if not (request.schema or "").strip():
+        if request.schema is None or not request.schema.strip():
             raise errors.invalid_schema("empty schema")
         referenced = self._referenced_texts(request.references, seen=set())
         return parse_schema(request.schema_type, request.schema, referenced, normalize=normalize)

@@ -161,6 +161,7 @@ def bring_up(
             (previous.s3_backend, previous.persistent_kafka) != (s3_backend, persistent_kafka)
         )
         if settings_changed and running:
+            assert previous is not None  # the settings changed from a previous stack's
             raise DevstackError(
                 f"a devstack with s3 backend {previous.s3_backend!r} and "
                 f"persistent_kafka={previous.persistent_kafka} is running in {layout.root}; "
@@ -185,10 +186,7 @@ def bring_up(
         for name in to_start:
             old = previous_servers.get(name)
             server = _start_server(layout, state, name, preferred_ports=old.ports if old else None)
-            was_dead = (
-                old is not None and inspections[name].state is not processes.ProcessState.RUNNING
-            )
-            if was_dead:
+            if old is not None and inspections[name].state is not processes.ProcessState.RUNNING:  # it died
                 notes.append(_restart_note(name, old, server, inspections[name]))
         save_state(layout, state)
         endpoints = _endpoints(state)

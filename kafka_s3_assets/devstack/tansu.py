@@ -85,5 +85,6 @@ def probe_kafka(bootstrap_servers: str) -> None:
     """A metadata request (not ListOffsets, which Tansu answers wrongly) must succeed."""
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": bootstrap_servers, "logger": _probe_log})
+    # confluent_kafka's types allow only str, int, float and bool config values; the client takes a logger too.
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers, "logger": _probe_log})  # type: ignore[dict-item]
     admin.list_topics(timeout=2.0)

@@ -94,6 +94,7 @@ class CompletenessReport:
             c = self.contiguity
             if not c.manifests:
                 return "Nothing exported yet"
+            assert c.first_offset is not None and c.next_offset is not None  # there are manifests
             tolerated = (f"; {c.tolerated} offset(s) skipped under errors.tolerance=all, each listed with its reason"
                          if c.tolerated else "")
             since = ("" if self.checked_from is None else
@@ -166,15 +167,16 @@ def _check_everything(ledger: PartitionLedger, low_watermark: int | None, naming
     # from Kafka Connect or the Block-GZIP sink), not ours to account for.
     first = min((m.start_offset for m in manifests), default=0)
 
-    def ours_unlisted(key: str) -> bool:
+    def ours_unlisted(key: str, naming: ObjectNaming) -> bool:
         start = naming.start_offset_in(key, ledger.topic, ledger.partition)
         return key not in listed and start is not None and start >= first
 
-    unlisted = () if naming is None else tuple(sorted(k for k in present if ours_unlisted(k)))
+    unlisted = () if naming is None else tuple(sorted(k for k in present if ours_unlisted(k, naming)))
     contiguity = check_contiguity(manifests)
     report = CompletenessReport(contiguity, len(listed), missing, mismatched, lost_ranges(manifests, low_watermark),
                                 unlisted)
     if manifests and report.history_intact:
+        assert contiguity.first_offset is not None and contiguity.next_offset is not None  # there are manifests
         state = CheckState(keys[-1], contiguity.first_offset, contiguity.next_offset, contiguity.manifests,
                            len(listed), contiguity.records, contiguity.tolerated,
                            tuple(sorted({r for m in manifests for r in m.lost_ranges})))
@@ -190,11 +192,14 @@ def _check_since(ledger: PartitionLedger, state: CheckState, etag: str, verified
     new = [m for _k, m in since]
     c = check_contiguity(new)
     gaps, overlaps = list(c.gaps), list(c.overlaps)
-    if new and c.first_offset > state.next_offset:
-        gaps.insert(0, (state.next_offset, c.first_offset))
-    elif new and c.first_offset < state.next_offset:
-        overlaps.insert(0, (state.next_offset, c.first_offset))
-    next_offset = c.next_offset if new else state.next_offset
+    next_offset = state.next_offset
+    if new:
+        assert c.first_offset is not None and c.next_offset is not None  # there are new manifests
+        if c.first_offset > state.next_offset:
+            gaps.insert(0, (state.next_offset, c.first_offset))
+        elif c.first_offset < state.next_offset:
+            overlaps.insert(0, (state.next_offset, c.first_offset))
+        next_offset = c.next_offset
     contiguity = ContiguityReport(state.manifests + c.manifests, state.first_offset, next_offset,
                                   state.records + c.records, tuple(gaps), tuple(overlaps), c.bad_objects,
                                   state.tolerated + c.tolerated)

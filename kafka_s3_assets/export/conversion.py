@@ -9,7 +9,7 @@ from ..sink.batch_path import AvroValueBatch
 from ..sink.converters import (MAGIC_BYTE, WIRE_HEADER, AvroConverter, AvroDecoder, ConversionError,
                                JsonSchemalessConverter, SchemaSource, build_converter)
 from ..sink.errors import RecordError
-from ..sink.records import ConnectData, KafkaRecord, RecordBatch, SinkRecord
+from ..sink.records import AvroSchemaRef, ConnectData, KafkaRecord, RecordBatch, SinkRecord
 
 
 class RecordConverter:
@@ -38,15 +38,16 @@ class RecordConverter:
         header = self._avro_header(batch)
         if header is None:
             return None
-        schema = self._value.cached_schema(batch.topic, WIRE_HEADER.unpack_from(header)[1])
+        schema = self._cached_schema(batch, header)
         if schema is None:
             return None
+        size = WIRE_HEADER.size
+        datums = []
         for value in batch.values:
             if value is None or not value.startswith(header):
                 return None
-        size = WIRE_HEADER.size
-        return AvroValueBatch(batch.topic, batch.partition, batch.offsets, schema, [v[size:] for v in batch.values],
-                              batch.timestamps)
+            datums.append(value[size:])
+        return AvroValueBatch(batch.topic, batch.partition, batch.offsets, schema, datums, batch.timestamps)
 
     def plain_json(self) -> bool:
         """Whether values are schemaless JSON (JsonConverter, ``schemas.enable=false``) and no key is
@@ -58,7 +59,12 @@ class RecordConverter:
         """Whether the batch's first value is Avro whose schema no record converted so far had: converting
         that record looks it up (and reports a registry failure naming it); then the batch path may go on."""
         header = self._avro_header(batch)
-        return header is not None and self._value.cached_schema(batch.topic, WIRE_HEADER.unpack_from(header)[1]) is None
+        return header is not None and self._cached_schema(batch, header) is None
+
+    def _cached_schema(self, batch: RecordBatch, header: bytes) -> AvroSchemaRef | None:
+        """The schema the Confluent ``header`` names, if a record of it was converted already."""
+        assert isinstance(self._value, AvroConverter)  # a header is found only for an Avro value converter
+        return self._value.cached_schema(batch.topic, WIRE_HEADER.unpack_from(header)[1])
 
     def _avro_header(self, batch: RecordBatch) -> bytes | None:
         """The Confluent header of the first value, for an Avro value converter and unconverted keys."""

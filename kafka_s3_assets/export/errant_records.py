@@ -165,7 +165,9 @@ class ErrantRecords:
             self._send([t for t in self._tolerated if t.dead_letter is not None])
 
     def _send(self, entries: list[_Tolerated]) -> None:
+        """Produces the dead letters of ``entries`` (each has one, so there is a dead letter queue)."""
         for entry in entries:
+            assert self._dead_letters is not None and entry.dead_letter is not None
             record, headers = entry.dead_letter
             self._dead_letters.send(record, headers)
             entry.dead_letter = None

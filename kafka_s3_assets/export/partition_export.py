@@ -174,7 +174,7 @@ class _Attempt:
                     sum(len(m.object_keys) for m in committer.written) + committer.pending_objects)
 
         self.progress = ledger.progress_reporter(
-            sample, run_id=request.run_id, start_offset=reader.start, end_offset=reader.end,
+            sample, run_id=request.run_id, start_offset=reader.start, end_offset=end,
             interval_s=config["kafka_s3_assets.progress.interval.ms"] / 1000).start()
         with fewer_collections():
             for batch in reader.batches():
@@ -205,6 +205,7 @@ class _Attempt:
                 log.warning("Could not record completed objects after failure: %s", flush_exc)
         taken = isinstance(exc, ObjectExistsError)
         if self.lease is not None:
+            assert self.ledger is not None  # the lease is the ledger's
             recorded = {key for m in (self.committer.written if self.committer else ()) for key in m.object_keys}
             left_behind = [key for key in self.ledger.store.stored_keys if key not in recorded]
             try:  # objects of a batch cut short, a dead attempt's not swept yet, or another export's at a key
@@ -213,7 +214,7 @@ class _Attempt:
             except Exception as lease_exc:
                 log.warning("Could not give up the lease on %s/%s (the next export takes it over when it "
                             "expires): %s", request.topic, request.partition, lease_exc)
-        if taken and self.naming is not None:
+        if isinstance(exc, ObjectExistsError) and self.naming is not None:  # taken
             committed_to = self.committer.next_start if self.committer is not None else result.start_offset
             result.error = scrub(_taken_key_message(exc, request, self.naming, committed_to, self.lease),
                                  request.settings.secrets())

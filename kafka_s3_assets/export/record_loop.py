@@ -15,13 +15,15 @@ from typing import Callable
 from ..crash_points import armed, crash_point
 from ..sink.json_batch import JsonValueBatch, encode_lines
 from ..sink.records import KafkaRecord, RecordBatch
+from ..sink.spredfast_writer import SpredfastPartitionWriter
 from ..sink.writer import TopicPartitionWriter
 from .conversion import RecordConverter
 from .errant_records import ErrantRecords
 
 
 class RecordLoop:
-    def __init__(self, converter: RecordConverter, errant: ErrantRecords, writer: TopicPartitionWriter,
+    def __init__(self, converter: RecordConverter, errant: ErrantRecords,
+                 writer: TopicPartitionWriter | SpredfastPartitionWriter,
                  now_ms: int, on_committed: Callable[..., None], on_read: Callable[[int], None] = lambda n: None,
                  batch_path: bool = True):
         self._converter = converter
@@ -35,7 +37,9 @@ class RecordLoop:
 
     def write(self, batch: RecordBatch) -> None:
         crash_armed = armed("record_read")  # the environment is read once a batch, not once a record
-        if self._batch_path and not crash_armed:
+        writer = self._writer
+        # The Block-GZIP sink's writer has no batch path (its records are bytes, converted by ByteArrayConverter).
+        if self._batch_path and not crash_armed and isinstance(writer, TopicPartitionWriter):
             if self._converter.schema_pending(batch):
                 # Its first record looks the schema up, one by one as before, so that a failing registry
                 # fails (or is tolerated) naming that record; the rest may then take the batch path.
@@ -44,16 +48,16 @@ class RecordLoop:
                 if not len(batch):
                     return
             values = self._converter.avro_values(batch)  # None: not Avro of one known schema
-            if values is not None and self._writer.write_avro_batch(values, self._now_ms, self._on_committed):
+            if values is not None and writer.write_avro_batch(values, self._now_ms, self._on_committed):
                 self._on_read(len(batch))
                 self.position = batch.offsets[-1] + 1
                 return
-            if self._converter.plain_json() and self._writer.takes_batches(JsonValueBatch):
-                self._write_json(batch)
+            if self._converter.plain_json() and writer.takes_batches(JsonValueBatch):
+                self._write_json(writer, batch)
                 return
         self._one_by_one(batch.records(), crash_armed)
 
-    def _write_json(self, batch: RecordBatch) -> None:
+    def _write_json(self, writer: TopicPartitionWriter, batch: RecordBatch) -> None:
         """Runs of the batch's schemaless JSON values by the JSON batch path; each record it is not sure
         of, and each run the writer does not take, record by record in its place."""
         lines = encode_lines(batch.values)
@@ -61,7 +65,7 @@ class RecordLoop:
         for stop in (*lines.uncertain, len(batch)):
             if stop > start:
                 run = JsonValueBatch.run_of(batch, lines, start, stop)
-                if self._writer.write_batch(run, self._now_ms, self._on_committed):
+                if writer.write_batch(run, self._now_ms, self._on_committed):
                     self._on_read(stop - start)
                     self.position = batch.offsets[stop - 1] + 1
                 else:

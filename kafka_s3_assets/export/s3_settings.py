@@ -104,7 +104,7 @@ def connector_credentials(config: SinkConfig, env: Mapping[str, str]
     key_id, secret = config["aws.access.key.id"], config["aws.secret.access.key"]
     has_keys = _not_blank(key_id) and _not_blank(secret)  # Connect: StringUtils.isNotBlank on both
     if provider is not None and provider.kind is ProviderKind.ASSUME_ROLE:  # the one configurable provider
-        base = (key_id, Secret(secret)) if has_keys else (None, None)
+        base: tuple[str | None, Secret | None] = (key_id, Secret(secret)) if has_keys else (None, None)
         return None, AwsCredentialsSource(provider, *base, sts_endpoint_url=sts_endpoint_url(env)), []
     if has_keys:
         if provider is not None and not provider.is_default:

@@ -15,6 +15,7 @@ from ..sink.config import SinkConfig, validate_connector_config
 from ..sink.config_providers import ResolvedConnectorConfig, resolve_config_providers
 from ..sink.errors import ConfigError, ConfigProblem
 from ..sink.secret_keys import secret_values
+from ..sink.secrets import Secret
 from .s3_settings import S3Deployment, resolve_s3_settings
 
 
@@ -39,13 +40,13 @@ class ExportSettings:
                 *secret_values(self.connector_config)]
 
 
-def kafka_client_config(config: SinkConfig, deployment: Mapping[str, object] | None = None
-                        ) -> tuple[dict[str, object], list[ConfigProblem]]:
+def kafka_client_config(config: SinkConfig, deployment: Mapping[str, str | Secret] | None = None
+                        ) -> tuple[dict[str, str | Secret], list[ConfigProblem]]:
     """librdkafka settings from, lowest precedence first: the worker-level ``consumer.<key>`` settings,
     the connector's ``consumer.override.<key>``, and the deployment's (the Dagster ``kafka`` resource).
     Security keys (Java or librdkafka names) are mapped by ``kafka_security``; others pass as they are.
     Problems name the key as the user wrote it."""
-    merged: dict[str, object] = {}
+    merged: dict[str, str | Secret] = {}
     written_as: dict[str, str] = {}
     for prefix, source in (("consumer.", config.worker_consumer_settings),
                            ("consumer.override.", config.consumer_overrides),
@@ -61,7 +62,7 @@ def kafka_client_config(config: SinkConfig, deployment: Mapping[str, object] | N
 
 
 def _kafka_settings(config: SinkConfig, env: Mapping[str, str], bootstrap_servers: str | None,
-                    kafka_client_settings: Mapping[str, object] | None, need_kafka: bool = True
+                    kafka_client_settings: Mapping[str, str | Secret] | None, need_kafka: bool = True
                     ) -> tuple[KafkaSettings, list[ConfigProblem]]:
     problems = []
     bootstrap = bootstrap_servers or config["bootstrap.servers"] or env.get("KAFKA_BOOTSTRAP_SERVERS")
@@ -76,7 +77,7 @@ def _kafka_settings(config: SinkConfig, env: Mapping[str, str], bootstrap_server
 
 def resolve_kafka_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | None = None, *,
                            bootstrap_servers: str | None = None,
-                           kafka_client_settings: Mapping[str, object] | None = None) -> KafkaSettings:
+                           kafka_client_settings: Mapping[str, str | Secret] | None = None) -> KafkaSettings:
     """Only what reaching Kafka needs (listing partitions): S3 and the schema registry are not resolved,
     so a problem there (e.g. no registry URL yet) does not stop it."""
     env = os.environ if env is None else env
@@ -92,7 +93,7 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
                      s3_deployment: S3Deployment | None = None,
                      schema_registry_url: str | None = None,
                      schema_registry_settings: Mapping[str, object] | None = None,
-                     kafka_client_settings: Mapping[str, object] | None = None,
+                     kafka_client_settings: Mapping[str, str | Secret] | None = None,
                      need_kafka: bool = True) -> ExportSettings:
     """Resolve the config's provider placeholders (unless done already), validate it, and resolve
     endpoints: explicit overrides (Dagster resources), then the connector config, then the environment

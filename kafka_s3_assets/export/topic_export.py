@@ -64,6 +64,12 @@ class ExportOutcome:
         return cls(None, PartitionExportResult(topic, partition, status="failed", error=error))
 
     @property
+    def planned(self) -> PartitionPlan:
+        """The plan of an outcome that has one: every outcome of a run that planned (not ``not_run``'s)."""
+        assert self.plan is not None, f"{self.key} was not planned"
+        return self.plan
+
+    @property
     def table_registered_next_offset(self) -> int | None:
         """The next offset the table registered for this partition (None: nothing registered)."""
         partition = self.table.partitions.get(self.result.partition) if self.table else None
@@ -169,7 +175,7 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
         if result.lost_ranges:
             log.warning(describe_lost(topic, result.partition, [LostRange(*r) for r in result.lost_ranges]))
         try:
-            outcome.report = check_partition(ledgers[result.partition], low_watermark=outcome.plan.low_watermark,
+            outcome.report = check_partition(ledgers[result.partition], low_watermark=outcome.planned.low_watermark,
                                              naming=naming)
         except Exception as exc:  # one partition's check must not cost the others their records
             outcome.check_error = scrub(f"{type(exc).__name__}: {exc}", settings.secrets())
@@ -186,7 +192,7 @@ def register_in_table(settings: ExportSettings, topic: str, outcomes: list[Expor
     earlier run left unregistered), failed partitions' committed ones too. A table that cannot be brought up
     to date fails its partitions' outcomes (their exports' commits stand; the next sync registers them)."""
     try:
-        table = sync_table(settings, topic, [o.plan.partition for o in outcomes], log)
+        table = sync_table(settings, topic, [o.planned.partition for o in outcomes], log)
     except TableSyncError as exc:
         log.error(str(exc))
         for outcome in outcomes:
@@ -196,7 +202,7 @@ def register_in_table(settings: ExportSettings, topic: str, outcomes: list[Expor
         return
     for outcome in outcomes:
         outcome.table = table
-        outcome.table_error = table.partitions[outcome.plan.partition].error
+        outcome.table_error = table.partitions[outcome.planned.partition].error
         if outcome.table_error:
             log.error(f"Iceberg table of {outcome.key}: {outcome.table_error}")
 
@@ -206,7 +212,7 @@ def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome], log: lo
     at each new resume offset), for this run's evaluation of the lag check. Unreachable broker: no
     evaluation (the sensor's next tick makes one), the exports' results stand."""
     done = [o for o in outcomes if o.result.status != "failed"]
-    positions = {(o.plan.topic, o.plan.partition): o.result.next_offset or 0 for o in done}
+    positions = {(o.planned.topic, o.planned.partition): o.result.next_offset or 0 for o in done}
     try:
         marks = kafka_client.probe_watermarks(settings.kafka, positions)
     except Exception as exc:
@@ -214,8 +220,8 @@ def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome], log: lo
         return
     now_ms = int(time.time() * 1000)
     for o in done:
-        m = marks[(o.plan.topic, o.plan.partition)]
-        o.lag = PartitionLag.of(PartitionPlan(o.plan.topic, o.plan.partition, o.result.next_offset, m.low, m.high,
+        m = marks[(o.planned.topic, o.planned.partition)]
+        o.lag = PartitionLag.of(PartitionPlan(o.planned.topic, o.planned.partition, o.result.next_offset, m.low, m.high,
                                               m.first_timestamp_ms), now_ms)
 
 

@@ -151,6 +151,7 @@ def _sync(settings: ExportSettings, table_config: TableSettings, topic: str, par
         result.snapshot_id = _current_snapshot_id(committed)
         for p in result.partitions.values():
             if p.manifests_added:
+                assert p.registered is not None  # set with the manifests added (_stage)
                 log.info(f"{topic}/{p.partition}: registered {p.manifests_added} manifest(s), {p.files_added} "
                          f"file(s), {p.records_added} record(s) in the Iceberg table {table_config.full_name} "
                          f"(snapshot {result.snapshot_id}, next offset {p.registered.next_offset})")
@@ -188,6 +189,7 @@ def _plan(store: S3ObjectStore, config: SinkConfig, topic: str, partitions: list
         found = PartitionLedger.of(store, config, topic, p).manifests_after(
             registered.manifest_key if registered else None, registered.next_offset if registered else 0)
         if found is None:
+            assert registered is not None  # only a manifest after a registered one can be gone
             errors[p] = (f"the manifest {registered.manifest_key}, the last the table registered for {topic}/{p}, "
                          f"is gone from S3: the table registers nothing more of {topic}/{p}")
             pending[p] = []
@@ -211,8 +213,8 @@ def _stage(table: Table, bucket: str, connector: str, topic: str, plan: _Plan,
     """The transaction registering ``plan`` (results noted in ``result``), or None when nothing of it can."""
     tx = table.transaction()
     if tx.table_metadata.name_mapping() is None:  # files carry no field ids: readers match columns by name
-        tx.set_properties(**{TableProperties.DEFAULT_NAME_MAPPING:
-                             tx.table_metadata.schema().name_mapping.model_dump_json()})
+        tx.set_properties({TableProperties.DEFAULT_NAME_MAPPING:
+                           tx.table_metadata.schema().name_mapping.model_dump_json()})
     files = []
     new_state = dict(state)
     schemas_seen = set()

@@ -213,6 +213,7 @@ class ExportLease:
         self.replays = old is not None and old.start_offset <= resume_offset < old.end_offset
         with self._lock:
             if self.replays:  # the dead attempt stopped short: repeat its plan so the same objects are made
+                assert old is not None  # it replays only an attempt there was
                 planned = replace(self.state, start_offset=resume_offset, end_offset=old.end_offset,
                                   clock_ms=old.clock_ms)
             elif old is None and self.state.start_offset == resume_offset:

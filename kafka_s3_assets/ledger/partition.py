@@ -137,8 +137,9 @@ class PartitionLedger:
         committed since ``seen`` (the last one before the lease), else ``hint`` (read from ``seen``, the
         consumer group or the log start; with no new manifest, nothing was exported in between)."""
         last = self.last_manifest()
-        moved = last is not None and (seen is None or last.start_offset > seen.start_offset)
-        return last.next_offset if moved else hint
+        if last is not None and (seen is None or last.start_offset > seen.start_offset):  # moved on
+            return last.next_offset
+        return hint
 
     def write_manifest(self, manifest: Manifest, lease: ExportLease) -> str:
         """Commit ``manifest`` (every object it lists is complete): renew the lease, a fence (an export that

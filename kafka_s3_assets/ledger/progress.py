@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, TypedDict
 
 from ..clients.s3 import S3ObjectStore
 
@@ -111,6 +111,16 @@ def describe(progress: ExportProgress) -> str:
             f"{progress.objects:,} objects committed, {format_duration(progress.eta_s)} left")
 
 
+class _FixedFields(TypedDict):
+    """The fields of an attempt's ``ExportProgress`` that do not change while it runs."""
+
+    topic: str
+    partition: int
+    run_id: str | None
+    start_offset: int
+    end_offset: int
+
+
 class ProgressReporter:
     """The task side: a daemon thread that writes ``sample()`` (position, records read, objects) as the
     attempt's progress object every ``interval_s``; ``close()`` stops it and deletes the object. S3
@@ -121,8 +131,8 @@ class ProgressReporter:
         self._store = store
         self._key = key
         self._sample = sample
-        self._fixed = dict(topic=topic, partition=partition, run_id=run_id, start_offset=start_offset,
-                           end_offset=end_offset)
+        self._fixed = _FixedFields(topic=topic, partition=partition, run_id=run_id, start_offset=start_offset,
+                                   end_offset=end_offset)
         self._interval_s = interval_s
         self._started = time.monotonic()
         self._stop = threading.Event()

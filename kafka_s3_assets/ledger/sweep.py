@@ -39,6 +39,7 @@ def sweep_uncommitted(store: S3ObjectStore, naming: ObjectNaming, topic: str, pa
     """Delete this topic-partition's objects starting at or after ``resume_offset`` under the prefixes the
     dead attempts recorded (None: anywhere under the topic), and abort their open uploads there. Only
     safe while this export owns the topic-partition's lease (see ``lease``)."""
+    listings: list[tuple[str, str | None]]  # (prefix, where to start listing it: None from its beginning)
     if written_prefixes is None:
         listings = [(naming.topic_prefix(topic), None)]
     else:

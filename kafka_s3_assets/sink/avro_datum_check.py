@@ -71,7 +71,7 @@ def compile_datum_check(writer_schema: Any) -> DatumCheck | None:
         source = WalkCompiler(writer_schema).source()
     except (UnsupportedSchema, SchemaConversionError, RecursionError):
         return None
-    namespace = {"read_long": read_long, "NotCertain": NotCertain}
+    namespace: dict[str, Any] = {"read_long": read_long, "NotCertain": NotCertain}
     exec(compile(source, "<avro datum check>", "exec"), namespace)
     return DatumCheck(namespace["check_all"])
 

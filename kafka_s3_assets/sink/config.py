@@ -376,6 +376,7 @@ def _validate_spredfast(raw: Mapping[str, Any]) -> SinkConfig:
         problems.extend(exc.problems)
     if problems:
         raise ConfigError(problems)
+    assert config is not None  # _validate returned it: its ConfigError has problems
     return replace(config, spredfast=translation.settings)
 
 

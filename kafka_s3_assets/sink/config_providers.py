@@ -33,7 +33,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from .errors import ConfigError, ConfigProblem
 from .properties import MalformedProperties, parse_properties
@@ -109,6 +109,12 @@ class AllowedPaths:
             raise LookupFailed(f"may not read {path}: it is outside its {ALLOWED_PATHS} "
                                f"({', '.join(str(r) for r in self.roots)})")
         return normalised
+
+
+class ConfigProvider(Protocol):
+    """A placeholder's provider (Kafka's ``ConfigProvider.get`` of one key): the value, or LookupFailed."""
+
+    def lookup(self, path: str, key: str) -> str: ...
 
 
 class FileProvider:
@@ -194,7 +200,7 @@ def listed_providers(value: Any) -> list[str]:
 
 
 def configured_providers(config: Mapping[str, Any], env: Mapping[str, str],
-                         origin=lambda key: "") -> tuple[dict[str, object], list[ConfigProblem]]:
+                         origin=lambda key: "") -> tuple[dict[str, ConfigProvider], list[ConfigProblem]]:
     """The providers a config can use: Kafka's three under their usual names, and those it defines
     (which may reuse those names)."""
     problems: list[ConfigProblem] = []
@@ -225,7 +231,7 @@ def configured_providers(config: Mapping[str, Any], env: Mapping[str, str],
             problems.append(ConfigProblem(key, f"Config provider '{name}' is defined{origin(key)} but not listed in "
                                                f"{PROVIDERS_KEY} (a Connect worker would not create it)"))
 
-    providers: dict[str, object] = {name: _provider(cls, {}, env) for name, cls in BUILT_IN_PROVIDERS.items()}
+    providers: dict[str, ConfigProvider] = {name: _provider(cls, {}, env) for name, cls in BUILT_IN_PROVIDERS.items()}
     for name in listed:
         if name not in classes:
             continue
@@ -249,7 +255,7 @@ def configured_providers(config: Mapping[str, Any], env: Mapping[str, str],
     return providers, problems
 
 
-def _provider(class_name: str, params: Mapping[str, str], env: Mapping[str, str]):
+def _provider(class_name: str, params: Mapping[str, str], env: Mapping[str, str]) -> ConfigProvider:
     if class_name == ENV_PROVIDER:
         pattern = params.get(ALLOWLIST_PATTERN)
         try:
@@ -289,7 +295,7 @@ def resolve_config_providers(config: Mapping[str, Any], env: Mapping[str, str] |
     return resolved
 
 
-def _substitute(key: str, value: str, providers: Mapping[str, object], problems: list[ConfigProblem],
+def _substitute(key: str, value: str, providers: Mapping[str, ConfigProvider], problems: list[ConfigProblem],
                 origin: str) -> str:
     def replacement(match: re.Match) -> str:
         [placeholder] = placeholders(match.group(0))

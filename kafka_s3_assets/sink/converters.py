@@ -209,25 +209,26 @@ class AvroDecoder:
     """
 
     def __init__(self) -> None:
-        self._parsed: dict[int, Any] = {}
+        self._parsed: dict[int | None, Any] = {}  # per AvroSchemaRef.schema_id
 
     def decode(self, data: ConnectData) -> Any:
         if data.is_decoded:
             return data.decoded
-        assert data.schema is not None and data.avro_datum is not None
-        parsed = self._parsed.get(data.schema.schema_id)
+        schema = data.schema
+        assert isinstance(schema, AvroSchemaRef) and data.avro_datum is not None  # only Avro data is undecoded
+        parsed = self._parsed.get(schema.schema_id)
         if parsed is None:
-            parsed = fastavro.parse_schema(_strip_logical_types(data.schema.writer_schema))
-            self._parsed[data.schema.schema_id] = parsed
+            parsed = fastavro.parse_schema(_strip_logical_types(schema.writer_schema))
+            self._parsed[schema.schema_id] = parsed
         buffer = io.BytesIO(data.avro_datum)
         try:
             value = fastavro.schemaless_reader(buffer, parsed, None)
         except Exception as exc:  # truncated or corrupt bytes: fastavro raises EOFError, IndexError, ...
-            raise ConversionError(f"Corrupt Avro datum for schema id {data.schema.schema_id} "
+            raise ConversionError(f"Corrupt Avro datum for schema id {schema.schema_id} "
                                   f"({type(exc).__name__}: {exc})") from exc
         if buffer.tell() != len(data.avro_datum):
             raise ConversionError(f"Avro datum has {len(data.avro_datum) - buffer.tell()} trailing bytes "
-                                  f"after decoding with schema id {data.schema.schema_id}")
+                                  f"after decoding with schema id {schema.schema_id}")
         return value
 
 

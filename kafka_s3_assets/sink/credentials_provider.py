@@ -166,6 +166,7 @@ def credentials_provider_config(raw: Mapping[str, Any], class_name: str | None,
                                                     f"{CLASS_KEY}={class_name} it would have no effect"))
     if provider is None:
         return None, problems
+    assert class_name is not None  # a provider is looked up by its class name only
     if not assume_role:
         return CredentialsProviderConfig(class_name, provider.kind, provider.sdk), problems
 

@@ -103,6 +103,10 @@ def _java_compare(a: str, b: str) -> int:
 
 class _Node:
     __slots__ = ("key", "hash", "next", "prev", "parent", "left", "right", "red")
+    prev: _Node | None
+    parent: _Node | None
+    left: _Node | None
+    right: _Node | None
 
     def __init__(self, key: str, h: int, next_node: "_Node | None" = None):
         self.key, self.hash, self.next = key, h, next_node
@@ -150,11 +154,14 @@ class _Table:
         if len(self.bins) < _MIN_TREEIFY_CAPACITY:
             self._resize()  # a small table grows instead
             return
-        node, prev = self.bins[index], None
+        first = self.bins[index]
+        assert first is not None  # the bin whose chain just reached 9 nodes
+        node: _Node | None = first
+        prev: _Node | None = None
         while node is not None:
             node.prev, node.parent, node.left, node.right = prev, None, None, None
             prev, node = node, node.next
-        self._treeify(index, self.bins[index])
+        self._treeify(index, first)
 
     def _resize(self) -> None:
         old = self.bins
@@ -167,7 +174,7 @@ class _Table:
                 continue
             low: list[_Node] = []
             high: list[_Node] = []
-            node = first
+            node: _Node | None = first
             while node is not None:
                 (high if node.hash & old_capacity else low).append(node)
                 node = node.next

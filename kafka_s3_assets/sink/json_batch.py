@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .batch_keys import Keyer, keyer_for
+from .batch_keys import BatchKeys, keyer_for
 from .batch_path import PreparedBatch
 from .formats.avro_container import BlockWriteError
 from .formats.json_format import JsonFormat, JsonRecordWriter
@@ -77,7 +77,9 @@ class JsonValueBatch:
 class JsonBatchPath:
     """Whether a writer's schemaless JSON batches may take the batch path, and each batch's keys."""
 
-    def __init__(self, keyer: Keyer):
+    # A batch_keys.Keyer, which is typed for Avro batches: this path hands it the offsets in place of the
+    # datums (the keyers keyer_for(avro_values=False) returns count them, never read them) and no schema.
+    def __init__(self, keyer: Callable[..., BatchKeys | None]):
         self._keyer = keyer
 
     @classmethod

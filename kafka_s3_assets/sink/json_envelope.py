@@ -27,7 +27,7 @@ import math
 import struct
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from .schema.avro_from_connect import avro_file_schema_json
 from .schema.avro_schema_json import AvroSchemaError
@@ -219,9 +219,9 @@ def _as_connect_holds_it(schema: ConnectSchema, value: Any) -> Any:
         except OverflowError:
             return math.copysign(math.inf, value)
     if schema.type == "MAP" and schema.avro_map:
-        return {k: _as_connect_holds_it(schema.value_schema, value[k]) for k in java_hash_map_order(list(value))}
+        return {k: _as_connect_holds_it(schema.values, value[k]) for k in java_hash_map_order(list(value))}
     if schema.type == "ARRAY":
-        return [_as_connect_holds_it(schema.value_schema, item) for item in value]
+        return [_as_connect_holds_it(schema.values, item) for item in value]
     if schema.type == "STRUCT":
         return {name: _as_connect_holds_it(member, value.get(name)) for name, member in schema.fields}
     return value
@@ -345,12 +345,12 @@ def _bytes(schema: ConnectSchema, node: Any, path: Path) -> bytes:
 def _array(schema: ConnectSchema, node: Any, path: Path) -> list:
     if not isinstance(node, list):
         raise EnvelopeError(f"Arrays should be encoded as JSON arrays, but found {_node_type(node)}{_at(path)}")
-    items = schema.value_schema
+    items = schema.values
     return [connect_datum(items, item, (path, i)) for i, item in enumerate(node)]
 
 
 def _map(schema: ConnectSchema, node: Any, path: Path) -> dict | list:
-    key_schema, value_schema = schema.key_schema, schema.value_schema
+    key_schema, value_schema = schema.keys, schema.values
     entries: list[tuple[Any, Any]] = []
     if key_schema.type == "STRING":
         if not isinstance(node, dict):
@@ -398,6 +398,7 @@ def _decimal(schema: ConnectSchema, node: Any, path: Path) -> bytes:
     elif isinstance(node, (int, decimal.Decimal)) and not isinstance(node, bool):
         number = decimal.Decimal(node)
         sign, digits, exponent = number.as_tuple()
+        assert isinstance(exponent, int)  # finite: JSON has no NaN or Infinity (parse_json refuses them)
         if -exponent != scale:
             # Decimal.fromLogical, called by AvroData (and by JsonFormat's BASE64 decimals).
             raise EnvelopeError(f"BigDecimal has mismatching scale value for given Decimal schema: {node} has "
@@ -464,7 +465,7 @@ def _integral(node: Any) -> int | None:
     return None
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

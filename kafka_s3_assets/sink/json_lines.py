@@ -194,17 +194,17 @@ def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int]
     shift = {}  # record -> how much its line moved (lengths of the lines rewritten before it and its own)
     for i in sorted(fixes):
         text += out[copied_to:bounds[i]]
-        line = bytes(out[bounds[i]:bounds[i + 1]])
+        rewritten = bytes(out[bounds[i]:bounds[i + 1]])
         fix = fixes[i]
         if fix == _ESCAPE_BEYOND_BMP:
-            line = _BEYOND_BMP.sub(_surrogate_pair_escape, line)
+            rewritten = _BEYOND_BMP.sub(_surrogate_pair_escape, rewritten)
         else:
-            line = _record_path_line(values[i]) if fix == _REWRITE else b""
-            if not line:
+            rewritten = _record_path_line(values[i]) if fix == _REWRITE else b""
+            if not rewritten:
                 still_uncertain.add(i)
-        text += line
+        text += rewritten
         copied_to = bounds[i + 1]
-        shift[i + 1] = len(line) - (bounds[i + 1] - bounds[i])
+        shift[i + 1] = len(rewritten) - (bounds[i + 1] - bounds[i])
     text += out[copied_to:]
     new_bounds, moved = [], 0
     for i, bound in enumerate(bounds):
@@ -224,6 +224,6 @@ def _record_path_line(value: bytes | None) -> bytes:
     return write_json(connect_value) + LINE_SEPARATOR
 
 
-def _surrogate_pair_escape(match: re.Match) -> bytes:
+def _surrogate_pair_escape(match: re.Match[bytes]) -> bytes:
     code = ord(match.group().decode("utf-8")) - 0x10000
     return b"\\u%04X\\u%04X" % (0xD800 | code >> 10, 0xDC00 | code & 0x3FF)

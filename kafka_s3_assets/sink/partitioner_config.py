@@ -106,7 +106,7 @@ def _time_based_problems(values: Mapping[str, Any], partitioner: str) -> list[Co
         problems.append(_invalid("locale", locale, "Locale cannot be empty."))
     timezone = values.get("timezone")
     zone = None
-    if _blank(timezone):
+    if timezone is None or _blank(timezone):
         problems.append(_invalid("timezone", timezone, "Timezone cannot be empty."))
     else:
         error = _zone_error(timezone)  # configure() uses the value untrimmed
@@ -117,7 +117,7 @@ def _time_based_problems(values: Mapping[str, Any], partitioner: str) -> list[Co
     if path_ok:
         settings = time_based_settings(values)
         try:
-            JodaFormatter(settings.path_format, zone or UTC, "en" if _blank(locale) else locale)
+            JodaFormatter(settings.path_format, zone or UTC, "en" if locale is None or _blank(locale) else locale)
         except UnsupportedLocaleTextError as exc:
             problems.append(_invalid("locale", locale, str(exc)))
         except (IllegalPatternError, UnsupportedPatternError) as exc:

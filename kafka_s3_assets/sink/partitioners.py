@@ -37,7 +37,8 @@ _INTEGER_TYPES = (INT8, INT16, INT32, INT64)
 
 
 class Partitioner(Protocol):
-    timestamp_extractor: TimestampExtractor | None  # set only by time-based partitioners
+    @property
+    def timestamp_extractor(self) -> TimestampExtractor | None: ...  # only time-based partitioners have one
 
     def encode_partition(self, record: SinkRecord, now_ms: int) -> str: ...
 
@@ -147,7 +148,7 @@ class TimeBasedPartitioner(_Partitioner):
         self.duration_ms = duration_ms
         self.path_format = path_format
         self.zone = zone
-        self.timestamp_extractor = extractor
+        self.timestamp_extractor: TimestampExtractor = extractor
         self._formatter = JodaFormatter(path_format, zone, locale)
         self._last_bucket: tuple[int, str] | None = None  # (bucket start, its encoding)
         self._last_span: tuple[int, int, str] | None = None  # instants [low, high) known to print as this

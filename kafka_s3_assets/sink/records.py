@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from .views import HeaderSchema
 
 @dataclass(frozen=True, slots=True)
 class KafkaRecord:
@@ -83,7 +86,7 @@ class AvroSchemaRef:
     the writer schema can be copied into such a file as they are.
     """
 
-    schema_id: int
+    schema_id: int | None  # None: no registry id (json_envelope.JsonEnvelopeSchema)
     version: int | None
     writer_schema: dict | str | list
     header_schema_json: str
@@ -115,13 +118,13 @@ class ConnectData:
     """A converted key or value.
 
     ``schema`` is None for schemaless JSON; String and ByteArray data carry their optional primitive
-    schema. Converters other than Avro decode at once: ``decoded`` holds the value, ``is_decoded`` is
-    True. Avro data keeps its undecoded datum in ``avro_datum`` (``is_decoded`` False), and
-    ``AvroDecoder.decode`` decodes it only when a format needs the value: decoding costs about 50 times
-    more than copying the bytes.
+    schema, a record's headers (``views.HeaderView``) the ``HeaderSchema`` marker. Converters other than
+    Avro decode at once: ``decoded`` holds the value, ``is_decoded`` is True. Avro data keeps its undecoded
+    datum in ``avro_datum`` (``is_decoded`` False), and ``AvroDecoder.decode`` decodes it only when a format
+    needs the value: decoding costs about 50 times more than copying the bytes.
     """
 
-    schema: "AvroSchemaRef | PrimitiveSchema | None"
+    schema: "AvroSchemaRef | PrimitiveSchema | HeaderSchema | None"
     avro_datum: bytes | None = None
     decoded: Any = None
     is_decoded: bool = False

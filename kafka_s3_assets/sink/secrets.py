@@ -10,7 +10,7 @@ errors): it replaces every known secret in a text, e.g. in a message a client li
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, overload
 
 HIDDEN = "[hidden]"
 # Shorter values are not scrubbed from text: replacing every "ab" would garble messages and hide nothing.
@@ -25,6 +25,7 @@ KAFKA_CLIENT_SECRET_KEYS = frozenset({
 
 class Secret:
     __slots__ = ("_value",)
+    _value: str  # set once, by object.__setattr__ (the class's own __setattr__ refuses)
 
     def __init__(self, value: str):
         object.__setattr__(self, "_value", str(value))
@@ -60,6 +61,14 @@ class Secret:
 def reveal(value):
     """The plain value of a Secret; anything else unchanged."""
     return value.reveal() if isinstance(value, Secret) else value
+
+
+@overload
+def scrub(text: str, secrets: Iterable[str]) -> str: ...
+@overload
+def scrub(text: None, secrets: Iterable[str]) -> None: ...
+@overload
+def scrub(text: str | None, secrets: Iterable[str]) -> str | None: ...
 
 
 def scrub(text: str | None, secrets: Iterable[str]) -> str | None:

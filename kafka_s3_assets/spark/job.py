@@ -46,7 +46,7 @@ def run_in_tasks(spark, items: list[T], function: Callable[[T], str]) -> list[st
     return [results[index] for index in range(len(items))]
 
 
-def _apply_to_rows(items: list, function: Callable[[object], str], batches) -> Iterator:
+def _apply_to_rows(items: list[T], function: Callable[[T], str], batches) -> Iterator:
     # Runs in the task's Python worker. A module-level function: Spark ships it by reference.
     import pyarrow as pa
 

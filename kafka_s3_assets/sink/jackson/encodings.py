@@ -5,11 +5,13 @@ itself), UTF-16 decoded as Java's ``InputStreamReader`` decodes it and UTF-32 as
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Literal, Sequence
 
 from .errors import CHAR_CONVERSION_EXCEPTION, JacksonError
 
 READER_CHUNK = 4000  # characters a Java reader hands Jackson's parser at a time
+
+ByteOrder = Literal["little", "big"]  # int.from_bytes names them so
 
 
 def decode(data: bytes) -> tuple[Sequence[int], bool, int, JacksonError | None]:
@@ -55,7 +57,7 @@ def _chars(decoded: tuple[list[int], JacksonError | None]) -> tuple[list[int], b
     return decoded[0], False, 0, decoded[1]
 
 
-def _utf16(data: bytes, order: str) -> list[int]:
+def _utf16(data: bytes, order: ByteOrder) -> list[int]:
     """UTF-16 code units as Java's decoder yields them: a high surrogate with anything but a low one after
     it becomes one U+FFFD (both units), as does a lone low surrogate; at the end, a high surrogate and
     a dangling byte become one U+FFFD together."""
@@ -78,7 +80,7 @@ def _utf16(data: bytes, order: str) -> list[int]:
     return out
 
 
-def _utf32(data: bytes, skip: int, order: str) -> tuple[list[int], JacksonError | None]:
+def _utf32(data: bytes, skip: int, order: ByteOrder) -> tuple[list[int], JacksonError | None]:
     """UTF-32 as Jackson's own ``UTF32Reader`` decodes it (to UTF-16 code units): a code point past
     U+10FFFF fails (reported less 0x10000), surrogate code points pass, trailing bytes fail. The reader
     hands the parser 4000 characters at a time, so an error is raised only when the parser asks for the

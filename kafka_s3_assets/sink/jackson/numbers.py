@@ -9,13 +9,14 @@ from typing import Sequence
 
 from .chars import char_desc
 from .errors import CONSTRAINTS_EXCEPTION, NUMBER_FORMAT_EXCEPTION, JacksonError
+from .host import ScanningBase
 
 MAX_NUMBER_LENGTH = 1000
 MAX_NUMBER_IN_ERROR = 1000  # characters of a number a NumberFormatException shows
 FAST_BIG_DECIMAL_LENGTH = 500  # from this length on, Jackson parses a BigDecimal with FastDoubleParser
 
 
-class NumberScanning:
+class NumberScanning(ScanningBase):
     """The number methods of ``reader._Reader`` (they use its input, position and errors)."""
 
     def _invalid_number_start(self, c: int, negative: bool, signed: bool) -> JacksonError:
@@ -75,6 +76,7 @@ class NumberScanning:
             elif c > 0x39:
                 raise self._invalid_number_start(c, negative=True, signed=True)
         else:
+            assert first is not None  # an unsigned number's first digit is read by the caller, who passes it
             c = first
             if c == 0x30:
                 c = self._skip_leading_zeros()

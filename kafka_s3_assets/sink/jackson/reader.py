@@ -36,7 +36,7 @@ class _Context:
     def __init__(self, kind: str, parent: "_Context | None", row: int, column: int):
         self.kind, self.parent, self.row, self.column = kind, parent, row, column
         self.index = -1
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
 
     def expect_comma(self) -> bool:
         self.index += 1
@@ -236,6 +236,7 @@ class _Reader(NumberScanning, StringScanning):
         kinds = [kind]
         while True:
             token, value = self._next_token()
+            assert token is not None  # in a container the end of the input raises (_next_token), never None
             items, name = stack[-1]
             if token == "FIELD_NAME":
                 stack[-1] = (items, value)
@@ -323,7 +324,9 @@ class _Reader(NumberScanning, StringScanning):
                                   back=1)
             raise self._error(f"Unexpected close marker '{chr(c)}': expected '{']' if c == 0x7D else '}'}' "
                               f"(for {opening.capitalize()} starting at {self.context.start_location()})", back=1)
-        self.context = self.context.parent
+        parent = self.context.parent
+        assert parent is not None  # only the root has none, and the root is never closed (refused above)
+        self.context = parent
         self.token = "END_ARRAY" if c == 0x5D else "END_OBJECT"
         return self.token, None
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from .chars import ESCAPES, HEX, char_desc
 from .errors import CONSTRAINTS_EXCEPTION, JacksonError
+from .host import ScanningBase
 
 MAX_NAME_LENGTH = 50000
 MAX_STRING_LENGTH = 20_000_000
 
 
-class StringScanning:
+class StringScanning(ScanningBase):
     """The string and name methods of ``reader._Reader`` (they use its input, position and errors)."""
 
     def _escape(self) -> int:

@@ -151,13 +151,13 @@ class DefaultReader:
         elif kind == ARRAY:
             if tag != "List":
                 raise InvalidDefault("Invalid type for ARRAY")
-            converted = [self.to_connect_data(schema.value_schema, item, True) for item in payload]
+            converted = [self.to_connect_data(schema.values, item, True) for item in payload]
         elif kind == MAP:
             if schema.avro_map:
                 if tag != "Map":
                     raise InvalidDefault("Invalid type for MAP")
                 order = java_hash_map_order(list(payload), len(payload))
-                converted = {key: self.to_connect_data(schema.value_schema, payload[key], True) for key in order}
+                converted = {key: self.to_connect_data(schema.values, payload[key], True) for key in order}
             elif tag == "List" and not payload:
                 converted = []
             else:
@@ -230,15 +230,15 @@ class DefaultReader:
         if kind == "array":
             if not isinstance(json_value, list):
                 raise InvalidDefault("Invalid JSON for array default value")
-            return [_to_connect_logical(schema.value_schema, self.from_json(schema.value_schema, node["items"],
-                                                                             namespace, item))
+            return [_to_connect_logical(schema.values, self.from_json(schema.values, node["items"],
+                                                                       namespace, item))
                     for item in json_value]
         if kind == "map":
             if not isinstance(json_value, dict):
                 raise InvalidDefault("Invalid JSON for map default value")
             order = java_hash_map_order(list(json_value), len(json_value))
-            return {key: _to_connect_logical(schema.value_schema, self.from_json(schema.value_schema, node["values"],
-                                                                                 namespace, json_value[key]))
+            return {key: _to_connect_logical(schema.values, self.from_json(schema.values, node["values"],
+                                                                           namespace, json_value[key]))
                     for key in order}
         if kind == "record":
             if not isinstance(json_value, dict):
@@ -293,11 +293,11 @@ def _reconvert_connect_value(schema: ConnectSchema, value: Any) -> Any:
     if schema.type in (INT8, INT16, STRUCT) or schema.logical is not None:
         raise InvalidDefault(f"Invalid type for {schema.type}")
     if schema.type == ARRAY:
-        return [_reconvert_connect_value(schema.value_schema, item) for item in value]
+        return [_reconvert_connect_value(schema.values, item) for item in value]
     if schema.type == MAP:
         if not schema.avro_map:
             raise InvalidDefault("Invalid type for MAP")
-        return {k: _reconvert_connect_value(schema.value_schema, v) for k, v in value.items()}
+        return {k: _reconvert_connect_value(schema.values, v) for k, v in value.items()}
     return value
 
 

@@ -92,7 +92,7 @@ class _FromConnect:
         elif kind == BYTES:
             base = self.binary(schema)
         elif kind == ARRAY:
-            base = AvroType("array", items=self.build_with_cycle(schema.value_schema, False))
+            base = AvroType("array", items=self.build_with_cycle(schema.values, False))
         elif kind == MAP:
             base = self.map(schema)
         elif kind == STRUCT:
@@ -144,9 +144,9 @@ class _FromConnect:
         return base
 
     def map(self, schema: ConnectSchema) -> AvroType:
-        key = schema.key_schema
+        key = schema.keys
         if key.type == STRING and (not key.optional or self.allow_optional_map_keys):
-            return AvroType("map", values=self.build_with_cycle(schema.value_schema, False))
+            return AvroType("map", values=self.build_with_cycle(schema.values, False))
         # Avro maps have string keys only; other maps are arrays of key/value records.
         if schema.name is None:
             entry = AvroType("record", name=MAP_ENTRY_NAME, namespace=AVRO_NAMESPACE)
@@ -156,7 +156,7 @@ class _FromConnect:
             entry.add_prop("connect.internal.type", MAP_ENTRY_NAME)
         fields: list[AvroField] = []
         self.add_field(fields, "key", key, None)
-        self.add_field(fields, "value", schema.value_schema, None)
+        self.add_field(fields, "value", schema.values, None)
         entry.fields = fields
         return AvroType("array", items=entry)
 
@@ -267,11 +267,11 @@ def default_json(schema: ConnectSchema, value: Any) -> Any:
     if kind == BYTES:
         return bytes(value).decode("latin-1")
     if kind == ARRAY:
-        return [default_json(schema.value_schema, item) for item in value]
+        return [default_json(schema.values, item) for item in value]
     if kind == MAP:
         if schema.avro_map:
-            return {k: default_json(schema.value_schema, v) for k, v in value.items()}
-        return [[default_json(schema.key_schema, e["key"]), default_json(schema.value_schema, e["value"])]
+            return {k: default_json(schema.values, v) for k, v in value.items()}
+        return [[default_json(schema.keys, e["key"]), default_json(schema.values, e["value"])]
                 for e in value]
     if kind == STRUCT:
         out = {}
@@ -306,6 +306,7 @@ def _validate_decimal(base: AvroType, precision: int) -> None:
     if precision <= 0:
         raise AvroSchemaError(f"Invalid decimal precision: {precision} (must be positive)")
     if base.kind == "fixed":
+        assert base.size is not None  # every fixed has its size
         most = round(math.floor(math.log10(2) * (8 * base.size - 1)))
         if precision > most:
             raise AvroSchemaError(f"fixed({base.size}) cannot store {precision} digits (max {most})")
@@ -315,4 +316,4 @@ def _is_named(schema: AvroType) -> bool:
     """A record, enum or fixed, or a union with one among its branches."""
     if schema.is_named:
         return True
-    return schema.kind == "union" and any(branch.is_named for branch in schema.branches)
+    return schema.kind == "union" and any(branch.is_named for branch in schema.types)

@@ -60,7 +60,26 @@ class AvroType:
 
     @property
     def full_name(self) -> str:
+        """A named type's full name (a record, enum or fixed always has a name)."""
+        assert self.name is not None, f"an Avro {self.kind} has no name"
         return f"{self.namespace}.{self.name}" if self.namespace else self.name
+
+    # getElementType(), getValueType() and getTypes(): what an array, a map or a union always has.
+
+    @property
+    def element_type(self) -> AvroType:
+        assert self.items is not None, f"an Avro {self.kind} has no items"
+        return self.items
+
+    @property
+    def value_type(self) -> AvroType:
+        assert self.values is not None, f"an Avro {self.kind} has no values"
+        return self.values
+
+    @property
+    def types(self) -> list[AvroType]:
+        assert self.branches is not None, f"an Avro {self.kind} is no union"
+        return self.branches
 
     @property
     def is_named(self) -> bool:
@@ -133,11 +152,11 @@ def is_valid_default(schema: AvroType, value: Any) -> bool:
     if kind == "null":
         return value is None
     if kind == "array":
-        return isinstance(value, list) and all(is_valid_default(schema.items, v) for v in value)
+        return isinstance(value, list) and all(is_valid_default(schema.element_type, v) for v in value)
     if kind == "map":
-        return isinstance(value, dict) and all(is_valid_default(schema.values, v) for v in value.values())
+        return isinstance(value, dict) and all(is_valid_default(schema.value_type, v) for v in value.values())
     if kind == "union":
-        return any(is_valid_default(branch, value) for branch in schema.branches)
+        return any(is_valid_default(branch, value) for branch in schema.types)
     if kind == "record":
         if not isinstance(value, dict):
             return False
@@ -170,7 +189,7 @@ def _write(schema: AvroType, known: dict[str, AvroType], space: str | None, out:
     kind = schema.kind
     if kind == "union":
         out.append("[")
-        for i, branch in enumerate(schema.branches):
+        for i, branch in enumerate(schema.types):
             if i:
                 out.append(",")
             _write(branch, known, space, out)
@@ -213,10 +232,10 @@ def _write(schema: AvroType, known: dict[str, AvroType], space: str | None, out:
     out.append('{"type":' + json_text(kind))
     if kind == "array":
         out.append(',"items":')
-        _write(schema.items, known, space, out)
+        _write(schema.element_type, known, space, out)
     elif kind == "map":
         out.append(',"values":')
-        _write(schema.values, known, space, out)
+        _write(schema.value_type, known, space, out)
     _write_props(schema.props, out)
     out.append("}")
 
@@ -260,6 +279,7 @@ def same_encoding(a: AvroType, b: AvroType, seen: set) -> bool:
     if a.kind != b.kind:
         return False
     if a.kind == "record":
+        assert a.fields is not None and b.fields is not None  # only complete records are written, so compared
         return (len(a.fields) == len(b.fields)
                 and all(x.name == y.name and same_encoding(x.schema, y.schema, seen)
                         for x, y in zip(a.fields, b.fields)))
@@ -268,12 +288,12 @@ def same_encoding(a: AvroType, b: AvroType, seen: set) -> bool:
     if a.kind == "fixed":
         return a.size == b.size
     if a.kind == "array":
-        return same_encoding(a.items, b.items, seen)
+        return same_encoding(a.element_type, b.element_type, seen)
     if a.kind == "map":
-        return same_encoding(a.values, b.values, seen)
+        return same_encoding(a.value_type, b.value_type, seen)
     if a.kind == "union":
-        return len(a.branches) == len(b.branches) and all(
-            same_encoding(x, y, seen) for x, y in zip(a.branches, b.branches))
+        return len(a.types) == len(b.types) and all(
+            same_encoding(x, y, seen) for x, y in zip(a.types, b.types))
     return True
 
 
@@ -339,6 +359,7 @@ def _java_number(value: float, digits_text: str) -> str:
     if value == 0:
         return sign + "0.0"
     _, digit_tuple, exponent = Decimal(digits_text).normalize().as_tuple()
+    assert isinstance(exponent, int)  # a finite number's (NaN and infinity returned above), not "n", "N" or "F"
     digits = "".join(map(str, digit_tuple))
     scientific = len(digits) - 1 + exponent  # value = d.ddd * 10^scientific
     if 1e-3 <= abs(value) < 1e7:

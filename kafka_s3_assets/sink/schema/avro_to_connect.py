@@ -22,7 +22,7 @@ Defaults (a field's Avro default, or a ``connect.default``) are read by :mod:`av
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from .avro_defaults import DefaultReader, JsonDefault
 from .avro_names import AvroNames, SchemaConversionError, is_plain_null, java_to_string, kind_of, props_of
@@ -315,7 +315,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -162,10 +162,10 @@ def _structural(record: ConnectSchema, current: ConnectSchema, seen: set) -> str
             if record.field(name) is None and not current_field.optional and current_field.default is None:
                 return MISSING_REQUIRED_FIELD
     elif record.type == ARRAY:
-        return _structural(record.value_schema, current.value_schema, seen)
+        return _structural(record.values, current.values, seen)
     elif record.type == MAP:
-        return (_structural(record.key_schema, current.key_schema, seen)
-                or _structural(record.value_schema, current.value_schema, seen))
+        return (_structural(record.keys, current.keys, seen)
+                or _structural(record.values, current.values, seen))
     return None
 
 
@@ -197,13 +197,12 @@ def decide(mode: str, record_schema: Any, current_schema: Any, *, connect_meta_d
         raise SchemaCompatibilityError("Switch between schema-based and schema-less data is not supported")
     record = schema_of(record_schema, connect_meta_data)
     current = schema_of(current_schema, connect_meta_data)
-    if compat != NONE and (record.version is None or current.version is None):
-        raise SchemaCompatibilityError(f"Schema version required for {compat} compatibility")
-
     if compat == NONE:
         if connect_equals(record, current):
             return UNCHANGED
         return SchemaDecision(rotate=True, project=False, reasons=(DIFFERENT_SCHEMA,))
+    if record.version is None or current.version is None:
+        raise SchemaCompatibilityError(f"Schema version required for {compat} compatibility")
 
     reason = structural_incompatibility(record, current)
     if reason is None and _newer_or_older_not_allowed(compat, record.version, current.version):

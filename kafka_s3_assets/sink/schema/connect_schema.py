@@ -129,6 +129,19 @@ class ConnectSchema:
         return self.name if self.name in LOGICAL_BASE_TYPES else None
 
     @property
+    def keys(self) -> ConnectSchema:
+        """``keySchema()`` of a MAP, which always has one (for the type checker: ``key_schema`` is None
+        for every other type)."""
+        assert self.key_schema is not None, f"a {self.type} schema has no key schema"
+        return self.key_schema
+
+    @property
+    def values(self) -> ConnectSchema:
+        """``valueSchema()`` of an ARRAY (its elements) or a MAP (its values), which always has one."""
+        assert self.value_schema is not None, f"a {self.type} schema has no value schema"
+        return self.value_schema
+
+    @property
     def avro_map(self) -> bool:
         """Whether AvroData writes this MAP as an Avro map (string keys), else as an array of entries."""
         return self.key_schema is not None and self.key_schema.type == STRING and not self.key_schema.optional
@@ -220,11 +233,11 @@ def avro_datum(schema: ConnectSchema, value: Any) -> Any:
             return None
         return {name: avro_datum(member, value.get(name)) for name, member in schema.fields}
     if kind == ARRAY:
-        return [avro_datum(schema.value_schema, item) for item in value]
+        return [avro_datum(schema.values, item) for item in value]
     if kind == MAP:
         if schema.avro_map:
-            return {k: avro_datum(schema.value_schema, v) for k, v in value.items()}
-        return [{"key": avro_datum(schema.key_schema, e["key"]), "value": avro_datum(schema.value_schema, e["value"])}
+            return {k: avro_datum(schema.values, v) for k, v in value.items()}
+        return [{"key": avro_datum(schema.keys, e["key"]), "value": avro_datum(schema.values, e["value"])}
                 for e in value]
     return value
 

@@ -88,13 +88,13 @@ def _project_required(source: ConnectSchema, value: Any, target: ConnectSchema) 
             return _project_union(source, value, target)
         return _project_record(source, value, target)
     if target.type == ARRAY:
-        return [project_connect(source.value_schema, item, target.value_schema) for item in value]
+        return [project_connect(source.values, item, target.values) for item in value]
     if target.type == MAP:
         if isinstance(value, list):  # a map whose keys are no strings: Avro's MapEntry records
-            return [{"key": project_connect(source.key_schema, e["key"], target.key_schema),
-                     "value": project_connect(source.value_schema, e["value"], target.value_schema)} for e in value]
-        return {project_connect(source.key_schema, k, target.key_schema):
-                project_connect(source.value_schema, v, target.value_schema) for k, v in value.items()}
+            return [{"key": project_connect(source.keys, e["key"], target.keys),
+                     "value": project_connect(source.values, e["value"], target.values)} for e in value]
+        return {project_connect(source.keys, k, target.keys):
+                project_connect(source.values, v, target.values) for k, v in value.items()}
     return None
 
 
@@ -124,8 +124,10 @@ def _project_union(source: ConnectSchema, value: Any, target: ConnectSchema) -> 
         # Connect would build a union struct with no branch set, which AvroData cannot write.
         raise ProjectionError(f"Union branch `{branch}` of the value is not in the target union "
                               f"{[name for name, _ in target.fields]}")
+    source_branch = source.field(branch)
+    assert source_branch is not None  # _branch_of names a field of the source union
     try:
-        return project_connect(source.field(branch), value, target_branch)
+        return project_connect(source_branch, value, target_branch)
     except ProjectionError as exc:
         raise ProjectionError(f"Error projecting {branch}: {exc}") from exc
 

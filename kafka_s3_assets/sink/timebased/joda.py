@@ -197,17 +197,24 @@ class JodaFormatter:
             return _pad(t.week_year, width)
         if letter == "C":  # ISOChronology's centuryOfEra divides the unsigned year, not the year of era
             return _pad(abs(t.year) // 100, width)
+        # The locale texts below are there: __init__ refused a pattern needing one the locale lacks.
         if letter == "G":
+            assert text.eras is not None
             return text.eras[t.era]
         if letter == "M":
             if width >= 4:
+                assert text.months is not None
                 return text.months[t.month - 1]
             if width == 3:
+                assert text.short_months is not None
                 return text.short_months[t.month - 1]
             return _pad(t.month, width)
         if letter == "E":
-            return (text.weekdays if width >= 4 else text.short_weekdays)[t.day_of_week - 1]
+            weekdays = text.weekdays if width >= 4 else text.short_weekdays
+            assert weekdays is not None
+            return weekdays[t.day_of_week - 1]
         if letter == "a":
+            assert text.halfdays is not None
             return text.halfdays[0 if t.hour < 12 else 1]
         if letter == "S":
             return _fraction(t.millis, width, width)

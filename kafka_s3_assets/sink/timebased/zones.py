@@ -61,9 +61,12 @@ class JodaZone:
             instant = _FIRST_SAFE
         elif instant > _LAST_SAFE:
             instant -= ((instant - _LAST_SAFE) // _GREGORIAN_CYCLE + 1) * _GREGORIAN_CYCLE
+        assert self._tz is not None  # a zone has a fixed offset or its tz
         utc = _EPOCH + timedelta(milliseconds=instant)
         local = self._tz.fromutc(utc.replace(tzinfo=self._tz))
-        return local.utcoffset() // _ONE_MS
+        local_offset = local.utcoffset()
+        assert local_offset is not None  # an aware datetime's
+        return local_offset // _ONE_MS
 
     def _transition_in(self, low: int, high: int) -> bool:
         """Whether the offset changes in ``(low, high]`` (spans here are hours; one change at most)."""
