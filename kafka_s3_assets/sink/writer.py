@@ -37,6 +37,7 @@ from .converters import AvroDecoder
 from .errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
 from .formats.avro_container import BlockWriteError
 from .formats.base import Format, RecordWriter
+from .memory import MemoryBudget
 from .naming import ObjectNaming
 from .schema.projection import project_connect
 from .records import ConnectData, KafkaRecord, SinkRecord
@@ -195,7 +196,7 @@ class TopicPartitionWriter:
     def __init__(self, topic: str, partition: int, *, settings: WriterSettings, partitioner, formats: FileFormats,
                  naming: ObjectNaming, store: ObjectStore,
                  tagger: Callable[[str, dict[str, str]], None] | None = None,
-                 reporter: ErrantRecordReporter | None = None):
+                 reporter: ErrantRecordReporter | None = None, memory: MemoryBudget | None = None):
         self.topic = topic
         self.partition = partition
         self._settings = settings
@@ -206,6 +207,9 @@ class TopicPartitionWriter:
         self._store = store
         self._tagger = tagger
         self._reporter = reporter
+        # What the open files buffer is charged to this budget, and spilled to local disk past it
+        # (sink/memory.py); the objects' bytes are the same whatever it is.
+        self._memory = memory
         self._open: dict[str, _OpenFile] = {}  # insertion-ordered: committed in the order opened
         self._rotation = Rotation(
             flush_size=settings.flush_size,
@@ -512,11 +516,20 @@ class TopicPartitionWriter:
             views.append((KEY_VIEW, self._formats.keys))
         if self._formats.headers is not None:
             views.append((HEADER_VIEW, self._formats.headers))
-        writers = [(view, fmt, fmt.new_writer(self._store.create(base + view.infix + fmt.extension), view))
-                   for view, fmt in views]
+        writers = [(view, fmt, self._new_writer(fmt, base + view.infix + fmt.extension, view)) for view, fmt in views]
         file = _OpenFile(base, writers, record.offset)
         self._open[encoded] = file
         return file
+
+    def _new_writer(self, fmt: Format, key: str, view: RecordView) -> RecordWriter:
+        output = self._store.create(key)
+        memory = self._memory
+        if memory is None:
+            return fmt.new_writer(output, view)
+        use_memory = getattr(output, "use_memory", None)  # an output that buffers parts (clients.s3)
+        if use_memory is not None:
+            use_memory(memory)
+        return fmt.new_writer(output, view, memory)
 
     def _commit_all(self) -> CommittedBatch:
         objects = []
@@ -564,6 +577,8 @@ class TopicPartitionWriter:
                     pass
         self._open.clear()
         self._rotation.reset()
+        if self._memory is not None:
+            self._memory.close()  # the spill file, if any, goes
 
 
 def _by_file(encoded: Sequence[str], start: int, end: int) -> dict[str, list[int]]:

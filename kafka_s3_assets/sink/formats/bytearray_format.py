@@ -99,5 +99,6 @@ class ByteArrayFormat:
         self.extension = extension + compression_extension(compression)
         self._decoder = AvroDecoder()
 
-    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> ByteArrayRecordWriter:
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW, memory=None) -> ByteArrayRecordWriter:
+        """(``memory``: nothing here buffers; the output's bytes below one part are charged by the output.)"""
         return ByteArrayRecordWriter(output, self.separator, self.compression, self.level, self._decoder, view)

@@ -94,5 +94,6 @@ class JsonFormat:
         self.extension = ".json" + compression_extension(compression)
         self._decoder = AvroDecoder()
 
-    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> JsonRecordWriter:
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW, memory=None) -> JsonRecordWriter:
+        """(``memory``: lines go straight to the output, whose bytes below one part are charged by the output.)"""
         return JsonRecordWriter(output, self.compression, self.level, self._decoder, view, self.numeric_decimals)
