@@ -55,6 +55,7 @@ from .record_loop import RecordLoop
 from .retention_loss import RetentionLossTracker
 from .spredfast_cursor import SpredfastCursor, spredfast_cursor
 from .settings import ExportSettings
+from .task_memory import task_memory_budget
 
 log = logging.getLogger(__name__)
 
@@ -288,7 +289,7 @@ def build_writer(config, topic: str, partition: int, store: S3ObjectStore | Pref
     return TopicPartitionWriter(topic, partition, settings=WriterSettings.from_config(config),
                                 partitioner=build_partitioner(config, decoder), formats=formats,
                                 naming=ObjectNaming.from_config(config), store=store, tagger=store.tag,
-                                reporter=reporter)
+                                reporter=reporter, memory=task_memory_budget(config, topic, partition))
 
 
 def report_progress(store: S3ObjectStore, layout: ManifestLayout, request: PartitionExportRequest,

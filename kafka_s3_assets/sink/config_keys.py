@@ -46,6 +46,8 @@ EXTENSION_PREFIX = "kafka_s3_assets."
 ICEBERG_CATALOG_URI = "kafka_s3_assets.iceberg.catalog.uri"
 # kafka_s3_assets.iceberg.catalog.<property>: any other key under this prefix is passed to the catalog.
 ICEBERG_CATALOG_PREFIX = "kafka_s3_assets.iceberg.catalog."
+# What a task's open files may hold in memory before spilling to local disk (docs/memory.md).
+MEMORY_BUDGET_KEY = "kafka_s3_assets.task.memory.budget.bytes"
 
 FORMAT_PACKAGE = "io.confluent.connect.s3.format."
 AVRO_FORMAT = FORMAT_PACKAGE + "avro.AvroFormat"
@@ -315,6 +317,10 @@ EXTENSION_KEYS = [
        "themselves before they expire (AWS accepts 900 to the role's maximum session duration)"),
     _k("kafka_s3_assets.commit.consumer.offsets", Type.BOOLEAN, True, F,
        doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
+    _k(MEMORY_BUDGET_KEY, Type.LONG, -1, F, at_least(-1),
+       "Bytes a task's open files may buffer in memory together; past it the largest buffers spill to local "
+       "disk (objects unchanged). -1: a quarter of the memory of one task slot (spark.executor.pyspark.memory's "
+       "share, else the host's or container's memory / its CPUs), at least 64 MiB; 0: no budget (docs/memory.md)"),
     # The Iceberg table over the exported Parquet objects (docs/iceberg.md).
     _k(ICEBERG_CATALOG_URI, Type.STRING, None, F,
        doc="Turns the Iceberg table on (ParquetFormat only): a SQLAlchemy URL (sqlite:///path/catalog.db, "

@@ -182,8 +182,8 @@ class SpillBuffer:
     def __init__(self, budget: MemoryBudget | None = None):
         self._budget = budget
         self._memory = bytearray()
-        self._segments: deque[list[int]] = deque()  # [position, length] in the spill file, oldest first
-        self.size = 0                                # bytes held, in memory and spilled
+        self._segments: deque[list[int]] | None = None  # [position, length] in the spill file, oldest first
+        self.size = 0                                    # bytes held, in memory and spilled
 
     def __len__(self) -> int:
         return self.size
@@ -207,6 +207,8 @@ class SpillBuffer:
         n = len(self._memory)
         if n and self._budget is not None:
             position, length = self._budget.file.write(self._memory)
+            if self._segments is None:
+                self._segments = deque()
             self._segments.append([position, length])
             self._memory = bytearray()
             self._budget.forget(self)
@@ -251,12 +253,12 @@ class SpillBuffer:
         """Drop everything held."""
         budget = self._budget
         if budget is not None:
-            for _position, length in self._segments:
+            for _position, length in self._segments or ():
                 budget.file.free(length)
             if self._memory:
                 budget.release(len(self._memory))
                 budget.forget(self)
-        self._segments.clear()
+        self._segments = None
         self._memory = bytearray()
         self.size = 0
 

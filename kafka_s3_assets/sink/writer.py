@@ -25,6 +25,7 @@ new record arrives (the reference needs a new record, or a running task, for tha
 from __future__ import annotations
 
 import logging
+from array import array
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
@@ -167,29 +168,39 @@ class _OpenFile:
     end_offset: int = -1
     record_count: int = 0
     schema_ids: list[int] = field(default_factory=list)
-    offset_ranges: list[list[int]] = field(default_factory=list)
+    # The offsets taken, as inclusive ranges flattened (start, end, start, end, ...): 16 bytes a range. With
+    # records of many files interleaved there is a range per record; Python pairs would cost ~70 bytes.
+    ranges: array = field(default_factory=lambda: array("q"))
+
+    @property
+    def offset_ranges(self) -> tuple[tuple[int, int], ...]:
+        ranges = self.ranges
+        return tuple(zip(ranges[0::2], ranges[1::2]))
 
     def add_offset(self, offset: int) -> None:
-        if self.offset_ranges and self.offset_ranges[-1][1] == offset - 1:
-            self.offset_ranges[-1][1] = offset
+        ranges = self.ranges
+        if ranges and ranges[-1] == offset - 1:
+            ranges[-1] = offset
         else:
-            self.offset_ranges.append([offset, offset])
+            ranges.append(offset)
+            ranges.append(offset)
 
     def add_offsets(self, offsets: Sequence[int]) -> None:
         """``add_offset`` of each, in one step when they are consecutive (no compaction gap, no other
         file's records between them)."""
+        ranges = self.ranges
         if offsets[-1] - offsets[0] == len(offsets) - 1:
             self.add_offset(offsets[0])
-            self.offset_ranges[-1][1] = offsets[-1]
+            ranges[-1] = offsets[-1]
             return
-        ranges = self.offset_ranges
-        last = ranges[-1] if ranges else [0, -2]
+        last = ranges[-1] if ranges else -2
         for offset in offsets:  # add_offset inlined: with records interleaved, this runs once a record
-            if last[1] == offset - 1:
-                last[1] = offset
+            if last == offset - 1:
+                ranges[-1] = offset
             else:
-                last = [offset, offset]
-                ranges.append(last)
+                ranges.append(offset)
+                ranges.append(offset)
+            last = offset
 
 
 class TopicPartitionWriter:
@@ -534,13 +545,13 @@ class TopicPartitionWriter:
     def _commit_all(self) -> CommittedBatch:
         objects = []
         for encoded, file in self._open.items():
+            ranges = file.offset_ranges
             for view, _fmt, writer in file.writers:
                 stored = writer.commit()
                 for i, obj in enumerate(stored):
                     objects.append(CommittedObject(obj.key, encoded, file.start_offset, file.end_offset,
                                                    file.record_count, obj.size, obj.sha256, tuple(file.schema_ids),
-                                                   view.name if i == 0 else "index",
-                                                   tuple(map(tuple, file.offset_ranges))))
+                                                   view.name if i == 0 else "index", ranges))
                     if i == 0:
                         self._tag(obj.key, file)
         assert self._last_written_offset is not None
