@@ -162,7 +162,9 @@ class MemoryBudget:
             log.info("Open files held at most %s in memory (budget %s); %s spilled to local disk in %d "
                      "spills, at most %s on disk at once", describe_bytes(self.peak),
                      "none" if self.limit is None else describe_bytes(self.limit),
-                     describe_bytes(self.file.written), self.spills, describe_bytes(self.file.largest))
+                     describe_bytes(self.file.written), self.spills, describe_bytes(self.file.largest),
+                     extra={"memory_budget": {"limit": self.limit, "peak": self.peak, "spilled": self.file.written,
+                                              "spills": self.spills, "largest_on_disk": self.file.largest}})
         self.file.close()
         self._threshold = NO_LIMIT if self.limit is None else self.limit
 

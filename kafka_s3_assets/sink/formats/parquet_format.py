@@ -714,6 +714,8 @@ class ParquetRecordWriter:
             self._write_row_group()
             self._open_writer()  # (a file of rows is a Parquet file: opened, if no row group did)
             self._writer.close()  # the footer
+            # A closed native writer still holds ~24 KiB; a commit of thousands of files would hold them all.
+            self._writer = None
         return [self._output.commit()]
 
     def abort(self) -> None:
