@@ -2,9 +2,11 @@
 without a memory budget (docs/memory.md).
 
 Produces N records (default 2,000,000) to a one-partition topic: W1's values (``w1_data``) with two
-more string fields, ``region`` (10 values) and ``account`` (10,000 values), taken in turn, so a
-FieldPartitioner on ``region`` keeps 10 files open and one on ``account`` 10,000, each taking every 10th or
-10,000th record. Then, each in a fresh process (``task_rate.run_export``: one task in-process, no Spark;
+more string fields, ``region`` (10 values) and ``account`` (10,000 values), taken in turn by runs of
+``--run`` records (default 20: a producer's batch of one key), so a FieldPartitioner on ``region`` keeps
+10 files open and one on ``account`` 10,000, each taking every 10th or 10,000th run. (With ``--run 1``
+every record is an offset range of its own in the manifests, whatever the number of files: see
+docs/memory.md.) Then, each in a fresh process (``task_rate.run_export``: one task in-process, no Spark;
 its peak RSS), exports the partition with AvroFormat and ParquetFormat (snappy), for 10 and for 10,000
 open files, ``flush.size`` = N (nothing rotates before the last record, which commits every file),
 ``s3.part.size`` = 5 MiB (its minimum: an object holds at most that much below a part), and
@@ -65,8 +67,9 @@ def _avro_string(text: str) -> bytes:
     return bytes(out) + data
 
 
-def produce(topic: str, records: int) -> float:
-    """W1 values with ``region`` and ``account`` appended (the last fields: their encodings follow the datum)."""
+def produce(topic: str, records: int, run: int) -> float:
+    """W1 values with ``region`` and ``account`` appended (the last fields: their encodings follow the datum),
+    the same ones for ``run`` records in a row."""
     from confluent_kafka import Producer
 
     bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
@@ -79,7 +82,7 @@ def produce(topic: str, records: int) -> float:
                          "acks": 1, "enable.idempotence": False})
     started = time.monotonic()
     for i in range(records):
-        value = pool[i % len(pool)] + regions[i % 10] + accounts[i % 10_000]
+        value = pool[i % len(pool)] + regions[i // run % 10] + accounts[i // run % 10_000]
         while True:
             try:
                 producer.produce(topic, value=value, partition=0)
@@ -214,11 +217,13 @@ def main(argv: list[str]) -> int:
                         help="values of kafka_s3_assets.task.memory.budget.bytes to run ('default': key left out); "
                              "default: 0 (no budget) and 64 MiB")
     parser.add_argument("--formats", nargs="+", choices=sorted(FORMATS), default=sorted(FORMATS))
+    parser.add_argument("--run", type=int, default=20, help="records in a row with the same region and account "
+                                                            "(default 20)")
     parser.add_argument("--use-env", action="store_true",
                         help="use the stack whose endpoints are exported instead of starting a devstack")
     args = parser.parse_args(argv[1:])
-    if args.records % 10_000:
-        raise SystemExit("--records must be a multiple of 10,000 (every open file takes as many records)")
+    if args.records % (10_000 * args.run):
+        raise SystemExit("--records must be a multiple of 10,000 x --run (every open file takes as many records)")
     print(f"Open files and memory, one task: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine()}")
     with ExitStack() as stack:
@@ -237,9 +242,9 @@ def main(argv: list[str]) -> int:
 def run(args: argparse.Namespace) -> int:
     records = args.records
     topic = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"], 1, prefix="fanout")
-    seconds = produce(topic, records)
-    print(f"workload: {records:,} W1 records with region (10 values) and account (10,000 values), in turn, "
-          f"one partition, topic {topic}; produced in {seconds:.1f} s")
+    seconds = produce(topic, records, args.run)
+    print(f"workload: {records:,} W1 records with region (10 values) and account (10,000 values), in turn by runs "
+          f"of {args.run}, one partition, topic {topic}; produced in {seconds:.1f} s")
     print(f"export: one task in-process (bench/task_rate.py), FieldPartitioner on region (10 open files) or account "
           f"(10,000), flush.size={records:,}, s3.part.size=5 MiB\n")
     print(f"{'format':<8} {'files':>6} {'budget':>9} {'peak RSS':>10} {'held at most':>13} {'spilled':>10} "

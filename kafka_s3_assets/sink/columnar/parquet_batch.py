@@ -49,7 +49,9 @@ class ParquetRows:
 
     A run of fewer than ``SMALL_RUN`` records (one partition fanning out over many files) is appended as
     its datums, decoded again when its chunk closes: an Arrow slice per run would cost an Arrow object
-    of a few KiB per run and keep the whole decoded batch alive as long as any of its slices waits."""
+    of a few KiB per run and keep the whole decoded batch alive as long as any of its slices waits. A
+    longer run is a slice of the batch only when it holds at least half of it; otherwise its rows are
+    copied out (``take``), so no file keeps a batch alive for the rows other files took."""
 
     def __init__(self, schema: AvroSchemaRef, rows: pa.RecordBatch, sizes: list[int], offsets: Sequence[int],
                  datums: Sequence[bytes] = (), decode: Callable[[int, bytes], pa.RecordBatch] | None = None):
@@ -68,7 +70,7 @@ class ParquetRows:
                 datums, offsets = [self._datums[i] for i in indexes], [self._offsets[i] for i in indexes]
             writer.write_datums(self._schema, datums, offsets, self._decode)
             return
-        if isinstance(indexes, range):
+        if isinstance(indexes, range) and 2 * len(indexes) >= self._rows.num_rows:
             rows = self._rows.slice(indexes.start, len(indexes))
             sizes, offsets = self._sizes[indexes.start:indexes.stop], self._offsets[indexes.start:indexes.stop]
         else:
