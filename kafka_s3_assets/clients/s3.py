@@ -1,8 +1,10 @@
 """S3 through boto3: streaming multipart objects, conditional manifest writes, bucket checks.
 
-An object is held in memory at most one part (``s3.part.size``) before that part is uploaded
-(docs/differences-from-kafka-connect.md). Objects that stay below one part are sent with a single
-PutObject: the visible result is the same and it costs one request instead of three.
+An object holds at most one part (``s3.part.size``) before that part is uploaded
+(docs/differences-from-kafka-connect.md): in memory, charged to the task's memory budget across its open
+files, which may move it to a local spill file (``use_memory``, sink/memory.py, docs/memory.md); the parts
+are the same bytes either way. Objects that stay below one part are sent with a single PutObject: the
+visible result is the same and it costs one request instead of three.
 
 A data object is only ever created, never replaced: its PutObject or CompleteMultipartUpload carries
 ``If-None-Match: *`` (docs/exactly-once.md, section 6).

@@ -370,7 +370,8 @@ DOCS = {
     "s3.object.tagging.key.value.pairs": "Extra tags, as key:value,key:value",
     "s3.object.behavior.on.tagging.error": "ignore or fail when tagging fails",
     "s3.region": "AWS region",
-    "s3.part.size": "Multipart part size, and the most an object being written holds in memory (>= 5 MiB)",
+    "s3.part.size": "Multipart part size, and the most an object being written holds before a part is uploaded "
+                    "(>= 5 MiB; in memory, or spilled to local disk past the memory budget)",
     "s3.credentials.provider.class": "AWS SDK v1/v2 credentials provider class, or Confluent's "
                                      "AwsAssumeRoleCredentialsProvider (s3.credentials.provider.sts.*); see "
                                      "docs/credentials.md",
@@ -396,6 +397,9 @@ DOCS = {
     "headers.format.class": "Format of header files",
     "s3.path.style.access.enabled": "Path-style S3 addressing (needed by most S3-compatible servers)",
     "partitioner.max.open.files": "Commit all open files before one more would be opened (-1: no limit)",
+    "s3.elastic.buffer.enable": "No effect: an object's buffer always grows with what is written, up to one part, "
+                                "within the task's memory budget (docs/memory.md)",
+    "s3.elastic.buffer.init.capacity": "No effect (see s3.elastic.buffer.enable)",
 }
 
 

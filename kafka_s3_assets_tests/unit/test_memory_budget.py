@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import zlib
 
 import pytest
 
@@ -22,6 +23,7 @@ from kafka_s3_assets.sink.columnar.parquet_batch import ParquetBatchFormat
 from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.config_keys import MEMORY_BUDGET_KEY
 from kafka_s3_assets.sink.errors import ConfigError
+from kafka_s3_assets.sink.formats import compression
 from kafka_s3_assets.sink.formats.avro_container import AvroContainerEncoder
 from kafka_s3_assets.sink.formats.parquet_format import ParquetFormat, ParquetRecordWriter, RowGroupPolicy
 from kafka_s3_assets.sink.memory import MemoryBudget, SpillBuffer
@@ -218,6 +220,31 @@ def test_parquet_objects_are_the_same_bytes_whatever_was_spilled(small_run, monk
     assert parquet_object(records, None, runs, policy) == bodies[None]  # however the runs were kept
 
 
+@pytest.mark.parametrize("kind,level", [("gzip", -1), ("gzip", 0), ("gzip", 9), ("zstd", -1), ("zstd", 19)])
+@pytest.mark.parametrize("total", [5000, 3 * compression.DEFERRED_BYTES])
+def test_a_compressor_created_late_writes_the_stream_of_one_created_at_once(kind, level, total):
+    rng = random.Random(total)
+    chunks, size = [], 0
+    while size < total:
+        chunk = rng.choice([b'{"i":%d}\n' % size, rng.randbytes(rng.randrange(1, 5000))])
+        chunks.append(chunk)
+        size += len(chunk)
+    eager = zlib.compressobj(level, zlib.DEFLATED, 31) if kind == "gzip" else None
+    if eager is None:
+        from backports import zstd
+
+        eager = zstd.ZstdCompressor(level=zstd.COMPRESSION_LEVEL_DEFAULT if level < 1 else level)
+    expected = b"".join([eager.compress(chunk) for chunk in chunks] + [eager.flush()])
+    for memory in (None, WatchedBudget(1)):
+        late = compression.StreamCompressor(kind, level, memory)
+        out = [late.compress(chunk) for chunk in chunks]
+        assert (b"".join(out) == b"") == (total < compression.DEFERRED_BYTES)  # nothing out before it starts
+        assert b"".join(out) + late.flush() == expected
+        if memory is not None:
+            memory.assert_held()
+            assert memory.held == 0 and memory.file.size == 0 and memory.file.written > 0
+
+
 # ---- the writer: the same objects whatever the budget ------------------------------------------------------
 
 def records(count: int) -> list[KafkaRecord]:
@@ -262,6 +289,11 @@ CASES = {
     "parquet one file, zstd": config(**{"format.class": PARQUET, "parquet.codec": "zstd"}),
     "json fanned out": config(**FANNED_OUT, **{"format.class": JSON}),
     "json gzip few files": config(**FEW_FILES, **{"format.class": JSON, "s3.compression.type": "gzip"}),
+    "json zstd fanned out": config(**FANNED_OUT, **{"format.class": JSON, "s3.compression.type": "zstd"}),
+    "bytearray gzip level 0": config(**{
+        "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat", "s3.compression.type": "gzip",
+        "s3.compression.level": "0", "flush.size": "120",
+        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}),
     "avro with keys and headers in parquet": config(**FEW_FILES, **SIDECARS, **{
         "keys.format.class": PARQUET, "headers.format.class": PARQUET}),
     "parquet with keys and headers in avro": config(**FANNED_OUT, **SIDECARS, **{"format.class": PARQUET}),
