@@ -159,10 +159,10 @@ class MemoryBudget:
     def close(self) -> None:
         """The end of the writer's work (its abort): the spill file is closed. Still usable after."""
         if self.file.written or self.peak:
-            log.info("Open files held at most %s in memory (budget %s); %s spilled to local disk in %d "
-                     "spills, at most %s on disk at once", describe_bytes(self.peak),
-                     "none" if self.limit is None else describe_bytes(self.limit),
-                     describe_bytes(self.file.written), self.spills, describe_bytes(self.file.largest),
+            spilled = (f"{describe_bytes(self.file.written)} spilled to local disk in {self.spills} spills, at most "
+                       f"{describe_bytes(self.file.largest)} on disk at once" if self.file.written else "nothing spilled")
+            log.info("Open files held at most %s in memory (budget %s); %s", describe_bytes(self.peak),
+                     "none" if self.limit is None else describe_bytes(self.limit), spilled,
                      extra={"memory_budget": {"limit": self.limit, "peak": self.peak, "spilled": self.file.written,
                                               "spills": self.spills, "largest_on_disk": self.file.largest}})
         self.file.close()
