@@ -500,12 +500,15 @@ class ParquetRecordWriter:
                 self._chunk_charges[i] = 0
         self._chunks_charge = 0
         if self._pending_charge:
+            # Spilled pieces come first; the ones after them, in memory, become one more.
+            pending = self._pending
+            first = next(i for i, piece in enumerate(pending) if not isinstance(piece, _Spilled))
             try:
-                rows = self._materialized(self._pending)
+                rows = self._materialized(pending[first:])
             except Exception:  # noqa: BLE001 - rows Arrow refuses stay as they are, to fail at their chunk
                 rows = None
             if rows is not None:
-                self._pending = [self._spilled(rows)]
+                self._pending = [*pending[:first], self._spilled(rows)]
                 freed += self._pending_charge
                 self._pending_charge = 0
         self._release(freed)
