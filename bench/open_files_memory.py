@@ -73,7 +73,7 @@ def produce(topic: str, records: int, run: int) -> float:
     from confluent_kafka import Producer
 
     bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
-    schema_id = register_w1_schema(registry, f"{topic}-value")
+    schema_id = register_schema(registry, f"{topic}-value")
     pool = framed_pool(schema_id, 20_000)  # W1 datums framed with this schema's id
     regions = [_avro_string(f"region{r}") for r in range(10)]
     accounts = [_avro_string(f"acct{a:05d}") for a in range(10_000)]
@@ -94,7 +94,7 @@ def produce(topic: str, records: int, run: int) -> float:
     return time.monotonic() - started
 
 
-def register_w1_schema(registry_url: str, subject: str) -> int:
+def register_schema(registry_url: str, subject: str) -> int:
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
     return SchemaRegistryClient({"url": registry_url}).register_schema(subject, Schema(json.dumps(SCHEMA), "AVRO"))

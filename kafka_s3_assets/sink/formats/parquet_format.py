@@ -18,7 +18,9 @@ buffered Arrow data reaches ``row_group_bytes`` (8 MiB by default, never more th
 so a finished row group's bytes go to the object (and its multipart upload) at once, and an object costs
 about one row group plus one part buffer. Decoded rows are turned into Arrow arrays every ``batch_rows``
 rows (or ~256 KiB of record bytes), so Python objects never pile up. Small row groups compress a little
-worse than parquet-java's 128 MiB ones; raise ``row_group_bytes`` to trade memory for that.
+worse than parquet-java's 128 MiB ones; raise ``row_group_bytes`` to trade memory for that. The rows and
+chunks waiting are charged to the task's memory budget across its open files and spilled to local disk
+past it (``ParquetRecordWriter.spill``, docs/memory.md), with the same bytes.
 
 Rows arrive one record at a time (``write``) or as Arrow slices of a decoded batch (``write_arrow``, the
 columnar batch path, ``sink.columnar``), in any mix. Both cut the rows into the same Arrow chunks (a
