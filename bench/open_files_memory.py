@@ -197,7 +197,8 @@ def machine() -> str:
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor())
     memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / (1 << 30)
-    return (f"{os.cpu_count()} cores, {cpu}, {memory:.1f} GiB, {platform.system()}, Python {platform.python_version()}; "
+    return (f"{os.cpu_count()} cores, {cpu}, {memory:.1f} GiB, {platform.system()}, "
+            f"Python {platform.python_version()}; "
             f"load average {os.getloadavg()[0]:.2f}")
 
 

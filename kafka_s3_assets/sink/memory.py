@@ -159,8 +159,10 @@ class MemoryBudget:
     def close(self) -> None:
         """The end of the writer's work (its abort): the spill file is closed. Still usable after."""
         if self.file.written or self.peak:
-            spilled = (f"{describe_bytes(self.file.written)} spilled to local disk in {self.spills} spills, at most "
-                       f"{describe_bytes(self.file.largest)} on disk at once" if self.file.written else "nothing spilled")
+            spilled = "nothing spilled"
+            if self.file.written:
+                spilled = (f"{describe_bytes(self.file.written)} spilled to local disk in {self.spills} spills, at "
+                           f"most {describe_bytes(self.file.largest)} on disk at once")
             log.info("Open files held at most %s in memory (budget %s); %s", describe_bytes(self.peak),
                      "none" if self.limit is None else describe_bytes(self.limit), spilled,
                      extra={"memory_budget": {"limit": self.limit, "peak": self.peak, "spilled": self.file.written,
