@@ -111,7 +111,9 @@ def switch_batch_paths_off() -> None:
     JsonBatchPath.for_writer = classmethod(lambda cls, *args: None)
 
 
-def run_export(topic: str, profile: bool, partitioner: str, workload: str) -> dict:
+def run_export(topic: str, profile: bool, partitioner: str, workload: str, overrides: dict | None = None) -> dict:
+    """One export of the partition into a new bucket; ``overrides``: connector keys over the workload's
+    (bench/open_files_memory.py)."""
     import boto3
 
     from kafka_s3_assets.export.partition_export import export_partition
@@ -120,7 +122,8 @@ def run_export(topic: str, profile: bool, partitioner: str, workload: str) -> di
 
     bucket = f"bench-{uuid.uuid4().hex[:10]}"
     boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL_S3"]).create_bucket(Bucket=bucket)
-    request = PartitionExportRequest(resolve_settings(connector(topic, bucket, partitioner, workload)), topic, 0)
+    config = {**connector(topic, bucket, partitioner, workload), **(overrides or {})}
+    request = PartitionExportRequest(resolve_settings(config), topic, 0)
     profiler = None
     if profile:
         import cProfile
@@ -140,7 +143,7 @@ def run_export(topic: str, profile: bool, partitioner: str, workload: str) -> di
     if result.status == "failed":
         raise SystemExit(f"export failed: {result.error}\n{result.error_detail}")
     return {"what": "export", "records": result.records_read, "exported": result.records_exported,
-            "seconds": seconds, "cpu_seconds": cpu}
+            "seconds": seconds, "cpu_seconds": cpu, "bucket": bucket}
 
 
 def run_drain(topic: str) -> dict:

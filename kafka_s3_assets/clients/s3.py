@@ -1,8 +1,10 @@
 """S3 through boto3: streaming multipart objects, conditional manifest writes, bucket checks.
 
-An object is held in memory at most one part (``s3.part.size``) before that part is uploaded
-(docs/differences-from-kafka-connect.md). Objects that stay below one part are sent with a single
-PutObject: the visible result is the same and it costs one request instead of three.
+An object holds at most one part (``s3.part.size``) before that part is uploaded
+(docs/differences-from-kafka-connect.md): in memory, charged to the task's memory budget across its open
+files, which may move it to a local spill file (``use_memory``, sink/memory.py, docs/memory.md); the parts
+are the same bytes either way. Objects that stay below one part are sent with a single PutObject: the
+visible result is the same and it costs one request instead of three.
 
 A data object is only ever created, never replaced: its PutObject or CompleteMultipartUpload carries
 ``If-None-Match: *`` (docs/exactly-once.md, section 6).
@@ -27,6 +29,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..crash_points import crash_point
+from ..sink.memory import MemoryBudget, SpillBuffer
 from ..sink.secrets import Secret, reveal
 from ..sink.storage import StoredObject
 from .aws_credentials import AwsCredentialsSource, boto3_session
@@ -177,7 +180,7 @@ class MultipartOutput:
         self._write_args = write_args or {}
         self._part_args = part_args or {}
         self._retrier = retrier or Retrier(RetryPolicy())
-        self._buffer = bytearray()
+        self._buffer = SpillBuffer()
         self._digest = hashlib.sha256()
         self._size = 0
         self._upload_id: str | None = None
@@ -195,15 +198,20 @@ class MultipartOutput:
         if self._failed is not None:
             raise S3Error(f"{self._url} was aborted after an earlier failure: {self._failed}")
 
+    def use_memory(self, budget: MemoryBudget) -> None:
+        """Charge the bytes held below one part to ``budget``, which may move them to its spill file
+        (sink/memory.py); the parts and the object are the same bytes either way. Before the first write."""
+        assert not self._buffer.size, "use_memory after a write"
+        self._buffer = SpillBuffer(budget)
+
     def write(self, data: bytes) -> None:
         self._check_usable()
-        self._buffer += data
+        buffer = self._buffer
+        buffer.append(data)
         self._digest.update(data)
         self._size += len(data)
-        while len(self._buffer) >= self._part_size:
-            part = bytes(self._buffer[: self._part_size])
-            del self._buffer[: self._part_size]
-            self._upload_part(part)
+        while buffer.size >= self._part_size:
+            self._upload_part(buffer.take(self._part_size))
 
     def _upload_part(self, body: bytes) -> None:
         try:
@@ -225,16 +233,15 @@ class MultipartOutput:
         self._check_usable()
         try:
             if self._upload_id is None:
-                self._put(bytes(self._buffer))
+                self._put(self._buffer.take_all())
             else:
-                if self._buffer:
-                    self._upload_part(bytes(self._buffer))
+                if self._buffer.size:
+                    self._upload_part(self._buffer.take_all())
                 self._complete()
                 self._upload_id = None
         except Exception as exc:
             self._abort_after(exc)
             raise
-        self._buffer = bytearray()
         if self._on_stored is not None:
             self._on_stored(self.key)
         crash_point("object_stored")
@@ -338,7 +345,7 @@ class MultipartOutput:
                                self._retrier, self._on_stored, self._before_write)
 
     def abort(self) -> None:
-        self._buffer = bytearray()
+        self._buffer.clear()
         if self._upload_id is None:
             return
         upload_id, self._upload_id = self._upload_id, None

@@ -53,6 +53,7 @@ from .partition_request import PartitionExportRequest, PartitionExportResult
 from .record_loop import RecordLoop
 from .resume import first_export_offset, planned_end
 from .retention_loss import RetentionLossTracker
+from .task_memory import task_memory_budget
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ def build_writer(config, topic: str, partition: int, store: S3ObjectStore | Leas
     return TopicPartitionWriter(topic, partition, settings=WriterSettings.from_config(config),
                                 partitioner=build_partitioner(config, decoder), formats=formats,
                                 naming=ObjectNaming.from_config(config), store=store, tagger=store.tag,
-                                reporter=reporter)
+                                reporter=reporter, memory=task_memory_budget(config, topic, partition))
 
 
 def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], int] | None = None

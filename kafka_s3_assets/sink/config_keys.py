@@ -46,6 +46,8 @@ EXTENSION_PREFIX = "kafka_s3_assets."
 ICEBERG_CATALOG_URI = "kafka_s3_assets.iceberg.catalog.uri"
 # kafka_s3_assets.iceberg.catalog.<property>: any other key under this prefix is passed to the catalog.
 ICEBERG_CATALOG_PREFIX = "kafka_s3_assets.iceberg.catalog."
+# What a task's open files may hold in memory before spilling to local disk (docs/memory.md).
+MEMORY_BUDGET_KEY = "kafka_s3_assets.task.memory.budget.bytes"
 
 FORMAT_PACKAGE = "io.confluent.connect.s3.format."
 AVRO_FORMAT = FORMAT_PACKAGE + "avro.AvroFormat"
@@ -315,6 +317,10 @@ EXTENSION_KEYS = [
        "themselves before they expire (AWS accepts 900 to the role's maximum session duration)"),
     _k("kafka_s3_assets.commit.consumer.offsets", Type.BOOLEAN, True, F,
        doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
+    _k(MEMORY_BUDGET_KEY, Type.LONG, -1, F, at_least(-1),
+       "Bytes a task's open files may buffer in memory together; past it the largest buffers spill to local "
+       "disk (objects unchanged). -1: a quarter of the memory of one task slot (spark.executor.pyspark.memory's "
+       "share, else the host's or container's memory / its CPUs), at least 64 MiB; 0: no budget (docs/memory.md)"),
     # The Iceberg table over the exported Parquet objects (docs/iceberg.md).
     _k(ICEBERG_CATALOG_URI, Type.STRING, None, F,
        doc="Turns the Iceberg table on (ParquetFormat only): a SQLAlchemy URL (sqlite:///path/catalog.db, "
@@ -364,7 +370,8 @@ DOCS = {
     "s3.object.tagging.key.value.pairs": "Extra tags, as key:value,key:value",
     "s3.object.behavior.on.tagging.error": "ignore or fail when tagging fails",
     "s3.region": "AWS region",
-    "s3.part.size": "Multipart part size, and the most an object being written holds in memory (>= 5 MiB)",
+    "s3.part.size": "Multipart part size, and the most an object being written holds before a part is uploaded "
+                    "(>= 5 MiB; in memory, or spilled to local disk past the memory budget)",
     "s3.credentials.provider.class": "AWS SDK v1/v2 credentials provider class, or Confluent's "
                                      "AwsAssumeRoleCredentialsProvider (s3.credentials.provider.sts.*); see "
                                      "docs/credentials.md",
@@ -390,6 +397,9 @@ DOCS = {
     "headers.format.class": "Format of header files",
     "s3.path.style.access.enabled": "Path-style S3 addressing (needed by most S3-compatible servers)",
     "partitioner.max.open.files": "Commit all open files before one more would be opened (-1: no limit)",
+    "s3.elastic.buffer.enable": "No effect: an object's buffer always grows with what is written, up to one part, "
+                                "within the task's memory budget (docs/memory.md)",
+    "s3.elastic.buffer.init.capacity": "No effect (see s3.elastic.buffer.enable)",
 }
 
 

@@ -25,6 +25,7 @@ new record arrives (the reference needs a new record, or a running task, for tha
 from __future__ import annotations
 
 import logging
+from array import array
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
@@ -37,6 +38,7 @@ from .converters import AvroDecoder
 from .errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
 from .formats.avro_container import BlockWriteError
 from .formats.base import Format, RecordWriter
+from .memory import MemoryBudget
 from .naming import ObjectNaming
 from .schema.projection import project_connect
 from .records import ConnectData, KafkaRecord, SinkRecord
@@ -152,36 +154,46 @@ class _OpenFile:
     end_offset: int = -1
     record_count: int = 0
     schema_ids: list[int] = field(default_factory=list)
-    offset_ranges: list[list[int]] = field(default_factory=list)
+    # The offsets taken, as inclusive ranges flattened (start, end, start, end, ...): 16 bytes a range. With
+    # records of many files interleaved there is a range per record; Python pairs would cost ~70 bytes.
+    ranges: array = field(default_factory=lambda: array("q"))
+
+    @property
+    def offset_ranges(self) -> tuple[tuple[int, int], ...]:
+        ranges = self.ranges
+        return tuple(zip(ranges[0::2], ranges[1::2]))
 
     def add_offset(self, offset: int) -> None:
-        if self.offset_ranges and self.offset_ranges[-1][1] == offset - 1:
-            self.offset_ranges[-1][1] = offset
+        ranges = self.ranges
+        if ranges and ranges[-1] == offset - 1:
+            ranges[-1] = offset
         else:
-            self.offset_ranges.append([offset, offset])
+            ranges.append(offset)
+            ranges.append(offset)
 
     def add_offsets(self, offsets: Sequence[int]) -> None:
         """``add_offset`` of each, in one step when they are consecutive (no compaction gap, no other
         file's records between them)."""
+        ranges = self.ranges
         if offsets[-1] - offsets[0] == len(offsets) - 1:
             self.add_offset(offsets[0])
-            self.offset_ranges[-1][1] = offsets[-1]
+            ranges[-1] = offsets[-1]
             return
-        ranges = self.offset_ranges
-        last = ranges[-1] if ranges else [0, -2]
+        last = ranges[-1] if ranges else -2
         for offset in offsets:  # add_offset inlined: with records interleaved, this runs once a record
-            if last[1] == offset - 1:
-                last[1] = offset
+            if last == offset - 1:
+                ranges[-1] = offset
             else:
-                last = [offset, offset]
-                ranges.append(last)
+                ranges.append(offset)
+                ranges.append(offset)
+            last = offset
 
 
 class TopicPartitionWriter:
     def __init__(self, topic: str, partition: int, *, settings: WriterSettings, partitioner, formats: FileFormats,
                  naming: ObjectNaming, store: ObjectStore,
                  tagger: Callable[[str, dict[str, str]], None] | None = None,
-                 reporter: ErrantRecordReporter | None = None):
+                 reporter: ErrantRecordReporter | None = None, memory: MemoryBudget | None = None):
         self.topic = topic
         self.partition = partition
         self._settings = settings
@@ -192,6 +204,9 @@ class TopicPartitionWriter:
         self._store = store
         self._tagger = tagger
         self._reporter = reporter
+        # What the open files buffer is charged to this budget, and spilled to local disk past it
+        # (sink/memory.py); the objects' bytes are the same whatever it is.
+        self._memory = memory
         self._open: dict[str, _OpenFile] = {}  # insertion-ordered: committed in the order opened
         self._rotation = Rotation(
             flush_size=settings.flush_size,
@@ -498,22 +513,31 @@ class TopicPartitionWriter:
             views.append((KEY_VIEW, self._formats.keys))
         if self._formats.headers is not None:
             views.append((HEADER_VIEW, self._formats.headers))
-        writers = [(view, fmt, fmt.new_writer(self._store.create(base + view.infix + fmt.extension), view))
-                   for view, fmt in views]
+        writers = [(view, fmt, self._new_writer(fmt, base + view.infix + fmt.extension, view)) for view, fmt in views]
         file = _OpenFile(base, writers, record.offset)
         self._open[encoded] = file
         return file
 
+    def _new_writer(self, fmt: Format, key: str, view: RecordView) -> RecordWriter:
+        output = self._store.create(key)
+        memory = self._memory
+        if memory is None:
+            return fmt.new_writer(output, view)
+        use_memory = getattr(output, "use_memory", None)  # an output that buffers parts (clients.s3)
+        if use_memory is not None:
+            use_memory(memory)
+        return fmt.new_writer(output, view, memory)
+
     def _commit_all(self) -> CommittedBatch:
         objects = []
         for encoded, file in self._open.items():
+            ranges = file.offset_ranges
             for view, _fmt, writer in file.writers:
                 stored = writer.commit()
                 for i, obj in enumerate(stored):
                     objects.append(CommittedObject(obj.key, encoded, file.start_offset, file.end_offset,
                                                    file.record_count, obj.size, obj.sha256, tuple(file.schema_ids),
-                                                   view.name if i == 0 else "index",
-                                                   tuple(map(tuple, file.offset_ranges))))
+                                                   view.name if i == 0 else "index", ranges))
                     if i == 0:
                         self._tag(obj.key, file)
         assert self._last_written_offset is not None
@@ -550,6 +574,8 @@ class TopicPartitionWriter:
                     pass
         self._open.clear()
         self._rotation.reset()
+        if self._memory is not None:
+            self._memory.close()  # the spill file, if any, goes
 
 
 def _by_file(encoded: Sequence[str], start: int, end: int) -> dict[str, list[int]]:

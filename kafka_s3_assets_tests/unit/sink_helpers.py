@@ -79,7 +79,7 @@ class _Writer:
 
 
 def writer_for(config: dict, store: InMemoryObjectStore | None = None, topic="s3_topic", partition=0,
-               reporter=None):
+               reporter=None, memory=None):
     cfg = validate_connector_config(config)
     store = store if store is not None else InMemoryObjectStore()
     formats = FileFormats(build_format(cfg, "format.class"),
@@ -88,7 +88,7 @@ def writer_for(config: dict, store: InMemoryObjectStore | None = None, topic="s3
     writer = TopicPartitionWriter(topic, partition, settings=WriterSettings.from_config(cfg),
                                   partitioner=build_partitioner(cfg, AvroDecoder()), formats=formats,
                                   naming=ObjectNaming.from_config(cfg), store=store, tagger=None,
-                                  reporter=reporter)
+                                  reporter=reporter, memory=memory)
     return _Writer(writer), store
 
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 
-from ..formats.parquet_format import AvroToArrow, ParquetFormat, row_schema
+from ..formats.parquet_format import SMALL_RUN, AvroToArrow, ParquetFormat, row_schema
 from ..records import AvroSchemaRef, ConnectData
 from .arrow_cast import ColumnCaster, NotExact
 from .avro_decoder import DatumsDecoder, DecodeError, PolarsAvroDecoder
@@ -38,20 +38,39 @@ class _SchemaPlan:
     decoder: DatumsDecoder
     sizes: DatumSizes
     caster: ColumnCaster
+    # ``decode(count, body)``: the rows of ``count`` datums joined in ``body``, as ``rows`` gives them (one
+    # function per schema: the writer joins the datum runs of one ``decode``).
+    decode: Callable[[int, bytes], pa.RecordBatch]
 
 
 class ParquetRows:
     """A batch as Parquet rows: one Arrow batch in the file's schema, and each record's datum length (the
-    record path's measure of a row, which decides where chunks close)."""
+    record path's measure of a row, which decides where chunks close).
 
-    def __init__(self, schema: AvroSchemaRef, rows: pa.RecordBatch, sizes: list[int], offsets: Sequence[int]):
+    A run of fewer than ``SMALL_RUN`` records (one partition fanning out over many files) is appended as
+    its datums, decoded again when its chunk closes: an Arrow slice per run would cost an Arrow object
+    of a few KiB per run and keep the whole decoded batch alive as long as any of its slices waits. A
+    longer run is a slice of the batch only when it holds at least half of it; otherwise its rows are
+    copied out (``take``), so no file keeps a batch alive for the rows other files took."""
+
+    def __init__(self, schema: AvroSchemaRef, rows: pa.RecordBatch, sizes: list[int], offsets: Sequence[int],
+                 datums: Sequence[bytes] = (), decode: Callable[[int, bytes], pa.RecordBatch] | None = None):
         self._schema = schema
         self._rows = rows
         self._sizes = sizes
         self._offsets = offsets
+        self._datums = datums
+        self._decode = decode
 
     def append(self, writer: Any, indexes: range | Sequence[int]) -> None:
-        if isinstance(indexes, range):
+        if len(indexes) < SMALL_RUN and self._decode is not None:
+            if isinstance(indexes, range):
+                datums, offsets = self._datums[indexes.start:indexes.stop], self._offsets[indexes.start:indexes.stop]
+            else:
+                datums, offsets = [self._datums[i] for i in indexes], [self._offsets[i] for i in indexes]
+            writer.write_datums(self._schema, datums, offsets, self._decode)
+            return
+        if isinstance(indexes, range) and 2 * len(indexes) >= self._rows.num_rows:
             rows = self._rows.slice(indexes.start, len(indexes))
             sizes, offsets = self._sizes[indexes.start:indexes.stop], self._offsets[indexes.start:indexes.stop]
         else:
@@ -101,7 +120,7 @@ class ParquetBatchFormat:
         except (DecodeError, NotExact, pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
             log.debug("A batch of schema id %s goes record by record: %s", schema.schema_id, exc)
             return None
-        return ParquetRows(schema, rows, lengths, offsets)
+        return ParquetRows(schema, rows, lengths, offsets, datums, plan.decode)
 
     @staticmethod
     def _plan(schema: AvroSchemaRef) -> _SchemaPlan | None:
@@ -112,4 +131,10 @@ class ParquetBatchFormat:
         except (ValueError, UnsupportedSchema) as exc:
             log.debug("Records of schema id %s go record by record to Parquet: %s", schema.schema_id, exc)
             return None
-        return _SchemaPlan(decoder, DatumSizes(record), ColumnCaster(record, target))
+        caster = ColumnCaster(record, target)
+
+        def decode(count: int, body: bytes) -> pa.RecordBatch:
+            # (the decoder takes the datums' count from len(); with ``body`` given it reads nothing else)
+            return caster.cast(decoder.decode(range(count), body))
+
+        return _SchemaPlan(decoder, DatumSizes(record), caster, decode)

@@ -22,6 +22,8 @@ from typing import Callable, Sequence
 
 import cramjam
 
+from ..memory import MemoryBudget, SpillBuffer
+
 MAGIC = b"Obj\x01"
 DEFAULT_SYNC_INTERVAL = 64000
 CODECS = ("null", "deflate", "snappy", "bzip2", "zstandard", "xz")
@@ -78,15 +80,16 @@ def _compressor(codec: str) -> Callable[[bytes], bytes]:
 
 
 class AvroContainerEncoder:
-    """Appends binary datums; emits header and blocks through ``sink`` as they fill."""
+    """Appends binary datums; emits header and blocks through ``sink`` as they fill. The block being
+    filled is charged to ``memory`` (which may spill it to disk until the block is written)."""
 
     def __init__(self, schema_json: str, codec: str, sync_marker: bytes, sink: Callable[[bytes], None],
-                 sync_interval: int = DEFAULT_SYNC_INTERVAL):
+                 sync_interval: int = DEFAULT_SYNC_INTERVAL, memory: MemoryBudget | None = None):
         self._compress = _compressor(codec)
         self._sync = sync_marker
         self._sink = sink
         self._sync_interval = sync_interval
-        self._block = bytearray()
+        self._block = SpillBuffer(memory)
         self._count = 0
         self.records = 0
         metadata = {"avro.schema": schema_json.encode("utf-8"), "avro.codec": codec.encode("ascii")}
@@ -99,10 +102,11 @@ class AvroContainerEncoder:
         sink(bytes(header))
 
     def append(self, datum: bytes) -> None:
-        self._block += datum
+        block = self._block
+        block.append(datum)
         self._count += 1
         self.records += 1
-        if len(self._block) >= self._sync_interval:
+        if block.size >= self._sync_interval:
             self.flush_block()
 
     def append_many(self, datums: Sequence[bytes]) -> None:
@@ -113,12 +117,12 @@ class AvroContainerEncoder:
         while start < len(datums):
             before = ends[start - 1] if start else 0
             # The first datum that brings the block to the sync interval closes it.
-            last = bisect_left(ends, before + self._sync_interval - len(self._block), lo=start)
+            last = bisect_left(ends, before + self._sync_interval - self._block.size, lo=start)
             if last >= len(datums):
-                self._block += b"".join(datums[start:])
+                self._block.append(b"".join(datums[start:]))
                 self._count += len(datums) - start
                 break
-            self._block += b"".join(datums[start:last + 1])
+            self._block.append(b"".join(datums[start:last + 1]))
             self._count += last + 1 - start
             try:
                 self.flush_block()
@@ -130,10 +134,14 @@ class AvroContainerEncoder:
     def flush_block(self) -> None:
         if not self._count:
             return
-        data = self._compress(bytes(self._block))
+        data = self._compress(self._block.take_all())
         self._sink(encode_long(self._count) + encode_long(len(data)) + data + self._sync)
-        self._block.clear()
         self._count = 0
 
     def close(self) -> None:
         self.flush_block()
+
+    def discard(self) -> None:
+        """Drop the block being filled (the object is aborted)."""
+        self._block.clear()
+        self._count = 0

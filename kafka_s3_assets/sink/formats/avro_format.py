@@ -17,6 +17,7 @@ import fastavro
 
 from ..converters import AvroDecoder, _strip_logical_types
 from ..errors import RecordDataError
+from ..memory import MemoryBudget
 from ..records import AvroSchemaRef, SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, RecordView
@@ -38,8 +39,9 @@ def _copier_for(copiers: dict, schema: AvroSchemaRef):
 class AvroRecordWriter:
     def __init__(self, output: ObjectOutput, codec: str, view: RecordView = VALUE_VIEW,
                  decoder: AvroDecoder | None = None, validate_datums: bool = True,
-                 copiers: dict | None = None):
+                 copiers: dict | None = None, memory: MemoryBudget | None = None):
         self._output = output
+        self._memory = memory
         self._copiers = {} if copiers is None else copiers  # schema id -> _COPY or a re-encoding function
         self._validate = validate_datums
         self._codec = codec
@@ -54,7 +56,8 @@ class AvroRecordWriter:
         if self._encoder is None:
             # Opened lazily on the first record, whose schema becomes the file's schema.
             self._encoder = AvroContainerEncoder(self._file_schema.header_schema_json, self._codec,
-                                                 sync_marker_for(self._output.key), self._output.write)
+                                                 sync_marker_for(self._output.key), self._output.write,
+                                                 memory=self._memory)
         self._encoder.append(datum)
 
     def write_datums(self, schema: AvroSchemaRef, datums: Sequence[bytes]) -> None:
@@ -65,7 +68,8 @@ class AvroRecordWriter:
             self._file_schema = schema
         if self._encoder is None:
             self._encoder = AvroContainerEncoder(self._file_schema.header_schema_json, self._codec,
-                                                 sync_marker_for(self._output.key), self._output.write)
+                                                 sync_marker_for(self._output.key), self._output.write,
+                                                 memory=self._memory)
         self._encoder.append_many(datums)
 
     def _datum(self, data) -> bytes:
@@ -109,6 +113,8 @@ class AvroRecordWriter:
         return [self._output.commit()]
 
     def abort(self) -> None:
+        if self._encoder is not None:
+            self._encoder.discard()
         self._output.abort()
 
 
@@ -125,5 +131,6 @@ class AvroFormat:
         """Whether datums of ``schema`` go into a file of that schema as they are (no re-encoding)."""
         return _copier_for(self._copiers, schema) is _COPY
 
-    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> AvroRecordWriter:
-        return AvroRecordWriter(output, self.codec, view, self._decoder, self.validate_datums, self._copiers)
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW,
+                   memory: MemoryBudget | None = None) -> AvroRecordWriter:
+        return AvroRecordWriter(output, self.codec, view, self._decoder, self.validate_datums, self._copiers, memory)

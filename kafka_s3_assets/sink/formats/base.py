@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from ..memory import MemoryBudget
 from ..records import SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import RecordView
@@ -23,4 +24,7 @@ class Format(Protocol):
 
     extension: str
 
-    def new_writer(self, output: ObjectOutput, view: RecordView) -> RecordWriter: ...
+    def new_writer(self, output: ObjectOutput, view: RecordView, memory: MemoryBudget | None = None) -> RecordWriter:
+        """A writer of one object; what it buffers is charged to ``memory``, the task's budget across its
+        open files, and may be spilled to disk (sink/memory.py)."""
+        ...

@@ -152,5 +152,6 @@ class BlockGzipFormat:
         self.level = level
         self._json_format = json_format or JsonFormat("none")
 
-    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> BlockGzipRecordWriter:
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW, memory=None) -> BlockGzipRecordWriter:
+        """(``memory``: the gzip member's input is not charged; the output's bytes below one part are.)"""
         return BlockGzipRecordWriter(output, self.block_size, self.level, self._json_format, view)

@@ -61,12 +61,12 @@ def raw_bytes(data: ConnectData | None, decoder: AvroDecoder, view_name: str) ->
 
 class ByteArrayRecordWriter:
     def __init__(self, output: ObjectOutput, separator: bytes, compression: str, level: int,
-                 decoder: AvroDecoder, view: RecordView = VALUE_VIEW):
+                 decoder: AvroDecoder, view: RecordView = VALUE_VIEW, memory=None):
         self._output = output
         self._separator = separator
         self._decoder = decoder
         self._view = view
-        self._compressor = StreamCompressor(compression, level)
+        self._compressor = StreamCompressor(compression, level, memory)
 
     def write(self, record: SinkRecord) -> None:
         payload = raw_bytes(self._view.data(record), self._decoder, self._view.name)
@@ -84,6 +84,7 @@ class ByteArrayRecordWriter:
         return [self._output.commit()]
 
     def abort(self) -> None:
+        self._compressor.discard()
         self._output.abort()
 
 
@@ -99,5 +100,8 @@ class ByteArrayFormat:
         self.extension = extension + compression_extension(compression)
         self._decoder = AvroDecoder()
 
-    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> ByteArrayRecordWriter:
-        return ByteArrayRecordWriter(output, self.separator, self.compression, self.level, self._decoder, view)
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW, memory=None) -> ByteArrayRecordWriter:
+        """(``memory``: charged with the input waiting for the object's compressor, ``compression``; the
+        output charges its own bytes.)"""
+        return ByteArrayRecordWriter(output, self.separator, self.compression, self.level, self._decoder, view,
+                                     memory)

@@ -38,11 +38,11 @@ def encode_json_value(value: Any) -> bytes:
 
 class JsonRecordWriter:
     def __init__(self, output: ObjectOutput, compression: str, level: int, decoder: AvroDecoder,
-                 view: RecordView = VALUE_VIEW, numeric_decimals: bool = False):
+                 view: RecordView = VALUE_VIEW, numeric_decimals: bool = False, memory=None):
         self._output = output
         self._decoder = decoder
         self._view = view
-        self._compressor = StreamCompressor(compression, level)
+        self._compressor = StreamCompressor(compression, level, memory)
         self._numeric_decimals = numeric_decimals
 
     def write(self, record: SinkRecord) -> None:
@@ -83,6 +83,7 @@ class JsonRecordWriter:
         return [self._output.commit()]
 
     def abort(self) -> None:
+        self._compressor.discard()
         self._output.abort()
 
 
@@ -94,5 +95,8 @@ class JsonFormat:
         self.extension = ".json" + compression_extension(compression)
         self._decoder = AvroDecoder()
 
-    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> JsonRecordWriter:
-        return JsonRecordWriter(output, self.compression, self.level, self._decoder, view, self.numeric_decimals)
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW, memory=None) -> JsonRecordWriter:
+        """(``memory``: charged with the input waiting for the object's compressor, ``compression``; the
+        output charges its own bytes.)"""
+        return JsonRecordWriter(output, self.compression, self.level, self._decoder, view, self.numeric_decimals,
+                                memory)

@@ -18,7 +18,9 @@ buffered Arrow data reaches ``row_group_bytes`` (8 MiB by default, never more th
 so a finished row group's bytes go to the object (and its multipart upload) at once, and an object costs
 about one row group plus one part buffer. Decoded rows are turned into Arrow arrays every ``batch_rows``
 rows (or ~256 KiB of record bytes), so Python objects never pile up. Small row groups compress a little
-worse than parquet-java's 128 MiB ones; raise ``row_group_bytes`` to trade memory for that.
+worse than parquet-java's 128 MiB ones; raise ``row_group_bytes`` to trade memory for that. The rows and
+chunks waiting are charged to the task's memory budget across its open files and spilled to local disk
+past it (``ParquetRecordWriter.spill``, docs/memory.md), with the same bytes.
 
 Rows arrive one record at a time (``write``) or as Arrow slices of a decoded batch (``write_arrow``, the
 columnar batch path, ``sink.columnar``), in any mix. Both cut the rows into the same Arrow chunks (a
@@ -43,6 +45,7 @@ import pyarrow.parquet as pq
 
 from ..converters import AvroDecoder, _strip_logical_types
 from ..errors import RecordDataError
+from ..memory import MemoryBudget
 from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
 from ..schema.avro_names import AvroNames, namespace_of
 from ..storage import ObjectOutput, StoredObject
@@ -393,30 +396,143 @@ class RowGroupPolicy:
     batch_record_bytes: int = BATCH_RECORD_BYTES
 
 
+# Charged to the task's memory budget (sink/memory.py), per row waiting for its chunk: estimates from the
+# record's datum bytes (deterministic: the same records charge the same bytes anywhere). A Python row
+# (``write``) costs about 7 times its W1 datum in objects; an Arrow slice of a decoded batch about twice
+# (fixed-width numbers, offsets); a datum run its bytes. A closed chunk is charged its ``arrow_size``.
+PYTHON_ROW_BYTES = 256
+PYTHON_ROW_FACTOR = 4
+ARROW_ROW_FACTOR = 2
+DATUM_ROW_BYTES = 8
+# Runs of the columnar batch path shorter than this stay datum bytes until their chunk closes, decoded
+# then (a slice per run would cost an Arrow object per run and keep the whole decoded batch alive).
+SMALL_RUN = 64
+
+
+class _Spilled:
+    """An Arrow batch moved to the spill file (Arrow IPC), read back when its chunk or row group is due."""
+
+    __slots__ = ("position", "length")
+
+    def __init__(self, position: int, length: int):
+        self.position = position
+        self.length = length
+
+
+class _DatumRun:
+    """Rows of the columnar batch path kept as their Avro datums, decoded when their chunk closes."""
+
+    __slots__ = ("decode", "body", "count")
+
+    def __init__(self, decode: Callable[[int, bytes], pa.RecordBatch]):
+        self.decode = decode
+        self.body = bytearray()
+        self.count = 0
+
+
 class ParquetRecordWriter:
+    """One Parquet object. Rows wait in ``_pending`` until their chunk closes, chunks in ``_chunks`` until
+    their row group is written; the native ParquetWriter is opened for the first row group (an open one
+    holds ~13 KiB, which thousands of open files would multiply). Both lists are charged to ``memory`` and
+    spilled when it asks (``spill``): chunks one by one as Arrow IPC, the pending rows as one Arrow batch,
+    so chunks and row groups close at the same records and hold the same values either way."""
+
     def __init__(self, output: ObjectOutput, codec: ParquetCodec, policy: RowGroupPolicy,
-                 view: RecordView = VALUE_VIEW, decoder: AvroDecoder | None = None):
+                 view: RecordView = VALUE_VIEW, decoder: AvroDecoder | None = None,
+                 memory: MemoryBudget | None = None):
         self._output = output
         self._file = _OutputFile(output)
         self._codec = codec
         self._policy = policy
         self._view = view
         self._decoder = decoder or AvroDecoder()
+        self._memory = memory
         self._writer: pq.ParquetWriter | None = None
+        self._started = False  # a row was taken: the object is a Parquet file, however few rows it has
         self._arrow_schema: pa.Schema | None = None
         self._file_schema = None  # the Connect schema of the first record
         self._file_avro_schema = None  # the Avro schema of a row (the value's, or the key/header envelope)
         self._row_convert: Convert | None = None
         self._validator_schema = None  # parsed lazily, for records whose schema is not the file's
-        # The rows of the next chunk, in order: lists of converted rows (``write``) and Arrow batches
-        # (``write_arrow``).
-        self._pending: list[list | pa.RecordBatch] = []
+        # The rows of the next chunk, in order: lists of converted rows (``write``), Arrow batches and datum
+        # runs (``write_arrow``, ``write_datums``), Arrow batches spilled.
+        self._pending: list[list | pa.RecordBatch | _DatumRun | _Spilled] = []
         self._pending_rows = 0
         self._pending_bytes = 0
-        self._chunks: list[pa.RecordBatch] = []  # the next row group's chunks
+        self._pending_charge = 0  # charged for the pending rows held in memory
+        self._chunks: list[pa.RecordBatch | _Spilled] = []  # the next row group's chunks
+        self._chunk_charges: list[int] = []  # each chunk's charge (0 once spilled)
+        self._chunks_charge = 0  # their sum
         self._chunks_bytes = 0
         self._chunks_rows = 0
         self._last_offset: int | None = None
+
+    # ---- the memory budget --------------------------------------------------------------------------------
+
+    def _charge(self, n: int) -> None:
+        """Count ``n`` more bytes of pending rows (the last thing a method does: it may spill)."""
+        memory = self._memory
+        if memory is not None:
+            self._pending_charge += n
+            if self._pending_charge == n and not self._chunks_charge:
+                memory.track(self)
+            memory.charge(n)
+
+    def _release(self, n: int) -> None:
+        """Uncount ``n`` bytes, already taken off ``_pending_charge`` or ``_chunks_charge``."""
+        memory = self._memory
+        if memory is not None and n:
+            memory.release(n)
+            if not self._pending_charge and not self._chunks_charge:
+                memory.forget(self)
+
+    def in_memory(self) -> int:
+        return self._pending_charge + self._chunks_charge
+
+    def spill(self) -> int:
+        """Move the chunks and the pending rows held in memory to the budget's spill file."""
+        memory = self._memory
+        if memory is None:
+            return 0
+        freed = 0
+        for i, chunk in enumerate(self._chunks):
+            if self._chunk_charges[i]:
+                self._chunks[i] = self._spilled(chunk)
+                freed += self._chunk_charges[i]
+                self._chunk_charges[i] = 0
+        self._chunks_charge = 0
+        if self._pending_charge:
+            # Spilled pieces come first; the ones after them, in memory, become one more.
+            pending = self._pending
+            first = next(i for i, piece in enumerate(pending) if not isinstance(piece, _Spilled))
+            try:
+                rows = self._materialized(pending[first:])
+            except Exception:  # noqa: BLE001 - rows Arrow refuses stay as they are, to fail at their chunk
+                rows = None
+            if rows is not None:
+                self._pending = [*pending[:first], self._spilled(rows)]
+                freed += self._pending_charge
+                self._pending_charge = 0
+        self._release(freed)
+        return freed
+
+    def _spilled(self, batch: pa.RecordBatch) -> _Spilled:
+        assert self._memory is not None
+        return _Spilled(*self._memory.file.write(batch.serialize()))
+
+    def _unspilled(self, piece: _Spilled) -> pa.RecordBatch:
+        """The batch back from the spill file (still there until ``_free``d)."""
+        assert self._memory is not None
+        data = self._memory.file.read(piece.position, piece.length)
+        return pa.ipc.read_record_batch(pa.py_buffer(data), self._arrow_schema)
+
+    def _free(self, pieces) -> None:
+        """The spill file's space of the spilled ones of ``pieces`` is no longer needed."""
+        for piece in pieces:
+            if isinstance(piece, _Spilled):
+                self._memory.file.free(piece.length)
+
+    # ---- writing ---------------------------------------------------------------------------------------------
 
     def write(self, record: SinkRecord) -> None:
         data = self._view.data(record)
@@ -428,18 +544,21 @@ class ParquetRecordWriter:
             raise
         except Exception as exc:  # a value Parquet cannot hold in this file: this record's fault
             raise RecordDataError(str(exc) or type(exc).__name__) from exc
-        self._open_writer()
+        self._started = True
         pending = self._pending
         if not pending or not isinstance(pending[-1], list):
             pending.append([])
         pending[-1].append(row)
+        size = _estimated_size(data)
         self._pending_rows += 1
-        self._pending_bytes += _estimated_size(data)
+        self._pending_bytes += size
         self._last_offset = record.offset
         if self._pending_rows >= self._policy.batch_rows or self._pending_bytes >= self._policy.batch_record_bytes:
             self._close_chunk()
         if self._chunks_bytes >= self._policy.row_group_bytes or self._chunks_rows >= self._policy.row_group_rows:
             self._write_row_group()
+        if self._pending_rows:
+            self._charge(PYTHON_ROW_BYTES + PYTHON_ROW_FACTOR * size)
 
     def write_arrow(self, schema: AvroSchemaRef, rows: pa.RecordBatch, sizes: Sequence[int],
                     offsets: Sequence[int]) -> None:
@@ -448,9 +567,37 @@ class ParquetRecordWriter:
         their datums' lengths, ``offsets`` their offsets. Chunks and row groups close at the records
         where ``write`` would close them. A failure raises ``BlockWriteError`` naming the record (its
         index in ``rows``) whose ``write`` would have met it."""
+
+        def piece(start: int, end: int, nbytes: int) -> int:
+            self._pending.append(rows.slice(start, end - start))
+            return ARROW_ROW_FACTOR * nbytes
+
+        self._append_rows(schema, sizes, offsets, piece)
+
+    def write_datums(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
+                     decode: Callable[[int, bytes], pa.RecordBatch]) -> None:
+        """``write_arrow`` of rows given as their datums, which ``decode(count, joined datums)`` turns into
+        the rows ``write_arrow`` would have been given: for short runs, kept as bytes until their chunk
+        closes."""
+
+        def piece(start: int, end: int, nbytes: int) -> int:
+            last = self._pending[-1] if self._pending else None
+            if not isinstance(last, _DatumRun) or last.decode is not decode:
+                last = _DatumRun(decode)
+                self._pending.append(last)
+            last.body += b"".join(datums[start:end])
+            last.count += end - start
+            return nbytes + DATUM_ROW_BYTES * (end - start)
+
+        self._append_rows(schema, [len(d) for d in datums], offsets, piece)
+
+    def _append_rows(self, schema: AvroSchemaRef, sizes: Sequence[int], offsets: Sequence[int],
+                     piece: Callable[[int, int, int], int]) -> None:
+        """Cuts the rows at the records where ``write`` would close chunks; ``piece(start, end, datum bytes)``
+        adds rows ``[start, end)`` to the pending ones and says what to charge for them."""
         if self._file_schema is None:
             self._schema_from(ConnectData(schema, avro_datum=b""))
-        self._open_writer()
+        self._started = True
         policy = self._policy
         ends = list(accumulate(sizes))  # datum bytes of rows[0..k]
         start, count = 0, len(ends)
@@ -462,7 +609,7 @@ class ParquetRecordWriter:
             filled = bisect_left(ends, before + policy.batch_record_bytes - self._pending_bytes, lo=start, hi=end)
             if filled < end:
                 end = filled + 1
-            self._pending.append(rows.slice(start, end - start))
+            charge = piece(start, end, ends[end - 1] - before)
             self._pending_rows += end - start
             self._pending_bytes += ends[end - 1] - before
             self._last_offset = offsets[end - 1]
@@ -473,6 +620,8 @@ class ParquetRecordWriter:
                         self._write_row_group()
                 except Exception as exc:
                     raise BlockWriteError(end - 1, exc) from exc
+            else:
+                self._charge(charge)
             start = end
 
     def _open_writer(self) -> None:
@@ -511,40 +660,71 @@ class ParquetRecordWriter:
             raise ValueError(f"This {self._view.name} does not fit the Parquet file's schema "
                              f"(taken from the file's first record): {exc}") from None
 
-    def _close_chunk(self) -> None:
-        """The pending rows become one Arrow chunk of the next row group."""
-        if not self._pending:
-            return
+    def _materialized(self, pending: list) -> pa.RecordBatch:
+        """The pending pieces' rows as one Arrow batch (a ValueError for rows Arrow refuses); the spilled
+        ones are then no longer needed in the spill file."""
         pieces = []
-        for piece in self._pending:
+        for piece in pending:
             if isinstance(piece, list):
                 try:
                     piece = pa.RecordBatch.from_pylist(piece, schema=self._arrow_schema)
                 except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
                     raise ValueError(f"Could not encode {self._pending_rows} {self._view.name} ending at offset "
                                      f"{self._last_offset} as Parquet: {exc}") from exc
+            elif isinstance(piece, _DatumRun):
+                piece = piece.decode(piece.count, bytes(piece.body))
+            elif isinstance(piece, _Spilled):
+                piece = self._unspilled(piece)
             pieces.append(piece)
-        chunk = pieces[0] if len(pieces) == 1 else _concatenated(pieces, self._arrow_schema)
-        self._pending, self._pending_rows, self._pending_bytes = [], 0, 0
+        rows = pieces[0] if len(pieces) == 1 else _concatenated(pieces, self._arrow_schema)
+        self._free(pending)
+        return rows
+
+    def _close_chunk(self) -> None:
+        """The pending rows become one Arrow chunk of the next row group."""
+        if not self._pending:
+            return
+        chunk = self._materialized(self._pending)
+        released = self._pending_charge
+        self._pending, self._pending_rows, self._pending_bytes, self._pending_charge = [], 0, 0, 0
+        size = arrow_size(chunk)
         self._chunks.append(chunk)
-        self._chunks_bytes += arrow_size(chunk)
+        self._chunks_bytes += size
         self._chunks_rows += chunk.num_rows
+        self._chunk_charges.append(0)
+        self._release(released)
+        if self._memory is not None:
+            self._chunk_charges[-1] = size
+            self._chunks_charge += size
+            if self._chunks_charge == size and not self._pending_charge:
+                self._memory.track(self)
+            self._memory.charge(size)
 
     def _write_row_group(self) -> None:
         self._close_chunk()
         if not self._chunks:
             return
-        table = pa.Table.from_batches(self._chunks, schema=self._arrow_schema)
-        self._chunks, self._chunks_bytes, self._chunks_rows = [], 0, 0
+        chunks = [self._unspilled(c) if isinstance(c, _Spilled) else c for c in self._chunks]
+        self._free(self._chunks)
+        released = self._chunks_charge
+        self._chunks, self._chunk_charges, self._chunks_charge = [], [], 0
+        self._chunks_bytes, self._chunks_rows = 0, 0
+        self._release(released)
+        table = pa.Table.from_batches(chunks, schema=self._arrow_schema)
+        self._open_writer()
         self._writer.write_table(table, row_group_size=table.num_rows)  # one row group, streamed out now
 
     def commit(self) -> list[StoredObject]:
-        if self._writer is not None:
+        if self._started:
             self._write_row_group()
+            self._open_writer()  # (a file of rows is a Parquet file: opened, if no row group did)
             self._writer.close()  # the footer
+            # A closed native writer still holds ~24 KiB; a commit of thousands of files would hold them all.
+            self._writer = None
         return [self._output.commit()]
 
     def abort(self) -> None:
+        self._discard_rows()
         if self._writer is not None:
             self._file.discard = True
             try:
@@ -553,6 +733,18 @@ class ParquetRecordWriter:
                 pass
             self._writer = None
         self._output.abort()
+
+    def _discard_rows(self) -> None:
+        """Drops the pending rows and chunks, and what of them was spilled."""
+        memory = self._memory
+        if memory is not None:
+            self._free((*self._pending, *self._chunks))
+            released = self._pending_charge + self._chunks_charge
+            self._pending_charge = self._chunks_charge = 0
+            self._release(released)
+            memory.forget(self)
+        self._pending, self._pending_rows, self._pending_bytes, self._pending_charge = [], 0, 0, 0
+        self._chunks, self._chunk_charges, self._chunks_charge, self._chunks_bytes, self._chunks_rows = [], [], 0, 0, 0
 
 
 def _concatenated(pieces: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
@@ -599,5 +791,6 @@ class ParquetFormat:
                                      batch_rows=batch_rows, batch_record_bytes=min(BATCH_RECORD_BYTES, row_group_bytes))
         self._decoder = AvroDecoder()
 
-    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW) -> ParquetRecordWriter:
-        return ParquetRecordWriter(output, self.codec, self.policy, view, self._decoder)
+    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW,
+                   memory: MemoryBudget | None = None) -> ParquetRecordWriter:
+        return ParquetRecordWriter(output, self.codec, self.policy, view, self._decoder, memory)
