@@ -48,7 +48,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from ..clients.errors import ConditionFailedError, ExternalSystemError
 from ..clients.s3 import S3ObjectStore
@@ -199,11 +199,17 @@ class ExportLease:
     def record_prefix(self, prefix: str) -> None:
         """Record that this attempt creates objects under ``prefix``; call before creating the first one.
         Also a fence: an attempt that was taken over learns it here, before writing under a new prefix."""
+        self.record_prefixes((prefix,))
+
+    def record_prefixes(self, prefixes: Iterable[str]) -> None:
+        """``record_prefix`` of each, in one write of the lease (none when all are recorded already)."""
         with self._lock:
             known = self.state.written_prefixes
-            if known is None or prefix in known:
+            if known is None:
                 return
-            self._rewrite(replace(self.state, written_prefixes=known + (prefix,)))
+            new = tuple(p for p in dict.fromkeys(prefixes) if p not in known)
+            if new:
+                self._rewrite(replace(self.state, written_prefixes=known + new))
 
     def plan(self, resume_offset: int, plan_end: Callable[[int], int]) -> None:
         """Plan the attempt from ``resume_offset``, read while owning the lease: replay the dead

@@ -379,3 +379,62 @@ def test_object_names_are_recognised_as_the_reference_writes_them(naming, key, e
 def test_the_topic_prefix_holds_every_encoded_partition():
     assert ObjectNaming().topic_prefix("t") == "topics/t/"
     assert ObjectNaming(topics_dir=" ").topic_prefix("t") == "t/"
+
+
+class RecordingLease:
+    """What LeasedStore asks of a lease: prefixes recorded (each call one lease write), fences."""
+
+    def __init__(self):
+        self.writes: list[tuple[str, ...]] = []
+        self.fences = 0
+
+    def record_prefixes(self, prefixes):
+        self.writes.append(tuple(prefixes))
+
+    def fence(self):
+        self.fences += 1
+
+
+class CreatingStore:
+    def __init__(self):
+        self.before_write = {}
+
+    def create(self, key, *, before_write):
+        self.before_write[key] = before_write
+        return key
+
+    def tag(self, key, tags):
+        pass
+
+
+def test_the_prefixes_of_the_files_opened_are_recorded_in_one_lease_write_before_the_first_write():
+    from kafka_s3_assets.ledger.leased_store import LeasedStore
+
+    lease, store = RecordingLease(), CreatingStore()
+    leased = LeasedStore(store, lease, ObjectNaming(), "t", 0)
+    keys = [f"topics/t/k={k}/t+0+{o:010d}.avro" for k, o in (("a", 0), ("b", 1), ("c", 2), ("a", 3))]
+    for key in keys[:3]:
+        leased.create(key)
+    assert lease.writes == []  # nothing written yet: nothing to record
+    store.before_write[keys[0]]()  # a commit of the three files: the first object's first request
+    assert lease.writes == [("topics/t/k=a/t+0+", "topics/t/k=b/t+0+", "topics/t/k=c/t+0+")]
+    store.before_write[keys[1]]()
+    store.before_write[keys[2]]()
+    assert len(lease.writes) == 1 and lease.fences == 3  # every write request fenced, one lease write
+    leased.create(keys[3])
+    store.before_write[keys[3]]()
+    assert lease.writes[1:] == [("topics/t/k=a/t+0+",)]  # recorded already: the lease skips it
+    with pytest.raises(ValueError, match="not an object name of t/0"):
+        leased.create("topics/t/k=a/other+0+0000000004.avro")
+
+
+def test_recording_prefixes_writes_the_lease_once_and_only_for_new_ones():
+    store, elapsed = ConditionalStore(), Monotonic()
+    lease = take_with(store, elapsed)
+    writes = []
+    put = store.put_conditionally
+    store.put_conditionally = lambda *a, **kw: (writes.append(a[0]), put(*a, **kw))[1]
+    lease.record_prefixes(["topics/t/a/t+0+", "topics/t/b/t+0+", "topics/t/a/t+0+"])
+    lease.record_prefixes(["topics/t/b/t+0+"])
+    assert len(writes) == 1
+    assert store.lease().written_prefixes == ("topics/t/a/t+0+", "topics/t/b/t+0+")
