@@ -21,14 +21,14 @@ import json
 
 from ..clients.s3 import S3ObjectStore
 from ..ledger import Manifest
-from ..sink.spredfast_config import SpredfastSettings
+from ..sink.block_gzip_sink_config import BlockGzipSinkSettings
 
 
 class CursorError(ValueError):
     """The cursor names an index that is missing or unreadable."""
 
 
-def cursor_key(settings: SpredfastSettings, topic: str, partition: int) -> str:
+def cursor_key(settings: BlockGzipSinkSettings, topic: str, partition: int) -> str:
     return f"{settings.key_prefix}last_chunk_index.{topic}-{partition:05d}.txt"
 
 
@@ -42,7 +42,7 @@ def next_offset_of_index(index_json: bytes, index_key: str) -> int:
 
 
 class BlockGzipCursor:
-    def __init__(self, store: S3ObjectStore, settings: SpredfastSettings, topic: str, partition: int):
+    def __init__(self, store: S3ObjectStore, settings: BlockGzipSinkSettings, topic: str, partition: int):
         self._store = store
         self.key = cursor_key(settings, topic, partition)
 
@@ -72,5 +72,5 @@ class BlockGzipCursor:
 
 def block_gzip_cursor(store: S3ObjectStore, config, topic: str, partition: int) -> BlockGzipCursor | None:
     """The cursor of a Block-GZIP sink config; None for any other connector."""
-    settings = getattr(config, "spredfast", None)
+    settings = getattr(config, "block_gzip_sink", None)
     return BlockGzipCursor(store, settings, topic, partition) if settings is not None else None

@@ -20,7 +20,7 @@ from .settings import ExportSettings
 
 # Where the next export resumes, in the order an export looks.
 FROM_MANIFEST = "manifest"          # after the last manifest in S3
-FROM_SPREDFAST_CURSOR = "spredfast_cursor"  # the Block-GZIP sink's last_chunk_index cursor (its config only)
+FROM_BLOCK_GZIP_CURSOR = "block_gzip_cursor"  # the Block-GZIP sink's last_chunk_index cursor (its config only)
 FROM_CONSUMER_GROUP = "consumer_group"  # Kafka Connect's connect-<name> offset (a migration's first export)
 FROM_EARLIEST = "earliest"          # nothing exported, no group offset: the log start
 
@@ -73,7 +73,7 @@ def objects_ready(config: SinkConfig, waiting: int) -> int | None:
     schema (a schema change also rotates). Elsewhere the answer depends on record contents (Field and
     time-based partitioners spread records over several open files) or on time: None. Under the
     Block-GZIP sink's config a run writes one object and its index whenever records wait."""
-    if config.spredfast is not None:
+    if config.block_gzip_sink is not None:
         return 2 if waiting else 0
     if config["partitioner.class"] != DEFAULT_PARTITIONER:
         return None
@@ -112,7 +112,7 @@ def _next_offset(settings: ExportSettings, config: SinkConfig, plan: PartitionPl
     cursor = block_gzip_cursor(store, config, plan.topic, plan.partition)
     offset = cursor.resume_offset() if cursor is not None else None
     if offset is not None:
-        return offset, FROM_SPREDFAST_CURSOR
+        return offset, FROM_BLOCK_GZIP_CURSOR
     committed = kafka_client.committed_offset(settings.kafka, config.consumer_group, plan.topic, plan.partition)
     if committed is not None:
         return committed, FROM_CONSUMER_GROUP

@@ -28,7 +28,7 @@ from ..clients.errors import DeadLetterQueueError
 from ..sink.errors import NullValueSkipped, RecordError
 from ..ledger import ToleratedRange
 from ..sink.records import KafkaRecord, SinkRecord
-from ..sink.writer import CommittedBatch
+from ..sink.writer import Commit
 from .tolerance import ErrorPolicy, RecordFailure, classify
 
 log = logging.getLogger(__name__)
@@ -87,9 +87,9 @@ class _Tolerated:
 
 @dataclass(frozen=True)
 class Settlement:
-    """What the next manifest may cover: the batches, the tolerated offsets, and the last offset."""
+    """What the next manifest may cover: the commits, the tolerated offsets, and the last offset."""
 
-    batches: list[CommittedBatch]
+    commits: list[Commit]
     tolerated: tuple[ToleratedRange, ...]
     end_offset: int | None
     settled: int  # how many tolerated records this covers (to confirm once the manifest is written)
@@ -97,7 +97,7 @@ class Settlement:
 
     @property
     def empty(self) -> bool:
-        return not self.batches and not self.tolerated
+        return not self.commits and not self.tolerated
 
 
 class ErrantRecords:
@@ -175,9 +175,9 @@ class ErrantRecords:
 
     # -- settling with the manifest -------------------------------------------------------------------
 
-    def settle(self, batches: list[CommittedBatch]) -> Settlement:
+    def settle(self, commits: list[Commit]) -> Settlement:
         """What a manifest written now may cover, with the DLQ records of its tolerated offsets produced
-        and acknowledged. On a DLQ failure, only the batches before the first unacknowledged record, and
+        and acknowledged. On a DLQ failure, only the commits before the first unacknowledged record, and
         the error to raise once they are recorded."""
         frontier = self._unsettled_from()
         covered = [t for t in self._tolerated if frontier is None or t.offset < frontier]
@@ -188,10 +188,10 @@ class ErrantRecords:
                 self._dead_letters.flush()
             except DeadLetterQueueError as exc:
                 error = exc
-                batches = [b for b in batches if b.last_offset < covered[0].offset]
+                commits = [c for c in commits if c.last_offset < covered[0].offset]
                 covered = []
-        ends = ([batches[-1].last_offset] if batches else []) + ([covered[-1].offset] if covered else [])
-        return Settlement(list(batches), _ranges(covered), max(ends) if ends else None, len(covered), error)
+        ends = ([commits[-1].last_offset] if commits else []) + ([covered[-1].offset] if covered else [])
+        return Settlement(list(commits), _ranges(covered), max(ends) if ends else None, len(covered), error)
 
     def confirm(self, settlement: Settlement) -> None:
         """The manifest of ``settlement`` is written: its tolerated records are done."""

@@ -1,6 +1,6 @@
 """Turning what the writer committed into manifests, then committing the consumer group's offset.
 
-The writer hands over each commit of its files (``CommittedBatch``); once the pending ones hold enough
+The writer hands over each commit of its files (``Commit``); once the pending ones hold enough
 objects (``kafka_s3_assets.manifest.max.objects``) or offset ranges, or at the end of the attempt, they
 become one manifest: tolerated offsets settled first (their dead letters acknowledged), then written by
 the topic-partition's ledger (fenced by the lease), then the Block-GZIP cursor followed and the consumer
@@ -14,8 +14,8 @@ from typing import Callable
 
 from ..clients import kafka as kafka_client
 from ..ledger import ExportLease, Manifest, PartitionLedger
-from ..ledger.manifest import manifest_for_batches
-from ..sink.writer import CommittedBatch
+from ..ledger.manifest import manifest_for_commits
+from ..sink.writer import Commit
 from .errant_records import ErrantRecords
 from .partition_request import PartitionExportRequest
 
@@ -43,7 +43,7 @@ class WrittenManifest:
 
 
 class ManifestCommitter:
-    """Turns completed batches into manifests, then commits the consumer offset after each."""
+    """Turns the writer's commits into manifests, then commits the consumer offset after each."""
 
     def __init__(self, request: PartitionExportRequest, ledger: PartitionLedger, start_offset: int,
                  clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str, lease: ExportLease,
@@ -57,10 +57,10 @@ class ManifestCommitter:
         self._clock_ms = clock_ms
         self._commit_offsets = commit_consumer_offsets
         self._group = group
-        self._annotate = annotate  # adds what the batches do not know (lost ranges) before the write
-        self._max_objects = max_objects  # a manifest is written once the pending batches hold this many objects
+        self._annotate = annotate  # adds what the commits do not know (lost ranges) before the write
+        self._max_objects = max_objects  # a manifest is written once the pending commits hold this many objects
         self._on_committed = on_committed  # after each manifest (the Block-GZIP sink's cursor)
-        self.pending: list[CommittedBatch] = []
+        self.pending: list[Commit] = []
         self._pending_ranges = 0  # offset ranges the pending objects list
         # What the run's manifests hold, without their offset ranges (one per record when records
         # interleave): the result and progress need no more, and keeping the manifests grew with the backlog.
@@ -69,15 +69,15 @@ class ManifestCommitter:
 
     @property
     def pending_objects(self) -> int:
-        return sum(len(b.objects) for b in self.pending)
+        return sum(len(c.objects) for c in self.pending)
 
-    def add(self, *batches: CommittedBatch) -> None:
-        """Batches the writer committed (for one record, or one commit of the batch path); writes the
-        manifest once the pending ones hold enough objects."""
-        if not batches:
+    def add(self, *commits: Commit) -> None:
+        """The writer's commits (after one record, or in one batch); writes the manifest once the pending
+        ones hold enough objects."""
+        if not commits:
             return
-        self.pending.extend(batches)
-        self._pending_ranges += sum(len(o.offset_ranges) for b in batches for o in b.objects)
+        self.pending.extend(commits)
+        self._pending_ranges += sum(len(o.offset_ranges) for c in commits for o in c.objects)
         if ((self._max_objects is not None and self.pending_objects >= self._max_objects)
                 or self._pending_ranges >= MANIFEST_MAX_RANGES):
             self.flush()
@@ -90,14 +90,14 @@ class ManifestCommitter:
                 raise settled.error
             return
         r = self._request
-        manifest = self._annotate(manifest_for_batches(
-            r.settings.connector_config["name"], r.topic, r.partition, self.next_start, settled.batches,
+        manifest = self._annotate(manifest_for_commits(
+            r.settings.connector_config["name"], r.topic, r.partition, self.next_start, settled.commits,
             self._clock_ms(), r.run_id, settled.tolerated, settled.end_offset))
         key = self._ledger.write_manifest(manifest, self._lease)
         self._on_committed(manifest)
         self._errant.confirm(settled)
-        self.pending = self.pending[len(settled.batches):]
-        self._pending_ranges = sum(len(o.offset_ranges) for b in self.pending for o in b.objects)
+        self.pending = self.pending[len(settled.commits):]
+        self._pending_ranges = sum(len(o.offset_ranges) for c in self.pending for o in c.objects)
         self.written.append(WrittenManifest.of(manifest))
         self.manifest_keys.append(key)
         self.next_start = manifest.next_offset

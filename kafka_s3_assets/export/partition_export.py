@@ -9,7 +9,7 @@
    in between, and planning from the stale offset would write committed objects again.
 3. Read ``[resume, end)`` with ``assign()``; convert; hand records to the TopicPartitionWriter, which
    uses the one wall-clock time of the attempt for everything time-dependent.
-4. Every committed batch is recorded in a manifest once all its objects are complete
+4. Every commit is recorded in a manifest once all its objects are complete
    (``manifest_committer``); records after the last full object stay unexported, as Kafka Connect leaves
    them in an open file, and are read again next run.
 5. Release the lease.
@@ -42,7 +42,7 @@ from ..sink.formats import build_format
 from ..sink.naming import ObjectNaming
 from ..sink.partitioners import build_partitioner
 from ..sink.secrets import scrub
-from ..sink.spredfast_writer import SpredfastPartitionWriter
+from ..sink.block_gzip_sink_writer import BlockGzipSinkWriter
 from ..sink.writer import FileFormats, TopicPartitionWriter, WriterSettings
 from .block_gzip_cursor import block_gzip_cursor
 from .conversion import RecordConverter
@@ -59,9 +59,9 @@ log = logging.getLogger(__name__)
 
 
 def build_writer(config, topic: str, partition: int, store: S3ObjectStore | LeasedStore,
-                 reporter=None) -> TopicPartitionWriter | SpredfastPartitionWriter:
-    if getattr(config, "spredfast", None) is not None:  # that sink's own layout: one object per run
-        return SpredfastPartitionWriter(topic, partition, config.spredfast, ObjectNaming.from_config(config), store)
+                 reporter=None) -> TopicPartitionWriter | BlockGzipSinkWriter:
+    if getattr(config, "block_gzip_sink", None) is not None:  # that sink's own layout: one object per run
+        return BlockGzipSinkWriter(topic, partition, config.block_gzip_sink, ObjectNaming.from_config(config), store)
     decoder = AvroDecoder()
     formats = FileFormats(
         values=build_format(config, "format.class"),
@@ -102,7 +102,7 @@ class _Attempt:
         self.naming: ObjectNaming | None = None
         self.lease: ExportLease | None = None
         self.swept = False  # a dead attempt's objects, if there was one, are removed
-        self.writer: TopicPartitionWriter | SpredfastPartitionWriter | None = None
+        self.writer: TopicPartitionWriter | BlockGzipSinkWriter | None = None
         self.errant: ErrantRecords | None = None
         self.committer: ManifestCommitter | None = None
         self.progress: ProgressReporter | None = None

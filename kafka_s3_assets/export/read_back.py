@@ -19,7 +19,7 @@ from ..sink.config import SinkConfig
 from ..sink.config_keys import BLOCK_GZIP_FORMAT, BYTEARRAY_FORMAT
 from ..sink.formats.block_gzip_format import index_key_for
 from ..sink.formats.readers import json_lines, read_block_gzip_chunk, read_records
-from ..sink.formats.spredfast_records import decode_records
+from ..sink.formats.block_gzip_sink_records import decode_records
 from ..sink.writer import CommittedObject
 from ..ledger import PartitionLedger
 
@@ -36,8 +36,8 @@ def _separator(config: SinkConfig) -> bytes:
     return b"\n" if separator is None else separator.encode("utf-8")
 
 
-def _spredfast_decoder(config: SinkConfig) -> Callable[[bytes], list[Any]] | None:
-    settings = config.spredfast
+def _block_gzip_sink_decoder(config: SinkConfig) -> Callable[[bytes], list[Any]] | None:
+    settings = config.block_gzip_sink
     if settings is None:
         return None
     keyed = settings.include_keys if settings.format == "binary" else settings.key_delimiter is not None
@@ -61,10 +61,10 @@ def _records_of(store: S3ObjectStore, config: SinkConfig, obj: CommittedObject, 
                 from_offset: int, wanted: int | None) -> list[tuple[int, Any]]:
     offsets = obj.offsets()
     fmt = config["format.class"]
-    decode = _spredfast_decoder(config) or json_lines
+    decode = _block_gzip_sink_decoder(config) or json_lines
     if fmt == BLOCK_GZIP_FORMAT and index_key is not None:
         return _block_gzip_records(store, obj, json.loads(store.get(index_key)), offsets, from_offset, wanted, decode)
-    if config.spredfast is not None:
+    if config.block_gzip_sink is not None:
         records = decode(gzip.decompress(store.get(obj.key)))
     else:
         records = read_records(fmt, store.get(obj.key),

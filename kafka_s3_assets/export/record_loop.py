@@ -1,7 +1,7 @@
 """The record loop of one export: each batch read from Kafka, converted and written.
 
 A batch goes whole by the batch record path (``sink.batch_path``) when that applies, else record by
-record: converted (a tolerated conversion failure skips the record), written, each committed batch of
+record: converted (a tolerated conversion failure skips the record), written, each commit of
 objects handed to the manifest committer. A batch of schemaless JSON values goes by the JSON batch path
 (``sink.json_batch``) in runs, and the records between runs that it is not sure of go record by record
 in their place. Record by record is also the way while the ``record_read`` crash point is armed, so the
@@ -15,7 +15,7 @@ from typing import Callable
 from ..crash_points import armed, crash_point
 from ..sink.json_batch import JsonValueBatch, encode_lines
 from ..sink.records import KafkaRecord, RecordBatch
-from ..sink.spredfast_writer import SpredfastPartitionWriter
+from ..sink.block_gzip_sink_writer import BlockGzipSinkWriter
 from ..sink.writer import TopicPartitionWriter
 from .conversion import RecordConverter
 from .errant_records import ErrantRecords
@@ -23,7 +23,7 @@ from .errant_records import ErrantRecords
 
 class RecordLoop:
     def __init__(self, converter: RecordConverter, errant: ErrantRecords,
-                 writer: TopicPartitionWriter | SpredfastPartitionWriter,
+                 writer: TopicPartitionWriter | BlockGzipSinkWriter,
                  now_ms: int, on_committed: Callable[..., None], on_read: Callable[[int], None] = lambda n: None,
                  batch_path: bool = True):
         self._converter = converter

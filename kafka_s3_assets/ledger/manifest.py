@@ -1,6 +1,6 @@
 """Manifests: storage is the source of truth for what has been exported (docs/exactly-once.md).
 
-A manifest records one committed batch of objects of one topic-partition: the offset range it covers
+A manifest records one or more commits of objects of one topic-partition: the offset range it covers
 (including offsets with no record, e.g. compacted away or transaction markers), the objects with their
 counts, sizes and checksums, the schema ids, the wall-clock time used and the run that wrote it. It is
 written only after every object it lists is complete, at a key derived from its start offset with a
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 from urllib.parse import quote
 
-from ..sink.writer import CommittedBatch, CommittedObject
+from ..sink.writer import Commit, CommittedObject
 
 FORMAT_VERSION = 1
 
@@ -126,15 +126,15 @@ def _object_json(o: CommittedObject) -> dict:
     }
 
 
-def manifest_for_batches(connector: str, topic: str, partition: int, start_offset: int,
-                         batches: Iterable[CommittedBatch], written_at_ms: int, run_id: str | None,
+def manifest_for_commits(connector: str, topic: str, partition: int, start_offset: int,
+                         commits: Iterable[Commit], written_at_ms: int, run_id: str | None,
                          tolerated: tuple[ToleratedRange, ...] = (), end_offset: int | None = None) -> Manifest:
-    """A manifest of ``batches`` (and ``tolerated`` offsets); it ends at the last batch's last offset, or
+    """A manifest of ``commits`` (and ``tolerated`` offsets); it ends at the last commit's last offset, or
     at ``end_offset`` when tolerated offsets reach further."""
-    batches = list(batches)
-    objects = tuple(o for b in batches for o in b.objects)
-    ends = [o for o in ([batches[-1].last_offset] if batches else []) + [end_offset] if o is not None]
+    commits = list(commits)
+    objects = tuple(o for c in commits for o in c.objects)
+    ends = [o for o in ([commits[-1].last_offset] if commits else []) + [end_offset] if o is not None]
     return Manifest(connector, topic, partition, start_offset, max(ends), objects,
-                    sum(b.record_count for b in batches), written_at_ms, run_id, tolerated=tuple(tolerated))
+                    sum(c.record_count for c in commits), written_at_ms, run_id, tolerated=tuple(tolerated))
 
 

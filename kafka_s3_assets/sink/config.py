@@ -41,7 +41,7 @@ from .errors import ConfigError, ConfigProblem
 from .partitioner_config import partitioner_problems
 from .properties import MalformedProperties, parse_properties
 from .secrets import HIDDEN
-from .spredfast_config import SpredfastSettings, is_spredfast, translate as translate_spredfast
+from .block_gzip_sink_config import BlockGzipSinkSettings, is_block_gzip_sink, translate as translate_block_gzip_sink
 from .worker_config import merge_worker_config, read_worker_config
 
 SECRET_TYPES = (Type.PASSWORD,)
@@ -159,7 +159,7 @@ class SinkConfig:
     producer_overrides: Mapping[str, str] = field(default_factory=dict)
     admin_overrides: Mapping[str, str] = field(default_factory=dict)
     # Set when the config is the Block-GZIP S3 sink's (spredfast): that sink's layout, format and cursor.
-    spredfast: SpredfastSettings | None = None
+    block_gzip_sink: BlockGzipSinkSettings | None = None
     # s3.credentials.provider.class and the keys Connect hands to it (None only for an invalid config).
     credentials_provider: CredentialsProviderConfig | None = None
     # kafka_s3_assets.iceberg.catalog.<property> (prefix stripped): passed to the Iceberg catalog as written.
@@ -261,8 +261,8 @@ def validate_connector_config(raw: Mapping[str, Any]) -> SinkConfig:
 
 
 def _validate(raw: Mapping[str, Any]) -> SinkConfig:
-    if is_spredfast(raw):
-        return _validate_spredfast(raw)
+    if is_block_gzip_sink(raw):
+        return _validate_block_gzip_sink(raw)
     problems: list[ConfigProblem] = []
     values: dict[str, Any] = {}
     converter_settings: dict[str, dict[str, Any]] = {p: {} for p in CONVERTER_PREFIXES}
@@ -364,10 +364,10 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
                       iceberg_catalog_properties=catalog_properties)
 
 
-def _validate_spredfast(raw: Mapping[str, Any]) -> SinkConfig:
-    """The Block-GZIP S3 sink's config: its own keys checked by ``spredfast_config`` (problems name them),
+def _validate_block_gzip_sink(raw: Mapping[str, Any]) -> SinkConfig:
+    """The Block-GZIP S3 sink's config: its own keys checked by ``block_gzip_sink_config`` (problems name them),
     the Connect keys it shares with every connector checked here as usual."""
-    translation = translate_spredfast(raw)
+    translation = translate_block_gzip_sink(raw)
     problems = list(translation.problems)
     config = None
     try:
@@ -377,7 +377,7 @@ def _validate_spredfast(raw: Mapping[str, Any]) -> SinkConfig:
     if problems:
         raise ConfigError(problems)
     assert config is not None  # _validate returned it: its ConfigError has problems
-    return replace(config, spredfast=translation.settings)
+    return replace(config, block_gzip_sink=translation.settings)
 
 
 def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]) -> list[ConfigProblem]:

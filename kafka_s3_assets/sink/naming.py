@@ -3,7 +3,7 @@
 
 The Block-GZIP S3 sink (spredfast) names its objects ``<s3.prefix>/<upload date>/<topic>-<partition
 %05d>-<offset %012d>.gz``: the same parts without the topic directory, with a padded partition
-(``topic_directory=False``, ``partition_width=5``; see ``spredfast_config``)."""
+(``topic_directory=False``, ``partition_width=5``; see ``block_gzip_sink_config``)."""
 
 from __future__ import annotations
 
@@ -80,12 +80,12 @@ class ObjectNaming:
 
     @classmethod
     def from_config(cls, config) -> "ObjectNaming":
-        spredfast = getattr(config, "spredfast", None) is not None
+        block_gzip_sink = getattr(config, "block_gzip_sink", None) is not None
         return cls(
             topics_dir=config["topics.dir"],
             directory_delim=config["directory.delim"],
             file_delim=config["file.delim"],
             zero_pad_width=config["filename.offset.zero.pad.width"],
-            partition_width=5 if spredfast else 0,
-            topic_directory=not spredfast,
+            partition_width=5 if block_gzip_sink else 0,
+            topic_directory=not block_gzip_sink,
         )

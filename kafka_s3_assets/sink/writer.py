@@ -138,8 +138,8 @@ class CommittedObject:
 
 
 @dataclass(frozen=True)
-class CommittedBatch:
-    """What one rotation committed. ``last_offset`` is the last record written before it."""
+class Commit:
+    """The files one rotation committed, together. ``last_offset`` is the last record written before it."""
 
     objects: tuple[CommittedObject, ...]
     last_offset: int
@@ -220,7 +220,7 @@ class TopicPartitionWriter:
         self._unsettled_from: int | None = None  # first record held (or discarded by abort) since the last commit
         # When write() raises, the batches it had already committed (a rotation before the failing record):
         # their objects are complete and belong in the manifest.
-        self.committed_before_failure: list[CommittedBatch] = []
+        self.committed_before_failure: list[Commit] = []
         self._decoder = AvroDecoder()
         self._decisions: dict[tuple, SchemaDecision] = {}
         # The batch record path of each kind of batch this writer's configuration lets through it.
@@ -246,12 +246,12 @@ class TopicPartitionWriter:
 
     # ---- writing -------------------------------------------------------------------------------------
 
-    def write(self, record: SinkRecord, now_ms: int) -> list[CommittedBatch]:
+    def write(self, record: SinkRecord, now_ms: int) -> list[Commit]:
         """Write one record; return the batches its processing committed (usually none).
 
         A record that cannot be written goes to the reporter, if any, after everything done for it is
         undone (a rotation it triggered stays: its files were complete without it)."""
-        committed: list[CommittedBatch] = []
+        committed: list[Commit] = []
         try:
             try:
                 self._write(record, now_ms, committed)
@@ -270,11 +270,11 @@ class TopicPartitionWriter:
         return kind in self._batch_paths
 
     def write_avro_batch(self, batch: AvroValueBatch | None, now_ms: int,
-                         on_committed: Callable[[CommittedBatch], None]) -> bool:
+                         on_committed: Callable[[Commit], None]) -> bool:
         """``write_batch`` of a batch of Avro values (None: not one)."""
         return batch is not None and self.write_batch(batch, now_ms, on_committed)
 
-    def write_batch(self, batch: WriterBatch, now_ms: int, on_committed: Callable[[CommittedBatch], None]) -> bool:
+    def write_batch(self, batch: WriterBatch, now_ms: int, on_committed: Callable[[Commit], None]) -> bool:
         """Write a whole batch by the batch record path (``batch_path``, ``json_batch``), handing each batch
         of objects it commits to ``on_committed`` as it is committed; False, having done nothing, when the
         path does not take it (then write its records one by one)."""
@@ -285,7 +285,7 @@ class TopicPartitionWriter:
         prepared = path.prepare(batch, rotation.schemas if rotation.count else {}, now_ms)
         if prepared is None:
             return False
-        self.committed_before_failure = []  # each committed batch is handed over at once
+        self.committed_before_failure = []  # each commit is handed over at once
         if rotation.checks_each_record(batch.schema):
             self._append_checked(batch, prepared.rows, prepared.keys, on_committed)
         else:
@@ -293,7 +293,7 @@ class TopicPartitionWriter:
         return True
 
     def _append_checked(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys,
-                        on_committed: Callable[[CommittedBatch], None]) -> None:
+                        on_committed: Callable[[Commit], None]) -> None:
         """Record by record, as ``_write`` asks the state machine, on the keys: a rotation before the record,
         its file, a commit after it; the rows of each file appended at once before each commit and at the
         end."""
@@ -315,7 +315,7 @@ class TopicPartitionWriter:
         self._append_pending(batch, rows, pending)
 
     def _append_in_runs(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys,
-                        on_committed: Callable[[CommittedBatch], None]) -> None:
+                        on_committed: Callable[[Commit], None]) -> None:
         """Only ``flush.size`` can commit (``Rotation.checks_each_record``): runs of up to ``room`` records
         taken at once, each file's records of a run appended at once."""
         encoded_of, single, rotation = keys.encoded, keys.single, self._rotation
@@ -371,7 +371,7 @@ class TopicPartitionWriter:
         if self._last_written_offset is None or file_offsets[-1] > self._last_written_offset:
             self._last_written_offset = file_offsets[-1]
 
-    def _write(self, record: SinkRecord, now_ms: int, committed: list[CommittedBatch]) -> None:
+    def _write(self, record: SinkRecord, now_ms: int, committed: list[Commit]) -> None:
         tombstone = record.value is None
         if tombstone and self._settings.null_behavior == "fail":
             raise RecordError(record.topic, record.partition, record.offset,
@@ -397,13 +397,13 @@ class TopicPartitionWriter:
         if self._rotation.take(encoded, timestamp, arrival, schema):
             committed.append(self._commit_all())
 
-    def flush_if_due(self, now_ms: int) -> list[CommittedBatch]:
+    def flush_if_due(self, now_ms: int) -> list[Commit]:
         """Commit the open files if their scheduled rotation has passed (commitOnTimeIfNoData)."""
         if self._rotation.due(now_ms):
             return [self._commit_all()]
         return []
 
-    def end_of_run(self, now_ms: int) -> list[CommittedBatch]:
+    def end_of_run(self, now_ms: int) -> list[Commit]:
         """Nothing: as in Kafka Connect, an open file waits for its rotation, in a later run if need be.
         (The Block-GZIP sink's writer commits here: its flush is the end of the run.)"""
         return []
@@ -528,7 +528,7 @@ class TopicPartitionWriter:
             use_memory(memory)
         return fmt.new_writer(output, view, memory)
 
-    def _commit_all(self) -> CommittedBatch:
+    def _commit_all(self) -> Commit:
         objects = []
         for encoded, file in self._open.items():
             ranges = file.offset_ranges
@@ -541,11 +541,11 @@ class TopicPartitionWriter:
                     if i == 0:
                         self._tag(obj.key, file)
         assert self._last_written_offset is not None
-        batch = CommittedBatch(tuple(objects), self._last_written_offset, self._rotation.count)
+        commit = Commit(tuple(objects), self._last_written_offset, self._rotation.count)
         self._open.clear()
         self._rotation.reset()
         self._unsettled_from = None
-        return batch
+        return commit
 
     def _tag(self, key: str, file: _OpenFile) -> None:
         s = self._settings

@@ -1,5 +1,5 @@
 """The batch record path under FieldPartitioner and the time-based partitioners writes what the
-record-by-record path writes: the same objects, committed batches and errors, through the export's
+record-by-record path writes: the same objects, commits and errors, through the export's
 record loop with the batch path on and off (``test_batch_path.both``). Each test also says whether the
 batch path took the batches, so a partitioner silently falling back to record by record fails it."""
 

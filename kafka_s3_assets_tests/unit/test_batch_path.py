@@ -1,6 +1,6 @@
 """The batch record path writes what the record-by-record path writes: the same records run through the
 export's record loop with the batch path on and off must give the same objects (keys and bytes), the
-same committed batches (what the manifests list) and the same errors, tolerated records and dead letters.
+same commits (what the manifests list) and the same errors, tolerated records and dead letters.
 No servers: an in-memory store, a fake registry and a fake dead letter queue."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def corrupt(value: bytes) -> bytes:
 
 def run(config: dict, records: list[KafkaRecord], batch_size: int, batch_path: bool, dead_letters=None,
         registry=None):
-    """The records through the export's record loop; what it left: objects, committed batches, outcome."""
+    """The records through the export's record loop; what it left: objects, commits, outcome."""
     cfg = validate_connector_config(config)
     errant = ErrantRecords(ErrorPolicy.from_config(cfg), dead_letters)
     writer, store = writer_for(config, reporter=errant)

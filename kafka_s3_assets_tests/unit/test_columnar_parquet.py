@@ -1,7 +1,7 @@
 """ParquetFormat's columnar batch path writes exactly what the record-by-record path writes: the same
 records through the export's record loop with the batch path on and off (``test_batch_path.both``) give
 the same objects, byte for byte (so the same Parquet schema, logical types, rows, row groups and pages),
-the same committed batches and the same errors, over a corpus of schemas with every Avro type and
+the same commits and the same errors, over a corpus of schemas with every Avro type and
 logical type, nullable and not, and every partitioner. Each test also says whether the batch path took
 the batches, so a schema or partitioner silently falling back to record by record fails it."""
 
@@ -371,7 +371,7 @@ def test_the_nested_record_field_timestamp_comes_from_the_columns():
 def test_rows_written_as_arrow_slices_make_the_same_file_as_rows_written_one_by_one(row_group_bytes, runs):
     from kafka_s3_assets.sink.columnar.parquet_batch import ParquetBatchFormat
 
-    fmt = ParquetFormat(row_group_bytes=row_group_bytes, batch_rows=50)
+    fmt = ParquetFormat(row_group_bytes=row_group_bytes, chunk_rows=50)
     sink_records = avro_records([everything(i) for i in range(200)], schema=ALL_TYPES, schema_id=ALL_TYPES_ID)
     schema = sink_records[0].value.schema
     datums = [r.value.avro_datum for r in sink_records]
@@ -530,7 +530,7 @@ class _FailingOutput:
 def test_a_row_group_that_cannot_be_written_fails_at_the_record_whose_write_wrote_it():
     from kafka_s3_assets.sink.columnar.parquet_batch import ParquetBatchFormat
 
-    fmt = ParquetFormat(row_group_bytes=20_000, batch_rows=50)
+    fmt = ParquetFormat(row_group_bytes=20_000, chunk_rows=50)
     sink_records = avro_records([everything(i) for i in range(200)], schema=ALL_TYPES, schema_id=ALL_TYPES_ID)
     writer = fmt.new_writer(_FailingOutput())
     failed_at = None

@@ -12,7 +12,7 @@ from kafka_s3_assets.export.tolerance import ErrorPolicy, classify
 from kafka_s3_assets.sink.errors import NullValueSkipped, RecordDataError, RecordError
 from kafka_s3_assets.ledger import ToleratedRange
 from kafka_s3_assets.sink.records import KafkaRecord
-from kafka_s3_assets.sink.writer import CommittedBatch
+from kafka_s3_assets.sink.writer import Commit
 
 pytestmark = [pytest.mark.unit]
 
@@ -52,8 +52,8 @@ def data_error(offset: int, message: str = "bad datum", cause=None) -> RecordErr
     return error
 
 
-def batch(last: int) -> CommittedBatch:
-    return CommittedBatch((), last, 1)
+def commit(last: int) -> Commit:
+    return Commit((), last, 1)
 
 
 def reporter(policy=DLQ, dead_letters=None, writer=None, **kwargs) -> ErrantRecords:
@@ -90,7 +90,7 @@ def test_tolerance_none_never_sends_to_the_dlq():
     errant = reporter(ErrorPolicy("sink", dlq_topic="dlq"), dead)
     with pytest.raises(RecordError):
         errant.report(record(1), data_error(1))
-    assert errant.settle([batch(0)]).tolerated == () and dead.sent == []
+    assert errant.settle([commit(0)]).tolerated == () and dead.sent == []
 
 
 def test_system_failures_are_raised_even_under_tolerance_all():
@@ -110,7 +110,7 @@ def test_tolerated_records_wait_for_the_manifest_then_are_sent_with_original_and
     error = data_error(3)
     errant.report(original, error)
     assert dead.sent == []  # nothing is produced before a manifest is about to cover the offset
-    settled = errant.settle([batch(2)])
+    settled = errant.settle([commit(2)])
     assert settled.tolerated == (ToleratedRange(3, 3, "TASK_PUT DataException: bad datum"),)
     assert settled.end_offset == 3 and dead.flushed == 1
     [(sent, headers)] = dead.sent
@@ -145,12 +145,12 @@ def test_tolerated_records_behind_an_open_file_wait_with_it():
     errant = reporter(DLQ, dead, writer=OpenFrom())
     for offset in (3, 4, 6, 7):
         errant.report(record(offset), data_error(offset))
-    settled = errant.settle([batch(2)])
+    settled = errant.settle([commit(2)])
     assert settled.tolerated == (ToleratedRange(3, 4, "TASK_PUT DataException: bad datum"),)
     assert settled.end_offset == 4 and [r.offset for r, _ in dead.sent] == [3, 4]
     errant.confirm(settled)
     OpenFrom.unsettled_from = None  # the file got committed
-    later = errant.settle([batch(8)])
+    later = errant.settle([commit(8)])
     assert [(r.start_offset, r.end_offset) for r in later.tolerated] == [(6, 7)] and later.end_offset == 8
 
 
@@ -162,11 +162,11 @@ def test_ranges_split_where_the_reason_changes():
         (0, 1, "a"), (2, 2, "b"), (4, 4, "b")]
 
 
-def test_a_dlq_failure_commits_only_batches_before_the_first_unsent_record_then_raises():
+def test_a_dlq_failure_commits_only_the_commits_before_the_first_unsent_record_then_raises():
     errant = reporter(DLQ, FakeDeadLetters(fail_flush=True))
     errant.report(record(5), data_error(5))
-    settled = errant.settle([batch(2), batch(4), batch(7)])
-    assert [b.last_offset for b in settled.batches] == [2, 4] and settled.tolerated == ()
+    settled = errant.settle([commit(2), commit(4), commit(7)])
+    assert [b.last_offset for b in settled.commits] == [2, 4] and settled.tolerated == ()
     assert settled.end_offset == 4 and isinstance(settled.error, DeadLetterQueueError)
 
 

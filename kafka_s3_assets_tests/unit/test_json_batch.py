@@ -5,7 +5,7 @@
   over random values, floats and strings; what it must not take (values orjson reads otherwise, that the
   record path refuses or tolerates, null values) it leaves to the record path.
 * Objects: the same records through the export's record loop with the batch path on and off give the
-  same objects (keys and bytes, gzip included), committed batches, errors, tolerated records and dead
+  same objects (keys and bytes, gzip included), commits, errors, tolerated records and dead
   letters (``test_batch_path.both``'s comparison, with the JSON batch counted).
 * Compression: feeding a run of lines in one call gives the stream the per-line calls give, where the
   batch path relies on it.

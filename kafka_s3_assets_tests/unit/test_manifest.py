@@ -49,12 +49,12 @@ def test_tolerated_offsets_round_trip_and_old_manifests_read_as_none_tolerated()
     import json
 
     from kafka_s3_assets.ledger import ToleratedRange
-    from kafka_s3_assets.ledger.manifest import manifest_for_batches
-    from kafka_s3_assets.sink.writer import CommittedBatch
+    from kafka_s3_assets.ledger.manifest import manifest_for_commits
+    from kafka_s3_assets.sink.writer import Commit
 
     tolerated = (ToleratedRange(3, 4, "VALUE_CONVERTER DataException: Unknown magic byte!"),
                  ToleratedRange(7, 7, "TASK_PUT DataException: Key cannot be null"))
-    m = manifest_for_batches("c", "t", 0, 0, [CommittedBatch((obj(0, 2), obj(5, 6)), 6, 5)], 1, "run", tolerated, 7)
+    m = manifest_for_commits("c", "t", 0, 0, [Commit((obj(0, 2), obj(5, 6)), 6, 5)], 1, "run", tolerated, 7)
     assert (m.start_offset, m.end_offset, m.record_count, m.tolerated_count) == (0, 7, 5, 3)
     document = json.loads(m.to_json_bytes())
     assert document["tolerated_count"] == 3
@@ -65,7 +65,7 @@ def test_tolerated_offsets_round_trip_and_old_manifests_read_as_none_tolerated()
     old = Manifest.from_json_bytes(json.dumps(document).encode())
     assert old.tolerated == () and old.tolerated_count == 0
     assert "tolerated" not in json.loads(manifest(0, 2, [obj(0, 2)]).to_json_bytes())
-    only_tolerated = manifest_for_batches("c", "t", 0, 8, [], 1, None, (ToleratedRange(8, 9, "r"),), 9)
+    only_tolerated = manifest_for_commits("c", "t", 0, 8, [], 1, None, (ToleratedRange(8, 9, "r"),), 9)
     assert (only_tolerated.start_offset, only_tolerated.end_offset, only_tolerated.objects) == (8, 9, ())
 
 

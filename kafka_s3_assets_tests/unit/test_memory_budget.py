@@ -207,7 +207,7 @@ def test_parquet_objects_are_the_same_bytes_whatever_was_spilled(small_run, monk
     records = [framed(EVENT, event(i), 1)[5:] for i in range(700)]
     runs = [1, 3, 100, 2, 70, 1, 200, 5, 90, 1, 127, 100]
     assert sum(runs) == len(records)
-    policy = RowGroupPolicy(row_group_bytes=40_000, row_group_rows=250, batch_rows=37, batch_record_bytes=3000)
+    policy = RowGroupPolicy(row_group_bytes=40_000, row_group_rows=250, chunk_rows=37, chunk_record_bytes=3000)
     bodies = {}
     for limit in (None, 1, 30_000):
         memory = None if limit is None else WatchedBudget(limit)

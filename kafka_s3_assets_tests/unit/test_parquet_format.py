@@ -218,7 +218,7 @@ def test_large_objects_stream_out_row_groups_before_commit():
 
 
 def test_row_group_rows_limit():
-    fmt = ParquetFormat(row_group_rows=100, batch_rows=30)
+    fmt = ParquetFormat(row_group_rows=100, chunk_rows=30)
     body, _ = write(fmt, avro_records([{"f1": str(i)} for i in range(350)]))
     metadata = parquet_file(body).metadata
     assert [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)] == [120, 120, 110]

@@ -16,7 +16,7 @@ file in memory until ``close()``. Here rows are buffered and written as a row gr
 buffered Arrow data reaches ``row_group_bytes`` (8 MiB by default, never more than ``s3.part.size``) or
 ``row_group_rows`` rows. The ParquetWriter writes through ``_OutputFile`` straight onto the ObjectOutput,
 so a finished row group's bytes go to the object (and its multipart upload) at once, and an object costs
-about one row group plus one part buffer. Decoded rows are turned into Arrow arrays every ``batch_rows``
+about one row group plus one part buffer. Decoded rows are turned into Arrow arrays (chunks) every ``chunk_rows``
 rows (or ~256 KiB of record bytes), so Python objects never pile up. Small row groups compress a little
 worse than parquet-java's 128 MiB ones; raise ``row_group_bytes`` to trade memory for that. The rows and
 chunks waiting are charged to the task's memory budget across its open files and spilled to local disk
@@ -55,8 +55,8 @@ from .avro_container import BlockWriteError
 PAGE_SIZE = 65536  # withPageSize(65536) in the reference
 DEFAULT_ROW_GROUP_BYTES = 8 * 1024 * 1024  # Arrow bytes buffered before a row group is written
 DEFAULT_ROW_GROUP_ROWS = 1024 * 1024
-DEFAULT_BATCH_ROWS = 1024
-BATCH_RECORD_BYTES = 256 * 1024
+DEFAULT_CHUNK_ROWS = 1024
+CHUNK_RECORD_BYTES = 256 * 1024
 UNKNOWN_RECORD_SIZE = 256  # size estimate for data that has no Avro datum (decoded or projected data)
 
 
@@ -392,8 +392,8 @@ class RowGroupPolicy:
 
     row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES
     row_group_rows: int = DEFAULT_ROW_GROUP_ROWS
-    batch_rows: int = DEFAULT_BATCH_ROWS
-    batch_record_bytes: int = BATCH_RECORD_BYTES
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+    chunk_record_bytes: int = CHUNK_RECORD_BYTES
 
 
 # Charged to the task's memory budget (sink/memory.py), per row waiting for its chunk: estimates from the
@@ -553,7 +553,7 @@ class ParquetRecordWriter:
         self._pending_rows += 1
         self._pending_bytes += size
         self._last_offset = record.offset
-        if self._pending_rows >= self._policy.batch_rows or self._pending_bytes >= self._policy.batch_record_bytes:
+        if self._pending_rows >= self._policy.chunk_rows or self._pending_bytes >= self._policy.chunk_record_bytes:
             self._close_chunk()
         if self._chunks_bytes >= self._policy.row_group_bytes or self._chunks_rows >= self._policy.row_group_rows:
             self._write_row_group()
@@ -603,17 +603,17 @@ class ParquetRecordWriter:
         start, count = 0, len(ends)
         while start < count:
             before = ends[start - 1] if start else 0
-            # The chunk closes at the batch_rows-th pending row, or at the row that brings its bytes to
-            # batch_record_bytes, whichever comes first.
-            end = min(count, start + policy.batch_rows - self._pending_rows)
-            filled = bisect_left(ends, before + policy.batch_record_bytes - self._pending_bytes, lo=start, hi=end)
+            # The chunk closes at the chunk_rows-th pending row, or at the row that brings its bytes to
+            # chunk_record_bytes, whichever comes first.
+            end = min(count, start + policy.chunk_rows - self._pending_rows)
+            filled = bisect_left(ends, before + policy.chunk_record_bytes - self._pending_bytes, lo=start, hi=end)
             if filled < end:
                 end = filled + 1
             charge = piece(start, end, ends[end - 1] - before)
             self._pending_rows += end - start
             self._pending_bytes += ends[end - 1] - before
             self._last_offset = offsets[end - 1]
-            if self._pending_rows >= policy.batch_rows or self._pending_bytes >= policy.batch_record_bytes:
+            if self._pending_rows >= policy.chunk_rows or self._pending_bytes >= policy.chunk_record_bytes:
                 try:
                     self._close_chunk()
                     if self._chunks_bytes >= policy.row_group_bytes or self._chunks_rows >= policy.row_group_rows:
@@ -784,11 +784,11 @@ def _array_size(array: pa.Array) -> int:
 
 class ParquetFormat:
     def __init__(self, codec: str = "snappy", *, row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
-                 row_group_rows: int = DEFAULT_ROW_GROUP_ROWS, batch_rows: int = DEFAULT_BATCH_ROWS):
+                 row_group_rows: int = DEFAULT_ROW_GROUP_ROWS, chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.codec = parquet_codec(codec)  # fails at build time, naming parquet.codec
         self.extension = self.codec.extension
         self.policy = RowGroupPolicy(row_group_bytes=row_group_bytes, row_group_rows=row_group_rows,
-                                     batch_rows=batch_rows, batch_record_bytes=min(BATCH_RECORD_BYTES, row_group_bytes))
+                                     chunk_rows=chunk_rows, chunk_record_bytes=min(CHUNK_RECORD_BYTES, row_group_bytes))
         self._decoder = AvroDecoder()
 
     def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW,

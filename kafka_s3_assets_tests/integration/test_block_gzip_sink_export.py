@@ -2,7 +2,7 @@
 unchanged, against the real broker and S3 server: the same objects, index and cursor as that sink, resume
 after what it left, and exactly-once and crash recovery as for every export.
 
-Golden bytes: see ``unit/test_spredfast.py`` (how they were derived from the Java writer)."""
+Golden bytes: see ``unit/test_block_gzip_sink.py`` (how they were derived from the Java writer)."""
 
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ from kafka_s3_assets.export.read_back import read_from_offset
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.ledger import LedgerLayout
 from kafka_s3_assets.sink.naming import ObjectNaming
-from kafka_s3_assets.sink.spredfast_config import DEVIANTART_CONNECTOR, SPREDFAST_CONNECTOR
+from kafka_s3_assets.sink.block_gzip_sink_config import DEVIANTART_CONNECTOR, SPREDFAST_CONNECTOR
 
 from ..conftest import list_keys
 from ..exporting import export
 from ..faults.export_process import finish, spawn
-from ..unit.test_spredfast import GOLDEN_300, GOLDEN_300_INDEX, LINES
+from ..unit.test_block_gzip_sink import GOLDEN_300, GOLDEN_300_INDEX, LINES
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 

@@ -5,8 +5,8 @@ That sink has its own keys (``s3.bucket``, ``s3.prefix``, ``compressed_block_siz
 no ConfigDef: it reads what it knows and ignores the rest. Here each of its keys is checked, and every
 problem names the key as the user wrote it. The translation gives the rest of the system an ordinary
 config (bucket, endpoint, path style, the consumer group ``connect-<name>``, the error tolerance, our
-``kafka_s3_assets.*`` keys) plus :class:`SpredfastSettings`, which selects that sink's own object layout,
-record format, index and cursor (``spredfast_layout``, ``spredfast_writer``).
+``kafka_s3_assets.*`` keys) plus :class:`BlockGzipSinkSettings`, which selects that sink's own object layout,
+record format, index and cursor (``block_gzip_sink_records``, ``block_gzip_sink_writer``).
 
 Keys:
 
@@ -75,7 +75,7 @@ _SINK_KEYS = ("s3.bucket", "s3.prefix", "s3.endpoint", "s3.path_style", "local.b
 
 
 @dataclass(frozen=True)
-class SpredfastSettings:
+class BlockGzipSinkSettings:
     """What selects and shapes that sink's objects. ``key_prefix`` is ``s3.prefix`` as that sink uses it:
     with a trailing ``/`` added unless empty or already there."""
 
@@ -98,11 +98,11 @@ class SpredfastSettings:
 @dataclass(frozen=True)
 class Translation:
     internal: dict[str, Any]
-    settings: SpredfastSettings
+    settings: BlockGzipSinkSettings
     problems: list[ConfigProblem]
 
 
-def is_spredfast(raw: Mapping[str, Any]) -> bool:
+def is_block_gzip_sink(raw: Mapping[str, Any]) -> bool:
     return str(raw.get("connector.class", "")).strip() in SPREDFAST_CONNECTORS
 
 
@@ -166,7 +166,7 @@ def translate(raw: Mapping[str, Any]) -> Translation:
         internal["store.url"] = str(values["s3.endpoint"]).strip()
     if "kafka_s3_assets.manifests.prefix" not in values:
         internal["kafka_s3_assets.manifests.prefix"] = key_prefix + MANIFESTS_DIR
-    settings = SpredfastSettings(
+    settings = BlockGzipSinkSettings(
         connector_class=str(values["connector.class"]).strip(), key_prefix=key_prefix, block_size=block_size,
         format=fmt, include_keys=include_keys,
         value_delimiter=b"\n" if value_delimiter is None else value_delimiter, key_delimiter=key_delimiter,

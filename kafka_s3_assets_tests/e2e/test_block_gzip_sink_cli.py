@@ -10,7 +10,7 @@ import pytest
 from kafka_s3_assets.cli import main
 
 from ..conftest import list_keys
-from ..integration.test_spredfast_sink import body, old_connector_next_offset, write_as_that_sink
+from ..integration.test_block_gzip_sink_export import body, old_connector_next_offset, write_as_that_sink
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.spark]
 
@@ -53,7 +53,7 @@ def test_that_sinks_properties_validate_plan_export_and_read(spark, devstack, ka
     code, out, err = run(capsys, "plan", "--config", str(path), "--json")
     assert code == 0, err
     [planned] = json.loads(out)["partitions"]
-    assert (planned["next_offset"], planned["resumes_from"], planned["lag"]) == (2, "spredfast_cursor", 4)
+    assert (planned["next_offset"], planned["resumes_from"], planned["lag"]) == (2, "block_gzip_cursor", 4)
 
     code, out, err = run(capsys, "export", "--config", str(path), "--json")
     assert code == 0, err

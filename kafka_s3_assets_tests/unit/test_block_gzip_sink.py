@@ -29,11 +29,11 @@ from kafka_s3_assets.sink.config import (
     validate_connector_config,
 )
 from kafka_s3_assets.sink.formats.java_block_gzip import JavaBlockGzipWriter
-from kafka_s3_assets.sink.formats.spredfast_records import decode_records, encode_record
+from kafka_s3_assets.sink.formats.block_gzip_sink_records import decode_records, encode_record
 from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.records import KafkaRecord
-from kafka_s3_assets.sink.spredfast_config import DEVIANTART_CONNECTOR, SPREDFAST_CONNECTOR
-from kafka_s3_assets.sink.spredfast_writer import upload_date
+from kafka_s3_assets.sink.block_gzip_sink_config import DEVIANTART_CONNECTOR, SPREDFAST_CONNECTOR
+from kafka_s3_assets.sink.block_gzip_sink_writer import upload_date
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
 pytestmark = [pytest.mark.unit]
@@ -116,7 +116,7 @@ def test_each_chunk_decompresses_alone_and_the_chunks_cover_the_object():
 
 def settings_of(**keys):
     raw = {"name": "s", "connector.class": SPREDFAST_CONNECTOR, "topics": "t", "s3.bucket": "b", **keys}
-    return validate_connector_config(raw).spredfast
+    return validate_connector_config(raw).block_gzip_sink
 
 
 def record(key, value, offset=0):
@@ -176,7 +176,7 @@ def test_the_example_config_validates_unchanged(tmp_path, connector_class, form)
     assert config.name == "s3-sink" and config.topics == ["system-test"] and config.consumer_group == "connect-s3-sink"
     assert config.bucket == "connect-system-test" and config["store.url"] == "http://127.0.0.1:9000"
     assert config["s3.path.style.access.enabled"] is True
-    settings = config.spredfast
+    settings = config.block_gzip_sink
     assert settings.connector_class == connector_class and settings.key_prefix == "systest/"
     assert settings.block_size == 1000 and settings.format == "text" and settings.value_delimiter == b"\n"
     assert config["kafka_s3_assets.manifests.prefix"] == "systest/_kafka_s3_assets/manifests"
@@ -221,7 +221,7 @@ def test_cursor_and_object_keys_are_s3_writers(prefix, cursor, data):
     keys = {"s3.prefix": prefix} if prefix is not None else {}
     config = validate_connector_config({"name": "s", "connector.class": SPREDFAST_CONNECTOR, "topics": "bar",
                                         "s3.bucket": "b", **keys})
-    assert cursor_key(config.spredfast, "bar", 0) == cursor
+    assert cursor_key(config.block_gzip_sink, "bar", 0) == cursor
     date = upload_date(1_795_392_000_000)  # 2026-11-23T00:00:00Z
     assert ObjectNaming.from_config(config).object_key("bar", date, 0, 0, "") + ".gz" == data
     assert ObjectNaming.from_config(config).object_key("bar", "d", 123, 123456, ".gz").endswith(
@@ -247,5 +247,5 @@ def test_placeholders_and_a_worker_config_apply_to_that_sinks_config(tmp_path):
     config = validate_connector_config(raw)
     assert config.bucket == "from-env" and config["bootstrap.servers"] == "broker:9092"
     # A worker's converters are taken as the connector's own (so they must be among that sink's).
-    assert config.spredfast.key_converter == "org.apache.kafka.connect.converters.ByteArrayConverter"
-    assert config.spredfast.value_converter == "com.spredfast.kafka.connect.s3.AlreadyBytesConverter"
+    assert config.block_gzip_sink.key_converter == "org.apache.kafka.connect.converters.ByteArrayConverter"
+    assert config.block_gzip_sink.value_converter == "com.spredfast.kafka.connect.s3.AlreadyBytesConverter"

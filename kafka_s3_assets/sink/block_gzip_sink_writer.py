@@ -16,12 +16,12 @@ from datetime import datetime, timezone
 
 from .formats.block_gzip_format import EXTENSION, index_key_for
 from .formats.java_block_gzip import JavaBlockGzipWriter
-from .formats.spredfast_records import encode_record
+from .formats.block_gzip_sink_records import encode_record
 from .naming import ObjectNaming
 from .records import SinkRecord
-from .spredfast_config import SpredfastSettings
+from .block_gzip_sink_config import BlockGzipSinkSettings
 from .storage import ObjectStore
-from .writer import CommittedBatch, CommittedObject
+from .writer import Commit, CommittedObject
 
 
 def upload_date(now_ms: int) -> str:
@@ -29,8 +29,8 @@ def upload_date(now_ms: int) -> str:
     return datetime.fromtimestamp(now_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
-class SpredfastPartitionWriter:
-    def __init__(self, topic: str, partition: int, settings: SpredfastSettings, naming: ObjectNaming,
+class BlockGzipSinkWriter:
+    def __init__(self, topic: str, partition: int, settings: BlockGzipSinkSettings, naming: ObjectNaming,
                  store: ObjectStore):
         self.topic = topic
         self.partition = partition
@@ -42,7 +42,7 @@ class SpredfastPartitionWriter:
         self._date = ""
         self._offset_ranges: list[list[int]] = []
         self._record_count = 0
-        self.committed_before_failure: list[CommittedBatch] = []
+        self.committed_before_failure: list[Commit] = []
 
     @property
     def open_record_count(self) -> int:
@@ -56,7 +56,7 @@ class SpredfastPartitionWriter:
     def unsettled_from(self) -> int | None:
         return self.first_open_offset
 
-    def write(self, record: SinkRecord, now_ms: int) -> list[CommittedBatch]:
+    def write(self, record: SinkRecord, now_ms: int) -> list[Commit]:
         payload = encode_record(self._settings, record.raw)
         if self._file is None:
             self._date = upload_date(now_ms)
@@ -72,10 +72,10 @@ class SpredfastPartitionWriter:
         self._record_count += 1
         return []
 
-    def flush_if_due(self, now_ms: int) -> list[CommittedBatch]:
+    def flush_if_due(self, now_ms: int) -> list[Commit]:
         return []  # no scheduled rotation: the object is committed at the end of the run
 
-    def end_of_run(self, now_ms: int) -> list[CommittedBatch]:
+    def end_of_run(self, now_ms: int) -> list[Commit]:
         """Commit the run's one object and its index (that sink's flush)."""
         if self._file is None:
             return []
@@ -85,9 +85,9 @@ class SpredfastPartitionWriter:
         objects = tuple(CommittedObject(stored.key, self._date, first, last, self._record_count, stored.size,
                                         stored.sha256, (), view, ranges)
                         for stored, view in ((data, "value"), (index, "index")))
-        batch = CommittedBatch(objects, last, self._record_count)
+        commit = Commit(objects, last, self._record_count)
         self._reset()
-        return [batch]
+        return [commit]
 
     def abort(self) -> None:
         if self._file is not None:

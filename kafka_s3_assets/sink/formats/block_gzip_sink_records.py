@@ -22,7 +22,7 @@ import struct
 
 from ..config_keys import STRING_CONVERTER
 from ..records import KafkaRecord
-from ..spredfast_config import SpredfastSettings
+from ..block_gzip_sink_config import BlockGzipSinkSettings
 
 _LENGTH = struct.Struct(">i")
 
@@ -35,7 +35,7 @@ def _through_converter(converter: str | None, data: bytes | None) -> bytes | Non
     return data
 
 
-def encode_record(settings: SpredfastSettings, record: KafkaRecord) -> bytes:
+def encode_record(settings: BlockGzipSinkSettings, record: KafkaRecord) -> bytes:
     key = _through_converter(settings.key_converter, record.key)
     value = _through_converter(settings.value_converter, record.value)
     if settings.format == "binary":
@@ -51,7 +51,7 @@ def encode_record(settings: SpredfastSettings, record: KafkaRecord) -> bytes:
     return b"".join(parts)
 
 
-def decode_records(settings: SpredfastSettings, data: bytes) -> list[tuple[bytes | None, bytes]]:
+def decode_records(settings: BlockGzipSinkSettings, data: bytes) -> list[tuple[bytes | None, bytes]]:
     """``(key, value)`` of each record in uncompressed data (a whole object or one chunk), read as that
     sink's S3 source reads them. Keys are None where the format holds none. Text values lose their
     delimiter, so a value containing the delimiter reads as two records (as with that sink)."""
