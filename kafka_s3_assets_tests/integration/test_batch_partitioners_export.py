@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from kafka_s3_assets.export import partition_export
+from kafka_s3_assets.export import manifest_committer
 from kafka_s3_assets.sink.batch_path import BatchPath
 from kafka_s3_assets.ledger import Manifest
 from kafka_s3_assets.sink.writer import TopicPartitionWriter
@@ -96,7 +96,7 @@ def test_batch_path_writes_the_record_paths_objects(name, orders_topic, kafka, s
 
 
 def test_a_manifest_is_written_every_so_many_offset_ranges(orders_topic, kafka, s3_client, bucket, monkeypatch):
-    monkeypatch.setattr(partition_export, "MANIFEST_MAX_RANGES", 1000)
+    monkeypatch.setattr(manifest_committer, "MANIFEST_MAX_RANGES", 1000)
     config = connector_config(orders_topic, bucket, **CONFIGS["field"], **{
         "flush.size": "600", "value.converter": "io.confluent.connect.avro.AvroConverter",
         "value.converter.schema.registry.url": kafka.registry_url})
