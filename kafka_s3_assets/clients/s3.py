@@ -316,7 +316,7 @@ class MultipartOutput:
         GET of the stored object, whose SHA-256 is compared with this object's."""
         head = _answered(self._retrier, f"HeadObject of {self._url}", lambda: self._client.head_object(
             Bucket=self._bucket, Key=self.key, **self._part_args), absent=("NoSuchKey",))
-        if head is _ABSENT:  # a concurrent write that did not land (409), or the object deleted since
+        if head is None:  # a concurrent write that did not land (409), or the object deleted since
             raise S3Error(f"{request} failed: {describe(failure)}") from failure
         stored_etag, stored_size = str(head.get("ETag", "")), int(head.get("ContentLength", -1))
         if (etag is not None and _same_etag(stored_etag, etag)) or (
@@ -444,7 +444,7 @@ class S3ObjectStore:
         """The size of a data object (sent with the customer key, as it was written), or None when absent."""
         response = _answered(self.retrier, f"HeadObject of {self._url(key)}", lambda: self.client.head_object(
             Bucket=self.bucket, Key=key, **self.settings.customer_key_args()), absent=("404",))
-        return None if response is _ABSENT else int(response["ContentLength"])
+        return None if response is None else int(response["ContentLength"])
 
     def get_with_etag(self, key: str) -> tuple[bytes, str] | None:
         """The object's bytes and ETag, or None when there is no such object."""
@@ -454,7 +454,7 @@ class S3ObjectStore:
             return response["Body"].read(), response["ETag"]
 
         found = _answered(self.retrier, f"GetObject of {self._url(key)}", get, absent=("NoSuchKey", "404"))
-        return None if found is _ABSENT else found
+        return found
 
     def put_conditionally(self, key: str, body: bytes, *, if_match: str | None = None) -> str:
         """Create ``key`` (If-None-Match: *) or, with ``if_match``, replace it only while its ETag is
@@ -476,7 +476,7 @@ class S3ObjectStore:
         try:
             # With If-Match, an object that is gone has changed too.
             response = _answered(self.retrier, request, put, absent=("NoSuchKey",) if if_match else ())
-            if response is not _ABSENT:
+            if response is not None:
                 return response["ETag"]
             failure = ConditionFailedError(f"{request}: the object is gone")
         except ConditionFailedError as exc:
@@ -497,7 +497,7 @@ class S3ObjectStore:
         """(key, upload id) of the multipart uploads in progress under ``prefix``."""
         request = f"ListMultipartUploads {self._url(prefix)}"
         args = {"Bucket": self.bucket, "Prefix": prefix}
-        uploads = []
+        uploads: list[tuple[str, str]] = []
         while True:
             page = _request(self.retrier, request, lambda: self.client.list_multipart_uploads(**args))
             uploads.extend((u["Key"], u["UploadId"]) for u in page.get("Uploads", ()))
@@ -520,18 +520,15 @@ class S3ObjectStore:
                 f"s3://{self.bucket}/{key} already exists: another export of this topic-partition committed "
                 f"first; this run's objects were not recorded") from None
 
-_ABSENT = object()  # what _answered returns when S3 says there is no such object or upload
-
-
-def _answered(retrier: Retrier, request: str, fn: Callable[[], T], *, absent: tuple[str, ...] = ()) -> T:
+def _answered(retrier: Retrier, request: str, fn: Callable[[], T], *, absent: tuple[str, ...] = ()) -> T | None:
     """``fn()`` under the retry policy, S3's answers translated: with ``absent`` error codes given, a 404
-    or one of them is ``_ABSENT``; a failed condition is ConditionFailedError; anything else an S3Error
+    or one of them is None; a failed condition is ConditionFailedError; anything else an S3Error
     naming the request (an exhausted retry already is one)."""
     try:
         return retrier.call(request, fn)
     except ClientError as exc:
         if absent and (http_status(exc) == 404 or error_code(exc) in absent):
-            return _ABSENT
+            return None
         if is_condition_failure(exc):
             raise ConditionFailedError(f"{request}: the object changed (HTTP {http_status(exc)})") from None
         raise S3Error(f"{request} failed: {describe(exc)}") from exc

@@ -103,9 +103,11 @@ class _RecordFieldKeyer:
 
     def __init__(self, partitioner: TimeBasedPartitioner):
         self._partitioner = partitioner
-        self._path = partitioner.timestamp_extractor.field_name
-        self._kinds: dict[int, str | None] = {}  # per registry schema id: "number", "string" or None
-        self._readers: dict[int, FieldReader | None] = {}
+        extractor = partitioner.timestamp_extractor
+        assert isinstance(extractor, RecordFieldTimestampExtractor)  # chosen for it only
+        self._path = extractor.field_name
+        self._kinds: dict[int | None, str | None] = {}  # per registry schema id: "number", "string" or None
+        self._readers: dict[int | None, FieldReader | None] = {}
 
     def __call__(self, datums, stamps, schema: AvroSchemaRef, partition: int, now: int,
                  column: Callable[[str], Any]) -> BatchKeys | None:
@@ -202,6 +204,7 @@ def encode_timestamps(partitioner: TimeBasedPartitioner, timestamps: Sequence[in
         if not len(remaining):
             return encoded
         first = remaining[0].as_py()
+    assert encoded is not None and remaining is not None  # set by the loop's first span
     encode = partitioner.encode_timestamp
     for i in remaining.to_pylist():
         encoded[i] = encode(timestamps[i])
@@ -215,7 +218,7 @@ class _FieldKeyer:
     def __init__(self, partitioner: FieldPartitioner):
         self._names = partitioner.field_names
         self._delim = partitioner.delim
-        self._readers: dict[int, FieldReader | None] = {}  # per registry schema id
+        self._readers: dict[int | None, FieldReader | None] = {}  # per registry schema id
 
     def __call__(self, datums, stamps, schema: AvroSchemaRef, partition: int, now: int,
                  column: Callable[[str], Any]) -> BatchKeys | None:
@@ -243,7 +246,7 @@ class _FieldKeyer:
         one string when every record has the same."""
         import pyarrow.compute as pc
 
-        segments = []
+        segments: list[str | list[str]] = []
         for name in self._names:
             array = column(name)
             if array is None:
@@ -255,7 +258,7 @@ class _FieldKeyer:
             else:
                 segments.append([f"{name}=null" if i is None else texts[i] for i in distinct.indices.to_pylist()])
         if all(isinstance(segment, str) for segment in segments):
-            return self._delim.join(segments)
+            return self._delim.join(segment for segment in segments if isinstance(segment, str))
         count = next(len(segment) for segment in segments if not isinstance(segment, str))
         columns = [[segment] * count if isinstance(segment, str) else segment for segment in segments]
         if len(columns) == 1:

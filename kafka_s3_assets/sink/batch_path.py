@@ -53,12 +53,25 @@ class WriterBatch(Protocol):
     record that names a file it opens. How a run of its records is appended is its rows'
     (``PreparedBatch.rows``); the rotation decisions are the writer's, the same for every kind."""
 
-    topic: str
-    partition: int
-    offsets: Sequence[int]
-    schema: Any
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def offsets(self) -> Sequence[int]: ...
+
+    @property
+    def schema(self) -> Any: ...
 
     def sink_record(self, index: int) -> SinkRecord: ...
+
+
+class RecordBatchPath(Protocol):
+    """The batch record path of one kind of batch (``BatchPath``, ``json_batch.JsonBatchPath``)."""
+
+    def prepare(self, batch: Any, open_schemas: dict, now_ms: int) -> PreparedBatch | None: ...
 
 
 @dataclass(frozen=True)
@@ -93,7 +106,7 @@ class BatchPath:
     def __init__(self, values: BatchFormat, keyer: Keyer):
         self._values = values
         self._keyer = keyer
-        self._checks: dict[int, DatumCheck | None] = {}  # per registry schema id
+        self._checks: dict[int | None, DatumCheck | None] = {}  # per registry schema id
 
     @classmethod
     def for_writer(cls, settings, partitioner, formats) -> "BatchPath | None":

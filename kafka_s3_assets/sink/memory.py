@@ -26,7 +26,7 @@ import logging
 import os
 import tempfile
 from collections import deque
-from typing import Protocol
+from typing import IO, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class SpillFile:
 
     def __init__(self, directory: str | None = None):
         self.directory = directory
-        self._file = None
+        self._file: IO[bytes] | None = None
         self._end = 0
         self.live = 0           # bytes of segments not freed yet
         self.written = 0        # bytes ever written (for the summary)
@@ -226,6 +226,7 @@ class SpillBuffer:
         need = n
         budget = self._budget
         while need and self._segments:
+            assert budget is not None  # only a budget's buffer has spilled segments
             segment = self._segments[0]
             position, length = segment
             part = min(length, need)

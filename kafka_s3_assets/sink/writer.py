@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
 from .batch_keys import BatchKeys
-from .batch_path import AvroValueBatch, BatchPath, WriterBatch
+from .batch_path import AvroValueBatch, BatchPath, RecordBatchPath, WriterBatch
 from .batch_rows import BatchRows
 from .json_batch import JsonBatchPath, JsonValueBatch
 from .schema.compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
@@ -224,7 +224,7 @@ class TopicPartitionWriter:
         self._decoder = AvroDecoder()
         self._decisions: dict[tuple, SchemaDecision] = {}
         # The batch record path of each kind of batch this writer's configuration lets through it.
-        self._batch_paths = {kind: path for kind, path in (
+        self._batch_paths: dict[type, RecordBatchPath] = {kind: path for kind, path in (
             (AvroValueBatch, BatchPath.for_writer(settings, partitioner, formats)),
             (JsonValueBatch, JsonBatchPath.for_writer(settings, partitioner, formats))) if path is not None}
 
@@ -455,6 +455,7 @@ class TopicPartitionWriter:
         schema = _value_schema(record)
         if current is None or schema is None:
             return record
+        assert record.value is not None  # it has a schema
         meta = self._settings.connect_meta_data
         try:
             if not self._decision(schema, current).project:

@@ -143,6 +143,7 @@ def _empty_where_null(array: pa.Array) -> pa.Array:
     """A primitive array with each null replaced by its type's empty value (nested arrays are built without
     nulls in the first place, ``_converted``)."""
     kind = array.type
+    empty: object
     if pa.types.is_string(kind):
         empty = ""
     elif pa.types.is_binary(kind):

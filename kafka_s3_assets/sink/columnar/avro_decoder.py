@@ -54,15 +54,17 @@ class PolarsAvroDecoder:
         self._header = bytes(header)
 
     def decode(self, datums: Sequence[bytes], body: bytes | None = None) -> pa.Table:
-        if body is None:
-            body = b"".join(datums)
-        container = b"".join((self._header, encode_long(len(datums)), encode_long(len(body)), body, _SYNC))
+        return self.decode_block(len(datums), b"".join(datums) if body is None else body)
+
+    def decode_block(self, count: int, body: bytes) -> pa.Table:
+        """The values of ``count`` datums joined in ``body``."""
+        container = b"".join((self._header, encode_long(count), encode_long(len(body)), body, _SYNC))
         try:
             table = self._read_avro(io.BytesIO(container)).to_arrow()
         except BaseException as exc:  # noqa: BLE001 - polars' panics are BaseExceptions (pyo3's PanicException)
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise
             raise DecodeError(f"{type(exc).__name__}: {exc}") from exc
-        if table.num_rows != len(datums):
-            raise DecodeError(f"decoded {table.num_rows} rows of {len(datums)} datums")
+        if table.num_rows != count:
+            raise DecodeError(f"decoded {table.num_rows} rows of {count} datums")
         return table

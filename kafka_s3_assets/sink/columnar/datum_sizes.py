@@ -170,6 +170,7 @@ def _probe(sized: _Sized, starts: pa.Array, present: pa.Array | None, data: pa.A
         if not _bytes_ok(data, starts, present, expected=expected):
             return False
         inner_present = sized.valid if present is None else pc.and_(present, sized.valid)
+        assert sized.branch is not None  # a sized union has its non-null branch
         return _probe(sized.branch, pc.add(starts, _ONE), inner_present, data)
     if sized.kind == "record":
         position = starts
@@ -180,6 +181,7 @@ def _probe(sized: _Sized, starts: pa.Array, present: pa.Array | None, data: pa.A
         return True
     # An array (or map): item m of array j starts after j's count, past the items of j before m.
     items, offsets = sized.items, sized.item_offsets
+    assert items is not None and offsets is not None  # a sized array or map has its items
     if not len(items.sizes):
         return True
     count = len(starts)

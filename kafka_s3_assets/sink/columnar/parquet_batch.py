@@ -100,7 +100,7 @@ class ParquetBatchFormat:
 
     def __init__(self, values: ParquetFormat):
         self._values = values
-        self._plans: dict[int, _SchemaPlan | None] = {}  # per registry schema id
+        self._plans: dict[int | None, _SchemaPlan | None] = {}  # per registry schema id
 
     def takes(self, schema: AvroSchemaRef) -> bool:
         if schema.schema_id not in self._plans:
@@ -110,6 +110,7 @@ class ParquetBatchFormat:
     def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
              check: Callable[[], bool]) -> ParquetRows | None:
         plan = self._plans[schema.schema_id]
+        assert plan is not None  # rows() follows a takes() that was True
         lengths = [len(datum) for datum in datums]
         try:
             body = b"".join(datums)
@@ -134,7 +135,6 @@ class ParquetBatchFormat:
         caster = ColumnCaster(record, target)
 
         def decode(count: int, body: bytes) -> pa.RecordBatch:
-            # (the decoder takes the datums' count from len(); with ``body`` given it reads nothing else)
-            return caster.cast(decoder.decode(range(count), body))
+            return caster.cast(decoder.decode_block(count, body))
 
         return _SchemaPlan(decoder, DatumSizes(record), caster, decode)

@@ -18,9 +18,9 @@ import fastavro
 from ..converters import AvroDecoder, _strip_logical_types
 from ..errors import RecordDataError
 from ..memory import MemoryBudget
-from ..records import AvroSchemaRef, SinkRecord
+from ..records import AvroSchemaRef, PrimitiveSchema, SinkRecord
 from ..storage import ObjectOutput, StoredObject
-from ..views import VALUE_VIEW, RecordView
+from ..views import VALUE_VIEW, HeaderSchema, RecordView
 from .avro_container import AvroContainerEncoder, sync_marker_for
 from .avro_transcode import datum_copier
 
@@ -48,17 +48,12 @@ class AvroRecordWriter:
         self._view = view
         self._decoder = decoder or AvroDecoder()
         self._encoder: AvroContainerEncoder | None = None
-        self._file_schema = None
-        self._parsed_file_schema = None
+        self._file_schema: AvroSchemaRef | PrimitiveSchema | HeaderSchema | None = None  # the first record's
+        self._parsed_file_schema: str | list | dict | None = None
 
     def write(self, record: SinkRecord) -> None:
         datum = self._datum(self._view.data(record))
-        if self._encoder is None:
-            # Opened lazily on the first record, whose schema becomes the file's schema.
-            self._encoder = AvroContainerEncoder(self._file_schema.header_schema_json, self._codec,
-                                                 sync_marker_for(self._output.key), self._output.write,
-                                                 memory=self._memory)
-        self._encoder.append(datum)
+        self._opened_encoder().append(datum)
 
     def write_datums(self, schema: AvroSchemaRef, datums: Sequence[bytes]) -> None:
         """``write`` of records of ``schema`` whose datums are copied as they are (the batch record path
@@ -66,11 +61,16 @@ class AvroRecordWriter:
         ``BlockWriteError`` naming the datum whose append wrote the block."""
         if self._file_schema is None:
             self._file_schema = schema
+        self._opened_encoder().append_many(datums)
+
+    def _opened_encoder(self) -> AvroContainerEncoder:
+        # Opened lazily on the first record, whose schema becomes the file's schema.
         if self._encoder is None:
+            assert self._file_schema is not None  # set from the first record, before its datum is written
             self._encoder = AvroContainerEncoder(self._file_schema.header_schema_json, self._codec,
                                                  sync_marker_for(self._output.key), self._output.write,
                                                  memory=self._memory)
-        self._encoder.append_many(datums)
+        return self._encoder
 
     def _datum(self, data) -> bytes:
         """The record's datum in the file's schema; fails (RecordDataError) before anything is kept."""
@@ -100,11 +100,13 @@ class AvroRecordWriter:
 
     def _encode(self, data) -> bytes:
         if self._parsed_file_schema is None:
+            assert self._file_schema is not None  # set by _datum before it encodes
             # Values are decoded with logical types left underlying, so they are encoded the same way.
             self._parsed_file_schema = fastavro.parse_schema(
                 _strip_logical_types(json.loads(self._file_schema.header_schema_json)))
+        parsed_file_schema = self._parsed_file_schema
         buffer = io.BytesIO()
-        fastavro.schemaless_writer(buffer, self._parsed_file_schema, self._decoder.decode(data))
+        fastavro.schemaless_writer(buffer, parsed_file_schema, self._decoder.decode(data))
         return buffer.getvalue()
 
     def commit(self) -> list[StoredObject]:

@@ -106,17 +106,20 @@ class _Compiler:
         f, f_space, f_kind = self.file.resolve(f, f_space)
         key = (id(w), id(f))
         if key in self.ops:
-            cell = self.ops[key]
-            return lambda data, pos, out: cell[0](data, pos, out)  # resolved once the type is compiled
+            compiling = self.ops[key]
+            return lambda data, pos, out: compiling[0](data, pos, out)  # resolved once the type is compiled
         cell: list[Op] = []
         self.ops[key] = cell
+        op: Op
         if _same(self.writer, w, w_space, self.file, f, f_space, set()):
             skip = self.skipper(w, w_space)
 
-            def op(data: bytes, pos: int, out: bytearray) -> int:
+            def copy(data: bytes, pos: int, out: bytearray) -> int:
                 end = skip(data, pos)
                 out += data[pos:end]
                 return end
+
+            op = copy
         elif w_kind == "union":
             op = self.union(w, w_space, f, f_space, f_kind)
         elif w_kind != f_kind and not (w_kind == "enum" and f_kind == "string"):
@@ -216,8 +219,8 @@ class _Compiler:
         memo = {} if memo is None else memo
         node, space, kind = self.writer.resolve(node, space)
         if id(node) in memo:
-            cell = memo[id(node)]
-            return lambda data, pos: cell[0](data, pos)
+            compiling = memo[id(node)]
+            return lambda data, pos: compiling[0](data, pos)
         cell: list = []
         memo[id(node)] = cell
         if kind == "null":

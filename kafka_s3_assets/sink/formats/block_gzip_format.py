@@ -32,6 +32,7 @@ from ..config_keys import BLOCK_GZIP_FORMAT
 from ..records import SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, RecordView
+from .compression import Compressor
 from .json_format import JsonFormat
 
 __all__ = ["BLOCK_GZIP_FORMAT", "BLOCK_SIZE_KEY", "BlockGzipFormat", "DEFAULT_BLOCK_SIZE", "index_key_for"]
@@ -66,38 +67,20 @@ def encode_index(chunks: list[Chunk]) -> bytes:
     return json.dumps({"chunks": [c.to_json() for c in chunks]}, separators=(",", ":")).encode("utf-8")
 
 
-class _LineCapture:
-    """Receives the one line JsonRecordWriter writes per record (uncompressed), so the line is exactly
-    JsonFormat's rendering without copying its rules here."""
-
-    def __init__(self, key: str):
-        self.key = key
-        self.lines: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.lines.append(bytes(data))
-
-    def take(self) -> bytes:
-        line = b"".join(self.lines)
-        self.lines.clear()
-        return line
-
-
 class BlockGzipRecordWriter:
     def __init__(self, output: ObjectOutput, block_size: int, level: int, json_format: JsonFormat,
                  view: RecordView = VALUE_VIEW):
         self._output = output
         self._block_size = block_size
         self._level = level
-        self._capture = _LineCapture(output.key)
-        self._lines = json_format.new_writer(self._capture, view)
+        self._json_format = json_format
+        self._view = view
         self._chunks: list[Chunk] = []
-        self._member = None  # the zlib compressor of the open gzip member, if any
+        self._member: Compressor | None = None  # the zlib compressor of the open gzip member, if any
         self._position = 0  # compressed bytes written to the object so far
 
     def write(self, record: SinkRecord) -> None:
-        self._lines.write(record)
-        line = self._capture.take()
+        line = self._json_format.line(record, self._view)
         chunk = self._chunks[-1] if self._member is not None else None
         if chunk is not None and chunk.byte_length_uncompressed + len(line) > self._block_size:
             self._finish_chunk()
@@ -107,6 +90,7 @@ class BlockGzipRecordWriter:
             self._chunks.append(chunk)
             # wbits=31: a gzip member with mtime 0, so a rerun writes identical bytes.
             self._member = zlib.compressobj(self._level, zlib.DEFLATED, 31)
+        assert self._member is not None  # a chunk is open
         self._emit(self._member.compress(line))
         chunk.byte_length_uncompressed += len(line)
         chunk.num_records += 1
@@ -117,6 +101,7 @@ class BlockGzipRecordWriter:
             self._position += len(data)
 
     def _finish_chunk(self) -> None:
+        assert self._member is not None  # a chunk is open
         self._emit(self._member.flush())
         self._member = None
         chunk = self._chunks[-1]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import zlib
 from array import array
+from typing import Protocol
 
 from backports import zstd
 
@@ -31,19 +32,27 @@ EXTENSIONS = {"none": "", "gzip": ".gz", "zstd": ".zst"}
 DEFERRED_BYTES = 1 << 20  # input held before an object's compressor is created
 
 
+class Compressor(Protocol):
+    """zlib's compressobj and zstd's ZstdCompressor, as used here."""
+
+    def compress(self, data: bytes, /) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
 class StreamCompressor:
     def __init__(self, kind: str, level: int = -1, memory: MemoryBudget | None = None):
         if kind not in EXTENSIONS:
             raise ValueError(f"Unsupported s3.compression.type {kind!r}")
         self.kind = kind
         self._level = level
-        self._compressor = None
+        self._compressor: Compressor | None = None
         self.cut_independent = kind == "none" or (kind == "gzip" and level != 0)
         # Until the compressor exists: the input, and where each call cut it (unless cuts cannot matter).
         self._waiting: SpillBuffer | None = None if kind == "none" else SpillBuffer(memory)
         self._cuts: array | None = None if self.cut_independent else array("q")
 
-    def _create(self):
+    def _create(self) -> Compressor:
         if self.kind == "gzip":
             return zlib.compressobj(self._level, zlib.DEFLATED, 31)  # wbits 31: gzip framing, mtime 0
         return zstd.ZstdCompressor(level=zstd.COMPRESSION_LEVEL_DEFAULT if self._level < 1 else self._level)
@@ -63,6 +72,7 @@ class StreamCompressor:
         """Creates the compressor and feeds it the waiting input, in the calls it came in; its output."""
         compressor = self._compressor = self._create()
         waiting, cuts = self._waiting, self._cuts
+        assert waiting is not None  # only a compressor not created yet has input waiting
         self._waiting = self._cuts = None
         if cuts is None:
             return compressor.compress(waiting.take_all())
@@ -72,12 +82,14 @@ class StreamCompressor:
         return bytes(out)
 
     def flush(self) -> bytes:
-        if self._compressor is None:
-            if self._waiting is None:
-                return b""
-            started = self._started()
-            return started + self._compressor.flush()
-        return self._compressor.flush()
+        if self._compressor is not None:
+            return self._compressor.flush()
+        if self._waiting is None:
+            return b""
+        started = self._started()
+        compressor = self._compressor
+        assert compressor is not None  # _started created it
+        return started + compressor.flush()
 
     def discard(self) -> None:
         """Drops the waiting input (the object is aborted)."""

@@ -36,6 +36,24 @@ def encode_json_value(value: Any) -> bytes:
     return write_json(value)
 
 
+def record_line(record: SinkRecord, view: RecordView, decoder: AvroDecoder, numeric_decimals: bool) -> bytes:
+    """The record's line (its ``view``: value, key or header envelope); fails (RecordDataError) before
+    anything is written."""
+    try:
+        data = view.data(record)
+        value = None if data is None else decoder.decode(data)
+        if data is not None and isinstance(data.schema, HeaderSchema):
+            value = {"headers": value}  # the reference's header envelope
+        schema = None if data is None else data.schema
+        if numeric_decimals and isinstance(schema, AvroSchemaRef):
+            value = mark_decimals(value, schema.writer_schema)
+        return write_json(value) + LINE_SEPARATOR
+    except RecordDataError:
+        raise
+    except Exception as exc:  # a datum that does not decode, a value JSON cannot hold: this record's fault
+        raise RecordDataError(str(exc) or type(exc).__name__) from exc
+
+
 class JsonRecordWriter:
     def __init__(self, output: ObjectOutput, compression: str, level: int, decoder: AvroDecoder,
                  view: RecordView = VALUE_VIEW, numeric_decimals: bool = False, memory=None):
@@ -49,19 +67,7 @@ class JsonRecordWriter:
         self._emit(self._line(record))
 
     def _line(self, record: SinkRecord) -> bytes:
-        """The record's line; fails (RecordDataError) before anything is written."""
-        try:
-            data = self._view.data(record)
-            value = None if data is None else self._decoder.decode(data)
-            if data is not None and isinstance(data.schema, HeaderSchema):
-                value = {"headers": value}  # the reference's header envelope
-            if self._numeric_decimals and isinstance(getattr(data, "schema", None), AvroSchemaRef):
-                value = mark_decimals(value, data.schema.writer_schema)
-            return write_json(value) + LINE_SEPARATOR
-        except RecordDataError:
-            raise
-        except Exception as exc:  # a datum that does not decode, a value JSON cannot hold: this record's fault
-            raise RecordDataError(str(exc) or type(exc).__name__) from exc
+        return record_line(record, self._view, self._decoder, self._numeric_decimals)
 
     def write_lines(self, text: bytes, bounds: Sequence[int]) -> None:
         """Appends the lines ``text[bounds[k]:bounds[k + 1]]`` (each a record's line, separator included),
@@ -100,3 +106,7 @@ class JsonFormat:
         output charges its own bytes.)"""
         return JsonRecordWriter(output, self.compression, self.level, self._decoder, view, self.numeric_decimals,
                                 memory)
+
+    def line(self, record: SinkRecord, view: RecordView = VALUE_VIEW) -> bytes:
+        """The record's line as this format's objects hold it (before compression)."""
+        return record_line(record, view, self._decoder, self.numeric_decimals)

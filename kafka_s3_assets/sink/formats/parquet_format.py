@@ -179,18 +179,20 @@ class AvroToArrow:
                                                             size=int(schema["size"])))
         if kind == "array":
             items = self.node(schema["items"], namespace)
-            convert = None if items.convert is None else _none_safe(lambda v, f=items.convert: [f(x) for x in v])
+            item_convert = items.convert
+            convert = None if item_convert is None else _none_safe(lambda v: [item_convert(x) for x in v])
             return ArrowNode(pa.list_(pa.field("element", items.type, nullable=items.nullable)), False, convert,
                              lambda v: isinstance(v, (list, tuple)))
         if kind == "map":
             values = self.node(schema["values"], namespace)
-            convert = None if values.convert is None else _none_safe(
-                lambda v, f=values.convert: {k: f(x) for k, x in v.items()})
+            value_convert = values.convert
+            convert = None if value_convert is None else _none_safe(
+                lambda v: {k: value_convert(x) for k, x in v.items()})
             return ArrowNode(pa.map_(pa.string(), pa.field("value", values.type, nullable=values.nullable)),
                              False, convert, lambda v: isinstance(v, dict))
         if kind == "bytes":
             return self._bytes_like(schema, pa.binary())
-        logical = LOGICAL_TYPES.get((kind, schema.get("logicalType")))
+        logical = LOGICAL_TYPES.get((kind, schema.get("logicalType", "")))
         if logical is not None:
             return ArrowNode(logical, False, accepts=lambda v: isinstance(v, int) and not isinstance(v, bool))
         return self.node(kind, namespace)  # a primitive with an unknown (ignored) logicalType, or a name
@@ -450,10 +452,10 @@ class ParquetRecordWriter:
         self._writer: pq.ParquetWriter | None = None
         self._started = False  # a row was taken: the object is a Parquet file, however few rows it has
         self._arrow_schema: pa.Schema | None = None
-        self._file_schema = None  # the Connect schema of the first record
-        self._file_avro_schema = None  # the Avro schema of a row (the value's, or the key/header envelope)
+        self._file_schema: AvroSchemaRef | PrimitiveSchema | HeaderSchema | None = None  # the first record's
+        self._file_avro_schema: dict | None = None  # the Avro schema of a row (the value's, or the key/header envelope)
         self._row_convert: Convert | None = None
-        self._validator_schema = None  # parsed lazily, for records whose schema is not the file's
+        self._validator_schema: str | list | dict | None = None  # parsed lazily, for records whose schema is not the file's
         # The rows of the next chunk, in order: lists of converted rows (``write``), Arrow batches and datum
         # runs (``write_arrow``, ``write_datums``), Arrow batches spilled.
         self._pending: list[list | pa.RecordBatch | _DatumRun | _Spilled] = []
@@ -530,6 +532,7 @@ class ParquetRecordWriter:
         """The spill file's space of the spilled ones of ``pieces`` is no longer needed."""
         for piece in pieces:
             if isinstance(piece, _Spilled):
+                assert self._memory is not None  # only a budget's pieces are spilled
                 self._memory.file.free(piece.length)
 
     # ---- writing ---------------------------------------------------------------------------------------------
@@ -546,9 +549,11 @@ class ParquetRecordWriter:
             raise RecordDataError(str(exc) or type(exc).__name__) from exc
         self._started = True
         pending = self._pending
-        if not pending or not isinstance(pending[-1], list):
-            pending.append([])
-        pending[-1].append(row)
+        rows = pending[-1] if pending else None
+        if not isinstance(rows, list):
+            rows = []
+            pending.append(rows)
+        rows.append(row)
         size = _estimated_size(data)
         self._pending_rows += 1
         self._pending_bytes += size
@@ -624,10 +629,11 @@ class ParquetRecordWriter:
                 self._charge(charge)
             start = end
 
-    def _open_writer(self) -> None:
+    def _opened_writer(self) -> pq.ParquetWriter:
         if self._writer is None:
             self._writer = pq.ParquetWriter(self._file, self._arrow_schema, compression=self._codec.pyarrow_name,
                                             use_dictionary=True, data_page_size=PAGE_SIZE)
+        return self._writer
 
     def _row(self, data: ConnectData) -> Any:
         """The record's row, checked against the file's schema; nothing is kept if it fails."""
@@ -653,9 +659,10 @@ class ParquetRecordWriter:
         the file's schema; say so now, for this record, rather than fail a whole row group later."""
         if self._validator_schema is None:
             self._validator_schema = fastavro.parse_schema(_strip_logical_types(self._file_avro_schema))
+        validator_schema = self._validator_schema
         row = row_of(value, data, self._view.name)
         try:
-            fastavro.validation.validate(row, self._validator_schema, raise_errors=True)
+            fastavro.validation.validate(row, validator_schema, raise_errors=True)
         except (fastavro.validation.ValidationError, ValueError, TypeError) as exc:
             raise ValueError(f"This {self._view.name} does not fit the Parquet file's schema "
                              f"(taken from the file's first record): {exc}") from None
@@ -711,14 +718,13 @@ class ParquetRecordWriter:
         self._chunks_bytes, self._chunks_rows = 0, 0
         self._release(released)
         table = pa.Table.from_batches(chunks, schema=self._arrow_schema)
-        self._open_writer()
-        self._writer.write_table(table, row_group_size=table.num_rows)  # one row group, streamed out now
+        self._opened_writer().write_table(table, row_group_size=table.num_rows)  # one row group, streamed out now
 
     def commit(self) -> list[StoredObject]:
         if self._started:
             self._write_row_group()
-            self._open_writer()  # (a file of rows is a Parquet file: opened, if no row group did)
-            self._writer.close()  # the footer
+            # (a file of rows is a Parquet file: opened, if no row group did); closed: the footer
+            self._opened_writer().close()
             # A closed native writer still holds ~24 KiB; a commit of thousands of files would hold them all.
             self._writer = None
         return [self._output.commit()]
