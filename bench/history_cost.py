@@ -118,7 +118,7 @@ class RequestCounter:
     def __init__(self):
         self.requests = 0
 
-    def __enter__(self) -> "RequestCounter":
+    def __enter__(self) -> RequestCounter:
         self._original = boto3.session.Session.client
         counter = self
 

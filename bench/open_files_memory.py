@@ -37,14 +37,13 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from w1_data import W1_SCHEMA, create_topic, framed_pool  # noqa: E402
-
 import task_rate  # noqa: E402
+from w1_data import W1_SCHEMA, create_topic, framed_pool  # noqa: E402
 
 ENDPOINT_VARIABLES = ("KAFKA_BOOTSTRAP_SERVERS", "SCHEMA_REGISTRY_URL", "AWS_ENDPOINT_URL_S3")
 BUDGET_KEY = "kafka_s3_assets.task.memory.budget.bytes"
@@ -225,7 +224,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv[1:])
     if args.records % (10_000 * args.run):
         raise SystemExit("--records must be a multiple of 10,000 x --run (every open file takes as many records)")
-    print(f"Open files and memory, one task: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"Open files and memory, one task: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine()}")
     with ExitStack() as stack:
         if args.use_env:

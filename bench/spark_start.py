@@ -38,11 +38,10 @@ import tempfile
 import time
 import uuid
 from contextlib import ExitStack
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
-
 from w1 import REPO_DIR, cli_command, code_under_test, load_average, machine
 from w1_data import create_topic, produce_w1
 
@@ -122,7 +121,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    print(f"Spark start benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"Spark start benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine()}")
     print(f"code: {code_under_test()}")
     with ExitStack() as stack:

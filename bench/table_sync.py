@@ -42,8 +42,8 @@ from kafka_s3_assets.export.partition_export import export_partition
 from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.iceberg.catalog import load_table, open_catalog
-from kafka_s3_assets.iceberg.table_settings import table_settings
 from kafka_s3_assets.iceberg.sync import sync_table
+from kafka_s3_assets.iceberg.table_settings import table_settings
 
 ENDPOINT_VARIABLES = ("KAFKA_BOOTSTRAP_SERVERS", "AWS_ENDPOINT_URL_S3", "SCHEMA_REGISTRY_URL")
 SCHEMA = {"type": "record", "name": "Event", "fields": [
@@ -56,7 +56,7 @@ def produce(topic: str, start: int, count: int) -> None:
     serializer = AvroSerializer(SchemaRegistryClient({"url": os.environ["SCHEMA_REGISTRY_URL"]}), json.dumps(SCHEMA))
     context = SerializationContext(topic, MessageField.VALUE)
     producer = Producer({"bootstrap.servers": os.environ["KAFKA_BOOTSTRAP_SERVERS"], "linger.ms": 20})
-    base = datetime.datetime(2024, 5, 1, tzinfo=datetime.timezone.utc)
+    base = datetime.datetime(2024, 5, 1, tzinfo=datetime.UTC)
     for i in range(start, start + count):
         producer.produce(topic, value=serializer({"id": i, "name": f"event {i}",
                                                   "at": base + datetime.timedelta(seconds=i)}, context), partition=0)
@@ -164,7 +164,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--use-env", action="store_true",
                         help="use the stack whose endpoints are exported instead of starting a devstack")
     args = parser.parse_args(argv)
-    print(f"table sync benchmark, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+    print(f"table sync benchmark, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
           f"load average at start {os.getloadavg()[0]:.2f}")
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-table-")))

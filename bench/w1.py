@@ -45,12 +45,11 @@ import tempfile
 import time
 import uuid
 from contextlib import ExitStack
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
 import fastavro
-
 from w1_baselines import drain, naive_export
 from w1_data import create_topic, produce_w1
 
@@ -203,7 +202,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    print(f"W1 benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"W1 benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine()}")
     print(f"code: {code_under_test()}")
     print(f"load average at start: {load_average()}")

@@ -40,12 +40,11 @@ import tempfile
 import time
 import uuid
 from contextlib import ExitStack
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
 import pyarrow.parquet as pq
-
 from task_rate import W2_CONFIG
 from w1 import ENDPOINT_VARIABLES, REPO_DIR, cli_command, code_under_test, load_average, machine, ratio_line
 from w1_baselines import drain
@@ -167,7 +166,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    print(f"W2 benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"W2 benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine()}")
     print(f"code: {code_under_test()}")
     print(f"load average at start: {load_average()}")

@@ -20,7 +20,6 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 from confluent_kafka.schema_registry import SchemaRegistryClient
-
 from w1_baselines import FRAME_HEADER, Measured, _batches, _consumer
 
 

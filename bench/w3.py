@@ -48,12 +48,11 @@ import tempfile
 import time
 import uuid
 from contextlib import ExitStack
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
 from confluent_kafka import Consumer, KafkaError, TopicPartition
-
 from w1 import ENDPOINT_VARIABLES, FLUSH_SIZE, code_under_test, load_average, machine, ratio_line, run_export
 from w1_baselines import READ_TUNING, drain
 from w1_data import create_topic
@@ -185,7 +184,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    print(f"W3 benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"W3 benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine()}")
     print(f"code: {code_under_test()}")
     print(f"load average at start: {load_average()}")

@@ -25,7 +25,6 @@ import json
 import time
 
 import boto3
-
 from w1_baselines import Measured, _batches, _consumer
 
 GZIP_DEFAULT_LEVEL = 9  # gzip.compress's; Kafka Connect's s3.compression.level=-1 is zlib's 6

@@ -19,7 +19,6 @@ import sys
 import time
 
 from confluent_kafka import Producer
-
 from w1_data import POOL_SIZE, create_topic, w1_records
 
 # The connector settings that read W3: plain JSON in, JsonFormat out, gzip (the "without schema" setup).

@@ -13,13 +13,13 @@ from .sink.errors import ConfigError
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .clients.errors import ExternalSystemError
-    from .defs.connectors import load_connector
     from rich.console import Console
 
+    from .clients.errors import ExternalSystemError
+    from .defs.connections import Connections
+    from .defs.connectors import load_connector
     from .defs.materialize import cli_instance, materialize_partitions, resolve_partitions
     from .defs.progress_display import console_progress
-    from .defs.connections import Connections
     from .export.kafka_env import kafka_env_settings
     from .export.settings import resolve_settings
     from .sink.secrets import scrub
@@ -60,8 +60,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     from .clients.errors import ExternalSystemError
-    from .export.kafka_env import kafka_env_settings
     from .export.dry_run import dry_run, table
+    from .export.kafka_env import kafka_env_settings
     from .export.partition_selection import select_partitions
     from .export.settings import resolve_settings
     from .sink.config import resolved_connector_config

@@ -14,7 +14,13 @@ from pathlib import Path
 import dagster as dg
 
 from .defs.component import KafkaS3SinkComponent
-from .defs.connectors import CONNECTORS_ENV, DEFAULT_CONNECTORS_DIR, connector_files, load_connectors, worker_config_file
+from .defs.connectors import (
+    CONNECTORS_ENV,
+    DEFAULT_CONNECTORS_DIR,
+    connector_files,
+    load_connectors,
+    worker_config_file,
+)
 
 
 class NoConnectorConfigured(Exception):

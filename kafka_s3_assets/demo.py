@@ -9,8 +9,8 @@ import io
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import fastavro
 from confluent_kafka import SerializingProducer

@@ -117,7 +117,7 @@ class StsRecorder(_Server):
 
 
 def _expiration(seconds: float) -> str:
-    moment = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
+    moment = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=seconds)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -73,8 +73,8 @@ def spark_remote(devstack, devstack_dir) -> str:
 @pytest.fixture(scope="session")
 def spark_connect(spark_remote):
     """A Spark Connect session with that server (no JVM in this process), made as an export's is."""
-    from kafka_s3_assets.spark.session_config import spark_config
     from kafka_s3_assets.spark.session import spark_session
+    from kafka_s3_assets.spark.session_config import spark_config
 
     session = spark_session(spark_config(remote=spark_remote))
     yield session

@@ -90,7 +90,7 @@ def rich_values(count: int = 6) -> list[dict]:
             "amount": Decimal(f"{i * 7}.{i:02d}") * (-1 if i % 4 == 3 else 1),
             "price": Decimal(f"{i}.{i * 3:04d}"),
             "day": datetime.date(2024, 1, 1) + datetime.timedelta(days=i),
-            "at": datetime.datetime(2024, 1, 1, 12, 0, i, 123000, tzinfo=datetime.timezone.utc),
+            "at": datetime.datetime(2024, 1, 1, 12, 0, i, 123000, tzinfo=datetime.UTC),
             "qty": i - 3,
             "ship": address,
             "bill": None if i % 2 else {"street": "Billing Rd", "zip": "10115"},

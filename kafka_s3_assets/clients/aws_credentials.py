@@ -31,17 +31,22 @@ import re
 import shlex
 import socket
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import boto3
 import botocore.session
 from botocore.config import Config
-from botocore.credentials import (CredentialProvider, CredentialResolver, Credentials,
-                                  DeferredRefreshableCredentials, create_credential_resolver)
+from botocore.credentials import (
+    CredentialProvider,
+    CredentialResolver,
+    Credentials,
+    DeferredRefreshableCredentials,
+    create_credential_resolver,
+)
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ..sink.credentials_provider import (AWS_MIN_DURATION_SECONDS, CredentialsProviderConfig, ProviderKind, Sdk)
+from ..sink.credentials_provider import AWS_MIN_DURATION_SECONDS, CredentialsProviderConfig, ProviderKind, Sdk
 from ..sink.secrets import Secret, reveal, scrub
 from .errors import S3Error
 from .s3_retry import describe

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..sink.secrets import KAFKA_CLIENT_SECRET_KEYS, Secret, reveal
 

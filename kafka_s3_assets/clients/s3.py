@@ -20,8 +20,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 import boto3
 from botocore import UNSIGNED
@@ -34,8 +35,15 @@ from ..sink.secrets import Secret, reveal
 from ..sink.storage import StoredObject
 from .aws_credentials import AwsCredentialsSource, boto3_session
 from .errors import BucketMissingError, ConditionFailedError, ManifestConflictError, ObjectExistsError, S3Error
-from .s3_retry import (Retrier, RetryPolicy, S3RetriesExhaustedError, describe, error_code, http_status,
-                       is_condition_failure)
+from .s3_retry import (
+    Retrier,
+    RetryPolicy,
+    S3RetriesExhaustedError,
+    describe,
+    error_code,
+    http_status,
+    is_condition_failure,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -340,7 +348,7 @@ class MultipartOutput:
 
         return _request(self._retrier, f"GetObject of {self._url}", digest)
 
-    def create_sibling(self, key: str) -> "MultipartOutput":
+    def create_sibling(self, key: str) -> MultipartOutput:
         return MultipartOutput(self._client, self._bucket, key, self._part_size, self._write_args, self._part_args,
                                self._retrier, self._on_stored, self._before_write)
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
-from botocore.exceptions import ClientError, ConnectionError as BotoConnectionError, HTTPClientError, \
-    IncompleteReadError
+from botocore.exceptions import ClientError, HTTPClientError, IncompleteReadError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from .errors import S3Error
 

@@ -29,8 +29,9 @@ import base64
 import hashlib
 import ssl
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from confluent_kafka.schema_registry import SchemaRegistryClient as LibraryClient
@@ -108,7 +109,7 @@ class RegistrySettings:
 
     @classmethod
     def from_converter_settings(cls, url: str, settings: Mapping[str, Any], timeout_s: float = 10.0
-                                ) -> "RegistrySettings":
+                                ) -> RegistrySettings:
         """From a converter's settings (``ConverterConfig.settings``: ``basic.auth.user.info``, … without
         the ``value.converter.`` prefix). Raises RegistryConfigError naming the setting at fault.
 

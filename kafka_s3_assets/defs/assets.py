@@ -8,8 +8,8 @@ partitions, or every known one (``check_run``).
 The asset reaches Kafka, S3, the registry and Spark through the component's ``Connections``, not
 through Dagster resources, so it asks nothing of the code location it is merged into."""
 
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from typing import Callable, Sequence
 
 import dagster as dg
 
@@ -27,9 +27,9 @@ from .lag_events import lag_check_spec
 from .options import DEFAULT_KEY_PREFIX, AssetAttributes
 from .partitions import key_range_tags, parse_partition_key, spanning_range, topic_partitions_def
 from .progress_display import publish
+from .run_events import COMPLETENESS_CHECK, TABLE_CHECK, failure, partition_events, provenance_tags
 from .standard_metadata import column_schema, export_uri, standard_metadata
 from .topic_assets import topic_asset_key
-from .run_events import COMPLETENESS_CHECK, TABLE_CHECK, failure, partition_events, provenance_tags
 
 
 def export_asset_key(connector: str, topic: str, key_prefix: tuple[str, ...] = DEFAULT_KEY_PREFIX) -> dg.AssetKey:

@@ -45,21 +45,21 @@ class KafkaAttributes(dg.Resolvable, dg.Model):
     """How to reach Kafka. Unset fields come from the connector config (``bootstrap.servers``,
     ``consumer.override.*``), then from ``$KAFKA_BOOTSTRAP_SERVERS`` / ``$KAFKA_<FIELD>`` when a run starts."""
 
-    bootstrap_servers: Annotated[Optional[str], _doc("Kafka bootstrap servers, host:port[,host:port].")] = None
-    security_protocol: Annotated[Optional[str], _doc("PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.")] = None
-    sasl_mechanism: Annotated[Optional[str], _doc("PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI.")] = None
-    sasl_username: Annotated[Optional[str], _doc("SASL user name.")] = None
-    sasl_password: Annotated[Optional[str], _doc("SASL password: use `{{ env.X }}`, never the value.")] = Field(
+    bootstrap_servers: Annotated[str | None, _doc("Kafka bootstrap servers, host:port[,host:port].")] = None
+    security_protocol: Annotated[str | None, _doc("PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.")] = None
+    sasl_mechanism: Annotated[str | None, _doc("PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI.")] = None
+    sasl_username: Annotated[str | None, _doc("SASL user name.")] = None
+    sasl_password: Annotated[str | None, _doc("SASL password: use `{{ env.X }}`, never the value.")] = Field(
         default=None, repr=False)
-    sasl_jaas_config: Annotated[Optional[str], _doc("A JAAS line as Kafka Connect has it.")] = Field(
+    sasl_jaas_config: Annotated[str | None, _doc("A JAAS line as Kafka Connect has it.")] = Field(
         default=None, repr=False)
-    ssl_ca_location: Annotated[Optional[str], _doc("PEM bundle of the CAs to trust.")] = None
-    ssl_certificate_location: Annotated[Optional[str], _doc("Client certificate (PEM).")] = None
-    ssl_key_location: Annotated[Optional[str], _doc("Client key (PEM).")] = None
-    ssl_key_password: Annotated[Optional[str], _doc("Password of the client key.")] = Field(default=None, repr=False)
-    ssl_keystore_location: Annotated[Optional[str], _doc("Client keystore (PKCS12).")] = None
-    ssl_keystore_password: Annotated[Optional[str], _doc("Password of the keystore.")] = Field(default=None, repr=False)
-    client_config: Annotated[Optional[dict[str, str]], _doc("Any other client setting, in Java or "
+    ssl_ca_location: Annotated[str | None, _doc("PEM bundle of the CAs to trust.")] = None
+    ssl_certificate_location: Annotated[str | None, _doc("Client certificate (PEM).")] = None
+    ssl_key_location: Annotated[str | None, _doc("Client key (PEM).")] = None
+    ssl_key_password: Annotated[str | None, _doc("Password of the client key.")] = Field(default=None, repr=False)
+    ssl_keystore_location: Annotated[str | None, _doc("Client keystore (PKCS12).")] = None
+    ssl_keystore_password: Annotated[str | None, _doc("Password of the keystore.")] = Field(default=None, repr=False)
+    client_config: Annotated[dict[str, str] | None, _doc("Any other client setting, in Java or "
                                                                       "librdkafka naming.")] = None
 
 
@@ -67,41 +67,41 @@ class S3Attributes(dg.Resolvable, dg.Model):
     """How to reach S3 (the fields of dagster_aws's S3Resource). Unset fields come from the connector
     config (``store.url``, ``s3.region``, ``aws.access.key.id``), then the environment and AWS's chain."""
 
-    endpoint_url: Annotated[Optional[str], _doc("S3 endpoint; else store.url, $AWS_ENDPOINT_URL_S3, AWS.")] = None
-    region_name: Annotated[Optional[str], _doc("Region; else s3.region.")] = None
-    profile_name: Annotated[Optional[str], _doc("AWS profile, resolved on the Spark driver.")] = None
-    aws_access_key_id: Annotated[Optional[str], _doc("Access key id (with the secret key).")] = None
-    aws_secret_access_key: Annotated[Optional[str], _doc("Secret key: use `{{ env.X }}`.")] = Field(
+    endpoint_url: Annotated[str | None, _doc("S3 endpoint; else store.url, $AWS_ENDPOINT_URL_S3, AWS.")] = None
+    region_name: Annotated[str | None, _doc("Region; else s3.region.")] = None
+    profile_name: Annotated[str | None, _doc("AWS profile, resolved on the Spark driver.")] = None
+    aws_access_key_id: Annotated[str | None, _doc("Access key id (with the secret key).")] = None
+    aws_secret_access_key: Annotated[str | None, _doc("Secret key: use `{{ env.X }}`.")] = Field(
         default=None, repr=False)
-    aws_session_token: Annotated[Optional[str], _doc("Session token: use `{{ env.X }}`.")] = Field(
+    aws_session_token: Annotated[str | None, _doc("Session token: use `{{ env.X }}`.")] = Field(
         default=None, repr=False)
-    use_ssl: Annotated[Optional[bool], _doc("False: a scheme-less endpoint is http://.")] = None
-    verify: Annotated[Optional[bool], _doc("False: no certificate checks.")] = None
-    use_unsigned_session: Annotated[Optional[bool], _doc("Anonymous requests.")] = None
-    max_attempts: Annotated[Optional[int], _doc("Total attempts of each S3 request (else s3.part.retries).")] = None
+    use_ssl: Annotated[bool | None, _doc("False: a scheme-less endpoint is http://.")] = None
+    verify: Annotated[bool | None, _doc("False: no certificate checks.")] = None
+    use_unsigned_session: Annotated[bool | None, _doc("Anonymous requests.")] = None
+    max_attempts: Annotated[int | None, _doc("Total attempts of each S3 request (else s3.part.retries).")] = None
 
 
 class SchemaRegistryAttributes(dg.Resolvable, dg.Model):
     """The Confluent-compatible schema registry. Unset fields come from the converter settings of the
     connector config, then ``$SCHEMA_REGISTRY_URL``."""
 
-    url: Annotated[Optional[str], _doc("Registry URL(s), comma separated.")] = None
-    basic_auth_user_info: Annotated[Optional[str], _doc("user:password; use `{{ env.X }}`.")] = Field(
+    url: Annotated[str | None, _doc("Registry URL(s), comma separated.")] = None
+    basic_auth_user_info: Annotated[str | None, _doc("user:password; use `{{ env.X }}`.")] = Field(
         default=None, repr=False)
-    bearer_auth_token: Annotated[Optional[str], _doc("Static bearer token; use `{{ env.X }}`.")] = Field(
+    bearer_auth_token: Annotated[str | None, _doc("Static bearer token; use `{{ env.X }}`.")] = Field(
         default=None, repr=False)
-    ssl_ca_location: Annotated[Optional[str], _doc("PEM bundle to verify the registry.")] = None
-    ssl_certificate_location: Annotated[Optional[str], _doc("Client certificate (mutual TLS).")] = None
-    ssl_key_location: Annotated[Optional[str], _doc("Client key (mutual TLS).")] = None
+    ssl_ca_location: Annotated[str | None, _doc("PEM bundle to verify the registry.")] = None
+    ssl_certificate_location: Annotated[str | None, _doc("Client certificate (mutual TLS).")] = None
+    ssl_key_location: Annotated[str | None, _doc("Client key (mutual TLS).")] = None
 
 
 class SparkAttributes(dg.Resolvable, dg.Model):
     """Where the export's Spark job runs."""
 
-    master: Annotated[Optional[str], _doc("spark.master (spark://host:7077, k8s://…, yarn): a Spark driver "
+    master: Annotated[str | None, _doc("spark.master (spark://host:7077, k8s://…, yarn): a Spark driver "
                                           "in each run's process. Else $KAFKA_S3_ASSETS_SPARK_MASTER, else "
                                           "local[*].")] = None
-    remote: Annotated[Optional[str], _doc("A Spark Connect server (sc://host:15002) that runs the job in its "
+    remote: Annotated[str | None, _doc("A Spark Connect server (sc://host:15002) that runs the job in its "
                                           "long-lived driver: runs pay no Spark start. Else "
                                           "$KAFKA_S3_ASSETS_SPARK_REMOTE. Not with master.")] = None
     config: Annotated[dict[str, str], _doc("Other Spark settings "
@@ -111,17 +111,17 @@ class SparkAttributes(dg.Resolvable, dg.Model):
 class SensorAttributes(dg.Resolvable, dg.Model):
     """A sensor's default status (until switched in the UI) and its interval."""
 
-    default_status: Annotated[Optional[Literal["running", "stopped"]], _doc("running or stopped.")] = None
-    minimum_interval_seconds: Annotated[Optional[int], _doc("Seconds between ticks.")] = None
+    default_status: Annotated[Literal["running", "stopped"] | None, _doc("running or stopped.")] = None
+    minimum_interval_seconds: Annotated[int | None, _doc("Seconds between ticks.")] = None
 
 
 class LagAttributes(dg.Resolvable, dg.Model):
     """The lag check's limits (set here, they win over the connector config's keys) and how often an
     unchanged topic-partition's lag is recorded."""
 
-    max_records: Annotated[Optional[int], _doc("The lag check fails with more records waiting "
+    max_records: Annotated[int | None, _doc("The lag check fails with more records waiting "
                                                          "(kafka_s3_assets.lag.max.records; 0: no limit).")] = None
-    max_age_ms: Annotated[Optional[int], _doc("The lag check fails when the oldest waiting record is "
+    max_age_ms: Annotated[int | None, _doc("The lag check fails when the oldest waiting record is "
                                                         "older (kafka_s3_assets.lag.max.age.ms; 0: no limit).")] = None
     observation_interval_minutes: Annotated[float, _doc("The export sensor records a topic-partition's lag when it "
                                                       "changes, else at most this often.")] = Field(
@@ -163,12 +163,12 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
     the topic as an external asset upstream of it, completeness and lag checks, and sensors that discover
     partitions and export new records."""
 
-    connector: Annotated[Optional[str], _doc(
+    connector: Annotated[str | None, _doc(
         "A Kafka Connect S3 sink config file (.json in Connect's REST form or flat, or .properties), relative to "
         "this folder, unchanged. Give this or `config`.")] = None
-    config: Annotated[Optional[dict[str, Any]], _doc(
+    config: Annotated[dict[str, Any] | None, _doc(
         "The connector config inline (Connect's keys), instead of `connector`.")] = None
-    worker_config: Annotated[Optional[str], _doc(
+    worker_config: Annotated[str | None, _doc(
         "A Kafka Connect worker properties file, relative to this folder: its bootstrap.servers, consumer.*, "
         "converters and config.providers apply below the connector's own.")] = None
     kafka: Annotated[KafkaAttributes, _doc("How to reach Kafka (overrides the connector config).")] = field(
@@ -190,11 +190,11 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
     key_prefix: Annotated[list[str], _doc(
         "Export asset keys are <key_prefix…>/<connector name>/<topic>.")] = field(
         default_factory=lambda: list(DEFAULT_KEY_PREFIX))
-    group_name: Annotated[Optional[str], _doc("Asset group of the exports (default: the connector's name).")] = None
+    group_name: Annotated[str | None, _doc("Asset group of the exports (default: the connector's name).")] = None
     owners: Annotated[list[str], _doc("Owners of the export assets (emails, or team:name).")] = field(
         default_factory=list)
     tags: Annotated[dict[str, str], _doc("Tags of the export assets.")] = field(default_factory=dict)
-    automation_condition: Annotated[Optional[dg.AutomationCondition], dg.Resolver.default(
+    automation_condition: Annotated[dg.AutomationCondition | None, dg.Resolver.default(
         model_field_type=Optional[str],
         description="When to export without the export sensor, e.g. "
                     "`{{ dg.AutomationCondition.on_missing() }}` (exports each new topic-partition once).")] = None

@@ -18,9 +18,10 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..sink.config import SinkConfig, resolved_connector_config, resolved_connector_document, validate_connector_config
 from ..sink.config_providers import ResolvedConnectorConfig

@@ -8,7 +8,7 @@ executors)."""
 
 from __future__ import annotations
 
-from typing import Hashable
+from collections.abc import Hashable
 
 import dagster as dg
 

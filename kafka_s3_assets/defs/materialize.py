@@ -14,9 +14,9 @@ from ..export.partition_selection import select_partitions
 from ..export.settings import ExportSettings
 from ..export.topic_export import ExportOutcome
 from .assets import build_export_asset, topic_run
+from .connections import Connections
 from .connectors import ConnectorSpec
 from .partitions import in_partition_order, parse_partition_key, partition_key, topic_partitions_name
-from .connections import Connections
 
 DAGSTER_HOME_DIR = ".dagster_home"
 

@@ -11,8 +11,8 @@ at the default hour; a partition whose lag moves at every tick (30 s) records 2,
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ export assets' attributes (as other integrations take them) and the sensors' def
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import dagster as dg
 

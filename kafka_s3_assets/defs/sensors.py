@@ -26,7 +26,8 @@ no process per step): the choice is the jobs', not the code location's.
 
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import dagster as dg
 
@@ -34,8 +35,8 @@ from ..clients import kafka as kafka_client
 from ..clients.errors import ExternalSystemError
 from ..export.lag import LagLimits, PartitionLag, judge
 from ..export.plan import export_run_key, plan_partitions
-from ..iceberg.table_settings import table_full_name
 from ..iceberg.sync import TableSyncError, sync_table
+from ..iceberg.table_settings import table_full_name
 from .assets import export_job_name, topic_run
 from .concurrency import export_in_flight, export_tag
 from .connections import Connections
@@ -43,8 +44,13 @@ from .connectors import ConnectorSpec, safe_name
 from .lag_events import lag_events
 from .observation_throttle import ObservationThrottle
 from .options import AssetAttributes, SensorSettings
-from .partitions import (is_valid_dagster_partition_key, parse_partition_key, partition_key, topic_partitions_def,
-                         topic_partitions_name)
+from .partitions import (
+    is_valid_dagster_partition_key,
+    parse_partition_key,
+    partition_key,
+    topic_partitions_def,
+    topic_partitions_name,
+)
 from .sensor_limits import kafka_for_sensor, settings_for_sensor, unreachable_reason
 from .topic_assets import topic_asset_key, topic_observation, topic_watermarks
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from ..sink.schema.connect_schema import (ARRAY, DECIMAL, DECIMAL_SCALE, FIELD_DOC_PREFIX, MAP, STRUCT,
-                                          ConnectSchema)
+from ..sink.schema.connect_schema import ARRAY, DECIMAL, DECIMAL_SCALE, FIELD_DOC_PREFIX, MAP, STRUCT, ConnectSchema
 
 URI = "dagster/uri"
 PARTITION_ROW_COUNT = "dagster/partition_row_count"

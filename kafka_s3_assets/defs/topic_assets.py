@@ -13,7 +13,7 @@ topic in the process, which Dagster keeps once.
 from __future__ import annotations
 
 import functools
-from typing import Hashable
+from collections.abc import Hashable
 
 import dagster as dg
 

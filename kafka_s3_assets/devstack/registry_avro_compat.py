@@ -125,7 +125,7 @@ def reader_writer_incompatibilities(reader: Any, writer: Any) -> list[Incompatib
 @dataclass(eq=False)
 class _Field:
     name: str
-    node: "_Node"
+    node: _Node
     position: int
     aliases: tuple[str, ...]
     has_default: bool
@@ -140,8 +140,8 @@ class _Node:
     symbols: tuple[str, ...] = ()
     enum_default: str | None = None
     size: int | None = None
-    items: "_Node | None" = None                 # array items / map values
-    branches: list["_Node"] = field(default_factory=list)
+    items: _Node | None = None                 # array items / map values
+    branches: list[_Node] = field(default_factory=list)
 
     @property
     def java_type(self) -> str:  # Schema.Type.toString()

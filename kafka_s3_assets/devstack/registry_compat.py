@@ -10,8 +10,9 @@ no checker here and are accepted, as a registry with those levels set to NONE wo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Protocol
+from typing import Protocol
 
 from kafka_s3_assets.devstack.registry_schemas import ParsedSchema
 

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from ..clients.errors import SchemaNotFoundError, SchemaRegistryError
-from ..sink.config import SinkConfig
-from ..sink.schema.connect_schema import AvroDataConfig
 from ..sink.batch_path import AvroValueBatch
-from ..sink.converters import (MAGIC_BYTE, WIRE_HEADER, AvroConverter, AvroDecoder, ConversionError,
-                               JsonSchemalessConverter, SchemaSource, build_converter)
+from ..sink.config import SinkConfig
+from ..sink.converters import (
+    MAGIC_BYTE,
+    WIRE_HEADER,
+    AvroConverter,
+    AvroDecoder,
+    ConversionError,
+    JsonSchemalessConverter,
+    SchemaSource,
+    build_converter,
+)
 from ..sink.errors import RecordError
 from ..sink.records import AvroSchemaRef, ConnectData, KafkaRecord, RecordBatch, SinkRecord
+from ..sink.schema.connect_schema import AvroDataConfig
 
 
 class RecordConverter:

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore
+from ..ledger import PartitionLedger
 from ..sink.config import SinkConfig
 from ..sink.partitioner_config import DEFAULT_PARTITIONER
-from ..ledger import PartitionLedger
-from .plan import PartitionPlan, plan_partitions
 from .block_gzip_cursor import block_gzip_cursor
+from .plan import PartitionPlan, plan_partitions
 from .settings import ExportSettings
 
 # Where the next export resumes, in the order an export looks.

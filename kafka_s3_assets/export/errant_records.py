@@ -21,12 +21,13 @@ then be produced again by a later run too.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 from ..clients.errors import DeadLetterQueueError
-from ..sink.errors import NullValueSkipped, RecordError
 from ..ledger import ToleratedRange
+from ..sink.errors import NullValueSkipped, RecordError
 from ..sink.records import KafkaRecord, SinkRecord
 from ..sink.writer import Commit
 from .tolerance import ErrorPolicy, RecordFailure, classify

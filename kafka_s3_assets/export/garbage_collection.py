@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 EXPORT_THRESHOLDS = (50_000, 20, 100)
 

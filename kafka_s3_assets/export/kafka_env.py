@@ -5,7 +5,7 @@ code that runs without Dagster (the CLI). Kept free of Dagster and Spark imports
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 # The Dagster kafka resource's client-setting fields; "security_protocol" is the setting "security.protocol".
 KAFKA_SETTING_FIELDS = ("security_protocol", "sasl_mechanism", "sasl_username", "sasl_password", "sasl_jaas_config",

@@ -27,7 +27,7 @@ class LagLimits:
         return self.max_records > 0 or self.max_age_ms > 0
 
     @classmethod
-    def from_config(cls, config) -> "LagLimits":
+    def from_config(cls, config) -> LagLimits:
         return cls(config[MAX_RECORDS_KEY], config[MAX_AGE_KEY])
 
 
@@ -41,7 +41,7 @@ class PartitionLag:
     oldest_age_ms: int | None  # age of the first waiting record; 0 when none waits; None when unknown
 
     @classmethod
-    def of(cls, plan: PartitionPlan, now_ms: int) -> "PartitionLag":
+    def of(cls, plan: PartitionPlan, now_ms: int) -> PartitionLag:
         resume = max(plan.next_offset if plan.next_offset is not None else plan.low_watermark, plan.low_watermark)
         if plan.pending == 0:
             age = 0

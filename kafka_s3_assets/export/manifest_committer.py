@@ -9,8 +9,8 @@ group's offset committed, for Kafka's lag tools (S3 stays the source of truth).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..clients import kafka as kafka_client
 from ..ledger import ExportLease, Manifest, PartitionLedger
@@ -36,7 +36,7 @@ class WrittenManifest:
     value_schema_ids: tuple[int, ...] = ()  # of the value objects, in order
 
     @classmethod
-    def of(cls, manifest: Manifest) -> "WrittenManifest":
+    def of(cls, manifest: Manifest) -> WrittenManifest:
         return cls(manifest.record_count, manifest.byte_count, manifest.tolerated_count,
                    tuple(o.key for o in manifest.objects),
                    tuple(i for o in manifest.objects if o.view == "value" for i in o.schema_ids))

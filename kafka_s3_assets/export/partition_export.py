@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 from ..clients import kafka as kafka_client
 from ..clients.errors import ObjectExistsError
@@ -37,12 +37,12 @@ from ..crash_points import crash_point
 from ..ledger import ExportLease, PartitionLedger
 from ..ledger.leased_store import LeasedStore
 from ..ledger.progress import ProgressReporter
+from ..sink.block_gzip_sink_writer import BlockGzipSinkWriter
 from ..sink.converters import AvroDecoder
 from ..sink.formats import build_format
 from ..sink.naming import ObjectNaming
 from ..sink.partitioners import build_partitioner
 from ..sink.secrets import scrub
-from ..sink.block_gzip_sink_writer import BlockGzipSinkWriter
 from ..sink.writer import FileFormats, TopicPartitionWriter, WriterSettings
 from .block_gzip_cursor import block_gzip_cursor
 from .conversion import RecordConverter

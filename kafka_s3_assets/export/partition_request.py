@@ -59,5 +59,5 @@ class PartitionExportResult:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PartitionExportResult":
+    def from_dict(cls, d: dict) -> PartitionExportResult:
         return cls(**d)

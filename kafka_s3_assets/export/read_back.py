@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..clients.s3 import S3ObjectStore
+from ..ledger import PartitionLedger
 from ..sink.config import SinkConfig
 from ..sink.config_keys import BLOCK_GZIP_FORMAT, BYTEARRAY_FORMAT
 from ..sink.formats.block_gzip_format import index_key_for
-from ..sink.formats.readers import json_lines, read_block_gzip_chunk, read_records
 from ..sink.formats.block_gzip_sink_records import decode_records
+from ..sink.formats.readers import json_lines, read_block_gzip_chunk, read_records
 from ..sink.writer import CommittedObject
-from ..ledger import PartitionLedger
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,12 @@ fault tests stop between exactly the records they name.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..crash_points import armed, crash_point
+from ..sink.block_gzip_sink_writer import BlockGzipSinkWriter
 from ..sink.json_batch import JsonValueBatch, encode_lines
 from ..sink.records import KafkaRecord, RecordBatch
-from ..sink.block_gzip_sink_writer import BlockGzipSinkWriter
 from ..sink.writer import TopicPartitionWriter
 from .conversion import RecordConverter
 from .errant_records import ErrantRecords

@@ -26,8 +26,8 @@ cannot tell "left alone" from "set to the default"), so ``s3.part.retries`` appl
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..clients.aws_credentials import AwsCredentialsSource, unavailable_reason
 from ..clients.aws_profile import AwsProfileError, resolve_profile

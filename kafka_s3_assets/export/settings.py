@@ -4,8 +4,8 @@ connector config and the environment, and shipped to Spark tasks (it pickles; se
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from ..clients.kafka import KafkaSettings
 from ..clients.kafka_security import is_security_key, librdkafka_security

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..sink.config_keys import MEMORY_BUDGET_KEY
 from ..sink.memory import MemoryBudget, describe_bytes

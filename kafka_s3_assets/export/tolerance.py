@@ -23,10 +23,10 @@ import traceback
 from dataclasses import dataclass
 
 from ..clients.errors import ExternalSystemError, SchemaNotFoundError
-from ..sink.schema.compatibility import SchemaCompatibilityError
 from ..sink.converters import ConversionError
 from ..sink.errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
 from ..sink.partition_errors import PartitionDataError, PartitionError, TimestampFormatError
+from ..sink.schema.compatibility import SchemaCompatibilityError
 from ..sink.views import ViewError
 
 # Kafka Connect's stages (org.apache.kafka.connect.runtime.errors.Stage) that a sink export can fail in.
@@ -130,7 +130,7 @@ class ErrorPolicy:
         return bool(self.dlq_topic) or self.log_errors
 
     @classmethod
-    def from_config(cls, config) -> "ErrorPolicy":
+    def from_config(cls, config) -> ErrorPolicy:
         return cls(
             connector=config.name,
             tolerate_all=config["errors.tolerance"] == "all",

@@ -16,16 +16,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from ..clients import kafka as kafka_client
 from ..clients.s3 import S3ObjectStore
+from ..iceberg.sync import TableSync, TableSyncError, sync_table
 from ..ledger import PartitionLedger
 from ..ledger.progress import ExportProgress, ProgressPoller, describe
 from ..sink.naming import ObjectNaming
 from ..sink.secrets import scrub
-from ..iceberg.sync import TableSync, TableSyncError, sync_table
 from .completeness import CompletenessReport, check_partition
 from .lag import LagLimits, PartitionLag
 from .partition_request import PartitionExportRequest, PartitionExportResult
@@ -59,7 +60,7 @@ class ExportOutcome:
     table_error: str | None = None      # the table could not register this partition's manifests
 
     @classmethod
-    def not_run(cls, topic: str, partition: int, error: str) -> "ExportOutcome":
+    def not_run(cls, topic: str, partition: int, error: str) -> ExportOutcome:
         """A partition of a run that failed before it had an outcome of its own (``error`` says why)."""
         return cls(None, PartitionExportResult(topic, partition, status="failed", error=error))
 

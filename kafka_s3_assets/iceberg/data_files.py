@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
-from pyiceberg.io.pyarrow import (_check_pyarrow_schema_compatible, compute_statistics_plan,
-                                  data_file_statistics_from_parquet_metadata, parquet_path_to_id_mapping)
+from pyiceberg.io.pyarrow import (
+    _check_pyarrow_schema_compatible,
+    compute_statistics_plan,
+    data_file_statistics_from_parquet_metadata,
+    parquet_path_to_id_mapping,
+)
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.table.metadata import TableMetadata
 

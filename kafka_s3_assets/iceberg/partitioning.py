@@ -27,8 +27,7 @@ from pyiceberg.transforms import DayTransform, HourTransform, IdentityTransform,
 from pyiceberg.types import TimestampType, TimestamptzType
 
 from ..sink.config import SinkConfig
-from ..sink.partitioner_config import (FIELD_PARTITIONER, TIME_BASED_PARTITIONERS, setting,
-                                       time_based_settings)
+from ..sink.partitioner_config import FIELD_PARTITIONER, TIME_BASED_PARTITIONERS, setting, time_based_settings
 from ..sink.timebased.calendar_math import MILLIS_PER_DAY, MILLIS_PER_HOUR
 from ..sink.timebased.joda import tokenize
 from ..sink.timebased.timestamps import BUILTIN_EXTRACTORS, RECORD_FIELD

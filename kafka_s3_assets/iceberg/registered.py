@@ -15,8 +15,8 @@ added them land together or not at all. Expiring snapshots must keep the newest 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import ancestors_of

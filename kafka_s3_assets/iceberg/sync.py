@@ -37,8 +37,8 @@ from pyiceberg.table import Table, TableProperties, Transaction
 from ..clients.s3 import S3ObjectStore
 from ..crash_points import crash_point
 from ..export.settings import ExportSettings
-from ..sink.config import SinkConfig
 from ..ledger import Manifest, PartitionLedger
+from ..sink.config import SinkConfig
 from ..sink.secrets import scrub
 from ..sink.writer import CommittedObject
 from .catalog import create_table, load_table, open_catalog

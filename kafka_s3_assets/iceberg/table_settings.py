@@ -10,8 +10,8 @@ connector's ``kafka_s3_assets.iceberg.catalog.<property>`` keys as written (a RE
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from ..clients.s3 import S3Settings

@@ -33,7 +33,7 @@ class CheckState:
         return json.dumps(document, indent=1).encode("utf-8")
 
     @classmethod
-    def from_json_bytes(cls, data: bytes) -> "CheckState":
+    def from_json_bytes(cls, data: bytes) -> CheckState:
         d = json.loads(data)
         if d.pop("format_version", None) != STATE_FORMAT:
             raise ValueError("Unsupported completeness check state format")

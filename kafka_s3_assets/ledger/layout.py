@@ -65,5 +65,5 @@ class LedgerLayout:
         return manifest_key.removesuffix(".json")
 
     @classmethod
-    def from_config(cls, config) -> "LedgerLayout":
+    def from_config(cls, config) -> LedgerLayout:
         return cls(config["kafka_s3_assets.manifests.prefix"], config["topics.dir"])

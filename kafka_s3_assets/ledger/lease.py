@@ -46,9 +46,9 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ..clients.errors import ConditionFailedError, ExternalSystemError
 from ..clients.s3 import S3ObjectStore
@@ -78,7 +78,7 @@ class Owner:
     attempt: str       # one export attempt
 
     @classmethod
-    def current(cls) -> "Owner":
+    def current(cls) -> Owner:
         return cls(socket.gethostname(), _boot_id(), os.getpid(), _process_start(os.getpid()) or "",
                    uuid.uuid4().hex)
 
@@ -110,7 +110,7 @@ class LeaseState:
         return json.dumps({"format_version": LEASE_FORMAT, **asdict(self)}, indent=1).encode("utf-8")
 
     @classmethod
-    def from_json_bytes(cls, data: bytes) -> "LeaseState":
+    def from_json_bytes(cls, data: bytes) -> LeaseState:
         d = json.loads(data)
         if d.pop("format_version", None) != LEASE_FORMAT:
             raise ValueError("Unsupported export lease format")

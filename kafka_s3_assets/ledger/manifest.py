@@ -14,9 +14,9 @@ Manifests written before tolerance existed have no such field and read as none t
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
-from urllib.parse import quote
+from typing import Any
 
 from ..sink.writer import Commit, CommittedObject
 
@@ -93,7 +93,7 @@ class Manifest:
         return json.dumps(document, separators=(",", ":")).encode("utf-8")
 
     @classmethod
-    def from_json_bytes(cls, data: bytes) -> "Manifest":
+    def from_json_bytes(cls, data: bytes) -> Manifest:
         d = json.loads(data)
         if d.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"Unsupported manifest format_version {d.get('format_version')!r}")

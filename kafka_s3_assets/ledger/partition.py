@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from ..clients.errors import ConditionFailedError, ExternalSystemError
 from ..clients.s3 import S3ObjectStore
@@ -44,7 +44,7 @@ class PartitionLedger:
         self.partition = partition
 
     @classmethod
-    def of(cls, store: S3ObjectStore, config, topic: str, partition: int) -> "PartitionLedger":
+    def of(cls, store: S3ObjectStore, config, topic: str, partition: int) -> PartitionLedger:
         """The ledger of ``topic``/``partition`` under a connector config's manifests prefix."""
         return cls(store, LedgerLayout.from_config(config), topic, partition)
 

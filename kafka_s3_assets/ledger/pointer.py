@@ -58,7 +58,7 @@ class LastManifestPointer:
                            "next_offset": self.next_offset}, indent=1).encode("utf-8")
 
     @classmethod
-    def from_json_bytes(cls, data: bytes) -> "LastManifestPointer":
+    def from_json_bytes(cls, data: bytes) -> LastManifestPointer:
         d = json.loads(data)
         if d.get("format_version") != POINTER_FORMAT:
             raise ValueError(f"Unsupported pointer format_version {d.get('format_version')!r}")

@@ -19,8 +19,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Callable, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from ..clients.s3 import S3ObjectStore
 
@@ -80,7 +81,7 @@ class ExportProgress:
         return json.dumps({"format_version": PROGRESS_FORMAT, **asdict(self)}).encode("utf-8")
 
     @classmethod
-    def from_json_bytes(cls, data: bytes) -> "ExportProgress | None":
+    def from_json_bytes(cls, data: bytes) -> ExportProgress | None:
         """The report, or None for a body of another format (it is only ever informative)."""
         try:
             d = json.loads(data)
@@ -140,7 +141,7 @@ class ProgressReporter:
                                         name=f"progress {topic}/{partition}")
         self._written = False
 
-    def start(self) -> "ProgressReporter":
+    def start(self) -> ProgressReporter:
         self._thread.start()
         return self
 
@@ -174,7 +175,7 @@ class ProgressPoller:
     reports of run ``run_id`` (without one: reports written after the poller was made) that are new
     since the last poll."""
 
-    def __init__(self, ledgers: "list[PartitionLedger]", run_id: str | None):
+    def __init__(self, ledgers: list[PartitionLedger], run_id: str | None):
         self._ledgers = ledgers
         self._run_id = run_id
         self._since_ms = int(time.time() * 1000)

@@ -22,7 +22,8 @@ double, a float, a fixed, bytes) ends the run before it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .schema.avro_names import AvroNames, SchemaConversionError, kind_of
 

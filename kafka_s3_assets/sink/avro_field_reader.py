@@ -10,7 +10,8 @@ a union of null and one of those; the values are what the decoder would give (st
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .avro_datum_check import NotCertain, UnsupportedSchema, WalkCompiler, read_long
 from .schema.avro_names import SchemaConversionError, kind_of

@@ -24,8 +24,9 @@ schema-name affix, and any datum the field reader is not sure of.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .avro_field_reader import FieldReader, compile_field_reader
 from .partition_errors import PartitionDataError

@@ -37,8 +37,9 @@ which raises the exact error naming the record, or tolerates it, as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from .avro_datum_check import DatumCheck, compile_datum_check
 from .batch_keys import BatchKeys, Keyer, keyer_for
@@ -109,7 +110,7 @@ class BatchPath:
         self._checks: dict[int | None, DatumCheck | None] = {}  # per registry schema id
 
     @classmethod
-    def for_writer(cls, settings, partitioner, formats) -> "BatchPath | None":
+    def for_writer(cls, settings, partitioner, formats) -> BatchPath | None:
         """The batch path of a writer configured so, or None when its records must go one by one."""
         keyer = keyer_for(partitioner)
         values = batch_format(formats.values)

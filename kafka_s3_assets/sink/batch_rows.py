@@ -15,7 +15,8 @@ failed, so the writer's error names that record's offset, as the record-by-recor
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from .records import AvroSchemaRef
 

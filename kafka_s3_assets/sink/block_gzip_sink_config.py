@@ -29,8 +29,9 @@ Any other key is an error naming it: a Confluent S3 sink key in this config woul
 from __future__ import annotations
 
 import codecs
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .config_keys import (
     BLOCK_GZIP_FORMAT,

@@ -12,21 +12,21 @@ It offers the export loop what ``TopicPartitionWriter`` offers (``write``, ``flu
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
+from .block_gzip_sink_config import BlockGzipSinkSettings
 from .formats.block_gzip_format import EXTENSION, index_key_for
-from .formats.java_block_gzip import JavaBlockGzipWriter
 from .formats.block_gzip_sink_records import encode_record
+from .formats.java_block_gzip import JavaBlockGzipWriter
 from .naming import ObjectNaming
 from .records import SinkRecord
-from .block_gzip_sink_config import BlockGzipSinkSettings
 from .storage import ObjectStore
 from .writer import Commit, CommittedObject
 
 
 def upload_date(now_ms: int) -> str:
     """That sink's date directory: ``yyyy-MM-dd`` of the upload time, UTC."""
-    return datetime.fromtimestamp(now_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(now_ms / 1000, tz=UTC).strftime("%Y-%m-%d")
 
 
 class BlockGzipSinkWriter:

@@ -10,24 +10,27 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
+from .block_gzip_sink_config import BlockGzipSinkSettings, is_block_gzip_sink
+from .block_gzip_sink_config import translate as translate_block_gzip_sink
 from .config_keys import (
     ALL_KEYS,
     AVRO_CONVERTER,
     BLOCK_GZIP_FORMAT,
-    PARQUET_FORMAT,
+    BYTEARRAY_FORMAT,
     CONVERTER_PREFIXES,
     CONVERTER_SETTINGS,
     EXTENSION_PREFIX,
     ICEBERG_CATALOG_PREFIX,
     ICEBERG_CATALOG_URI,
-    JSON_FORMAT,
-    BYTEARRAY_FORMAT,
     INT_MAX,
+    JSON_FORMAT,
     LONG_MAX,
+    PARQUET_FORMAT,
     PASSTHROUGH_PREFIXES,
     REQUIRED,
     KeyDef,
@@ -35,13 +38,13 @@ from .config_keys import (
     Type,
 )
 from .config_providers import ResolvedConnectorConfig, resolve_config_providers
-from .credentials_provider import PREFIX as CREDENTIALS_PROVIDER_PREFIX, SECRET_KEYS as CREDENTIALS_SECRET_KEYS
-from .credentials_provider import CredentialsProviderConfig, DURATION_KEY, credentials_provider_config
+from .credentials_provider import DURATION_KEY, CredentialsProviderConfig, credentials_provider_config
+from .credentials_provider import PREFIX as CREDENTIALS_PROVIDER_PREFIX
+from .credentials_provider import SECRET_KEYS as CREDENTIALS_SECRET_KEYS
 from .errors import ConfigError, ConfigProblem
 from .partitioner_config import partitioner_problems
 from .properties import MalformedProperties, parse_properties
 from .secrets import HIDDEN
-from .block_gzip_sink_config import BlockGzipSinkSettings, is_block_gzip_sink, translate as translate_block_gzip_sink
 from .worker_config import merge_worker_config, read_worker_config
 
 SECRET_TYPES = (Type.PASSWORD,)

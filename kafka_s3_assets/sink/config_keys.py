@@ -12,12 +12,18 @@ Each key says how far we support it:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
-from .credentials_provider import (AWS_MAX_DURATION_SECONDS, DEFAULT_CLASS_V2, DEFAULT_DURATION_SECONDS, DURATION_KEY,
-                                   known_provider_class)
+from .credentials_provider import (
+    AWS_MAX_DURATION_SECONDS,
+    DEFAULT_CLASS_V2,
+    DEFAULT_DURATION_SECONDS,
+    DURATION_KEY,
+    known_provider_class,
+)
 
 Validator = Callable[[str, Any], "str | None"]
 

@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from .errors import ConfigError, ConfigProblem
 from .properties import MalformedProperties, parse_properties

@@ -19,16 +19,22 @@ from typing import Any, Protocol
 
 import fastavro
 
+from .config import ConverterConfig
+from .config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
+from .json_envelope import EnvelopeError, EnvelopeReader
+from .records import AvroSchemaRef, ConnectData, PrimitiveSchema
 from .schema.avro_from_connect import avro_file_schema_json
 from .schema.avro_schema_json import AvroSchemaError
 from .schema.avro_to_connect import SchemaConversionError, to_connect_schema
-from .config import ConverterConfig
-from .config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
 from .schema.connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
-from .json_envelope import EnvelopeError, EnvelopeReader
-from .records import AvroSchemaRef, ConnectData, PrimitiveSchema
+from .schema.subject_names import (
+    TOPIC_NAME_STRATEGY,
+    TOPIC_NAMES,
+    SubjectNameError,
+    SubjectNameStrategy,
+    strategy_setting,
+)
 from .schemaless_json import JacksonError, read_connect_value
-from .schema.subject_names import TOPIC_NAME_STRATEGY, TOPIC_NAMES, SubjectNameError, SubjectNameStrategy, strategy_setting
 
 # JsonConverter's DataException for bytes Jackson cannot read (Kafka's message, the cause's text after it).
 JSON_SERIALIZATION_ERROR = "Converting byte[] to Kafka Connect data failed due to serialization error: "

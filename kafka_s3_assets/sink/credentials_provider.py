@@ -14,9 +14,10 @@ calls; any other provider is replaced by static credentials when both of those k
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ConfigProblem
 

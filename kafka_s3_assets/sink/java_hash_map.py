@@ -15,8 +15,6 @@ Results are cached per key sequence (objects of a topic mostly share their keys)
 
 from __future__ import annotations
 
-from typing import Sequence
-
 _DEFAULT_CAPACITY = 16
 _TREEIFY_THRESHOLD = 8      # a chain reaching 9 nodes is treeified (or the table grown)
 _UNTREEIFY_THRESHOLD = 6    # a split tree bin of at most 6 nodes becomes a chain again
@@ -108,7 +106,7 @@ class _Node:
     left: _Node | None
     right: _Node | None
 
-    def __init__(self, key: str, h: int, next_node: "_Node | None" = None):
+    def __init__(self, key: str, h: int, next_node: _Node | None = None):
         self.key, self.hash, self.next = key, h, next_node
         self.prev = self.parent = self.left = self.right = None
         self.red = False

@@ -15,8 +15,8 @@ or tolerates the record, as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from .batch_keys import BatchKeys, keyer_for
 from .batch_path import PreparedBatch
@@ -44,7 +44,7 @@ class JsonValueBatch:
     schema = None
 
     @classmethod
-    def run_of(cls, batch: RecordBatch, lines: JsonLines, start: int, stop: int) -> "JsonValueBatch":
+    def run_of(cls, batch: RecordBatch, lines: JsonLines, start: int, stop: int) -> JsonValueBatch:
         """Records ``start`` to ``stop`` (exclusive) of ``batch``, none of them uncertain."""
         return cls(batch.topic, batch.partition, batch.offsets[start:stop], lines.text,
                    lines.bounds[start:stop + 1], lambda: batch.timestamps()[start:stop])
@@ -83,7 +83,7 @@ class JsonBatchPath:
         self._keyer = keyer
 
     @classmethod
-    def for_writer(cls, settings, partitioner, formats) -> "JsonBatchPath | None":
+    def for_writer(cls, settings, partitioner, formats) -> JsonBatchPath | None:
         """The JSON batch path of a writer configured so: JsonFormat values, no keys or headers files, no
         scheduled rotation, a partitioner that does not read values (Default; TimeBased, Daily, Hourly
         with the Wallclock or Record extractor). None otherwise: its records go one by one."""

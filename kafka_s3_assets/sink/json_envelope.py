@@ -29,13 +29,25 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from .records import AvroSchemaRef, ConnectData
 from .schema.avro_from_connect import avro_file_schema_json
 from .schema.avro_schema_json import AvroSchemaError
 from .schema.connect_schema import (
-    DATE, DECIMAL, DECIMAL_PRECISION, DECIMAL_SCALE, FIXED_SIZE, LOGICAL_BASE_TYPES, SINK_DEFAULTS, TIME, TIMESTAMP,
-    AvroDataConfig, ConnectSchema, avro_datum, has_union, java_hash_map_order,
+    DATE,
+    DECIMAL,
+    DECIMAL_PRECISION,
+    DECIMAL_SCALE,
+    FIXED_SIZE,
+    LOGICAL_BASE_TYPES,
+    SINK_DEFAULTS,
+    TIME,
+    TIMESTAMP,
+    AvroDataConfig,
+    ConnectSchema,
+    avro_datum,
+    has_union,
+    java_hash_map_order,
 )
-from .records import AvroSchemaRef, ConnectData
 
 ENVELOPE_MESSAGE = ('JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain '
                     "additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false "

@@ -79,7 +79,7 @@ class ObjectNaming:
         return prefix + min(padded, smallest_longer)
 
     @classmethod
-    def from_config(cls, config) -> "ObjectNaming":
+    def from_config(cls, config) -> ObjectNaming:
         block_gzip_sink = getattr(config, "block_gzip_sink", None) is not None
         return cls(
             topics_dir=config["topics.dir"],

@@ -11,12 +11,13 @@ time-based partitioner is configured; Daily/Hourly replace ``partition.duration.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from .timebased.calendar_math import MILLIS_PER_DAY, MILLIS_PER_HOUR
 from .config_keys import ALL_KEYS, PARTITIONER_PACKAGE, REQUIRED
 from .errors import ConfigProblem
+from .timebased.calendar_math import MILLIS_PER_DAY, MILLIS_PER_HOUR
 from .timebased.joda import IllegalPatternError, JodaFormatter, UnsupportedLocaleTextError, UnsupportedPatternError
 from .timebased.timestamps import BUILTIN_EXTRACTORS, RECORD_FIELD
 from .timebased.zones import UTC, zone_for_id

@@ -13,11 +13,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .timebased.calendar_math import java_div
-from .schema.connect_fields import ValueReader, is_missing, is_struct, nested_value
-from .schema.connect_schema import BOOLEAN, DATE, INT8, INT16, INT32, INT64, STRING, TIME, TIMESTAMP, ConnectSchema
 from .errors import ConfigError
-from .timebased.joda import JodaFormatter
 from .partition_errors import PartitionDataError, PartitionError, TimestampFormatError
 from .partitioner_config import (
     AFFIX_TYPES,
@@ -29,6 +25,10 @@ from .partitioner_config import (
     time_based_settings,
 )
 from .records import SinkRecord
+from .schema.connect_fields import ValueReader, is_missing, is_struct, nested_value
+from .schema.connect_schema import BOOLEAN, DATE, INT8, INT16, INT32, INT64, STRING, TIME, TIMESTAMP, ConnectSchema
+from .timebased.calendar_math import java_div
+from .timebased.joda import JodaFormatter
 from .timebased.timestamps import TimestampExtractor, build_timestamp_extractor
 from .timebased.zones import JodaZone, zone_for_id
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .views import HeaderSchema
@@ -58,7 +59,7 @@ class RecordBatch:
             return self.build_timestamps()
         return [record.timestamp for record in self.build_records()]
 
-    def split(self, n: int) -> tuple["RecordBatch", "RecordBatch"]:
+    def split(self, n: int) -> tuple[RecordBatch, RecordBatch]:
         """The first ``n`` records and the rest, as two batches."""
         build, stamps, record = self.build_records, self.timestamps, self.record
         return (RecordBatch(self.topic, self.partition, self.offsets[:n], self.values[:n], lambda: build()[:n],
@@ -67,7 +68,7 @@ class RecordBatch:
                             lambda: stamps()[n:], lambda i: record(n + i)))
 
     @classmethod
-    def of(cls, records: Sequence[KafkaRecord]) -> "RecordBatch":
+    def of(cls, records: Sequence[KafkaRecord]) -> RecordBatch:
         """A batch of records already built (tests, and readers that have KafkaRecords)."""
         records = list(records)
         first = records[0]
@@ -124,7 +125,7 @@ class ConnectData:
     needs the value: decoding costs about 50 times more than copying the bytes.
     """
 
-    schema: "AvroSchemaRef | PrimitiveSchema | HeaderSchema | None"
+    schema: AvroSchemaRef | PrimitiveSchema | HeaderSchema | None
     avro_datum: bytes | None = None
     decoded: Any = None
     is_decoded: bool = False

@@ -54,7 +54,8 @@ would say None for each of them: the batch paths then take them in runs of up to
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .timebased.schedule import next_scheduled_rotation
 

@@ -8,11 +8,18 @@ inside the Iceberg catalog's URL (``postgresql://user:password@host/db``)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
-from .config_keys import (ALL_KEYS, CONVERTER_PREFIXES, CONVERTER_SETTINGS, ICEBERG_CATALOG_PREFIX,
-                          ICEBERG_CATALOG_URI, Type)
+from .config_keys import (
+    ALL_KEYS,
+    CONVERTER_PREFIXES,
+    CONVERTER_SETTINGS,
+    ICEBERG_CATALOG_PREFIX,
+    ICEBERG_CATALOG_URI,
+    Type,
+)
 from .credentials_provider import SECRET_KEYS as CREDENTIALS_PROVIDER_SECRET_KEYS
 from .secrets import KAFKA_CLIENT_SECRET_KEYS
 

@@ -10,7 +10,8 @@ errors): it replaces every known secret in a text, e.g. in a message a client li
 
 from __future__ import annotations
 
-from typing import Iterable, overload
+from collections.abc import Iterable
+from typing import overload
 
 HIDDEN = "[hidden]"
 # Shorter values are not scrubbed from text: replacing every "ab" would garble messages and hide nothing.

@@ -26,7 +26,7 @@ class ObjectOutput(Protocol):
 
     def abort(self) -> None: ...
 
-    def create_sibling(self, key: str) -> "ObjectOutput":
+    def create_sibling(self, key: str) -> ObjectOutput:
         """Another object in the same store, committed by the same writer (e.g. an index sidecar)."""
         ...
 
@@ -36,7 +36,7 @@ class ObjectStore(Protocol):
 
 
 class _MemoryOutput:
-    def __init__(self, store: "InMemoryObjectStore", key: str):
+    def __init__(self, store: InMemoryObjectStore, key: str):
         self.key = key
         self._store = store
         self._chunks: list[bytes] = []
@@ -59,7 +59,7 @@ class _MemoryOutput:
         self.closed = True
         self._store.aborted.append(self.key)
 
-    def create_sibling(self, key: str) -> "_MemoryOutput":
+    def create_sibling(self, key: str) -> _MemoryOutput:
         return _MemoryOutput(self._store, key)
 
 

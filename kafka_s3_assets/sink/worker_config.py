@@ -24,11 +24,12 @@ would skip unread (a typo of ``value.converter``, a setting of a newer Kafka) co
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from .config_providers import PROVIDERS_KEY, listed_providers, is_provider_key
+from .config_providers import PROVIDERS_KEY, is_provider_key, listed_providers
 from .errors import ConfigError, ConfigProblem
 from .properties import MalformedProperties, parse_properties
 

@@ -26,23 +26,24 @@ from __future__ import annotations
 
 import logging
 from array import array
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Protocol
 
 from .batch_keys import BatchKeys
 from .batch_path import AvroValueBatch, BatchPath, RecordBatchPath, WriterBatch
 from .batch_rows import BatchRows
-from .json_batch import JsonBatchPath, JsonValueBatch
-from .schema.compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .converters import AvroDecoder
 from .errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
 from .formats.avro_container import BlockWriteError
 from .formats.base import Format, RecordWriter
+from .json_batch import JsonBatchPath, JsonValueBatch
 from .memory import MemoryBudget
 from .naming import ObjectNaming
-from .schema.projection import project_connect
 from .records import ConnectData, KafkaRecord, SinkRecord
 from .rotation import Rotation
+from .schema.compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
+from .schema.projection import project_connect
 from .storage import ObjectStore
 from .views import HEADER_VIEW, KEY_VIEW, VALUE_VIEW, RecordView, ViewError
 
@@ -73,7 +74,7 @@ class WriterSettings:
     connect_meta_data: bool = True        # the value converter's connect.meta.data
 
     @classmethod
-    def from_config(cls, config) -> "WriterSettings":
+    def from_config(cls, config) -> WriterSettings:
         pairs = {}
         for item in config["s3.object.tagging.key.value.pairs"]:
             parts = item.split(":")

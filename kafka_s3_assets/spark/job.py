@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import TypeVar
 
 from ..export.partition_export import export_partition
 from ..export.partition_request import PartitionExportRequest, PartitionExportResult

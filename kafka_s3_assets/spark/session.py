@@ -21,8 +21,8 @@ import re
 import threading
 import uuid
 import warnings
+from collections.abc import Mapping
 from importlib.metadata import version
-from typing import Mapping
 
 from .session_config import SPARK_CONNECT_SCHEME, SPARK_REMOTE_ENV, shown
 

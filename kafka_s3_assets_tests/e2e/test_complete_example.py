@@ -33,8 +33,8 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from kafka_s3_assets.cli import main
 from kafka_s3_assets.defs.assets import export_asset_key
 from kafka_s3_assets.defs.connectors import load_connectors
-from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
 from kafka_s3_assets.defs.export_definitions import build_definitions
+from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
 
 from ..conftest import list_keys
 
@@ -80,7 +80,7 @@ DUCKDB_TYPES = {"events": ["VARCHAR", "VARCHAR", "TIMESTAMP WITH TIME ZONE", "VA
                            "BOOLEAN", "VARCHAR[]"],
                 "transactions": ["BIGINT", "VARCHAR", "DECIMAL(12,2)", "VARCHAR", "TIMESTAMP WITH TIME ZONE", "DATE",
                                  "DOUBLE"]}
-EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 
 def event(i: int) -> tuple[dict, dict]:
@@ -155,11 +155,11 @@ def example_config(topics: Topics, bucket: str, registry_url: str) -> dict:
 def hour_of(key: str) -> datetime.datetime:
     parts = dict(p.split("=", 1) for p in key.split("/") if p.split("=", 1)[0] in HIVE_COLUMNS)
     return datetime.datetime(int(parts["year"]), int(parts["month"]), int(parts["day"]), int(parts["hour"]),
-                             tzinfo=datetime.timezone.utc)
+                             tzinfo=datetime.UTC)
 
 
 def hour_floor(moment: float) -> datetime.datetime:
-    return datetime.datetime.fromtimestamp(moment, datetime.timezone.utc).replace(minute=0, second=0, microsecond=0)
+    return datetime.datetime.fromtimestamp(moment, datetime.UTC).replace(minute=0, second=0, microsecond=0)
 
 
 def arrow_rows(devstack, bucket: str, topic: str) -> pa.Table:

@@ -10,8 +10,8 @@ semantics through VIRTUAL_ENV): the project uses this checkout's package, and no
 
 import json
 import os
-import subprocess
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path

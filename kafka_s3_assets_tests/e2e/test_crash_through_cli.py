@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import fastavro
@@ -62,7 +62,7 @@ def test_a_killed_spark_task_then_a_rerun_of_the_command_exports_each_record_onc
                  for k in list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=")]
     listed = sorted(o.key for m in manifests for o in m.objects)
     assert list_keys(s3_client, bucket, "topics/") == listed  # no orphan
-    minute = datetime.fromtimestamp(lease["clock_ms"] / 1000, timezone.utc).strftime(
+    minute = datetime.fromtimestamp(lease["clock_ms"] / 1000, UTC).strftime(
         "year=%Y/month=%m/day=%d/hour=%H/minute=%M")
     assert all(f"/{minute}/" in key for key in listed)  # the dead attempt's clock, not the rerun's
     values = [r["f1"] for key in listed for r in fastavro.reader(io.BytesIO(

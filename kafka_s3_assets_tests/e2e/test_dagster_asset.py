@@ -5,14 +5,18 @@ import time
 import dagster as dg
 import pytest
 
+from kafka_s3_assets.clients.kafka import committed_offset
 from kafka_s3_assets.defs.assets import build_export_asset, export_asset_key, export_job_name
 from kafka_s3_assets.defs.concurrency import EXPORT_TAG, export_tag
 from kafka_s3_assets.defs.connectors import ConnectorSpec
-from kafka_s3_assets.defs.partitions import (PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, partition_key,
-                                             topic_partitions_def)
-from kafka_s3_assets.defs.run_events import COMPLETENESS_CHECK
-from kafka_s3_assets.clients.kafka import committed_offset
 from kafka_s3_assets.defs.export_definitions import build_definitions
+from kafka_s3_assets.defs.partitions import (
+    PARTITION_RANGE_END_TAG,
+    PARTITION_RANGE_START_TAG,
+    partition_key,
+    topic_partitions_def,
+)
+from kafka_s3_assets.defs.run_events import COMPLETENESS_CHECK
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.config import validate_connector_config
 
@@ -268,8 +272,8 @@ def test_definitions_load_for_the_shipped_demo_connector(monkeypatch):
 def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_exports_the_others(spark, kafka, s3_client,
                                                                                            bucket, instance):
     from kafka_s3_assets.clients.s3 import S3ObjectStore
-    from kafka_s3_assets.ledger.lease import acquire
     from kafka_s3_assets.ledger import LedgerLayout
+    from kafka_s3_assets.ledger.lease import acquire
 
     topic = kafka.create_topic("leased", partitions=2)
     for partition in (0, 1):

@@ -18,9 +18,9 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from ..conftest import connector_config
+from ..faults.broker import RestartableBroker
 from .dagster_dev import DAGSTER, ROOT, START_TIMEOUT_S, DagsterDev, group_members
 from .test_dagster_ui import free_port
-from ..faults.broker import RestartableBroker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.dagster]
 CONNECTOR = "shutdown-sink"

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from ..conftest import connector_config, list_keys
-from ..faults.export_process import finish, spawn_paused
 from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
+from ..faults.export_process import finish, spawn_paused
 from .test_crash_through_cli import run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]

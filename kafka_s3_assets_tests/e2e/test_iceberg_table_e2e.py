@@ -18,8 +18,15 @@ from kafka_s3_assets.iceberg.registered import read_registered
 
 from ..faults import topic_run_process
 from ..faults.export_process import finish
-from ..integration.test_iceberg_table import (committed_objects, data_files, events, produce, run_topic, table_config,
-                                              the_table)
+from ..integration.test_iceberg_table import (
+    committed_objects,
+    data_files,
+    events,
+    produce,
+    run_topic,
+    table_config,
+    the_table,
+)
 from .test_dagster_asset import materialize, spec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,

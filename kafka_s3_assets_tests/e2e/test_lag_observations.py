@@ -9,9 +9,9 @@ import pytest
 from kafka_s3_assets.defs.assets import build_export_asset, export_asset_key, export_job_name
 from kafka_s3_assets.defs.concurrency import EXPORT_TAG, export_tag
 from kafka_s3_assets.defs.connectors import ConnectorSpec
+from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.defs.lag_events import LAG_CHECK
 from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
-from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config

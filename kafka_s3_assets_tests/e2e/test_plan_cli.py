@@ -1,6 +1,5 @@
 """``kafka-s3-assets plan``: what the next export would do, on the real broker and S3, writing nothing."""
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -13,9 +12,9 @@ from confluent_kafka import Consumer, TopicPartition
 
 from kafka_s3_assets.cli import main
 from kafka_s3_assets.clients.s3 import S3ObjectStore
-from kafka_s3_assets.ledger.lease import acquire
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.ledger import LedgerLayout
+from kafka_s3_assets.ledger.lease import acquire
 
 from ..conftest import connector_config
 from ..exporting import export

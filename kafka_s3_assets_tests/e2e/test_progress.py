@@ -10,8 +10,8 @@ import pytest
 
 from kafka_s3_assets.cli import main
 from kafka_s3_assets.defs.assets import build_export_asset
-from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
 from kafka_s3_assets.defs.connectors import ConnectorSpec
+from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
 from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config, list_keys

@@ -21,8 +21,8 @@ from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import Queued
 from kafka_s3_assets.defs.assets import export_asset_key, export_job_name
 from kafka_s3_assets.defs.concurrency import EXPORT_TAG, SPARK_POOL, export_tag
 from kafka_s3_assets.defs.connectors import ConnectorSpec
-from kafka_s3_assets.defs.partitions import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, topic_partitions_def
 from kafka_s3_assets.defs.export_definitions import build_definitions
+from kafka_s3_assets.defs.partitions import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, topic_partitions_def
 from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config

@@ -13,10 +13,10 @@ import dagster as dg
 import pytest
 from dagster_aws.s3 import S3Resource
 
-from kafka_s3_assets.defs.export_definitions import build_definitions
-from kafka_s3_assets.defs.connectors import ConnectorSpec
-from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
 from kafka_s3_assets.defs.connections import Connections
+from kafka_s3_assets.defs.connectors import ConnectorSpec
+from kafka_s3_assets.defs.export_definitions import build_definitions
+from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
 from kafka_s3_assets.defs.resources import KafkaResource, SchemaRegistryResource
 from kafka_s3_assets.sink.config import validate_connector_config
 

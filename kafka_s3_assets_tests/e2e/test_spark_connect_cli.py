@@ -10,8 +10,8 @@ import pytest
 
 from kafka_s3_assets.export.partition_request import PartitionExportRequest
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.spark.session_config import SPARK_REMOTE_ENV
 from kafka_s3_assets.spark.job import run_exports
+from kafka_s3_assets.spark.session_config import SPARK_REMOTE_ENV
 
 from ..conftest import connector_config, list_keys
 from .console import SPARK_START_UP_NOISE

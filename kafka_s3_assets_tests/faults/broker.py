@@ -30,7 +30,7 @@ class RestartableBroker:
         self.bootstrap = f"127.0.0.1:{port}"
         self._process: subprocess.Popen | None = None
 
-    def start(self) -> "RestartableBroker":
+    def start(self) -> RestartableBroker:
         self._process = subprocess.Popen(self._spec.argv, env=self._spec.env, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + READY_TIMEOUT_S
@@ -47,7 +47,7 @@ class RestartableBroker:
             self._process.kill()
             self._process.wait(timeout=30)
 
-    def __enter__(self) -> "RestartableBroker":
+    def __enter__(self) -> RestartableBroker:
         return self.start()
 
     def __exit__(self, *exc_info) -> None:

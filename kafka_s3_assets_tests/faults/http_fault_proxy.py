@@ -30,7 +30,7 @@ class HttpFaultProxy:
         with self._lock:
             return self._failures.pop(0) if self._failures else None
 
-    def __enter__(self) -> "HttpFaultProxy":
+    def __enter__(self) -> HttpFaultProxy:
         self._thread.start()
         return self
 

@@ -139,7 +139,7 @@ class S3FaultProxy:
             raise RuntimeError("the fault proxy is not started")
         return f"http://{LOOPBACK}:{self._server.server_address[1]}"
 
-    def start(self) -> "S3FaultProxy":
+    def start(self) -> S3FaultProxy:
         server = ThreadingHTTPServer((LOOPBACK, 0), _handler_for(self))
         server.daemon_threads = True
         self._server = server
@@ -156,7 +156,7 @@ class S3FaultProxy:
         if self._thread is not None:
             self._thread.join(timeout=10)
 
-    def __enter__(self) -> "S3FaultProxy":
+    def __enter__(self) -> S3FaultProxy:
         return self.start()
 
     def __exit__(self, *exc_info) -> None:

@@ -12,8 +12,8 @@ import re
 import pytest
 
 from kafka_s3_assets.export import manifest_committer
-from kafka_s3_assets.sink.batch_path import BatchPath
 from kafka_s3_assets.ledger import Manifest
+from kafka_s3_assets.sink.batch_path import BatchPath
 from kafka_s3_assets.sink.writer import TopicPartitionWriter
 
 from ..conftest import connector_config, list_keys

@@ -15,13 +15,12 @@ import pytest
 from kafka_s3_assets.clients.kafka import commit_offset, committed_offset
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
-from kafka_s3_assets.ledger import PartitionLedger
 from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.read_back import read_from_offset
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.ledger import LedgerLayout
-from kafka_s3_assets.sink.naming import ObjectNaming
+from kafka_s3_assets.ledger import LedgerLayout, PartitionLedger
 from kafka_s3_assets.sink.block_gzip_sink_config import DEVIANTART_CONNECTOR, SPREDFAST_CONNECTOR
+from kafka_s3_assets.sink.naming import ObjectNaming
 
 from ..conftest import list_keys
 from ..exporting import export

@@ -19,9 +19,9 @@ from kafka_s3_assets.export.settings import resolve_settings
 
 from ..conftest import connector_config, list_keys
 from ..exporting import export
-from ..faults.export_process import finish, spawn_paused
-from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, exactly_once_counts
 from ..faults.broker import RestartableBroker
+from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, exactly_once_counts
+from ..faults.export_process import finish, spawn_paused
 from ..faults.http_fault_proxy import HttpFaultProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]

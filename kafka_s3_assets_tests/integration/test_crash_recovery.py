@@ -29,8 +29,8 @@ from kafka_s3_assets.crash_points import CRASH_AT_ENV
 from kafka_s3_assets.export.settings import resolve_settings
 
 from ..conftest import connector_config
-from ..faults.export_process import finish, spawn, spawn_paused
 from ..faults.exactly_once import BucketState, ExactlyOnceCounts, bucket_state, exactly_once_counts
+from ..faults.export_process import finish, spawn, spawn_paused
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 

@@ -10,8 +10,8 @@ topic, partition and offset, with nothing committed past the last good object an
 import io
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import fastavro
 import pytest
@@ -19,11 +19,10 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from kafka_s3_assets.clients.s3 import S3ObjectStore
-from kafka_s3_assets.ledger import PartitionLedger
 from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.read_back import read_from_offset
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.ledger import LedgerLayout, Manifest
+from kafka_s3_assets.ledger import LedgerLayout, Manifest, PartitionLedger
 
 from ..conftest import DEMO_SCHEMA, connector_config, list_keys
 from ..exporting import export

@@ -16,12 +16,12 @@ import pytest
 from kafka_s3_assets.cli import main
 from kafka_s3_assets.clients.s3 import S3ObjectStore, S3Settings
 from kafka_s3_assets.export.completeness import check_partition
-from kafka_s3_assets.ledger.pointer import LastManifestPointer
 from kafka_s3_assets.export.partition_request import PartitionExportRequest
-from kafka_s3_assets.export.resume import resume_offset
 from kafka_s3_assets.export.plan import plan_partitions
+from kafka_s3_assets.export.resume import resume_offset
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.ledger import LedgerLayout, Manifest, PartitionLedger
+from kafka_s3_assets.ledger.pointer import LastManifestPointer
 from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.writer import CommittedObject
 

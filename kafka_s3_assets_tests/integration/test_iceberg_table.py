@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
+from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
 from kafka_s3_assets.export.partition_export import export_partition
 from kafka_s3_assets.export.settings import resolve_settings
@@ -23,7 +24,6 @@ from kafka_s3_assets.iceberg.catalog import load_table, open_catalog
 from kafka_s3_assets.iceberg.registered import read_registered
 from kafka_s3_assets.iceberg.schema import value_objects
 from kafka_s3_assets.iceberg.table_settings import table_settings
-from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.ledger import LedgerLayout, PartitionLedger
 
 from ..conftest import connector_config
@@ -42,7 +42,7 @@ EVENT_SCHEMA = {"type": "record", "name": "Event", "namespace": "com.acme", "fie
 ]}
 EVENT_SCHEMA_V2 = {**EVENT_SCHEMA, "fields": EVENT_SCHEMA["fields"] + [
     {"name": "color", "type": ["null", "string"], "default": None}]}
-HOUR = datetime.datetime(2024, 5, 1, 10, tzinfo=datetime.timezone.utc)
+HOUR = datetime.datetime(2024, 5, 1, 10, tzinfo=datetime.UTC)
 
 
 def table_config(topic: str, bucket: str, catalog_dir, **overrides) -> dict:
@@ -129,7 +129,7 @@ def test_hourly_record_field_two_partitions_the_table_holds_exactly_the_committe
     assert [f.transform.__class__.__name__ for f in table.spec().fields] == ["HourTransform"]
     for task in table.scan().plan_files():
         y, mo, d, h = map(int, re.search(r"/year=(\d+)/month=(\d+)/day=(\d+)/hour=(\d+)/", task.file.file_path).groups())
-        hour_of_path = datetime.datetime(y, mo, d, h, tzinfo=datetime.timezone.utc)
+        hour_of_path = datetime.datetime(y, mo, d, h, tzinfo=datetime.UTC)
         assert task.file.partition[0] == int(hour_of_path.timestamp()) // 3600
     # The snapshot summary records each partition's last registered manifest and next offset.
     registered = read_registered(table, config["name"])

@@ -47,7 +47,7 @@ def primitive_values(count: int = 4) -> list[dict]:
              "maybe": None if i % 2 else i * 10 ** 15,
              "lines": [{"sku": f"s{j}", "qty": j} for j in range(i)],
              "groups": {f"g{j}": [float(j), j / 3] for j in range(i % 3)},
-             "when": datetime.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=datetime.timezone.utc)
+             "when": datetime.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=datetime.UTC)
              + datetime.timedelta(days=400 * i)}
             for i in range(count)]
 

@@ -8,10 +8,9 @@ import pytest
 
 from kafka_s3_assets.clients.kafka import committed_offset
 from kafka_s3_assets.clients.s3 import S3ObjectStore
-from kafka_s3_assets.ledger import PartitionLedger
 from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.ledger import LedgerLayout, Manifest
+from kafka_s3_assets.ledger import LedgerLayout, Manifest, PartitionLedger
 from kafka_s3_assets.sink.naming import ObjectNaming
 
 from ..conftest import connector_config, list_keys

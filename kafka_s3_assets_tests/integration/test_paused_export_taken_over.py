@@ -33,8 +33,8 @@ from kafka_s3_assets.ledger import Manifest
 
 from ..conftest import connector_config, list_keys
 from ..exporting import export
-from ..faults.export_process import finish, spawn_paused
 from ..faults.exactly_once import LEASES, MANIFESTS, ExactlyOnceCounts, exactly_once_counts, object_versions
+from ..faults.export_process import finish, spawn_paused
 from ..faults.s3_fault_proxy import S3FaultProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]

@@ -9,13 +9,12 @@ import pytest
 
 from kafka_s3_assets import crash_points
 from kafka_s3_assets.clients.s3 import S3ObjectStore
-from kafka_s3_assets.ledger import PartitionLedger
 from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.partition_export import export_partition
 from kafka_s3_assets.export.partition_request import PartitionExportRequest
-from kafka_s3_assets.ledger.progress import ProgressPoller
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.ledger import LedgerLayout
+from kafka_s3_assets.ledger import LedgerLayout, PartitionLedger
+from kafka_s3_assets.ledger.progress import ProgressPoller
 from kafka_s3_assets.sink.naming import ObjectNaming
 
 from ..conftest import connector_config, list_keys

@@ -24,8 +24,8 @@ from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.spark.job import run_exports
 
 from ..conftest import connector_config, list_keys
-from ..faults.export_process import finish, spawn, spawn_paused
 from ..faults.exactly_once import LEASES, ExactlyOnceCounts, exactly_once_counts
+from ..faults.export_process import finish, spawn, spawn_paused
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 

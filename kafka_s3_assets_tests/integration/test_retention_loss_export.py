@@ -14,12 +14,11 @@ import pytest
 from kafka_s3_assets.clients.kafka import commit_offset, committed_offset, probe_watermarks
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.devstack.tansu import tansu_binary
-from kafka_s3_assets.ledger import PartitionLedger
 from kafka_s3_assets.export.completeness import check_partition
 from kafka_s3_assets.export.plan import plan_partitions
 from kafka_s3_assets.export.retention_loss import LostRange
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.ledger import LedgerLayout, Manifest
+from kafka_s3_assets.ledger import LedgerLayout, Manifest, PartitionLedger
 
 from ..conftest import Kafka, connector_config, list_keys
 from ..exporting import export

@@ -26,8 +26,8 @@ import json
 
 import pytest
 
-from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.clients.errors import ManifestConflictError, S3Error
+from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.export.settings import ExportSettings, resolve_settings
 from kafka_s3_assets.ledger import LedgerLayout, Manifest
 

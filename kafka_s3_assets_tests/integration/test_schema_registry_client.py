@@ -15,7 +15,7 @@ import threading
 import traceback
 import types
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 import requests
@@ -395,7 +395,7 @@ def pki(tmp_path_factory):
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     directory = tmp_path_factory.mktemp("pki")
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
 
     def certificate(common_name, key, issuer_name, issuer_key, *, ca=False, san=None, usage=None):
         builder = (x509.CertificateBuilder()

@@ -158,7 +158,7 @@ class BlackHole:
             try:
                 while connection.recv(4096):  # the client's request bytes; b"" once it closed its end
                     pass
-            except socket.timeout:
+            except TimeoutError:
                 return False  # still open
             except OSError:
                 pass  # reset by the client: closed too

@@ -13,8 +13,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 import pyspark
+import pytest
 
 from kafka_s3_assets.devstack.ports import pick_free_ports
 

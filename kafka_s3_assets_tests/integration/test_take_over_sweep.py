@@ -10,20 +10,17 @@ another directory than the dead attempt wrote to, or below the resume offset.
 
 from __future__ import annotations
 
-import json
 import uuid
 
 import pytest
 
 from kafka_s3_assets.clients.s3 import S3ObjectStore
 from kafka_s3_assets.crash_points import CRASH_AT_ENV
-from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.ledger import LedgerLayout
 
 from ..conftest import connector_config, list_keys
 from ..exporting import export
-from ..faults.export_process import finish, spawn
 from ..faults.exactly_once import ExactlyOnceCounts, exactly_once_counts
+from ..faults.export_process import finish, spawn
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 SOURCES = Path(__file__).parent / "java"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiled(program: str, classpath: str = "") -> str:
     """The classpath that runs ``program`` (the name of ``java/<program>.java``) after compiling it."""
     classes = tempfile.mkdtemp(prefix=f"{program}_")

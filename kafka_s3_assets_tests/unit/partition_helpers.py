@@ -11,8 +11,8 @@ import json
 
 import fastavro
 
-from kafka_s3_assets.sink.timebased.iso_datetime import parse_iso_millis
 from kafka_s3_assets.sink.records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
+from kafka_s3_assets.sink.timebased.iso_datetime import parse_iso_millis
 
 PACKAGE = "io.confluent.connect.storage.partitioner."
 DEFAULT = PACKAGE + "DefaultPartitioner"

@@ -14,11 +14,11 @@ import json
 
 import pytest
 
+from kafka_s3_assets.sink.json_envelope import parse_connect_schema
 from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
 from kafka_s3_assets.sink.schema.avro_schema_json import java_double_string, java_float_string
 from kafka_s3_assets.sink.schema.avro_to_connect import SchemaConversionError, to_connect_schema
 from kafka_s3_assets.sink.schema.connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
-from kafka_s3_assets.sink.json_envelope import parse_connect_schema
 
 from ..rich_avro import RICH_FILE_SCHEMA
 from .java_avro import java_schema_strings

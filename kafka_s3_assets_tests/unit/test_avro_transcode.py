@@ -12,14 +12,14 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
-from kafka_s3_assets.sink.schema.avro_to_connect import to_connect_schema
-from kafka_s3_assets.sink.schema.connect_schema import AvroDataConfig
 from kafka_s3_assets.sink.converters import AvroConverter
 from kafka_s3_assets.sink.formats import AvroFormat, JsonFormat, ParquetFormat
 from kafka_s3_assets.sink.formats.avro_container import encode_long
 from kafka_s3_assets.sink.formats.avro_transcode import TranscodeError, datum_copier
 from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
+from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
+from kafka_s3_assets.sink.schema.avro_to_connect import to_connect_schema
+from kafka_s3_assets.sink.schema.connect_schema import AvroDataConfig
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
 from ..rich_avro import ADDRESS, RICH_FILE_SCHEMA, RICH_SCHEMA, rich_values

@@ -22,18 +22,18 @@ import json
 import pytest
 
 from kafka_s3_assets.export.block_gzip_cursor import cursor_key, next_offset_of_index
+from kafka_s3_assets.sink.block_gzip_sink_config import DEVIANTART_CONNECTOR, SPREDFAST_CONNECTOR
+from kafka_s3_assets.sink.block_gzip_sink_writer import upload_date
 from kafka_s3_assets.sink.config import (
     ConfigError,
     read_connector_file,
     resolved_connector_config,
     validate_connector_config,
 )
-from kafka_s3_assets.sink.formats.java_block_gzip import JavaBlockGzipWriter
 from kafka_s3_assets.sink.formats.block_gzip_sink_records import decode_records, encode_record
+from kafka_s3_assets.sink.formats.java_block_gzip import JavaBlockGzipWriter
 from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.records import KafkaRecord
-from kafka_s3_assets.sink.block_gzip_sink_config import DEVIANTART_CONNECTOR, SPREDFAST_CONNECTOR
-from kafka_s3_assets.sink.block_gzip_sink_writer import upload_date
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
 pytestmark = [pytest.mark.unit]

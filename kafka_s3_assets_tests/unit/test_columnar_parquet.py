@@ -24,8 +24,8 @@ from kafka_s3_assets.sink.records import KafkaRecord
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
 from .sink_helpers import avro_records, framed
+from .test_batch_partitioners import ORDER_ID, STEPS, order, stamped
 from .test_batch_path import NOW, REGISTRY, avro_config, both, run
-from .test_batch_partitioners import ORDER_ID, STAMPED_ID, STEPS, order, stamped
 from .test_errant_records import FakeDeadLetters
 
 pytestmark = [pytest.mark.unit]

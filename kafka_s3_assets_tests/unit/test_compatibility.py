@@ -10,14 +10,30 @@ import json
 import fastavro
 import pytest
 
+from kafka_s3_assets.sink.records import AvroSchemaRef, PrimitiveSchema
 from kafka_s3_assets.sink.schema.compatibility import (
-    BACKWARD, DIFFERENT_NAME, DIFFERENT_PARAMS, DIFFERENT_SCHEMA, DIFFERENT_TYPE, DIFFERENT_VERSION, FORWARD, FULL,
-    INCOMPATIBLE_OPTIONALITY, MISSING_REQUIRED_FIELD, NONE, PROJECT, UNCHANGED, SchemaCompatibilityError,
-    SchemaDecision, compatibility_mode, connect_equals, connect_schema, decide,
+    BACKWARD,
+    DIFFERENT_NAME,
+    DIFFERENT_PARAMS,
+    DIFFERENT_SCHEMA,
+    DIFFERENT_TYPE,
+    DIFFERENT_VERSION,
+    FORWARD,
+    FULL,
+    INCOMPATIBLE_OPTIONALITY,
+    MISSING_REQUIRED_FIELD,
+    NONE,
+    PROJECT,
+    UNCHANGED,
+    SchemaCompatibilityError,
+    SchemaDecision,
+    compatibility_mode,
+    connect_equals,
+    connect_schema,
+    decide,
 )
 from kafka_s3_assets.sink.schema.connect_schema import FIELD_DEFAULT_FLAG
 from kafka_s3_assets.sink.schema.projection import project
-from kafka_s3_assets.sink.records import AvroSchemaRef, PrimitiveSchema
 
 pytestmark = [pytest.mark.unit]
 

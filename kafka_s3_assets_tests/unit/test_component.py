@@ -16,8 +16,7 @@ from dagster.components.testing import create_defs_folder_sandbox
 from dagster_aws.s3 import S3Resource
 
 import kafka_s3_assets
-from kafka_s3_assets.defs.component import (ConnectorConfigProblem, KafkaS3SinkComponent,
-                                            KafkaS3SinkComponentScaffolder)
+from kafka_s3_assets.defs.component import ConnectorConfigProblem, KafkaS3SinkComponent, KafkaS3SinkComponentScaffolder
 from kafka_s3_assets.defs.connections import kafka_with_env_defaults
 from kafka_s3_assets.defs.resources import KafkaResource
 

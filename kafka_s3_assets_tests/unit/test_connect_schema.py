@@ -6,8 +6,17 @@ import pytest
 
 from kafka_s3_assets.sink.schema.avro_to_connect import to_connect_schema
 from kafka_s3_assets.sink.schema.connect_schema import (
-    INT32, STRING, STRUCT, UNION_NAME, ConnectSchema, CyclicSchema, avro_datum, connect_equals, has_union,
-    java_hash_map_order, non_optional,
+    INT32,
+    STRING,
+    STRUCT,
+    UNION_NAME,
+    ConnectSchema,
+    CyclicSchema,
+    avro_datum,
+    connect_equals,
+    has_union,
+    java_hash_map_order,
+    non_optional,
 )
 
 pytestmark = [pytest.mark.unit]

@@ -4,8 +4,13 @@ building them (JVM options, profile names, what a process lacks, refresh windows
 
 import pytest
 
-from kafka_s3_assets.clients.aws_credentials import (AwsCredentialsSource, _AssumedRoleCredentials,
-                                                     jvm_system_properties, profile_name, unavailable_reason)
+from kafka_s3_assets.clients.aws_credentials import (
+    AwsCredentialsSource,
+    _AssumedRoleCredentials,
+    jvm_system_properties,
+    profile_name,
+    unavailable_reason,
+)
 from kafka_s3_assets.export.s3_settings import connector_credentials
 from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.credentials_provider import PROVIDER_CLASSES, ProviderKind, Sdk

@@ -9,8 +9,8 @@ import pytest
 from kafka_s3_assets.clients.errors import DeadLetterQueueError
 from kafka_s3_assets.export.errant_records import ErrantRecords, context_headers
 from kafka_s3_assets.export.tolerance import ErrorPolicy, classify
-from kafka_s3_assets.sink.errors import NullValueSkipped, RecordDataError, RecordError
 from kafka_s3_assets.ledger import ToleratedRange
+from kafka_s3_assets.sink.errors import NullValueSkipped, RecordDataError, RecordError
 from kafka_s3_assets.sink.records import KafkaRecord
 from kafka_s3_assets.sink.writer import Commit
 

@@ -33,9 +33,9 @@ from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.converters import ConversionError, JsonSchemalessConverter
 from kafka_s3_assets.sink.errors import RecordError
 from kafka_s3_assets.sink.formats.compression import StreamCompressor
-from kafka_s3_assets.sink.formats.json_format import encode_json_value
-from kafka_s3_assets.sink.formats.java_double import java_double_text
 from kafka_s3_assets.sink.formats.float_tokens import ODD_FLOAT, odd_floats
+from kafka_s3_assets.sink.formats.java_double import java_double_text
+from kafka_s3_assets.sink.formats.json_format import encode_json_value
 from kafka_s3_assets.sink.json_lines import encode_lines
 from kafka_s3_assets.sink.records import KafkaRecord, RecordBatch
 from kafka_s3_assets.sink.writer import NULL_VALUE_FAIL

@@ -20,9 +20,6 @@ from kafka_s3_assets.sink.converters import (
     JsonSchemalessConverter,
     build_converter,
 )
-from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
-from kafka_s3_assets.sink.schema.avro_schema_json import AvroSchemaError
-from kafka_s3_assets.sink.schema.connect_schema import AvroDataConfig
 from kafka_s3_assets.sink.formats import AvroFormat, JsonFormat, ParquetFormat
 from kafka_s3_assets.sink.json_envelope import (
     ENVELOPE_MESSAGE,
@@ -33,6 +30,9 @@ from kafka_s3_assets.sink.json_envelope import (
     unscaled_bytes,
 )
 from kafka_s3_assets.sink.records import AvroSchemaRef, KafkaRecord, SinkRecord
+from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
+from kafka_s3_assets.sink.schema.avro_schema_json import AvroSchemaError
+from kafka_s3_assets.sink.schema.connect_schema import AvroDataConfig
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 
 from .sink_helpers import JSON, base_config, writer_for

@@ -152,7 +152,8 @@ def test_values_written_through_the_c_encoder_are_those_the_writer_writes_itself
     import decimal
     import random
 
-    from kafka_s3_assets.sink.formats.jackson_writer import write_json as written, write_json_here
+    from kafka_s3_assets.sink.formats.jackson_writer import write_json as written
+    from kafka_s3_assets.sink.formats.jackson_writer import write_json_here
 
     from .json_corpus import random_double, random_value
 

@@ -14,8 +14,14 @@ import pytest
 
 from kafka_s3_assets.clients.errors import ConditionFailedError
 from kafka_s3_assets.ledger import lease as export_lease
-from kafka_s3_assets.ledger.lease import (ConcurrentExportError, LeaseState, ExportTakenOverError, Owner, acquire,
-                                          still_running)
+from kafka_s3_assets.ledger.lease import (
+    ConcurrentExportError,
+    ExportTakenOverError,
+    LeaseState,
+    Owner,
+    acquire,
+    still_running,
+)
 from kafka_s3_assets.sink.naming import ObjectNaming
 
 pytestmark = [pytest.mark.unit]

@@ -22,12 +22,12 @@ from kafka_s3_assets.sink.columnar import parquet_batch
 from kafka_s3_assets.sink.columnar.parquet_batch import ParquetBatchFormat
 from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.config_keys import MEMORY_BUDGET_KEY
+from kafka_s3_assets.sink.converters import AvroConverter
 from kafka_s3_assets.sink.errors import ConfigError
 from kafka_s3_assets.sink.formats import compression
 from kafka_s3_assets.sink.formats.avro_container import AvroContainerEncoder
 from kafka_s3_assets.sink.formats.parquet_format import ParquetFormat, ParquetRecordWriter, RowGroupPolicy
 from kafka_s3_assets.sink.memory import MemoryBudget, SpillBuffer
-from kafka_s3_assets.sink.converters import AvroConverter
 from kafka_s3_assets.sink.records import KafkaRecord, RecordBatch, SinkRecord
 from kafka_s3_assets.sink.storage import InMemoryObjectStore
 

@@ -18,7 +18,7 @@ from .sink_helpers import SCHEMA_V1, FakeRegistry, avro_records
 pytestmark = [pytest.mark.unit]
 
 PARQUET = "io.confluent.connect.s3.format.parquet.ParquetFormat"
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 
 ADDRESS = {"type": "record", "name": "Address",
            "fields": [{"name": "city", "type": "string"}, {"name": "zip", "type": ["null", "int"], "default": None}]}

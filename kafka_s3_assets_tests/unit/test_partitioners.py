@@ -4,10 +4,8 @@ import random
 
 import pytest
 
-from kafka_s3_assets.sink.schema.connect_fields import ValueReader
 from kafka_s3_assets.sink.converters import AvroDecoder, ByteArrayConverter, StringConverter
 from kafka_s3_assets.sink.errors import ConfigError
-from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
 from kafka_s3_assets.sink.partitioners import (
     DefaultPartitioner,
     FieldPartitioner,
@@ -18,6 +16,8 @@ from kafka_s3_assets.sink.partitioners import (
     TimestampFormatError,
     build_partitioner,
 )
+from kafka_s3_assets.sink.records import KafkaRecord, SinkRecord
+from kafka_s3_assets.sink.schema.connect_fields import ValueReader
 from kafka_s3_assets.sink.timebased.timestamps import (
     RecordFieldTimestampExtractor,
     RecordTimestampExtractor,

@@ -7,8 +7,8 @@ import pytest
 from rich.console import Console
 
 from kafka_s3_assets.defs.progress_display import console_progress, publish
-from kafka_s3_assets.ledger.progress import ExportProgress, ProgressPoller, describe, format_duration
 from kafka_s3_assets.ledger import LedgerLayout, PartitionLedger
+from kafka_s3_assets.ledger.progress import ExportProgress, ProgressPoller, describe, format_duration
 
 pytestmark = [pytest.mark.unit]
 

@@ -9,10 +9,16 @@ import pytest
 import requests
 
 from kafka_s3_assets.devstack.registry_avro_compat import (
-    AvroCompatibilityChecker, Incompatibility, reader_writer_incompatibilities,
+    AvroCompatibilityChecker,
+    Incompatibility,
+    reader_writer_incompatibilities,
 )
 from kafka_s3_assets.devstack.registry_compat import (
-    BACKWARD, FORWARD, AcceptEverythingChecker, PerSchemaTypeChecker, default_checker,
+    BACKWARD,
+    FORWARD,
+    AcceptEverythingChecker,
+    PerSchemaTypeChecker,
+    default_checker,
 )
 from kafka_s3_assets.devstack.registry_errors import RegistryError
 from kafka_s3_assets.devstack.registry_schemas import parse_schema

@@ -8,10 +8,16 @@ import pytest
 from kafka_s3_assets.defs.assets import build_export_asset, export_job_name
 from kafka_s3_assets.defs.concurrency import EXPORT_TAG, IN_FLIGHT, SPARK_POOL, export_in_flight, export_tag
 from kafka_s3_assets.defs.connectors import ConnectorSpec
-from kafka_s3_assets.defs.partitions import (PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, in_partition_order,
-                                             is_valid_dagster_partition_key, key_range_tags, spanning_range)
-from kafka_s3_assets.defs.sensors import build_jobs
 from kafka_s3_assets.defs.export_definitions import build_definitions
+from kafka_s3_assets.defs.partitions import (
+    PARTITION_RANGE_END_TAG,
+    PARTITION_RANGE_START_TAG,
+    in_partition_order,
+    is_valid_dagster_partition_key,
+    key_range_tags,
+    spanning_range,
+)
+from kafka_s3_assets.defs.sensors import build_jobs
 from kafka_s3_assets.export.plan import PartitionPlan, export_run_key
 from kafka_s3_assets.sink.config import validate_connector_config
 

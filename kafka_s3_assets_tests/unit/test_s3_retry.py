@@ -7,19 +7,33 @@ from __future__ import annotations
 import random
 
 import pytest
-from botocore.exceptions import (ClientError, ConnectionClosedError, ConnectTimeoutError, EndpointConnectionError,
-                                 IncompleteReadError, NoCredentialsError, ParamValidationError, ReadTimeoutError,
-                                 ResponseStreamingError)
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    IncompleteReadError,
+    NoCredentialsError,
+    ParamValidationError,
+    ReadTimeoutError,
+    ResponseStreamingError,
+)
 
 from kafka_s3_assets.clients.errors import ManifestConflictError, ObjectExistsError, S3Error
 from kafka_s3_assets.clients.s3 import MultipartOutput, S3ObjectStore, S3Settings
-from kafka_s3_assets.clients.s3_retry import (MAX_BACKOFF_MS, Retrier, RetryPolicy, S3RetriesExhaustedError, describe,
-                                              is_retryable)
+from kafka_s3_assets.clients.s3_retry import (
+    MAX_BACKOFF_MS,
+    Retrier,
+    RetryPolicy,
+    S3RetriesExhaustedError,
+    describe,
+    is_retryable,
+)
 from kafka_s3_assets.export.settings import resolve_settings
 from kafka_s3_assets.sink.config_keys import ALL_KEYS, Support
 
 from ..conftest import connector_config
-from .s3_stub import StubClient, client_error, multipart_etag
+from .s3_stub import StubClient, client_error
 
 pytestmark = [pytest.mark.unit]
 

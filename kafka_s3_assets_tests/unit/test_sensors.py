@@ -13,17 +13,21 @@ from dagster_aws.s3 import S3Resource
 
 from kafka_s3_assets.clients.errors import KafkaReadError, KafkaUnavailableError
 from kafka_s3_assets.clients.s3_retry import S3RetriesExhaustedError
-from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.defs.assets import export_job_name
 from kafka_s3_assets.defs.concurrency import EXPORT_TAG, export_tag
 from kafka_s3_assets.defs.connections import Connections
 from kafka_s3_assets.defs.connectors import ConnectorSpec
+from kafka_s3_assets.defs.export_definitions import build_definitions
 from kafka_s3_assets.defs.lag_events import LAG_CHECK
+from kafka_s3_assets.defs.options import SensorSettings
 from kafka_s3_assets.defs.partitions import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG, topic_partitions_def
 from kafka_s3_assets.defs.resources import KafkaResource, SchemaRegistryResource
-from kafka_s3_assets.defs.options import SensorSettings
-from kafka_s3_assets.defs.sensors import (TABLE_SYNC_MAX_MANIFESTS, build_discovery_sensor, build_export_sensor,
-                                          build_jobs)
+from kafka_s3_assets.defs.sensors import (
+    TABLE_SYNC_MAX_MANIFESTS,
+    build_discovery_sensor,
+    build_export_sensor,
+    build_jobs,
+)
 from kafka_s3_assets.export.plan import PartitionPlan
 from kafka_s3_assets.iceberg.sync import TableSyncError
 from kafka_s3_assets.sink.config import validate_connector_config

@@ -3,8 +3,7 @@ environment."""
 
 import pytest
 
-from kafka_s3_assets.spark.session_config import SparkTargetError, spark_config_from_env
-from kafka_s3_assets.spark.session_config import spark_config
+from kafka_s3_assets.spark.session_config import SparkTargetError, spark_config, spark_config_from_env
 
 pytestmark = [pytest.mark.unit]
 

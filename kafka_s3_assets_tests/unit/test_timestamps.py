@@ -2,8 +2,8 @@
 
 import pytest
 
-from kafka_s3_assets.sink.timebased.iso_datetime import TimestampFormatError, parse_iso_millis
 from kafka_s3_assets.sink.partition_errors import PartitionDataError, PartitionError
+from kafka_s3_assets.sink.timebased.iso_datetime import TimestampFormatError, parse_iso_millis
 from kafka_s3_assets.sink.timebased.timestamps import (
     RecordFieldTimestampExtractor,
     RecordTimestampExtractor,

@@ -3,12 +3,18 @@ systems'), and how each is named for Kafka Connect's tooling. Errors come from t
 
 import pytest
 
-from kafka_s3_assets.clients.errors import (DeadLetterQueueError, S3Error, SchemaNotFoundError,
-                                            SchemaRegistryError)
+from kafka_s3_assets.clients.errors import DeadLetterQueueError, S3Error, SchemaNotFoundError, SchemaRegistryError
 from kafka_s3_assets.export.conversion import RecordConverter
-from kafka_s3_assets.export.tolerance import (CONNECT_EXCEPTION, DATA_EXCEPTION, ILLEGAL_ARGUMENT_EXCEPTION,
-                                              PARTITION_EXCEPTION, SCHEMA_PROJECTOR_EXCEPTION, SINK_TASK_CLASS,
-                                              ErrorPolicy, classify)
+from kafka_s3_assets.export.tolerance import (
+    CONNECT_EXCEPTION,
+    DATA_EXCEPTION,
+    ILLEGAL_ARGUMENT_EXCEPTION,
+    PARTITION_EXCEPTION,
+    SCHEMA_PROJECTOR_EXCEPTION,
+    SINK_TASK_CLASS,
+    ErrorPolicy,
+    classify,
+)
 from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.errors import RecordError
 from kafka_s3_assets.sink.records import ConnectData, KafkaRecord, SinkRecord
@@ -110,8 +116,8 @@ def test_sink_failures_are_named_as_the_reference_raises_them():
 
 
 def test_partition_and_projection_exceptions_keep_their_reference_classes():
-    from kafka_s3_assets.sink.schema.compatibility import SchemaCompatibilityError
     from kafka_s3_assets.sink.partition_errors import PartitionError
+    from kafka_s3_assets.sink.schema.compatibility import SchemaCompatibilityError
 
     for cause, java_class in ((PartitionError("Error encoding partition."), PARTITION_EXCEPTION),
                               (SchemaCompatibilityError("Schema version required for BACKWARD compatibility"),

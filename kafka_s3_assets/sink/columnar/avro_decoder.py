@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import pyarrow as pa
 

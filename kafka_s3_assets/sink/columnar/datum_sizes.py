@@ -25,8 +25,9 @@ makes the answer "not certain", and the caller falls back to the datum check, wh
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,11 +64,11 @@ class _Sized:
 
     sizes: pa.Array
     kind: str
-    children: list[tuple[int, "_Sized"]] = field(default_factory=list)  # (field index, child) of a record
-    branch: "_Sized | None" = None          # a union's non-null branch
+    children: list[tuple[int, _Sized]] = field(default_factory=list)  # (field index, child) of a record
+    branch: _Sized | None = None          # a union's non-null branch
     null_index: int = 0                     # a union's null branch index
     valid: pa.Array | None = None           # a union's non-null slots
-    items: "_Sized | None" = None           # an array's items
+    items: _Sized | None = None           # an array's items
     item_offsets: pa.Array | None = None    # where each array's items start (an array of len + 1)
     count_sizes: pa.Array | None = None     # the varint size of each array's count
     probes: bool = False                    # whether step 2 reads a byte in it

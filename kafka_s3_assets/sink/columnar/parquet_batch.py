@@ -18,8 +18,9 @@ datum check (``avro_datum_check``), which walks each datum.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pyarrow as pa
 

@@ -17,8 +17,8 @@ import hashlib
 import lzma
 import zlib
 from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from itertools import accumulate
-from typing import Callable, Sequence
 
 import cramjam
 

@@ -19,7 +19,8 @@ The walk reads every part of the datum, so a truncated or corrupt one fails here
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..schema.avro_names import AvroNames, SchemaConversionError, kind_of
 from .avro_container import encode_long

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import struct
 
+from ..block_gzip_sink_config import BlockGzipSinkSettings
 from ..config_keys import STRING_CONVERTER
 from ..records import KafkaRecord
-from ..block_gzip_sink_config import BlockGzipSinkSettings
 
 _LENGTH = struct.Struct(">i")
 

@@ -9,7 +9,6 @@ whole object is one gzip stream (``zstd``, our extension: one zstd frame).
 
 from __future__ import annotations
 
-
 from ..converters import AvroDecoder
 from ..errors import RecordDataError
 from ..records import ConnectData, SinkRecord

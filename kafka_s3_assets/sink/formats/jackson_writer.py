@@ -26,7 +26,8 @@ import decimal
 import json
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .float_tokens import odd_floats
 from .java_double import java_double_text

@@ -4,18 +4,18 @@ per object. Not a JSON array, whatever old docs said (issue #330)."""
 from __future__ import annotations
 
 import base64
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..converters import AvroDecoder
 from ..errors import RecordDataError
-from ..records import SinkRecord
+from ..records import AvroSchemaRef, SinkRecord
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
-from ..records import AvroSchemaRef
 from .compression import StreamCompressor
+from .compression import extension as compression_extension
 from .jackson_writer import write_json
 from .json_decimals import mark_decimals
-from .compression import extension as compression_extension
 
 LINE_SEPARATOR = b"\n"  # System.lineSeparator() on Linux
 

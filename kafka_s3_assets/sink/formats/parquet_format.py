@@ -34,9 +34,10 @@ from __future__ import annotations
 import decimal
 import json
 from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import fastavro
 import fastavro.validation

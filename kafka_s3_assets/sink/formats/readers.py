@@ -9,7 +9,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import fastavro
 import pyarrow.parquet as pq

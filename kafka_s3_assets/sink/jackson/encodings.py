@@ -5,7 +5,8 @@ itself), UTF-16 decoded as Java's ``InputStreamReader`` decodes it and UTF-32 as
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from .errors import CHAR_CONVERSION_EXCEPTION, JacksonError
 

@@ -5,7 +5,7 @@ and whether a float makes a ``java.math.BigDecimal`` (``USE_BIG_DECIMAL_FOR_FLOA
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .chars import char_desc
 from .errors import CONSTRAINTS_EXCEPTION, NUMBER_FORMAT_EXCEPTION, JacksonError

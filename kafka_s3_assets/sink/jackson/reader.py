@@ -5,7 +5,8 @@ does)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .chars import char_desc, identifier_part, identifier_start, java_char
 from .encodings import decode
@@ -33,7 +34,7 @@ class _Context:
 
     __slots__ = ("kind", "parent", "index", "row", "column", "depth")
 
-    def __init__(self, kind: str, parent: "_Context | None", row: int, column: int):
+    def __init__(self, kind: str, parent: _Context | None, row: int, column: int):
         self.kind, self.parent, self.row, self.column = kind, parent, row, column
         self.index = -1
         self.depth: int = 0 if parent is None else parent.depth + 1

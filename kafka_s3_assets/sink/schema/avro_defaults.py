@@ -18,8 +18,23 @@ from typing import Any
 
 from .avro_names import AvroNames, SchemaConversionError, java_to_string, kind_of
 from .connect_schema import (
-    ARRAY, BOOLEAN, BYTES, DECIMAL, FIXED_SIZE, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, MAP, STRING, STRUCT,
-    TIME, ConnectSchema, java_hash_map_order,
+    ARRAY,
+    BOOLEAN,
+    BYTES,
+    DECIMAL,
+    FIXED_SIZE,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    MAP,
+    STRING,
+    STRUCT,
+    TIME,
+    ConnectSchema,
+    java_hash_map_order,
 )
 
 _INT32 = (-2**31, 2**31)
@@ -54,7 +69,7 @@ class DefaultReader:
     def __init__(self, names: AvroNames):
         self.names = names
 
-    def field_default(self, json_value: Any, node: Any, namespace: str | None) -> "FieldDefault | None":
+    def field_default(self, json_value: Any, node: Any, namespace: str | None) -> FieldDefault | None:
         """A record field's Avro default as ``Field.defaultVal()`` returns it; None where that is null or
         throws (AvroData then goes on without a default, and without the default flag)."""
         try:
@@ -64,7 +79,7 @@ class DefaultReader:
         return None if java_object is None else FieldDefault(java_object)
 
     def value(self, schema: ConnectSchema, node: Any, namespace: str | None,
-              default: "FieldDefault | JsonDefault") -> Any:
+              default: FieldDefault | JsonDefault) -> Any:
         """defaultValueFromAvro: the Connect default in datum form; None when AvroData ignores it."""
         try:
             if isinstance(default, FieldDefault):

@@ -40,9 +40,9 @@ class AvroType:
     ``array``, ``map``, ``union`` or a primitive)."""
 
     def __init__(self, kind: str, *, name: str | None = None, namespace: str | None = None, doc: str | None = None,
-                 fields: list["AvroField"] | None = None, symbols: list[str] | None = None,
-                 enum_default: str | None = None, size: int | None = None, items: "AvroType | None" = None,
-                 values: "AvroType | None" = None, branches: list["AvroType"] | None = None):
+                 fields: list[AvroField] | None = None, symbols: list[str] | None = None,
+                 enum_default: str | None = None, size: int | None = None, items: AvroType | None = None,
+                 values: AvroType | None = None, branches: list[AvroType] | None = None):
         self.kind = kind
         self.name = name
         self.namespace = namespace or None  # Avro's Name turns "" into no namespace

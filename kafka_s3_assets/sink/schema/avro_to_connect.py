@@ -27,10 +27,40 @@ from typing import Any, TypeGuard
 from .avro_defaults import DefaultReader, JsonDefault
 from .avro_names import AvroNames, SchemaConversionError, is_plain_null, java_to_string, kind_of, props_of
 from .connect_schema import (
-    ARRAY, AVRO_ENUM, AVRO_NAMESPACE, BOOLEAN, BYTES, CONVERTER_DEFAULTS, DATE, DECIMAL, DECIMAL_PRECISION,
-    DECIMAL_SCALE, DEFAULT_DECIMAL_PRECISION, DEFAULT_RECORD_FULL_NAME, ENUM_DEFAULT_PREFIX, ENUM_DOC_PREFIX,
-    FIELD_DEFAULT_FLAG, FIELD_DOC_PREFIX, FIXED_SIZE, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, MAP, MAP_ENTRY_NAME,
-    RECORD_DOC, STRING, STRUCT, TIME, TIMESTAMP, UNION_NAME, AvroDataConfig, ConnectSchema, CyclicSchema,
+    ARRAY,
+    AVRO_ENUM,
+    AVRO_NAMESPACE,
+    BOOLEAN,
+    BYTES,
+    CONVERTER_DEFAULTS,
+    DATE,
+    DECIMAL,
+    DECIMAL_PRECISION,
+    DECIMAL_SCALE,
+    DEFAULT_DECIMAL_PRECISION,
+    DEFAULT_RECORD_FULL_NAME,
+    ENUM_DEFAULT_PREFIX,
+    ENUM_DOC_PREFIX,
+    FIELD_DEFAULT_FLAG,
+    FIELD_DOC_PREFIX,
+    FIXED_SIZE,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    MAP,
+    MAP_ENTRY_NAME,
+    RECORD_DOC,
+    STRING,
+    STRUCT,
+    TIME,
+    TIMESTAMP,
+    UNION_NAME,
+    AvroDataConfig,
+    ConnectSchema,
+    CyclicSchema,
     copy_schema,
 )
 
@@ -175,7 +205,7 @@ class _AvroToConnect:
             schema.type = ARRAY
             schema.value_schema = self.with_cycles(node["items"], namespace, False)
 
-    def fresh(self) -> "_AvroToConnect":
+    def fresh(self) -> _AvroToConnect:
         return _AvroToConnect(self.config, self.names)
 
     def is_map_entry(self, element: Any) -> bool:

@@ -29,7 +29,14 @@ from typing import Any
 
 from .avro_to_connect import SchemaConversionError, to_connect_schema
 from .connect_schema import (
-    ARRAY, ENUM_MARKERS, FIELD_DOC_PREFIX, MAP, NUMERIC_WIDENING, STRUCT, AvroDataConfig, ConnectSchema,
+    ARRAY,
+    ENUM_MARKERS,
+    FIELD_DOC_PREFIX,
+    MAP,
+    NUMERIC_WIDENING,
+    STRUCT,
+    AvroDataConfig,
+    ConnectSchema,
     connect_equals,
 )
 
@@ -96,7 +103,7 @@ def connect_schema(avro_schema: Any, version: int | None = None, *, connect_meta
     return schema
 
 
-_CACHE: "OrderedDict[tuple, tuple[Any, ConnectSchema]]" = OrderedDict()
+_CACHE: OrderedDict[tuple, tuple[Any, ConnectSchema]] = OrderedDict()
 _CACHE_SIZE = 512
 
 

@@ -18,8 +18,9 @@ of them set, as Connect holds it; :func:`avro_datum` turns such values into Avro
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from ..java_hash_map import hash_map_order
 
@@ -89,8 +90,8 @@ class ConnectSchema:
 
     def __init__(self, type: str, *, optional: bool = False, default: Any = None, name: str | None = None,
                  version: int | None = None, doc: str | None = None, parameters: dict[str, str] | None = None,
-                 fields: Iterable[tuple[str, "ConnectSchema"]] = (), key_schema: "ConnectSchema | None" = None,
-                 value_schema: "ConnectSchema | None" = None, name_token: Any = None):
+                 fields: Iterable[tuple[str, ConnectSchema]] = (), key_schema: ConnectSchema | None = None,
+                 value_schema: ConnectSchema | None = None, name_token: Any = None):
         self.type = type
         self.optional = optional
         self.default = default
@@ -103,7 +104,7 @@ class ConnectSchema:
         self.value_schema = value_schema
         self.name_token = name_token
 
-    def field(self, name: str) -> "ConnectSchema | None":
+    def field(self, name: str) -> ConnectSchema | None:
         for field_name, schema in self.fields:
             if field_name == name:
                 return schema

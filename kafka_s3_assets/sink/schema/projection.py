@@ -25,11 +25,29 @@ import struct
 from typing import Any
 
 from .compatibility import (
-    SchemaCompatibilityError, connect_schema, is_enum, is_promotable, parameters_compatible,
+    SchemaCompatibilityError,
+    connect_schema,
+    is_enum,
+    is_promotable,
+    parameters_compatible,
 )
 from .connect_schema import (
-    ARRAY, BOOLEAN, BYTES, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, MAP, NUMERIC_WIDENING, STRING, STRUCT,
-    ConnectSchema, avro_datum, connect_equals,
+    ARRAY,
+    BOOLEAN,
+    BYTES,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    MAP,
+    NUMERIC_WIDENING,
+    STRING,
+    STRUCT,
+    ConnectSchema,
+    avro_datum,
+    connect_equals,
 )
 
 _INT_RANGES = {INT8: 2**7, INT16: 2**15, INT32: 2**31, INT64: 2**63}

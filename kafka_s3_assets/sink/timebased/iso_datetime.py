@@ -13,7 +13,7 @@ in the usual Connect container images.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from .calendar_math import (
     MILLIS_PER_DAY,
@@ -26,7 +26,6 @@ from .calendar_math import (
     iso_week_start,
     iso_weeks_in_year,
 )
-
 
 # The year bounds Joda's parser enforces (one beyond ISOChronology's documented range, as observed).
 MIN_PARSED_YEAR, MAX_PARSED_YEAR = -292275055, 292278994
@@ -43,7 +42,7 @@ class _Bucket:
 
     def __init__(self) -> None:
         self.fields: list[tuple[str, int, int]] = []  # (field, value, fraction unit millis or 0)
-        self.offset: Optional[int] = None
+        self.offset: int | None = None
 
     def save(self):
         return list(self.fields), self.offset
@@ -125,7 +124,7 @@ def _digit_count(text: str, pos: int, amount: int) -> int:
     return count
 
 
-def _offset_parser(zero_text: Optional[str]) -> Parser:
+def _offset_parser(zero_text: str | None) -> Parser:
     """TimeZoneOffset.parseInto: ``Z`` (if allowed), or ``±hh``, ``±hhmm[ss[SSS]]``, ``±hh:mm[:ss[.SSS]]``."""
 
     def parse(bucket: _Bucket, text: str, pos: int) -> int:
@@ -220,7 +219,7 @@ def _sequence(*parsers: Parser) -> Parser:
     return parse
 
 
-def _choice(*parsers: Optional[Parser]) -> Parser:
+def _choice(*parsers: Parser | None) -> Parser:
     """MatchingParser: the alternative that parses furthest wins; ``None`` = "may match nothing"."""
 
     def parse(bucket: _Bucket, text: str, pos: int) -> int:

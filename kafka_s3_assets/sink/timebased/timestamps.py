@@ -20,12 +20,12 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from .calendar_math import double_to_long, wrap_long
-from ..schema.connect_fields import ValueReader, is_missing, is_struct, nested_value
-from ..schema.connect_schema import INT32, INT64, MAP, STRING, TIMESTAMP, ConnectSchema
-from .iso_datetime import parse_iso_millis
 from ..partition_errors import PartitionDataError, PartitionError
 from ..records import SinkRecord
+from ..schema.connect_fields import ValueReader, is_missing, is_struct, nested_value
+from ..schema.connect_schema import INT32, INT64, MAP, STRING, TIMESTAMP, ConnectSchema
+from .calendar_math import double_to_long, wrap_long
+from .iso_datetime import parse_iso_millis
 
 _EXTRACTOR_PREFIX = "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$"
 WALLCLOCK, RECORD, RECORD_FIELD = "Wallclock", "Record", "RecordField"

@@ -19,7 +19,7 @@ import importlib.resources
 import zoneinfo
 from datetime import datetime, timedelta
 
-from .calendar_math import MILLIS_PER_DAY, MILLIS_PER_HOUR, MILLIS_PER_MINUTE, MILLIS_PER_SECOND, LONG_MAX
+from .calendar_math import LONG_MAX, MILLIS_PER_DAY, MILLIS_PER_HOUR, MILLIS_PER_MINUTE, MILLIS_PER_SECOND
 
 _EPOCH = datetime(1970, 1, 1)
 _ONE_MS = timedelta(milliseconds=1)
@@ -199,7 +199,7 @@ def _load_iana(zone_id: str) -> zoneinfo.ZoneInfo:
         return zoneinfo.ZoneInfo(zone_id)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _iana_ids() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones() - {"Factory", "localtime", "posixrules"})
 
