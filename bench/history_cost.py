@@ -169,7 +169,8 @@ class PartitionHistory:
 
     def ledger(self) -> PartitionLedger:
         """The topic-partition's ledger on a store with a client of its own (its requests counted)."""
-        return PartitionLedger.of(S3ObjectStore(self.settings.s3.client(), self.settings.s3), self.config, self.topic, 0)
+        return PartitionLedger.of(S3ObjectStore(self.settings.s3.client(), self.settings.s3), self.config,
+                                  self.topic, 0)
 
     def round(self) -> None:
         """Export one more record (not timed), then time resume, plan and check as the next run does."""

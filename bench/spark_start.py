@@ -166,7 +166,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
         print(f"  pair {pair + 1}: local {seconds[LOCAL][-1]:6.2f} s, Spark Connect {seconds[CONNECT][-1]:6.2f} s")
     print(f"load average after the last run: {load_average()}")
 
-    ratios = [c / l for c, l in zip(seconds[CONNECT], seconds[LOCAL])]
+    ratios = [connect / local for connect, local in zip(seconds[CONNECT], seconds[LOCAL])]
     print(f"\n{'kafka-s3-assets export, 6 records (whole CLI process)':<58} {'min':>7} {'median':>7} {'max':>7}")
     for kind in (LOCAL, CONNECT):
         print(f"{kind + ', seconds':<58} {spread(seconds[kind])}")

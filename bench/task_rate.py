@@ -4,8 +4,9 @@ for a backlog and for ten times that backlog, next to a raw drain of the same pa
 Produces W1 (``w1_data``) to two one-partition topics (N and 10 x N records), then runs each
 measurement in a fresh Python process, so ``ru_maxrss`` is that run's own peak:
 
-* ``export``: ``export_partition`` of the partition (Default partitioner unless ``--partitioner`` says otherwise, ``flush.size=100000``,
-  AvroFormat, defaults otherwise) into a new bucket of the devstack's S3 server;
+* ``export``: ``export_partition`` of the partition (Default partitioner unless ``--partitioner`` says
+  otherwise, ``flush.size=100000``, AvroFormat, defaults otherwise) into a new bucket of the devstack's
+  S3 server;
 * ``drain``: a tuned confluent-kafka consumer reading the same partition with ``consume()``, doing
   nothing with the records.
 

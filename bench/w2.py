@@ -142,8 +142,8 @@ def check_objects(bucket: str, topic: str, per_partition: list[int]) -> tuple[bo
             seq = pq.read_table(io.BytesIO(body), columns=["seq"]).column("seq").to_pylist()
             total += len(seq)
             if seq != [(start + i) % POOL_SIZE for i in range(FLUSH_SIZE)]:
-                problems.append(f"partition {partition}: object {key} does not hold offsets {start}..{start + FLUSH_SIZE - 1}"
-                                f" in order ({len(seq)} rows)")
+                problems.append(f"partition {partition}: object {key} does not hold offsets "
+                                f"{start}..{start + FLUSH_SIZE - 1} in order ({len(seq)} rows)")
     expected_total = sum(p - p % FLUSH_SIZE for p in per_partition)
     if total != expected_total and not problems:
         problems.append(f"{total} records in objects, expected {expected_total}")

@@ -56,7 +56,8 @@ JVM_OPTIONS_VARIABLES = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "KAFKA_OPTS")
 
 # The names each SDK's environment and system-property providers read: (access key id, secret, token).
 ENV_NAMES = {
-    Sdk.V1: (("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY"), ("AWS_SECRET_KEY", "AWS_SECRET_ACCESS_KEY"), ("AWS_SESSION_TOKEN",)),
+    Sdk.V1: (("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY"), ("AWS_SECRET_KEY", "AWS_SECRET_ACCESS_KEY"),
+             ("AWS_SESSION_TOKEN",)),
     Sdk.V2: (("AWS_ACCESS_KEY_ID",), ("AWS_SECRET_ACCESS_KEY",), ("AWS_SESSION_TOKEN",)),
 }
 SYSTEM_PROPERTY_NAMES = {
@@ -174,8 +175,9 @@ def _static_from(values: Mapping[str, str], names, source: AwsCredentialsSource,
     if not access_key or not secret_key:
         wanted = [" or ".join(shown(n) for n in group) for group in (access_names, secret_names)]
         missing = [w for w, found in zip(wanted, (access_key, secret_key)) if not found]
-        raise AwsCredentialsError(f"No AWS credentials from {source.provider.described}: it reads {' and '.join(wanted)} "
-                                  f"from {what}, and this process ({_where()}) has no {' and no '.join(missing)}")
+        raise AwsCredentialsError(f"No AWS credentials from {source.provider.described}: it reads "
+                                  f"{' and '.join(wanted)} from {what}, and this process ({_where()}) has no "
+                                  f"{' and no '.join(missing)}")
     return Credentials(access_key, secret_key, _first(values, token_names), method=source.provider.kind.value)
 
 

@@ -140,7 +140,8 @@ class Watermarks:
     first_timestamp_ms: int | None = None
 
 
-def probe_watermarks(settings: KafkaSettings, positions: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], Watermarks]:
+def probe_watermarks(settings: KafkaSettings,
+                     positions: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], Watermarks]:
     """High (and low) watermarks of each topic-partition, from a fetch at the given position.
 
     A fetch at the position where we would resume returns either nothing (we are at the end: an EOF

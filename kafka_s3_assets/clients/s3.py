@@ -18,6 +18,7 @@ after 3 attempts``.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import logging
 from collections.abc import Callable, Iterator
@@ -417,7 +418,7 @@ class S3ObjectStore:
         request = f"ListObjectsV2 {self._url(prefix)}"
         args = {"Bucket": self.bucket, "Prefix": prefix, **({"StartAfter": start_after} if start_after else {})}
         while True:
-            page = _request(self.retrier, request, lambda: self.client.list_objects_v2(**args))
+            page = _request(self.retrier, request, functools.partial(self.client.list_objects_v2, **args))
             yield from page.get("Contents", ())
             if not page.get("IsTruncated"):
                 return
@@ -507,7 +508,7 @@ class S3ObjectStore:
         args = {"Bucket": self.bucket, "Prefix": prefix}
         uploads: list[tuple[str, str]] = []
         while True:
-            page = _request(self.retrier, request, lambda: self.client.list_multipart_uploads(**args))
+            page = _request(self.retrier, request, functools.partial(self.client.list_multipart_uploads, **args))
             uploads.extend((u["Key"], u["UploadId"]) for u in page.get("Uploads", ()))
             if not page.get("IsTruncated"):
                 return uploads

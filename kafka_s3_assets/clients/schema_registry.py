@@ -371,7 +371,8 @@ class SchemaRegistryClient:
             status = exc.http_status_code
             if status == 404:
                 return None
-            message = self._scrub(str(exc.error_message or ""))[:300]  # scrubbed whole: a cut could leave part of a secret
+            # scrubbed whole: a cut could leave part of a secret
+            message = self._scrub(str(exc.error_message or ""))[:300]
             if is_retriable(status):
                 raise _Retriable(f"{status} {message}".strip()) from None
             hint = ""

@@ -105,7 +105,7 @@ class SparkAttributes(dg.Resolvable, dg.Model):
                                           "long-lived driver: runs pay no Spark start. Else "
                                           "$KAFKA_S3_ASSETS_SPARK_REMOTE. Not with master.")] = None
     config: Annotated[dict[str, str], _doc("Other Spark settings "
-                                                                     "(spark.executor.memory, …).")] = Field(default_factory=dict)
+                                           "(spark.executor.memory, …).")] = Field(default_factory=dict)
 
 
 class SensorAttributes(dg.Resolvable, dg.Model):
@@ -195,7 +195,7 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
         default_factory=list)
     tags: Annotated[dict[str, str], _doc("Tags of the export assets.")] = field(default_factory=dict)
     automation_condition: Annotated[dg.AutomationCondition | None, dg.Resolver.default(
-        model_field_type=Optional[str],
+        model_field_type=Optional[str],  # noqa: UP045  # a value, not an annotation: as dagster's own models pass it
         description="When to export without the export sensor, e.g. "
                     "`{{ dg.AutomationCondition.on_missing() }}` (exports each new topic-partition once).")] = None
 

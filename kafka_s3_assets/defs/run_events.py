@@ -142,7 +142,8 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
                 **standard_metadata(uri=uri, column_schema=columns,
                                     partition_row_count=outcome.report.contiguity.records if outcome.report else None)}
     event = (dg.AssetMaterialization(asset_key=asset_key, partition=outcome.key, metadata=metadata, tags=provenance)
-             if outcome.committed else dg.AssetObservation(asset_key=asset_key, partition=outcome.key, metadata=metadata))
+             if outcome.committed
+             else dg.AssetObservation(asset_key=asset_key, partition=outcome.key, metadata=metadata))
     return ([event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
             + ([table_check_evaluation(asset_key, outcome)] if outcome.table is not None else [])
             + ([lag_check_evaluation(asset_key, outcome.lag, lag_limits)]

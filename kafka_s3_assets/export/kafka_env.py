@@ -21,4 +21,5 @@ def env_variable(field: str) -> str:
 def kafka_env_settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The set ``KAFKA_<FIELD>`` variables as client settings (``security.protocol`` → value)."""
     env = os.environ if env is None else env
-    return {name.replace("_", "."): env[env_variable(name)] for name in KAFKA_SETTING_FIELDS if env.get(env_variable(name))}
+    return {name.replace("_", "."): env[env_variable(name)] for name in KAFKA_SETTING_FIELDS
+            if env.get(env_variable(name))}

@@ -49,7 +49,8 @@ class PartitionLedger:
         return cls(store, LedgerLayout.from_config(config), topic, partition)
 
     def __repr__(self) -> str:
-        return f"PartitionLedger({self.topic}/{self.partition} under {self.layout.partition_prefix(self.topic, self.partition)})"
+        return (f"PartitionLedger({self.topic}/{self.partition} under "
+                f"{self.layout.partition_prefix(self.topic, self.partition)})")
 
     # -- manifests ---------------------------------------------------------------------------------
 

@@ -190,7 +190,8 @@ class ProgressPoller:
                 log.debug("Could not read the progress of %s/%s: %s", ledger.topic, ledger.partition, exc)
                 continue
             where = (ledger.topic, ledger.partition)
-            if progress is not None and self._is_ours(progress) and progress.updated_ms > self._last_seen.get(where, -1):
+            if (progress is not None and self._is_ours(progress)
+                    and progress.updated_ms > self._last_seen.get(where, -1)):
                 self._last_seen[where] = progress.updated_ms
                 found.append(progress)
         return found

@@ -284,7 +284,8 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
             setting = key[len(prefix):]
             definition = CONVERTER_SETTINGS.get(setting)
             if definition is None:
-                problems.append(ConfigProblem(key, f"Converter setting '{key}' is not supported yet by kafka_s3_assets"))
+                problems.append(ConfigProblem(key, f"Converter setting '{key}' is not supported yet by "
+                                                   "kafka_s3_assets"))
                 continue
             try:
                 parsed = parse_value(definition, value)
@@ -425,7 +426,8 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
                                       f"{values['flush.size']} for configuration flush.size: Value must be at least 1"))
     topics = values.get("topics")
     if topics is not None and not [t for t in topics if t]:
-        problems.append(ConfigProblem("topics", "Invalid value for configuration topics: at least one topic is required"))
+        problems.append(ConfigProblem("topics", "Invalid value for configuration topics: at least one topic is "
+                                                "required"))
     dlq_topic = (values.get("errors.deadletterqueue.topic.name") or "").strip()
     if dlq_topic and topics is not None and dlq_topic in topics:
         # SinkConnectorConfig.validate, keyed on topics as there.
@@ -434,7 +436,8 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
                                                 f"topics ('topics={listed}') consumed by the connector"))
     problems.extend(_iceberg_problems(values))
     if values.get("directory.delim") == "":
-        problems.append(ConfigProblem("directory.delim", "Invalid value for configuration directory.delim: must not be empty"))
+        problems.append(ConfigProblem("directory.delim",
+                                      "Invalid value for configuration directory.delim: must not be empty"))
     return problems
 
 
@@ -462,7 +465,8 @@ def _iceberg_problems(values: Mapping[str, Any]) -> list[ConfigProblem]:
     table = values.get("kafka_s3_assets.iceberg.table")
     if table is not None and not str(table).strip():
         problems.append(ConfigProblem("kafka_s3_assets.iceberg.table", "Invalid value for configuration "
-                                      "kafka_s3_assets.iceberg.table: must not be empty (leave it out for the topic's name)"))
+                                      "kafka_s3_assets.iceberg.table: must not be empty (leave it out for the "
+                                      "topic's name)"))
     return problems
 
 

@@ -159,7 +159,7 @@ def _k(name, type_, default, support, validator=None, doc=""):
     return KeyDef(name, type_, default, support, validator, doc)
 
 
-F, D, I = Support.FULL, Support.DEFAULT, Support.INERT
+F, D, I = Support.FULL, Support.DEFAULT, Support.INERT  # noqa: E741  # one-letter marks of the key tables below
 
 # Connect framework keys that a connector config carries.
 FRAMEWORK_KEYS = [
@@ -347,8 +347,10 @@ DOCS = {
     "key.converter": "Converter of record keys (used when store.kafka.keys): Avro, JSON, String, ByteArray",
     "value.converter": "Converter of record values: AvroConverter, JsonConverter (with or without the "
                        "schema/payload envelope), StringConverter, ByteArrayConverter",
-    "format.class": "AvroFormat, JsonFormat, ByteArrayFormat, ParquetFormat, or kafka_s3_assets.format.BlockGzipFormat",
-    "rotate.interval.ms": "Rotate when a record's timestamp is this far past the file's first (time-based partitioners)",
+    "format.class": "AvroFormat, JsonFormat, ByteArrayFormat, ParquetFormat, or "
+                    "kafka_s3_assets.format.BlockGzipFormat",
+    "rotate.interval.ms": "Rotate when a record's timestamp is this far past the file's first (time-based "
+                          "partitioners)",
     "rotate.schedule.interval.ms": "Rotate on wall-clock boundaries from local midnight, taking a record's Kafka "
                                    "timestamp as its arrival; quiet partitions are flushed too (needs timezone)",
     "enhanced.avro.schema.support": "Avro file schemas: Connect strings that came from Avro enums are enums again "

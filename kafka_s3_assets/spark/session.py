@@ -5,8 +5,9 @@ itself prints ``WARNING: Using incubator modules: jdk.incubator.vector`` (Spark'
 that module) before any logging exists, so it can only be dropped from the JVM's stderr. PySpark's
 ``launch_gateway`` takes ``Popen`` options for the JVM's process: the gateway is launched here with its
 stderr (and its Python workers') through a filter that forwards every other line, and ``SparkContext``
-then uses that gateway (``SparkContext._gateway``, as it does its own) instead of launching another. The filter also remembers the last lines, so that when the JVM exits before it
-starts (a bad master URL, a bad setting) our error says why instead of only "gateway exited".
+then uses that gateway (``SparkContext._gateway``, as it does its own) instead of launching another.
+The filter also remembers the last lines, so that when the JVM exits before it starts (a bad master
+URL, a bad setting) our error says why instead of only "gateway exited".
 
 With ``spark.remote`` there is no JVM here at all: the session is a Spark Connect client of a server
 (``connect_session``).
@@ -164,7 +165,7 @@ def _client_session(url: str, config: Mapping[str, str]):
                     session.client.close()
                     session.client.close = lambda: None  # type: ignore[method-assign]
                     raise
-                warnings.warn(f"Spark Connect session setting {key}={value} not applied: {exc}")
+                warnings.warn(f"Spark Connect session setting {key}={value} not applied: {exc}", stacklevel=2)
     return session
 
 

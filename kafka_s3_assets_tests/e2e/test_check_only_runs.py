@@ -66,7 +66,9 @@ query ($runId: ID!) {
 """
 STALE = """
 query ($path: [String!]!, $partition: String!) {
-  assetNodes(assetKeys: [{path: $path}]) { staleStatus(partition: $partition) staleCauses(partition: $partition) { reason } }
+  assetNodes(assetKeys: [{path: $path}]) {
+    staleStatus(partition: $partition) staleCauses(partition: $partition) { reason }
+  }
 }
 """
 

@@ -28,7 +28,8 @@ def test_export_again_writes_nothing_and_new_records_make_only_the_next_object(s
                                                                                capsys):
     topic = kafka.create_topic("s3_topic")
     config_path = workdir / "connector.json"
-    config_path.write_text(json.dumps({"name": f"cli-{topic}", "config": connector_config(topic, bucket, name=f"cli-{topic}")}))
+    config_path.write_text(json.dumps({"name": f"cli-{topic}",
+                                       "config": connector_config(topic, bucket, name=f"cli-{topic}")}))
     kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(1, 10)])
     prefix = f"topics/{topic}/partition=0/{topic}+0+"
 

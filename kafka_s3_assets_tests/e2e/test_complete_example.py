@@ -231,7 +231,7 @@ def test_the_complete_example_exports_unchanged_through_the_cli_and_the_dagster_
     assert code == 0, captured.err
     cli_hours = {hour_floor(started), hour_floor(time.time())}
     partitions = {p["partition"].split("/")[0]: p for p in json.loads(captured.out)["partitions"]}
-    for base, topic in topics.names.items():
+    for _base, topic in topics.names.items():
         exported = partitions[topic]
         assert (exported["records"], exported["records_tolerated"]) == (FLUSH_SIZE, len(BAD_VALUES))
         assert (exported["start_offset"], exported["end_offset"]) == (0, FLUSH_SIZE + len(BAD_VALUES) - 1)
@@ -248,7 +248,7 @@ def test_the_complete_example_exports_unchanged_through_the_cli_and_the_dagster_
     [spec] = load_connectors(str(workdir / "connectors"))
     defs = build_definitions([spec])  # reaching the devstack as the environment says
     with dg.instance_for_test() as instance:
-        for base, topic in topics.names.items():
+        for _base, topic in topics.names.items():
             asset = defs.resolve_assets_def(export_asset_key(spec.name, topic))
             key = partition_key(topic, 0)
             instance.add_dynamic_partitions(topic_partitions_def(spec.name, topic).name, [key])

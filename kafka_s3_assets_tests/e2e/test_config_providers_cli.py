@@ -101,5 +101,6 @@ def test_a_topic_placeholder_is_never_sent_to_kafka(bucket, workdir, capsys, mon
     path = workdir / "c.json"
     path.write_text(json.dumps(connector_config("${env:T}", bucket)))
     code, _out, err = run_cli(capsys, "export", "--config", str(path))
-    assert code == 2 and "topics: Cannot resolve ${env:T}: config provider 'env' found no environment variable 'T'" in err
+    assert code == 2 and ("topics: Cannot resolve ${env:T}: config provider 'env' found no environment "
+                          "variable 'T'") in err
     assert "Metadata error" not in err

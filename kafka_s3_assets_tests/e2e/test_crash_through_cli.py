@@ -51,7 +51,8 @@ def test_a_killed_spark_task_then_a_rerun_of_the_command_exports_each_record_onc
     [lease_key] = [k for k in list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/")
                    if k.endswith("/lease.json")]
     lease = json.loads(s3_client.get_object(Bucket=bucket, Key=lease_key)["Body"].read())
-    assert list_keys(s3_client, bucket, "topics/") and not list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir=")
+    assert list_keys(s3_client, bucket, "topics/") and not list_keys(s3_client, bucket,
+                                                                     "_kafka_s3_assets/manifests/dir=")
 
     rerun = run_cli(tmp_path, config_path)
 

@@ -286,8 +286,8 @@ def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_expo
     layout = LedgerLayout.from_config(settings.sink_config())
     # Another export (a CLI run, another deployment) owns partition 1's lease while this run starts.
     lease = acquire(store, layout.lease_key(topic, 1), connector=connector.name, topic=topic, partition=1,
-                   run_id="elsewhere", resume_hint=0, read_resume=lambda: 0, plan_end=lambda start: 3, clock_ms=lambda: int(time.time() * 1000),
-                   lease_ms=60_000)
+                   run_id="elsewhere", resume_hint=0, read_resume=lambda: 0, plan_end=lambda start: 3,
+                   clock_ms=lambda: int(time.time() * 1000), lease_ms=60_000)
     asset = build_export_asset(connector, topic)
     range_tags = {PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[1]}
     result = dg.materialize([asset], instance=instance, raise_on_error=False,

@@ -75,9 +75,10 @@ def test_the_webserver_shows_the_cli_export_as_a_partition_materialization(spark
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2):
                     break
-            except OSError:
+            except OSError as exc:
                 if time.monotonic() > deadline or process.poll() is not None:
-                    raise AssertionError("dagster-webserver did not start:\n" + (tmp_path / "webserver.log").read_text())
+                    raise AssertionError("dagster-webserver did not start:\n"
+                                         + (tmp_path / "webserver.log").read_text()) from exc
                 time.sleep(0.5)
         data = graphql(port, QUERY, {"path": ["kafka_s3", "ui-sink", topic]})
         materializations = data["data"]["assetOrError"].get("assetMaterializations")

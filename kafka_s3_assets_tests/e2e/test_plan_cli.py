@@ -133,7 +133,8 @@ def test_plan_names_the_export_owning_a_partitions_lease(three_partitions, capsy
         lease.release()
     assert code == 0, err
     leased = {p["partition"]: p["leased_by"] for p in out["partitions"]}
-    assert leased[f"{topic}/0"] is None and run_id in leased[f"{topic}/2"] and f"pid {os.getpid()}" in leased[f"{topic}/2"]
+    assert (leased[f"{topic}/0"] is None and run_id in leased[f"{topic}/2"]
+            and f"pid {os.getpid()}" in leased[f"{topic}/2"])
     assert leased[f"{topic}/1"] is None
 
 

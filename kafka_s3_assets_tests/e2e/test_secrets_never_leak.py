@@ -9,8 +9,9 @@ values through the real CLI (Dagster, Spark) against the devstack.
   config), in a failing export and in a config error.
 * An export that assumes a role (Confluent's AwsAssumeRoleCredentialsProvider, moto's STS): the external
   id, the base secret key, and the secret keys and session tokens STS granted.
-* Failing exports: an STS that refuses AssumeRole and echoes the external id back in its error; SASL_SSL with a SCRAM password and an encrypted client key against the PLAINTEXT
-  broker (the connection fails); a Tansu broker with ``--authentication`` that rejects the SCRAM login;
+* Failing exports: an STS that refuses AssumeRole and echoes the external id back in its error;
+  SASL_SSL with a SCRAM password and an encrypted client key against the PLAINTEXT broker (the
+  connection fails); a Tansu broker with ``--authentication`` that rejects the SCRAM login;
   a registry that demands credentials and echoes the wrong ones it got back in its 401 answer (the
   worst case), for basic auth and for a bearer token.
 

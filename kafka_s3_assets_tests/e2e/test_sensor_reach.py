@@ -100,8 +100,9 @@ def test_definitions_use_only_public_dagster_modules():
 def test_discovery_skips_naming_kafka_when_the_broker_is_unreachable(broker, bucket):
     with silent_listener() as silent:
         bootstrap = closed_port() if broker == "closed port" else silent
-        config = connector_config("t_unreachable", bucket, **{"bootstrap.servers": bootstrap,
-                                                              "kafka_s3_assets.kafka.timeout.ms": EXPORT_KAFKA_TIMEOUT_MS})
+        config = connector_config("t_unreachable", bucket,
+                                  **{"bootstrap.servers": bootstrap,
+                                     "kafka_s3_assets.kafka.timeout.ms": EXPORT_KAFKA_TIMEOUT_MS})
         defs = build_definitions([spec(config)])
         discover = defs.resolve_sensor_def("discover_partitions__sink_t_unreachable")
         result, _elapsed = evaluate_within(discover, sensor_context(defs, dg.DagsterInstance.ephemeral()), TICK_BOUND_S)

@@ -38,9 +38,9 @@ class RestartableBroker:
             try:
                 self._spec.probe()
                 return self
-            except Exception:
+            except Exception as exc:
                 if self._process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the test broker on {self.bootstrap} did not start")
+                    raise RuntimeError(f"the test broker on {self.bootstrap} did not start") from exc
 
     def kill(self) -> None:
         if self._process is not None and self._process.poll() is None:

@@ -74,7 +74,8 @@ def provider_problem(config) -> str:
 
 # --- the default chain ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("provider_class", [V1 + "DefaultAWSCredentialsProviderChain", V2 + "DefaultCredentialsProvider"])
+@pytest.mark.parametrize("provider_class", [V1 + "DefaultAWSCredentialsProviderChain",
+                                            V2 + "DefaultCredentialsProvider"])
 def test_the_default_chain_by_either_sdk_name_signs_with_what_the_process_environment_holds(
         topic, bucket, s3_proxy, monkeypatch, provider_class):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIADEFAULTCHAIN")
@@ -90,7 +91,8 @@ def test_the_default_chain_by_either_sdk_name_signs_with_what_the_process_enviro
     (V2 + "EnvironmentVariableCredentialsProvider", {"AWS_ACCESS_KEY_ID": "AKIAENVIRONMENT",
                                                      "AWS_SECRET_ACCESS_KEY": "env-secret"}),
     # SDK v1 also reads the older names, AWS_ACCESS_KEY and AWS_SECRET_KEY
-    (V1 + "EnvironmentVariableCredentialsProvider", {"AWS_ACCESS_KEY": "AKIAENVIRONMENT", "AWS_SECRET_KEY": "env-secret"}),
+    (V1 + "EnvironmentVariableCredentialsProvider", {"AWS_ACCESS_KEY": "AKIAENVIRONMENT",
+                                                     "AWS_SECRET_KEY": "env-secret"}),
 ])
 def test_the_environment_provider_signs_with_the_variables_of_its_sdk(topic, bucket, s3_proxy, monkeypatch,
                                                                       provider_class, variables):

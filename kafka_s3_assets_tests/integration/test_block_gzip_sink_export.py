@@ -116,7 +116,8 @@ def test_one_object_per_run_with_chunks_and_the_cursor_following_each_run(devsta
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     sink = settings.sink_config()
-    report = check_partition(PartitionLedger(store, LedgerLayout.from_config(sink), topic, 0), naming=ObjectNaming.from_config(sink))
+    report = check_partition(PartitionLedger(store, LedgerLayout.from_config(sink), topic, 0),
+                             naming=ObjectNaming.from_config(sink))
     assert report.passed, report.describe()
     read = list(read_from_offset(store, sink, topic, 0, 38, count=4))
     assert [(r.offset, r.value) for r in read] == [(o, values[o].decode()) for o in range(38, 42)]
@@ -164,7 +165,8 @@ def test_the_first_export_resumes_after_what_that_sink_left(devstack, kafka, s3_
     assert {old + ".gz", old + ".index.json"} <= set(list_keys(s3_client, bucket, "systest/"))  # left as it was
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     sink = settings.sink_config()
-    report = check_partition(PartitionLedger(store, LedgerLayout.from_config(sink), topic, 0), naming=ObjectNaming.from_config(sink))
+    report = check_partition(PartitionLedger(store, LedgerLayout.from_config(sink), topic, 0),
+                             naming=ObjectNaming.from_config(sink))
     assert report.passed, report.describe()  # that sink's object is history, not an unlisted object of ours
     assert [r.value for r in read_from_offset(store, sink, topic, 0, 5)] == ["value-5", "value-6", "value-7"]
 

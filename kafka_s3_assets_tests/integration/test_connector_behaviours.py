@@ -61,7 +61,7 @@ def test_json_from_avro_with_compression(kafka, s3_client, bucket, compression, 
     [key] = export(config, topic).object_keys
     assert key.endswith("+0000000000" + ext)
     lines = unpack(body(s3_client, bucket, key)).decode().splitlines()
-    assert lines[1] == '{"country":"NL","n":1,"ts":%d,"user":{"tier":"gold"}}' % (T0 + 1)
+    assert lines[1] == f'{{"country":"NL","n":1,"ts":{T0 + 1:d},"user":{{"tier":"gold"}}}}'
 
 
 def test_bytearray_with_separator_extension_and_gzip(kafka, s3_client, bucket):
@@ -104,7 +104,8 @@ def test_block_gzip_objects_have_an_index_and_are_read_by_offset_with_ranged_get
     assert data_key.endswith("+0000000000.gz") and index_key.endswith("+0000000000.index.json")
     index = json.loads(body(s3_client, bucket, index_key))
     assert len(index["chunks"]) > 2 and sum(c["num_records"] for c in index["chunks"]) == 9
-    assert [json.loads(line)["n"] for line in gzip.decompress(body(s3_client, bucket, data_key)).splitlines()] == list(range(9))
+    assert [json.loads(line)["n"]
+            for line in gzip.decompress(body(s3_client, bucket, data_key)).splitlines()] == list(range(9))
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     ranges = []
@@ -276,7 +277,8 @@ def test_customer_key_encryption_is_sent_on_every_write_and_part(devstack, bucke
     md5 = base64.b64encode(hashlib.md5(b"0123456789abcdef0123456789abcdef").digest()).decode()
     # PutObject and UploadPart are PUTs; CreateMultipartUpload is the POST with "?uploads".
     writes = [h for method, url, h in sent if method == "PUT" or (method == "POST" and url.endswith("?uploads"))]
-    assert len(writes) == 4 and all(h.get("x-amz-server-side-encryption-customer-algorithm") == "AES256" for h in writes)
+    assert len(writes) == 4 and all(h.get("x-amz-server-side-encryption-customer-algorithm") == "AES256"
+                                    for h in writes)
     assert all(h.get("x-amz-server-side-encryption-customer-key-MD5") == md5 for h in writes)
     assert key_b64 not in repr(settings)
     # Data is read with the key; manifests, written without it, are read without it (S3 would refuse).

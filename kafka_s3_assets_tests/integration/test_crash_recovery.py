@@ -176,7 +176,8 @@ def test_two_exports_at_once_exactly_one_commits_and_the_other_leaves_nothing(
     try:
         during = bucket_state(s3_client, bucket)
 
-        code, second, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK))  # the same time: the first's lease is fresh
+        # the same time: the first's lease is fresh
+        code, second, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK))
 
         assert code == 1 and second["status"] == "failed", err
         assert second["error_type"] == "ConcurrentExportError"
@@ -222,7 +223,8 @@ def test_an_export_taken_over_while_stalled_stops_before_its_manifest(topics, re
     try:
         os.kill(zombie.pid, 19)  # SIGSTOP: no renewals any more, the process still exists
 
-        code, taker, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK + 120_000))  # past the stalled export's lease
+        # past the stalled export's lease
+        code, taker, err = finish(spawn(config, topic, clock_ms=CRASH_CLOCK + 120_000))
 
         assert code == 0 and taker["status"] == "exported", err
         assert taker["replayed"] is True and taker["orphans_removed"] >= 1

@@ -128,7 +128,8 @@ def test_hourly_record_field_two_partitions_the_table_holds_exactly_the_committe
     # Partitioned by hour(at): each file's partition value is the hour of its objects' path.
     assert [f.transform.__class__.__name__ for f in table.spec().fields] == ["HourTransform"]
     for task in table.scan().plan_files():
-        y, mo, d, h = map(int, re.search(r"/year=(\d+)/month=(\d+)/day=(\d+)/hour=(\d+)/", task.file.file_path).groups())
+        y, mo, d, h = map(int, re.search(r"/year=(\d+)/month=(\d+)/day=(\d+)/hour=(\d+)/",
+                                         task.file.file_path).groups())
         hour_of_path = datetime.datetime(y, mo, d, h, tzinfo=datetime.UTC)
         assert task.file.partition[0] == int(hour_of_path.timestamp()) // 3600
     # The snapshot summary records each partition's last registered manifest and next offset.
@@ -159,7 +160,8 @@ def test_a_backward_compatible_new_optional_field_joins_the_table_in_the_commit_
     before = the_table(config, topic)
     assert before.schema().find_column_name(4) is None  # id, name, at: 3 columns
 
-    produce(kafka, topic, [{**e, "color": f"c{e['id']}"} for e in events(2, 2, minutes_apart=1)], schema=EVENT_SCHEMA_V2)
+    produce(kafka, topic, [{**e, "color": f"c{e['id']}"} for e in events(2, 2, minutes_apart=1)],
+            schema=EVENT_SCHEMA_V2)
     outcome = run_topic(config, topic, [0])[0]
 
     assert outcome.error is None

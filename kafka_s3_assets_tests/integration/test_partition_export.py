@@ -194,7 +194,8 @@ def test_transaction_markers_leave_offset_gaps_that_the_export_steps_over(kafka,
     for batch in range(3):
         producer.begin_transaction()
         for i in range(2):
-            producer.produce(topic, value=serializer({"f1": f"{batch}-{i}"}, SerializationContext(topic, MessageField.VALUE)))
+            producer.produce(topic, value=serializer({"f1": f"{batch}-{i}"},
+                                                     SerializationContext(topic, MessageField.VALUE)))
         producer.commit_transaction(30)
     result = export(connector_config(topic, bucket, **{"flush.size": "2"}), topic)
     prefix = f"topics/{topic}/partition=0/{topic}+0+"
@@ -223,4 +224,5 @@ def test_the_completeness_check_flags_objects_of_the_partition_that_no_manifest_
     report = check_partition(PartitionLedger(store, layout, topic, 0), naming=naming)
 
     assert not report.passed and report.unlisted_objects == (f"{directory}{topic}+0+0000000003.avro",)
-    assert f"object in no manifest (left by a failed export; the next export removes it): {directory}" in report.describe()
+    assert (f"object in no manifest (left by a failed export; the next export removes it): {directory}"
+            in report.describe())

@@ -51,7 +51,8 @@ def manifests(s3_client, bucket):
 def completeness(config, topic, low_watermark=None):
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    return check_partition(PartitionLedger(store, LedgerLayout.from_config(settings.sink_config()), topic, 0), low_watermark)
+    return check_partition(PartitionLedger(store, LedgerLayout.from_config(settings.sink_config()), topic, 0),
+                           low_watermark)
 
 
 def test_export_records_the_deleted_range_continues_and_the_check_fails(rkafka, retention_broker, s3_client,

@@ -132,7 +132,8 @@ def test_max_attempts_replaces_s3_part_retries_and_its_default_leaves_them(bucke
 
 
 def test_an_unsigned_session_sends_no_credentials(devstack, bucket):
-    client = settings_for(bucket, S3Resource(endpoint_url=devstack.s3_endpoint_url, use_unsigned_session=True)).s3.client()
+    client = settings_for(bucket, S3Resource(endpoint_url=devstack.s3_endpoint_url,
+                                             use_unsigned_session=True)).s3.client()
     sent = sent_requests(client)
     client.list_objects_v2(Bucket=bucket)
     assert "Authorization" not in sent[-1].headers

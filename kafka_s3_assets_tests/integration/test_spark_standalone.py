@@ -134,7 +134,7 @@ def run_driver(master: str, config: dict, topic: str, cwd) -> None:
     result = subprocess.run([sys.executable, "-c", DRIVER, master, json.dumps(config), topic, str(PARTITIONS)],
                             capture_output=True, text=True, timeout=300, cwd=cwd, env=driver_environment())
     assert result.returncode == 0, result.stderr[-3000:]
-    [line] = [l for l in result.stdout.splitlines() if l.startswith("RESULTS ")]
+    [line] = [out for out in result.stdout.splitlines() if out.startswith("RESULTS ")]
     results = json.loads(line[len("RESULTS "):])
     assert [(r["partition"], r["status"], r["next_offset"], r["error"]) for r in results] == [
         (p, "exported", offset, None) for p, offset in enumerate(committed_offsets())]

@@ -42,7 +42,7 @@ def connect_lines(values: list[bytes]) -> list[tuple[str, bytes | None]]:
 
 def java_doubles(values: list[float]) -> list[str]:
     """``Double.toString`` of each value."""
-    bits = ["%016x" % struct.unpack("<Q", struct.pack("<d", x))[0] for x in values]
+    bits = [f"{struct.unpack('<Q', struct.pack('<d', x))[0]:016x}" for x in values]
     return run(PROGRAM, bits, _classpath(), ("doubles",))
 
 

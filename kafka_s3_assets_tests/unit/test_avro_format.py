@@ -97,6 +97,7 @@ def test_records_of_the_schema_written_decoded_match_the_fast_path():
 
 
 def test_a_truncated_datum_fails_on_the_fast_path_unless_validation_is_off():
+    from kafka_s3_assets.sink.errors import RecordDataError
     from kafka_s3_assets.sink.formats.avro_format import AvroFormat
     from kafka_s3_assets.sink.records import ConnectData, SinkRecord
     from kafka_s3_assets.sink.storage import InMemoryObjectStore
@@ -104,7 +105,7 @@ def test_a_truncated_datum_fails_on_the_fast_path_unless_validation_is_off():
     [good] = avro_records([{"f1": "complete"}])
     broken = SinkRecord(good.raw, ConnectData(schema=good.value.schema, avro_datum=good.value.avro_datum[:-3]))
     store = InMemoryObjectStore()
-    with pytest.raises(Exception):
+    with pytest.raises(RecordDataError, match="Corrupt Avro datum"):
         AvroFormat().new_writer(store.create("a.avro")).write(broken)
     unchecked = AvroFormat(validate_datums=False).new_writer(store.create("b.avro"))
     unchecked.write(broken)  # copied as is: the caller chose speed over the check

@@ -182,7 +182,8 @@ def test_tombstones_mid_batch_go_one_by_one(behavior):
     values[4] = values[21] = None
     keys = {"store.kafka.keys": "true", "keys.format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
             "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"} if behavior == "write" else {}
-    out = both(avro_config(**{"flush.size": "6", "behavior.on.null.values": behavior, **keys}), kafka_records(values), 8)
+    out = both(avro_config(**{"flush.size": "6", "behavior.on.null.values": behavior, **keys}),
+               kafka_records(values), 8)
     assert (out["error"] is not None) == (behavior == "fail")
     if behavior == "ignore":
         assert out["batches taken"] == 2  # the batches without a null

@@ -106,9 +106,11 @@ def plain_value(name: str, i: int):
         "double": (i / 3, -math.inf, float("nan"), 1e308, 0.1)[i % 5],
         "bytes": bytes(range(i % 40)), "string": ("", "ascii", "ñandú 日本 🚀", "x" * (i % 300))[i % 4],
         "enum": SIZES["symbols"][i % 4], "fixed": struct.pack(">I", i * 2654435761 % 2**32),
-        "array": [i * j - 5 for j in range(i % 5)], "array_of_optional": [None if j % 2 else f"e{j}" for j in range(i % 4)],
+        "array": [i * j - 5 for j in range(i % 5)],
+        "array_of_optional": [None if j % 2 else f"e{j}" for j in range(i % 4)],
         "array_of_records": [point] * (i % 3),
-        "map": {f"k{j}": "v" * j for j in range(i % 4)}, "map_of_optional": {f"k{j}": None if j == 1 else j for j in range(i % 3)},
+        "map": {f"k{j}": "v" * j for j in range(i % 4)},
+        "map_of_optional": {f"k{j}": None if j == 1 else j for j in range(i % 3)},
         "map_of_arrays": {"a": ["S", "XL"][: i % 3], "b": []} if i % 2 else {},
         "record": {"corner": point, "size": "M", "tags": ["t"] * (i % 2)},
         "date": datetime.date(1970, 1, 1) + datetime.timedelta(days=(i * 997) % 40000 - 20000),
@@ -184,7 +186,8 @@ def test_the_corpus_has_the_parquet_types_and_logical_types_the_record_path_maps
 
 
 def test_float_nans_get_the_quiet_bit_the_record_path_gives_them():
-    schema = {"type": "record", "name": "F", "fields": [{"name": "f", "type": "float"}, {"name": "d", "type": "double"}]}
+    schema = {"type": "record", "name": "F",
+              "fields": [{"name": "f", "type": "float"}, {"name": "d", "type": "double"}]}
     REGISTRY[31] = schema
 
     def raw(bits32: int, bits64: int) -> bytes:
@@ -280,7 +283,8 @@ def damaged(records: list[KafkaRecord], index: int, how) -> list[KafkaRecord]:
 DAMAGES = {
     "truncated": lambda value: value[:-3],
     "trailing byte": lambda value: value + b"\x00",
-    "bad utf-8": lambda value: value.replace("ñandú".encode(), b"\xff" * 7, 1) if "ñandú".encode() in value else value[:-1],
+    "bad utf-8": lambda value: (value.replace("ñandú".encode(), b"\xff" * 7, 1) if "ñandú".encode() in value
+                                else value[:-1]),
 }
 
 
@@ -345,7 +349,8 @@ ROTATIONS = [{}, {"rotate.interval.ms": "1800000"}, {"rotate.interval.ms": "1800
 @pytest.mark.parametrize("rotation", ROTATIONS)
 @pytest.mark.parametrize("config", [
     time_config("Record"), time_config("Wallclock"), time_config("RecordField", **{"timestamp.field": "placed"}),
-    time_config("RecordField", **{"timestamp.field": "stamp"}), time_config("RecordField", **{"timestamp.field": "maybe"}),
+    time_config("RecordField", **{"timestamp.field": "stamp"}),
+    time_config("RecordField", **{"timestamp.field": "maybe"}),
     parquet_config(**{"partitioner.class": FIELD, "partition.field.name": "region,zone"}),
     parquet_config(**{"partitioner.class": FIELD, "partition.field.name": "shard"}), parquet_config()],
     ids=["record", "wallclock", "field-timestamp", "field-string", "field-optional-long", "field-2", "field-int",
@@ -387,14 +392,14 @@ def test_rows_written_as_arrow_slices_make_the_same_file_as_rows_written_one_by_
     batch_format = ParquetBatchFormat(fmt)
     assert batch_format.takes(schema)
     start, arrow = 0, False
-    for run in runs:  # alternately one by one and as Arrow slices of one decoded batch
+    for count in runs:  # alternately one by one and as Arrow slices of one decoded batch
         if arrow:
-            rows = batch_format.rows(schema, datums[start:start + run], list(range(start, start + run)), NO_CHECK)
-            rows.append(writer, range(run))
+            rows = batch_format.rows(schema, datums[start:start + count], list(range(start, start + count)), NO_CHECK)
+            rows.append(writer, range(count))
         else:
-            for record in sink_records[start:start + run]:
+            for record in sink_records[start:start + count]:
                 writer.write(record)
-        start, arrow = start + run, not arrow
+        start, arrow = start + count, not arrow
     writer.commit()
     assert mixed.objects["k"] == one_by_one.objects["k"]
     groups = pq.ParquetFile(io.BytesIO(one_by_one.objects["k"])).metadata.num_row_groups
@@ -444,7 +449,8 @@ def same_columns(left: pa.RecordBatch, right: pa.RecordBatch) -> bool:
 @pytest.mark.parametrize("schema, values", [
     (ALL_TYPES, [everything(i) for i in range(4)]),
     ({"type": "record", "name": "S", "fields": [  # small enough to damage every byte
-        {"name": "b", "type": "boolean"}, {"name": "n", "type": ["null", "long"]}, {"name": "s", "type": ["string", "null"]},
+        {"name": "b", "type": "boolean"}, {"name": "n", "type": ["null", "long"]},
+        {"name": "s", "type": ["string", "null"]},
         {"name": "a", "type": {"type": "array", "items": ["null", "boolean"]}},
         {"name": "m", "type": {"type": "map", "values": "int"}}, {"name": "e", "type": SIZES}]},
      [{"b": i % 2 == 1, "n": None if i % 2 else i * 1000, "s": None if i == 2 else "ñ" * i, "a": [True, None][: i % 3],
@@ -503,7 +509,8 @@ def test_validation_from_the_columns_is_never_certain_of_a_datum_read_otherwise(
 
 
 @pytest.mark.parametrize("values", [[0, 1, 63], [64, 5], [-1, -64], [-65, 3], [2**63 - 1, -2**63, 0],
-                                    [(i * 7919) ** 3 % 2**63 - 2**62 for i in range(500)], [i**5 for i in range(600)], []])
+                                    [(i * 7919) ** 3 % 2**63 - 2**62 for i in range(500)],
+                                    [i**5 for i in range(600)], []])
 def test_varint_sizes_are_the_encoders(values):
     from kafka_s3_assets.sink.columnar.datum_sizes import varint_sizes
     from kafka_s3_assets.sink.formats.avro_container import encode_long

@@ -145,7 +145,8 @@ def test_converter_settings_are_parsed_and_unknown_ones_rejected():
 
 
 def test_json_converter_with_and_without_schemas():
-    config = validate_connector_config(base_config(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter"}))
+    config = validate_connector_config(base_config(
+        **{"value.converter": "org.apache.kafka.connect.json.JsonConverter"}))
     assert config.value_converter.schemas_enable is True  # JsonConverter's default: the schema/payload envelope
     config = validate_connector_config(base_config(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
                                                       "value.converter.schemas.enable": "false"}))

@@ -205,7 +205,8 @@ def test_a_secret_resolved_into_a_secret_key_is_never_shown(tmp_path):
                   repr(settings.sink_config())):
         assert "SENTINEL" not in shown
     assert "'aws.secret.access.key': '[hidden]'" in repr(config)
-    assert {"SENTINEL-aws-secret", config["consumer.override.sasl.jaas.config"]} <= set(settings.secrets())  # scrubbed at boundaries
+    # scrubbed at boundaries
+    assert {"SENTINEL-aws-secret", config["consumer.override.sasl.jaas.config"]} <= set(settings.secrets())
     # Executors get the resolved values: they may not have the files the driver read.
     (tmp_path / "key").unlink()
     shipped = pickle.loads(pickle.dumps(settings))

@@ -44,7 +44,8 @@ def record_path(value: bytes) -> tuple[str, bytes | None]:
     except ConversionError as exc:
         message = str(exc)
         assert message.startswith(JSON_SERIALIZATION_ERROR)
-        return "ERR", message[len(JSON_SERIALIZATION_ERROR):].encode("utf-8", "replace")  # Java's '?' for lone surrogates
+        # Java's '?' for lone surrogates
+        return "ERR", message[len(JSON_SERIALIZATION_ERROR):].encode("utf-8", "replace")
     if converted is None:
         return "NULL", None
     return "OK", encode_json_value(converted.decoded) + b"\n"

@@ -226,7 +226,8 @@ def test_the_registered_state_round_trips_through_its_json():
     state = {("orders", 0): Registered(12, "m/dir=topics/topic=orders/partition=0/00000000000000000009.json"),
              ("orders", 10): Registered(3, "k"), ("pay.v2", 1): Registered(7, "k2")}
     assert decode(encode(state)) == state
-    assert json.loads(encode(state))["orders"]["0"] == {"next_offset": 12, "manifest": state[("orders", 0)].manifest_key}
+    assert json.loads(encode(state))["orders"]["0"] == {"next_offset": 12,
+                                                        "manifest": state[("orders", 0)].manifest_key}
 
 
 def test_the_newest_summary_of_the_connector_counts_past_other_writers_snapshots(tmp_path):

@@ -119,7 +119,8 @@ LEFT = [
     b'"\\ud800"', b'"\\udc00\\ud800"', b'"\xed\xa0\x80"',   # lone surrogates: Jackson reads escaped ones
     b'"\xff"', b'"\xc0\x80"', b'"\xf4\x90\x80\x80"',        # invalid UTF-8
     b'\xef\xbb\xbf{"bom":1}',                                # a UTF-8 byte order mark: Jackson skips it
-    '{"utf16":"\u00e9"}'.encode("utf-16"), '{"a":1}'.encode("utf-16-le"), '[1]'.encode("utf-32-be"),  # Jackson reads these
+    '{"utf16":"\u00e9"}'.encode("utf-16"), '{"a":1}'.encode("utf-16-le"),
+    '[1]'.encode("utf-32-be"),                               # Jackson reads these
     b'[' * 255 + b']' * 255, b'[' * 1100 + b']' * 1100,      # nesting beyond orjson's writer, parser
 ]
 
@@ -219,7 +220,8 @@ def test_floats_in_every_textual_form_read_and_print_as_connect_reads_and_prints
             texts.append(f"0.{mantissa}")
     hard = ["9007199254740993.0", "2.2250738585072011e-308", "2.2250738585072012e-308", "4.9406564584124654e-324",
             "1.7976931348623158e308", "0.1e1", "1e0", "123456789012345678e-10", "8.98846567431158e307",
-            "2.4703282292062328e-324", "2.4703282292062327e-324", "1.00000000000000011102230246251565404236316680908203125"]
+            "2.4703282292062328e-324", "2.4703282292062327e-324",
+            "1.00000000000000011102230246251565404236316680908203125"]
     values = [f'{{"v":{t}}}'.encode() for t in texts + hard]
     batch = check_lines(values)
     assert sum(line is not None for line in batch) > len(values) * 0.9
@@ -393,7 +395,10 @@ def test_json_null_and_blank_values_are_null_values_on_both_paths(behavior):
 
 def test_time_based_partitioning_with_rotation_takes_runs_and_agrees():
     hour = 3_600_000
-    stamps = lambda offset: NOW + (offset * 600_000) % (3 * hour)  # several hourly files open at once
+
+    def stamps(offset):  # several hourly files open at once
+        return NOW + (offset * 600_000) % (3 * hour)
+
     config = json_config(**{"flush.size": "20", "partitioner.class": PART + "TimeBasedPartitioner",
                             "timestamp.extractor": "Record", "path.format": "'day'=dd/'hour'=HH",
                             "partition.duration.ms": str(hour), "locale": "en", "timezone": "Europe/Paris",

@@ -47,7 +47,8 @@ def test_schemaless_strings_are_quoted_and_bytes_base64():
 def test_gzip_is_one_stream_with_the_level_and_deterministic():
     records = sink_records(JsonSchemalessConverter(), [b'{"i": %d}' % i for i in range(100)])
     body = write_json(records, "gzip", 9)
-    assert gzip.decompress(body).decode().splitlines() == [json.dumps({"i": i}, separators=(",", ":")) for i in range(100)]
+    assert gzip.decompress(body).decode().splitlines() == [json.dumps({"i": i}, separators=(",", ":"))
+                                                           for i in range(100)]
     assert body == write_json(records, "gzip", 9)
     assert body[4:8] == b"\x00\x00\x00\x00"  # mtime 0
     assert body[8] == 2  # XFL: maximum compression (level 9)
@@ -78,7 +79,8 @@ def test_decimals_are_base64_by_default_and_exact_numbers_with_numeric():
              "list": [decimal.Decimal("1.5"), decimal.Decimal("-0.5")]}
     raw = KafkaRecord("t", 0, 0, None, None, framed(schema, value, 9))
     record = SinkRecord(raw, AvroConverter(FakeRegistry({9: schema}), is_key=False).to_connect("t", raw.value))
-    assert write_json([record]) == b'{"amount":"/h3A","maybe":"fQ==","list":["Dw==","+w=="]}\n'  # unscaled two's complement
+    # unscaled two's complement
+    assert write_json([record]) == b'{"amount":"/h3A","maybe":"fQ==","list":["Dw==","+w=="]}\n'
     store = InMemoryObjectStore()
     writer = JsonFormat(decimal_format="NUMERIC").new_writer(store.create("k"))
     writer.write(record)

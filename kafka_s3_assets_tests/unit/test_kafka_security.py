@@ -84,7 +84,8 @@ def test_oauthbearer_oidc_client_credentials():
                      "sasl.oauthbearer.extensions": "logicalCluster=lkc-1,identityPoolId=pool-2"}
     assert isinstance(raw["sasl.oauthbearer.client.secret"], Secret)
     missing = problems_of({"sasl.mechanism": "OAUTHBEARER", "sasl.jaas.config":
-                           'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="x";'})
+                           'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
+                           'clientId="x";'})
     assert "needs sasl.oauthbearer.token.endpoint.url" in missing["sasl.oauthbearer.token.endpoint.url"]
 
 
@@ -129,7 +130,8 @@ def test_pem_keystore_file_or_inline_and_store_types_inferred_from_the_file_name
     plain, raw = mapped({"ssl.keystore.type": "PEM", "ssl.keystore.key": "-----BEGIN PRIVATE KEY-----x",
                          "ssl.keystore.certificate.chain": "-----BEGIN CERTIFICATE-----y",
                          "ssl.truststore.type": "PEM", "ssl.truststore.certificates": "-----BEGIN CERTIFICATE-----z"})
-    assert plain == {"ssl.key.pem": "-----BEGIN PRIVATE KEY-----x", "ssl.certificate.pem": "-----BEGIN CERTIFICATE-----y",
+    assert plain == {"ssl.key.pem": "-----BEGIN PRIVATE KEY-----x",
+                     "ssl.certificate.pem": "-----BEGIN CERTIFICATE-----y",
                      "ssl.ca.pem": "-----BEGIN CERTIFICATE-----z"}
     assert isinstance(raw["ssl.key.pem"], Secret)
     assert mapped({"ssl.keystore.location": "/etc/client.pfx"})[0] == {"ssl.keystore.location": "/etc/client.pfx"}
@@ -190,7 +192,8 @@ def test_settings_precedence_worker_then_connector_then_deployment_and_problems_
         "consumer.override.client.id": "sink-1"})
     kafka = resolve_settings(config, {}).kafka
     conf = kafka.consumer_config()
-    assert (conf["security.protocol"], conf["sasl.username"], conf["sasl.password"]) == ("sasl_ssl", "worker", "worker-pw")
+    assert (conf["security.protocol"], conf["sasl.username"], conf["sasl.password"]) == (
+        "sasl_ssl", "worker", "worker-pw")
     assert conf["ssl.ca.location"] == "/etc/ca.pem" and conf["client.id"] == "sink-1"
     deployed = resolve_settings(config, {}, kafka_client_settings={"sasl.password": SASL_PW}).kafka.consumer_config()
     assert deployed["sasl.password"] == SASL_PW

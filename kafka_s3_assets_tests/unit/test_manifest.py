@@ -93,7 +93,8 @@ def test_the_pointer_and_the_check_state_live_beside_the_manifests_not_among_the
     assert layout.lease_key("t", 1) == "_kafka_s3_assets/manifests/_leases/dir=topics/topic=t/partition=1/lease.json"
     assert layout.pointer_key("t", 1) == ("_kafka_s3_assets/manifests/_last_manifest/dir=topics/topic=t/partition=1/"
                                           "pointer.json")
-    assert layout.check_state_key("t", 1) == "_kafka_s3_assets/manifests/_checked/dir=topics/topic=t/partition=1/state.json"
+    assert layout.check_state_key("t", 1) == ("_kafka_s3_assets/manifests/_checked/dir=topics/topic=t/partition=1/"
+                                              "state.json")
     for key in (layout.pointer_key("t", 1), layout.check_state_key("t", 1)):
         assert not key.startswith("_kafka_s3_assets/manifests/dir=")
 

@@ -34,7 +34,8 @@ def test_defaults_have_no_problems():
 def test_field_partitioner_needs_fields():
     expected = "Partition field name cannot be null or empty when using FieldPartitioner."
     assert problems(**{"partitioner.class": FIELD}) == {"partition.field.name": expected}
-    assert problems(**{"partitioner.class": FIELD, "partition.field.name": ["  "]}) == {"partition.field.name": expected}
+    assert problems(**{"partitioner.class": FIELD, "partition.field.name": ["  "]}) == {
+        "partition.field.name": expected}
     assert problems(**{"partitioner.class": FIELD, "partition.field.name": ["a.b", "c"]}) == {}
     assert problems(**{"partitioner.class": DEFAULT, "partition.field.name": []}) == {}
 

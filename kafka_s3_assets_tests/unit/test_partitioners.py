@@ -268,8 +268,10 @@ def test_wallclock_truncates_toward_zero_before_1970():
     assert isinstance(partitioner.timestamp_extractor, WallclockTimestampExtractor)
     assert encode(partitioner, tombstone(timestamp=None), now_ms=3599000) == "year=1970_month=01_day=01_hour=00"
     # The whole local day 1969-12-31 truncates into the 1970-01-01 bucket; positive local times floor.
-    assert encode(partitioner, tombstone(), now_ms=ms("1969-12-31T00:00:01-08:00")) == "year=1970_month=01_day=01_hour=00"
-    assert encode(partitioner, tombstone(), now_ms=ms("1970-01-02T00:59:59-08:00")) == "year=1970_month=01_day=02_hour=00"
+    assert (encode(partitioner, tombstone(), now_ms=ms("1969-12-31T00:00:01-08:00"))
+            == "year=1970_month=01_day=01_hour=00")
+    assert (encode(partitioner, tombstone(), now_ms=ms("1970-01-02T00:59:59-08:00"))
+            == "year=1970_month=01_day=02_hour=00")
 
 
 def test_negative_local_times_round_up_to_the_bucket_nearer_1970():
@@ -300,7 +302,8 @@ def test_day_whose_midnight_does_not_exist():
 def test_dst_overlap_hours_share_one_directory():
     partitioner = build_partitioner(time_config(**{"path.format": "dd/HH"}))
     first, second = ms("2019-11-03T01:30:00-07:00"), ms("2019-11-03T01:30:00-08:00")
-    assert encode(partitioner, tombstone(timestamp=first)) == encode(partitioner, tombstone(timestamp=second)) == "03/01"
+    assert (encode(partitioner, tombstone(timestamp=first)) == encode(partitioner, tombstone(timestamp=second))
+            == "03/01")
 
 
 def test_month_names_in_path_format():
@@ -392,7 +395,8 @@ def test_invalid_config_is_refused_with_every_problem():
     with pytest.raises(ConfigError) as info:
         build_partitioner({"partitioner.class": TIME_BASED, "timezone": "LLL", "locale": ""})
     messages = {p.key: p.message for p in info.value.problems}
-    assert messages["timezone"] == "Invalid value LLL for configuration timezone: The datetime zone id 'LLL' is not recognised"
+    assert messages["timezone"] == ("Invalid value LLL for configuration timezone: The datetime zone id 'LLL' is "
+                                    "not recognised")
     assert messages["locale"] == "Invalid value  for configuration locale: Locale cannot be empty."
     assert messages["partition.duration.ms"] == ("Invalid value -1 for configuration partition.duration.ms: "
                                                  "Partition duration needs to be a positive.")
@@ -402,7 +406,8 @@ def test_partitioners_can_be_built_directly():
     assert encode(FieldPartitioner(["a"], "/", ValueReader(AvroDecoder())), schemaless_record({"a": 1})) == "a=1"
 
 
-@pytest.mark.parametrize("zone,duration", [(LA, HOUR), (LA, 30 * 60_000), (LA, 45 * 60_000), (LA, DAY), ("Europe/London", 7 * DAY),
+@pytest.mark.parametrize("zone,duration", [(LA, HOUR), (LA, 30 * 60_000), (LA, 45 * 60_000), (LA, DAY),
+                                           ("Europe/London", 7 * DAY),
                                            ("Asia/Kolkata", HOUR), ("Australia/Lord_Howe", HOUR),
                                            ("UTC", 15 * 60_000), ("+05:30", DAY)])
 def test_a_bucket_remembered_for_a_span_prints_what_a_fresh_partitioner_prints(zone, duration):

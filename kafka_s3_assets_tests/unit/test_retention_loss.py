@@ -93,7 +93,8 @@ def test_a_loss_is_new_to_the_first_check_that_reports_it_and_known_to_later_one
     assert later.new_lost_ranges == (LostRange(12, 14),)  # beyond the last manifest: no check recorded it
     assert not later.passed
     assert later.describe() == ("6 offset(s) deleted by the broker (retention) before they were exported: "
-                                "offsets 6..8 (3 offset(s)), reported by an earlier check, offsets 12..14 (3 offset(s))")
+                                "offsets 6..8 (3 offset(s)), reported by an earlier check, "
+                                "offsets 12..14 (3 offset(s))")
 
 
 def test_the_blocking_check_fails_the_run_on_a_broken_history_always_and_on_a_loss_only_when_new():
@@ -102,7 +103,8 @@ def test_the_blocking_check_fails_the_run_on_a_broken_history_always_and_on_a_lo
     manifests = [manifest(0, 5, [obj(0, 5)]), manifest(6, 11, [obj(9, 11)], lost=[(6, 8)])]
     contiguity = check_contiguity(manifests)
     new_loss = CompletenessReport(contiguity, 2, (), (), (LostRange(6, 8),))
-    assert blocking_reason("t/0", new_loss) == f"Blocking check {COMPLETENESS_CHECK} of t/0 failed: {new_loss.describe()}"
+    assert blocking_reason("t/0", new_loss) == (f"Blocking check {COMPLETENESS_CHECK} of t/0 failed: "
+                                                f"{new_loss.describe()}")
     known_loss = CompletenessReport(contiguity, 2, (), (), (LostRange(6, 8),), lost_reported_before=(LostRange(6, 8),))
     assert not known_loss.passed and blocking_reason("t/0", known_loss) is None
     broken = CompletenessReport(contiguity, 2, ("k0",), (), (LostRange(6, 8),), lost_reported_before=(LostRange(6, 8),))

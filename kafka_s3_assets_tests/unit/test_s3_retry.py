@@ -183,7 +183,8 @@ def test_exhausted_attempts_name_the_request_the_attempts_and_the_last_fault():
     assert str(caught.value) == ("UploadPart 2 of s3://b/k failed after 3 attempts: "
                                  "HTTP 503 SlowDown: Please reduce your request rate.")
     assert isinstance(caught.value, S3Error) and caught.value.__cause__ is last
-    assert (caught.value.request, caught.value.attempts, caught.value.last_error) == ("UploadPart 2 of s3://b/k", 3, last)
+    assert (caught.value.request, caught.value.attempts, caught.value.last_error) == (
+        "UploadPart 2 of s3://b/k", 3, last)
     assert request.calls == 3 and len(sleeps) == 2
 
 
@@ -236,7 +237,8 @@ def test_connector_config_sets_attempts_and_backoff():
 # ---- the S3 client under faults (stub boto3 client) ---------------------------------------------------
 
 def output(client: StubClient, attempts: int = 2) -> MultipartOutput:
-    return MultipartOutput(client, "b", "k", part_size=4, retrier=Retrier(RetryPolicy(attempts, 1), sleep=lambda s: None))
+    return MultipartOutput(client, "b", "k", part_size=4,
+                           retrier=Retrier(RetryPolicy(attempts, 1), sleep=lambda s: None))
 
 
 def test_a_part_that_keeps_failing_aborts_the_upload_and_the_output():

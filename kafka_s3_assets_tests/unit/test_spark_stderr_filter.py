@@ -11,7 +11,8 @@ pytestmark = [pytest.mark.unit]
 
 JVM_STDERR = b"""WARNING: Using incubator modules: jdk.incubator.vector
 26/11/23 19:54:01 ERROR SparkContext: Error initializing SparkContext.
-Exception in thread "main" org.apache.spark.SparkException: Master must either be yarn or start with spark, k8s, or local
+Exception in thread "main" org.apache.spark.SparkException: Master must either be yarn or start with spark, \
+k8s, or local
 \tat org.apache.spark.deploy.SparkSubmit.error(SparkSubmit.scala:1068)
 \tat org.apache.spark.deploy.SparkSubmit.main(SparkSubmit.scala)
 """

@@ -96,7 +96,7 @@ def test_avro_converter_looks_the_version_up_in_the_configured_subject(settings,
     data = converter.to_connect("orders", framed(ORDER, {"id": 1}, 9))
     assert registry.subjects == [subject]
     assert data.schema.version == version
-    assert '"connect.version":%d' % version in data.schema.header_schema_json
+    assert f'"connect.version":{version:d}' in data.schema.header_schema_json
 
 
 def test_a_record_strategy_for_a_non_record_schema_is_a_conversion_error():

@@ -112,7 +112,8 @@ def test_worker_providers_resolve_placeholders_of_both_files(tmp_path, monkeypat
               f"bootstrap.servers=${{secrets:{tmp_path}/kafka.properties:servers}}\n")
     monkeypatch.setenv("T", "orders")
     raw = resolved_connector_config(*write(tmp_path, worker, connector(**{
-        "topics": "${env:T}", "aws.access.key.id": "AKIDEXAMPLE", "aws.secret.access.key": f"${{secrets:{tmp_path}/kafka.properties:secret}}",
+        "topics": "${env:T}", "aws.access.key.id": "AKIDEXAMPLE",
+        "aws.secret.access.key": f"${{secrets:{tmp_path}/kafka.properties:secret}}",
         "config.providers": "more", "config.providers.more.class":
             "org.apache.kafka.common.config.provider.EnvVarConfigProvider", "s3.region": "${more:T}"})))
     assert (raw["bootstrap.servers"], raw["topics"], raw["aws.secret.access.key"], raw["s3.region"]) == (

@@ -125,7 +125,8 @@ def test_tombstones_fail_by_default_naming_the_record():
 
 def test_tombstones_ignored_are_skipped():
     w, _, _ = writer(null_behavior="ignore", flush_size=2)
-    assert keys_of(run(w, [rec(0, {"f": "a"}), rec(1, None), rec(2, {"f": "a"})])) == [["topics/t/f=a/t+0+0000000000.json"]]
+    assert keys_of(run(w, [rec(0, {"f": "a"}), rec(1, None), rec(2, {"f": "a"})])) == [
+        ["topics/t/f=a/t+0+0000000000.json"]]
 
 
 def test_tombstones_written_go_to_the_tombstone_partition_with_keys_only():

@@ -456,7 +456,8 @@ class ParquetRecordWriter:
         self._file_schema: AvroSchemaRef | PrimitiveSchema | HeaderSchema | None = None  # the first record's
         self._file_avro_schema: dict | None = None  # the Avro schema of a row (the value's, or the key/header envelope)
         self._row_convert: Convert | None = None
-        self._validator_schema: str | list | dict | None = None  # parsed lazily, for records whose schema is not the file's
+        # parsed lazily, for records whose schema is not the file's
+        self._validator_schema: str | list | dict | None = None
         # The rows of the next chunk, in order: lists of converted rows (``write``), Arrow batches and datum
         # runs (``write_arrow``, ``write_datums``), Arrow batches spilled.
         self._pending: list[list | pa.RecordBatch | _DatumRun | _Spilled] = []

@@ -219,7 +219,7 @@ class NumberScanning(ScanningBase):
         return self._number_text("VALUE_NUMBER_INT", int_length, buf[start:ptr - 1])
 
     def _number_in_chars_again(self, negative: bool, start: int) -> tuple[str, str]:
-        buf, end = self.buf, self.end
+        buf = self.buf
         self.pos = start + 1 if negative else start
         text = [0x2D] if negative else []
         if self._at_end():
@@ -316,7 +316,8 @@ class NumberScanning(ScanningBase):
 
 def number_too_long(length: int) -> JacksonError:
     return JacksonError(CONSTRAINTS_EXCEPTION, f"Number value length ({length}) exceeds the maximum allowed "
-                                               f"({MAX_NUMBER_LENGTH}, from `StreamReadConstraints.getMaxNumberLength()`)")
+                                               f"({MAX_NUMBER_LENGTH}, from "
+                                               f"`StreamReadConstraints.getMaxNumberLength()`)")
 
 
 def check_big_decimal(text: str) -> None:

@@ -331,7 +331,7 @@ def json_text(value: Any) -> str:
 def _string(text: str) -> str:
     if not _NEEDS_ESCAPE.search(text):
         return '"' + text + '"'
-    return '"' + _NEEDS_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(), "\\u%04X" % ord(m.group())), text) + '"'
+    return '"' + _NEEDS_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), text) + '"'
 
 
 def java_double_string(value: float) -> str:

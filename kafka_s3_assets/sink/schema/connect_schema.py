@@ -169,7 +169,7 @@ class CyclicSchema(ConnectSchema):
 
     __slots__ = ("target", "_optional")
 
-    def __init__(self, target: ConnectSchema, optional: bool):  # noqa: super().__init__ is not wanted
+    def __init__(self, target: ConnectSchema, optional: bool):  # super().__init__ is not wanted
         self.target = target
         self._optional = optional
 
