@@ -23,14 +23,24 @@ from kafka_s3_assets.sink.formats.avro_container import AvroContainerEncoder
 from kafka_s3_assets.sink.formats.avro_transcode import datum_copier
 from kafka_s3_assets.sink.records import KafkaRecord
 
-SCHEMA = {"type": "record", "name": "event", "fields": [
-    {"name": "id", "type": "long"}, {"name": "user", "type": "string"}, {"name": "amount", "type": "double"},
-    {"name": "country", "type": "string"}, {"name": "ts", "type": "long"}]}
+SCHEMA = {
+    "type": "record",
+    "name": "event",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "user", "type": "string"},
+        {"name": "amount", "type": "double"},
+        {"name": "country", "type": "string"},
+        {"name": "ts", "type": "long"},
+    ],
+}
 
 
 # The same record with a nullable field whose null is not first: the file schema puts null first.
-REORDERED = {**SCHEMA, "fields": SCHEMA["fields"][:3] + [{"name": "country", "type": ["string", "null"]}]
-             + SCHEMA["fields"][4:]}
+REORDERED = {
+    **SCHEMA,
+    "fields": SCHEMA["fields"][:3] + [{"name": "country", "type": ["string", "null"]}] + SCHEMA["fields"][4:],
+}
 
 
 class Registry:
@@ -49,8 +59,11 @@ def main(n: int) -> None:
     payloads = []
     for i in range(n):
         buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, {"id": i, "user": f"user-{i % 1000}", "amount": i * 0.5,
-                                                 "country": "NL", "ts": 1700000000000 + i})
+        fastavro.schemaless_writer(
+            buf,
+            parsed,
+            {"id": i, "user": f"user-{i % 1000}", "amount": i * 0.5, "country": "NL", "ts": 1700000000000 + i},
+        )
         payloads.append(b"\x00" + struct.pack(">I", 1) + buf.getvalue())
     converter = AvroConverter(Registry(), is_key=False)
     values = [converter.to_connect("t", KafkaRecord("t", 0, i, None, None, p).value) for i, p in enumerate(payloads)]
@@ -94,8 +107,17 @@ def main(n: int) -> None:
     reordered_values = []
     for i in range(n):
         buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, reordered_parsed, {"id": i, "user": f"user-{i % 1000}", "amount": i * 0.5,
-                                                           "country": None if i % 2 else "NL", "ts": 1700000000000 + i})
+        fastavro.schemaless_writer(
+            buf,
+            reordered_parsed,
+            {
+                "id": i,
+                "user": f"user-{i % 1000}",
+                "amount": i * 0.5,
+                "country": None if i % 2 else "NL",
+                "ts": 1700000000000 + i,
+            },
+        )
         reordered_values.append(reordered.to_connect("t", b"\x00" + struct.pack(">I", 2) + buf.getvalue()))
     file_schema = json.loads(reordered_values[0].schema.header_schema_json)
     copier = datum_copier(REORDERED, file_schema)

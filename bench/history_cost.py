@@ -97,14 +97,24 @@ def write_history(settings: ExportSettings, topic: str, manifests: int) -> None:
         body = record_value(offset) + SEPARATOR
         key = naming.object_key(topic, "partition=0", 0, offset, ".bin")
         store.client.put_object(Bucket=settings.s3.bucket, Key=key, Body=body)
-        stored = CommittedObject(key, "partition=0", offset, offset, 1, len(body), hashlib.sha256(body).hexdigest(),
-                                 (), offset_ranges=((offset, offset),))
+        stored = CommittedObject(
+            key,
+            "partition=0",
+            offset,
+            offset,
+            1,
+            len(body),
+            hashlib.sha256(body).hexdigest(),
+            (),
+            offset_ranges=((offset, offset),),
+        )
         manifest = Manifest(config["name"], topic, 0, offset, offset, (stored,), 1, now, "history-bench")
         manifest_key = ledger.manifest_key(offset)
         # Unconditional: a fresh bucket has nothing to race with (and moto fails some concurrent
         # conditional writes with a 500).
-        store.client.put_object(Bucket=settings.s3.bucket, Key=manifest_key, Body=manifest.to_json_bytes(),
-                                ContentType="application/json")
+        store.client.put_object(
+            Bucket=settings.s3.bucket, Key=manifest_key, Body=manifest.to_json_bytes(), ContentType="application/json"
+        )
         return manifest_key, manifest
 
     with ThreadPoolExecutor(8) as pool:
@@ -160,7 +170,8 @@ class PartitionHistory:
         write_history(self.settings, self.topic, manifests)
         self.written_s = time.perf_counter() - started
         self.first_check_s, self.first_check_requests, report = timed(
-            lambda: check_partition(self.ledger(), None, self.naming))
+            lambda: check_partition(self.ledger(), None, self.naming)
+        )
         if not report.passed:
             raise RuntimeError(f"the first check of the history failed: {report.describe()}")
         self.exported = manifests
@@ -169,8 +180,9 @@ class PartitionHistory:
 
     def ledger(self) -> PartitionLedger:
         """The topic-partition's ledger on a store with a client of its own (its requests counted)."""
-        return PartitionLedger.of(S3ObjectStore(self.settings.s3.client(), self.settings.s3), self.config,
-                                  self.topic, 0)
+        return PartitionLedger.of(
+            S3ObjectStore(self.settings.s3.client(), self.settings.s3), self.config, self.topic, 0
+        )
 
     def round(self) -> None:
         """Export one more record (not timed), then time resume, plan and check as the next run does."""
@@ -195,12 +207,17 @@ class PartitionHistory:
 
     def figures(self) -> dict:
         medians = {step: statistics.median(times) for step, times in self.times.items()}
-        return {"manifests": self.manifests, "topic": self.topic, "bucket": self.bucket,
-                "history_written_s": round(self.written_s, 1), "first_full_check_s": round(self.first_check_s, 3),
-                "first_full_check_requests": self.first_check_requests,
-                **{f"{step}_s": round(value, 4) for step, value in medians.items()},
-                "total_s": round(sum(medians.values()), 4),
-                **{f"{step}_requests": count for step, count in self.requests.items()}}
+        return {
+            "manifests": self.manifests,
+            "topic": self.topic,
+            "bucket": self.bucket,
+            "history_written_s": round(self.written_s, 1),
+            "first_full_check_s": round(self.first_check_s, 3),
+            "first_full_check_requests": self.first_check_requests,
+            **{f"{step}_s": round(value, 4) for step, value in medians.items()},
+            "total_s": round(sum(medians.values()), 4),
+            **{f"{step}_requests": count for step, count in self.requests.items()},
+        }
 
 
 def measure(sizes: tuple[int, ...] = (5, 5000), rounds: int = 7) -> dict:
@@ -215,18 +232,26 @@ def measure(sizes: tuple[int, ...] = (5, 5000), rounds: int = 7) -> dict:
             history.round()
     results = [h.figures() for h in histories]
     shortest, longest = min(results, key=lambda r: r["manifests"]), max(results, key=lambda r: r["manifests"])
-    return {"rounds": rounds, "histories": results, "ratio": round(longest["total_s"] / shortest["total_s"], 3),
-            "target_ratio": TARGET_RATIO}
+    return {
+        "rounds": rounds,
+        "histories": results,
+        "ratio": round(longest["total_s"] / shortest["total_s"], 3),
+        "target_ratio": TARGET_RATIO,
+    }
 
 
 def print_table(figures: dict) -> None:
     print(f"resume + plan + check (median of {figures['rounds']} rounds, one new manifest each)")
-    print(f"{'manifests':>9} {'resume s':>9} {'plan s':>8} {'check s':>8} {'total s':>8} {'S3 requests':>12} "
-          f"{'first full check s':>19}")
+    print(
+        f"{'manifests':>9} {'resume s':>9} {'plan s':>8} {'check s':>8} {'total s':>8} {'S3 requests':>12} "
+        f"{'first full check s':>19}"
+    )
     for r in figures["histories"]:
         sent = f"{r['resume_requests']}+{r['plan_requests']}+{r['check_requests']}"
-        print(f"{r['manifests']:>9} {r['resume_s']:>9.4f} {r['plan_s']:>8.4f} {r['check_s']:>8.4f} "
-              f"{r['total_s']:>8.4f} {sent:>12} {r['first_full_check_s']:>19.3f}")
+        print(
+            f"{r['manifests']:>9} {r['resume_s']:>9.4f} {r['plan_s']:>8.4f} {r['check_s']:>8.4f} "
+            f"{r['total_s']:>8.4f} {sent:>12} {r['first_full_check_s']:>19.3f}"
+        )
     verdict = "met" if figures["ratio"] <= figures["target_ratio"] else "NOT met"
     print(f"ratio longest/shortest: {figures['ratio']:.2f}x (target <= {figures['target_ratio']}: {verdict})")
 

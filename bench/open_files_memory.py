@@ -49,10 +49,15 @@ ENDPOINT_VARIABLES = ("KAFKA_BOOTSTRAP_SERVERS", "SCHEMA_REGISTRY_URL", "AWS_END
 BUDGET_KEY = "kafka_s3_assets.task.memory.budget.bytes"
 PART_SIZE = 5 * 1024 * 1024
 FILES = {10: "region", 10_000: "account"}
-FORMATS = {"avro": "io.confluent.connect.s3.format.avro.AvroFormat",
-           "parquet": "io.confluent.connect.s3.format.parquet.ParquetFormat"}
-SCHEMA = {**W1_SCHEMA, "name": "FannedOut", "fields": [
-    *W1_SCHEMA["fields"], {"name": "region", "type": "string"}, {"name": "account", "type": "string"}]}
+FORMATS = {
+    "avro": "io.confluent.connect.s3.format.avro.AvroFormat",
+    "parquet": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+}
+SCHEMA = {
+    **W1_SCHEMA,
+    "name": "FannedOut",
+    "fields": [*W1_SCHEMA["fields"], {"name": "region", "type": "string"}, {"name": "account", "type": "string"}],
+}
 
 
 def _avro_string(text: str) -> bytes:
@@ -76,9 +81,17 @@ def produce(topic: str, records: int, run: int) -> float:
     pool = framed_pool(schema_id, 20_000)  # W1 datums framed with this schema's id
     regions = [_avro_string(f"region{r}") for r in range(10)]
     accounts = [_avro_string(f"acct{a:05d}") for a in range(10_000)]
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000,
-                         "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1_048_576,
-                         "acks": 1, "enable.idempotence": False})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 50,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 1_048_576,
+            "acks": 1,
+            "enable.idempotence": False,
+        }
+    )
     started = time.monotonic()
     for i in range(records):
         value = pool[i % len(pool)] + regions[i // run % 10] + accounts[i // run % 10_000]
@@ -100,15 +113,21 @@ def register_schema(registry_url: str, subject: str) -> int:
 
 
 def overrides(fmt: str, files: int, records: int, budget: str) -> dict:
-    config = {"format.class": FORMATS[fmt], "parquet.codec": "snappy",
-              "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-              "partition.field.name": FILES[files], "flush.size": str(records), "s3.part.size": str(PART_SIZE)}
+    config = {
+        "format.class": FORMATS[fmt],
+        "parquet.codec": "snappy",
+        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+        "partition.field.name": FILES[files],
+        "flush.size": str(records),
+        "s3.part.size": str(PART_SIZE),
+    }
     if budget != "default":
         config[BUDGET_KEY] = budget
     return config
 
 
 # ---- one measurement, in its own process -------------------------------------------------------------------
+
 
 class _BudgetFigures(logging.Handler):
     def __init__(self):
@@ -139,12 +158,17 @@ def child(argv: list[str]) -> int:
 
 
 def measure(topic: str, fmt: str, files: int, records: int, budget: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", topic, fmt, str(files), str(records), budget],
-                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", topic, fmt, str(files), str(records), budget],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 # ---- checks ------------------------------------------------------------------------------------------------
+
 
 def objects(bucket: str) -> dict[str, str]:
     """Every data object of the bucket (not the manifests) and its ETag."""
@@ -186,19 +210,24 @@ def check(run: dict, files: int, records: int) -> list[str]:
         problems.append(f"the objects hold {sum(counts):,} records of {records:,}")
     if counts and set(counts) != {records // files}:
         problems.append(f"objects hold {min(counts)} to {max(counts)} records, not {records // files} each")
-    run["etags"] = {key[key.index("/", len("topics/")):]: etag for key, etag in keys.items()}
+    run["etags"] = {key[key.index("/", len("topics/")) :]: etag for key, etag in keys.items()}
     return problems
 
 
 # ---- the run -----------------------------------------------------------------------------------------------
 
+
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor())
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+        platform.processor(),
+    )
     memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / (1 << 30)
-    return (f"{os.cpu_count()} cores, {cpu}, {memory:.1f} GiB, {platform.system()}, "
-            f"Python {platform.python_version()}; "
-            f"load average {os.getloadavg()[0]:.2f}")
+    return (
+        f"{os.cpu_count()} cores, {cpu}, {memory:.1f} GiB, {platform.system()}, "
+        f"Python {platform.python_version()}; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
 
 
 def describe_budget(budget: str) -> str:
@@ -213,14 +242,22 @@ def main(argv: list[str]) -> int:
         return child(argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=2_000_000, help="records to produce (default 2,000,000)")
-    parser.add_argument("--budgets", nargs="+", default=["0", str(64 << 20)],
-                        help="values of kafka_s3_assets.task.memory.budget.bytes to run ('default': key left out); "
-                             "default: 0 (no budget) and 64 MiB")
+    parser.add_argument(
+        "--budgets",
+        nargs="+",
+        default=["0", str(64 << 20)],
+        help="values of kafka_s3_assets.task.memory.budget.bytes to run ('default': key left out); "
+        "default: 0 (no budget) and 64 MiB",
+    )
     parser.add_argument("--formats", nargs="+", choices=sorted(FORMATS), default=sorted(FORMATS))
-    parser.add_argument("--run", type=int, default=20, help="records in a row with the same region and account "
-                                                            "(default 20)")
-    parser.add_argument("--use-env", action="store_true",
-                        help="use the stack whose endpoints are exported instead of starting a devstack")
+    parser.add_argument(
+        "--run", type=int, default=20, help="records in a row with the same region and account (default 20)"
+    )
+    parser.add_argument(
+        "--use-env",
+        action="store_true",
+        help="use the stack whose endpoints are exported instead of starting a devstack",
+    )
     args = parser.parse_args(argv[1:])
     if args.records % (10_000 * args.run):
         raise SystemExit("--records must be a multiple of 10,000 x --run (every open file takes as many records)")
@@ -243,12 +280,18 @@ def run(args: argparse.Namespace) -> int:
     records = args.records
     topic = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"], 1, prefix="fanout")
     seconds = produce(topic, records, args.run)
-    print(f"workload: {records:,} W1 records with region (10 values) and account (10,000 values), in turn by runs "
-          f"of {args.run}, one partition, topic {topic}; produced in {seconds:.1f} s")
-    print(f"export: one task in-process (bench/task_rate.py), FieldPartitioner on region (10 open files) or account "
-          f"(10,000), flush.size={records:,}, s3.part.size=5 MiB\n")
-    print(f"{'format':<8} {'files':>6} {'budget':>9} {'peak RSS':>10} {'held at most':>13} {'spilled':>10} "
-          f"{'seconds':>8}  check")
+    print(
+        f"workload: {records:,} W1 records with region (10 values) and account (10,000 values), in turn by runs "
+        f"of {args.run}, one partition, topic {topic}; produced in {seconds:.1f} s"
+    )
+    print(
+        f"export: one task in-process (bench/task_rate.py), FieldPartitioner on region (10 open files) or account "
+        f"(10,000), flush.size={records:,}, s3.part.size=5 MiB\n"
+    )
+    print(
+        f"{'format':<8} {'files':>6} {'budget':>9} {'peak RSS':>10} {'held at most':>13} {'spilled':>10} "
+        f"{'seconds':>8}  check"
+    )
     failed = False
     results: dict[tuple[str, str, int], dict] = {}
     for fmt in args.formats:
@@ -260,26 +303,37 @@ def run(args: argparse.Namespace) -> int:
                 results[fmt, budget, files] = figures
                 held = figures["budget"].get("peak")
                 spilled = figures["budget"].get("spilled")
-                print(f"{fmt:<8} {files:>6,} {describe_budget(budget):>9} {figures['peak_rss_mib']:>7.1f} MiB "
-                      f"{'-' if held is None else f'{held / (1 << 20):.1f} MiB':>13} "
-                      f"{'-' if spilled is None else f'{spilled / (1 << 20):.1f} MiB':>10} "
-                      f"{figures['seconds']:>8.1f}  {'; '.join(problems) or 'every record landed'}", flush=True)
+                print(
+                    f"{fmt:<8} {files:>6,} {describe_budget(budget):>9} {figures['peak_rss_mib']:>7.1f} MiB "
+                    f"{'-' if held is None else f'{held / (1 << 20):.1f} MiB':>13} "
+                    f"{'-' if spilled is None else f'{spilled / (1 << 20):.1f} MiB':>10} "
+                    f"{figures['seconds']:>8.1f}  {'; '.join(problems) or 'every record landed'}",
+                    flush=True,
+                )
     print()
     for fmt in args.formats:
         for budget in args.budgets:
             small, large = results[fmt, budget, 10], results[fmt, budget, 10_000]
             ratio = large["peak_rss_mib"] / small["peak_rss_mib"]
             limit = large["budget"].get("limit")
-            holds = "" if not limit else (
-                f"; held at most {large['budget']['peak'] / (1 << 20):.1f} MiB of the {limit / (1 << 20):g} MiB budget")
+            holds = (
+                ""
+                if not limit
+                else (
+                    f"; held at most {large['budget']['peak'] / (1 << 20):.1f} MiB"
+                    f" of the {limit / (1 << 20):g} MiB budget"
+                )
+            )
             print(f"{fmt}, budget {describe_budget(budget)}: peak RSS 10,000 / 10 open files = {ratio:.2f}{holds}")
         for files in FILES:
             first = results[fmt, args.budgets[0], files]["etags"]
             for budget in args.budgets[1:]:
                 if results[fmt, budget, files]["etags"] != first:
                     failed = True
-                    print(f"FAILED: {fmt} objects of {files:,} files differ between budgets {args.budgets[0]} "
-                          f"and {budget}")
+                    print(
+                        f"FAILED: {fmt} objects of {files:,} files differ between budgets {args.budgets[0]} "
+                        f"and {budget}"
+                    )
         if len(args.budgets) > 1:
             print(f"{fmt}: the objects are the same bytes (ETags) under every budget")
     log_lines = results[args.formats[0], args.budgets[-1], 10_000]["log"]

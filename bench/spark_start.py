@@ -55,15 +55,18 @@ LOCAL, CONNECT = "local Spark (fresh driver per run)", "Spark Connect (warm serv
 
 
 def connector(topic: str, bucket: str, name: str) -> dict:
-    return {"name": name, "config": {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-        "topics": topic,
-        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
-        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
-        "flush.size": str(FLUSH_SIZE),
-        "s3.bucket.name": bucket,
-        "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
-    }}
+    return {
+        "name": name,
+        "config": {
+            "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+            "topics": topic,
+            "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+            "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+            "flush.size": str(FLUSH_SIZE),
+            "s3.bucket.name": bucket,
+            "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+        },
+    }
 
 
 class Exporter:
@@ -90,12 +93,18 @@ class Exporter:
         if kind == LOCAL:
             env.pop(REMOTE_VARIABLE, None)
         started = time.monotonic()
-        result = subprocess.run([*cli_command(), "export", "--config", str(config), "--json"], cwd=self.workdir,
-                                env=env, capture_output=True, text=True)
+        result = subprocess.run(
+            [*cli_command(), "export", "--config", str(config), "--json"],
+            cwd=self.workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         seconds = time.monotonic() - started
         if result.returncode != 0:
-            raise SystemExit(f"{kind}: kafka-s3-assets export failed (exit {result.returncode}):\n"
-                             f"{result.stderr[-4000:]}")
+            raise SystemExit(
+                f"{kind}: kafka-s3-assets export failed (exit {result.returncode}):\n{result.stderr[-4000:]}"
+            )
         exported = sum(p["records"] for p in json.loads(result.stdout)["partitions"])
         if exported != RECORDS:
             raise SystemExit(f"{kind}: the export reported {exported} records exported, expected {RECORDS}")
@@ -114,8 +123,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="timed pairs (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed pairs before them (default 1)")
-    parser.add_argument("--use-env", action="store_true",
-                        help="use the stack whose endpoints (and Spark Connect server) are exported")
+    parser.add_argument(
+        "--use-env", action="store_true", help="use the stack whose endpoints (and Spark Connect server) are exported"
+    )
     return parser.parse_args(argv)
 
 
@@ -129,8 +139,10 @@ def main(argv: list[str]) -> int:
         if args.use_env:
             missing = [v for v in ENDPOINT_VARIABLES if not os.environ.get(v)]
             if missing:
-                raise SystemExit(f"--use-env: {', '.join(missing)} not set "
-                                 "(kafka-s3-assets devstack up --spark-connect; set -a; . .devstack/env; set +a)")
+                raise SystemExit(
+                    f"--use-env: {', '.join(missing)} not set "
+                    "(kafka-s3-assets devstack up --spark-connect; set -a; . .devstack/env; set +a)"
+                )
         else:
             from kafka_s3_assets.devstack.stack import running_devstack
 
@@ -145,8 +157,10 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
     topic = create_topic(bootstrap, 1, prefix="spark_start")
     produce_w1(bootstrap, registry, topic, RECORDS, 1)
-    print(f"workload: {RECORDS} W1 records in 1 partition, topic {topic}; flush.size={FLUSH_SIZE}; "
-          f"Spark Connect server {os.environ[REMOTE_VARIABLE]}")
+    print(
+        f"workload: {RECORDS} W1 records in 1 partition, topic {topic}; flush.size={FLUSH_SIZE}; "
+        f"Spark Connect server {os.environ[REMOTE_VARIABLE]}"
+    )
     exporter = Exporter(topic, workdir)
     for _ in range(args.warmup):
         exporter.run(CONNECT)
@@ -174,14 +188,18 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     median_ratio = statistics.median(ratios)
     verdict = "met" if median_ratio <= TARGET_RATIO else "NOT met"
     medians = statistics.median(seconds[CONNECT]) / statistics.median(seconds[LOCAL])
-    print(f"\nmedian of the pairs' ratios {median_ratio:.2f}x, target <= {TARGET_RATIO:g}x: {verdict} "
-          f"(ratio of the medians: {medians:.2f}x)")
+    print(
+        f"\nmedian of the pairs' ratios {median_ratio:.2f}x, target <= {TARGET_RATIO:g}x: {verdict} "
+        f"(ratio of the medians: {medians:.2f}x)"
+    )
     if mismatches:
         print("same objects: FAILED: " + "; ".join(mismatches))
         return 1
     assert reference is not None
-    print(f"same objects: OK: every run wrote the same {len(reference)} objects, byte for byte "
-          f"({', '.join(key.rsplit('/', 1)[1] for key in reference)})")
+    print(
+        f"same objects: OK: every run wrote the same {len(reference)} objects, byte for byte "
+        f"({', '.join(key.rsplit('/', 1)[1] for key in reference)})"
+    )
     return 0
 
 

@@ -46,9 +46,15 @@ from kafka_s3_assets.iceberg.sync import sync_table
 from kafka_s3_assets.iceberg.table_settings import table_settings
 
 ENDPOINT_VARIABLES = ("KAFKA_BOOTSTRAP_SERVERS", "AWS_ENDPOINT_URL_S3", "SCHEMA_REGISTRY_URL")
-SCHEMA = {"type": "record", "name": "Event", "fields": [
-    {"name": "id", "type": "long"}, {"name": "name", "type": "string"},
-    {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}}]}
+SCHEMA = {
+    "type": "record",
+    "name": "Event",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "name", "type": "string"},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    ],
+}
 log = logging.getLogger("bench.table_sync")
 
 
@@ -58,17 +64,27 @@ def produce(topic: str, start: int, count: int) -> None:
     producer = Producer({"bootstrap.servers": os.environ["KAFKA_BOOTSTRAP_SERVERS"], "linger.ms": 20})
     base = datetime.datetime(2024, 5, 1, tzinfo=datetime.UTC)
     for i in range(start, start + count):
-        producer.produce(topic, value=serializer({"id": i, "name": f"event {i}",
-                                                  "at": base + datetime.timedelta(seconds=i)}, context), partition=0)
+        producer.produce(
+            topic,
+            value=serializer({"id": i, "name": f"event {i}", "at": base + datetime.timedelta(seconds=i)}, context),
+            partition=0,
+        )
     assert producer.flush(60) == 0
 
 
 def connector(topic: str, bucket: str, catalog_dir: Path, per_object: int, table: bool) -> dict:
-    config = {"name": f"bench-{topic}", "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-              "topics": topic, "flush.size": str(per_object), "s3.bucket.name": bucket, "s3.region": "us-east-1",
-              "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-              "storage.class": "io.confluent.connect.s3.storage.S3Storage", "schema.compatibility": "NONE",
-              "kafka_s3_assets.manifest.max.objects": "1"}  # one manifest per object: the most manifests to read
+    config = {
+        "name": f"bench-{topic}",
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": topic,
+        "flush.size": str(per_object),
+        "s3.bucket.name": bucket,
+        "s3.region": "us-east-1",
+        "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+        "schema.compatibility": "NONE",
+        "kafka_s3_assets.manifest.max.objects": "1",
+    }  # one manifest per object: the most manifests to read
     if table:
         config["kafka_s3_assets.iceberg.catalog.uri"] = f"sqlite:///{catalog_dir}/catalog.db"
     return config
@@ -122,8 +138,10 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     without = connector(topic, bucket, workdir, args.per_object, table=False)
     started = time.perf_counter()
     export_to(without, topic, history)
-    print(f"history: {args.objects:,} objects of {args.per_object} records exported without the table in "
-          f"{time.perf_counter() - started:.1f} s (not part of the figures)")
+    print(
+        f"history: {args.objects:,} objects of {args.per_object} records exported without the table in "
+        f"{time.perf_counter() - started:.1f} s (not part of the figures)"
+    )
 
     config = connector(topic, bucket, workdir, args.per_object, table=True)
     settings = resolve_settings(config)
@@ -131,8 +149,10 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
         started = time.perf_counter()
         first = sync_table(settings, topic, [0], log)
         first_s = time.perf_counter() - started
-    print(f"first sync: {first.files_added:,} objects registered in {first_s:.2f} s "
-          f"({first.files_added / first_s:,.0f} objects/s), {requests.count:,} S3 requests for manifests")
+    print(
+        f"first sync: {first.files_added:,} objects registered in {first_s:.2f} s "
+        f"({first.files_added / first_s:,.0f} objects/s), {requests.count:,} S3 requests for manifests"
+    )
 
     times, counts = [], []
     for round_ in range(args.rounds):
@@ -147,12 +167,16 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     table = load_table(open_catalog(table_config), table_config)
     metadata_key = table.metadata_location.split(f"s3://{bucket}/", 1)[1]
     metadata_bytes = boto3.client("s3").head_object(Bucket=bucket, Key=metadata_key)["ContentLength"]
-    print(f"steady state: one new manifest a sync, median {statistics.median(times) * 1000:.0f} ms over "
-          f"{args.rounds} rounds (min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}), "
-          f"{statistics.median(counts):.0f} S3 requests for manifests (pyiceberg's reads of footers and table "
-          f"metadata, through pyarrow, are not counted)")
-    print(f"table at the end: {len(table.metadata.snapshots)} snapshots, "
-          f"{len(list(table.scan().plan_files())):,} data files, metadata file {metadata_bytes:,} bytes")
+    print(
+        f"steady state: one new manifest a sync, median {statistics.median(times) * 1000:.0f} ms over "
+        f"{args.rounds} rounds (min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}), "
+        f"{statistics.median(counts):.0f} S3 requests for manifests (pyiceberg's reads of footers and table "
+        f"metadata, through pyarrow, are not counted)"
+    )
+    print(
+        f"table at the end: {len(table.metadata.snapshots)} snapshots, "
+        f"{len(list(table.scan().plan_files())):,} data files, metadata file {metadata_bytes:,} bytes"
+    )
     return 0
 
 
@@ -161,11 +185,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--objects", type=int, default=200, help="objects exported before the table (default 200)")
     parser.add_argument("--per-object", type=int, default=10, help="records per object (default 10)")
     parser.add_argument("--rounds", type=int, default=10, help="steady-state syncs timed (default 10)")
-    parser.add_argument("--use-env", action="store_true",
-                        help="use the stack whose endpoints are exported instead of starting a devstack")
+    parser.add_argument(
+        "--use-env",
+        action="store_true",
+        help="use the stack whose endpoints are exported instead of starting a devstack",
+    )
     args = parser.parse_args(argv)
-    print(f"table sync benchmark, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
-          f"load average at start {os.getloadavg()[0]:.2f}")
+    print(
+        f"table sync benchmark, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
+        f"load average at start {os.getloadavg()[0]:.2f}"
+    )
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-table-")))
         if args.use_env:

@@ -45,30 +45,47 @@ FLUSH_SIZE = 100_000
 
 PARTITIONERS = {
     "default": {},
-    "field": {"partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-              "partition.field.name": "kind"},
-    "time": {"partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
-             "partition.duration.ms": "3600000", "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
-             "locale": "en-US", "timezone": "Europe/Berlin", "timestamp.extractor": "Record"},
+    "field": {
+        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+        "partition.field.name": "kind",
+    },
+    "time": {
+        "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+        "partition.duration.ms": "3600000",
+        "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+        "locale": "en-US",
+        "timezone": "Europe/Berlin",
+        "timestamp.extractor": "Record",
+    },
 }
 
 
 # Workload W2 (bench/w2.py): W1's records written as Parquet, partitioned by the hour of their "ts" field.
 W2_CONFIG = {
-    "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat", "parquet.codec": "snappy",
+    "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+    "parquet.codec": "snappy",
     "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
-    "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", "partition.duration.ms": "3600000",
-    "locale": "en-US", "timezone": "UTC", "timestamp.extractor": "RecordField", "timestamp.field": "ts",
+    "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+    "partition.duration.ms": "3600000",
+    "locale": "en-US",
+    "timezone": "UTC",
+    "timestamp.extractor": "RecordField",
+    "timestamp.field": "ts",
 }
 # W1: Avro to AvroFormat; W2: Avro to Parquet (its own partitioner); W3 (bench/w3.py): schemaless JSON to
 # gzipped JsonFormat; W1JSON: W1's Avro records to JsonFormat, uncompressed (the record path: no batch path
 # for JSON output of Avro input, docs/performance.md).
-WORKLOADS = {"w1": {"format.class": "io.confluent.connect.s3.format.avro.AvroFormat"}, "w2": W2_CONFIG,
-             "w3": W3_CONNECTOR, "w1json": {"format.class": "io.confluent.connect.s3.format.json.JsonFormat"}}
+WORKLOADS = {
+    "w1": {"format.class": "io.confluent.connect.s3.format.avro.AvroFormat"},
+    "w2": W2_CONFIG,
+    "w3": W3_CONNECTOR,
+    "w1json": {"format.class": "io.confluent.connect.s3.format.json.JsonFormat"},
+}
 
 
 def connector(topic: str, bucket: str, partitioner: str = "default", workload: str = "w1") -> dict:
-    return {**PARTITIONERS[partitioner],
+    return {
+        **PARTITIONERS[partitioner],
         "name": f"bench-{topic}-{bucket}",  # its own consumer group: a topic may be exported again
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "topics": topic,
@@ -143,8 +160,14 @@ def run_export(topic: str, profile: bool, partitioner: str, workload: str, overr
         stats.sort_stats("cumulative").print_stats(25)
     if result.status == "failed":
         raise SystemExit(f"export failed: {result.error}\n{result.error_detail}")
-    return {"what": "export", "records": result.records_read, "exported": result.records_exported,
-            "seconds": seconds, "cpu_seconds": cpu, "bucket": bucket}
+    return {
+        "what": "export",
+        "records": result.records_read,
+        "exported": result.records_exported,
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "bucket": bucket,
+    }
 
 
 def run_drain(topic: str) -> dict:
@@ -152,8 +175,15 @@ def run_drain(topic: str) -> dict:
 
     from kafka_s3_assets.clients.kafka import CONSUME_BATCH, READ_TUNING
 
-    consumer = Consumer({"bootstrap.servers": os.environ["KAFKA_BOOTSTRAP_SERVERS"], "group.id": "bench-drain",
-                         "enable.auto.commit": False, "enable.partition.eof": True, **READ_TUNING})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": os.environ["KAFKA_BOOTSTRAP_SERVERS"],
+            "group.id": "bench-drain",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            **READ_TUNING,
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     records = 0
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -183,16 +213,22 @@ def child(argv: list[str]) -> int:
 
 
 def measure(what: str, topic: str, partitioner: str = "default", workload: str = "w1") -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", what, topic, partitioner, workload], check=True,
-                         stdout=subprocess.PIPE, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", what, topic, partitioner, workload],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def show(label: str, figures: dict) -> None:
     n, s = figures["records"], figures["seconds"]
-    print(f"{label:<14} {n:>10,} records {s:>7.2f} s {n / s:>11,.0f} records/s {s / n * 1e6:>6.2f} us/record "
-          f"({n / figures['cpu_seconds']:>9,.0f} per CPU-second) peak RSS {figures['peak_rss_mib']:>6.1f} MiB",
-          flush=True)
+    print(
+        f"{label:<14} {n:>10,} records {s:>7.2f} s {n / s:>11,.0f} records/s {s / n * 1e6:>6.2f} us/record "
+        f"({n / figures['cpu_seconds']:>9,.0f} per CPU-second) peak RSS {figures['peak_rss_mib']:>6.1f} MiB",
+        flush=True,
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -202,20 +238,29 @@ def main(argv: list[str]) -> int:
     parser.add_argument("records", nargs="?", type=int, default=200_000)
     parser.add_argument("--profile", action="store_true", help="one export of N records under cProfile")
     parser.add_argument("--partitioner", choices=sorted(PARTITIONERS), default="default")
-    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="w1",
-                        help="w1: Avro to AvroFormat (default); w2: Avro to ParquetFormat, hourly RecordField on "
-                             "ts (its own partitioner); w3: schemaless JSON to gzipped JsonFormat; w1json: W1's "
-                             "Avro to JsonFormat (uncompressed)")
-    parser.add_argument("--compare-paths", action="store_true",
-                        help="N records exported 3 times each with the batch path on and off, alternated")
+    parser.add_argument(
+        "--workload",
+        choices=sorted(WORKLOADS),
+        default="w1",
+        help="w1: Avro to AvroFormat (default); w2: Avro to ParquetFormat, hourly RecordField on "
+        "ts (its own partitioner); w3: schemaless JSON to gzipped JsonFormat; w1json: W1's "
+        "Avro to JsonFormat (uncompressed)",
+    )
+    parser.add_argument(
+        "--compare-paths",
+        action="store_true",
+        help="N records exported 3 times each with the batch path on and off, alternated",
+    )
     args = parser.parse_args(argv[1:])
     n, partitioner, workload = args.records, args.partitioner, args.workload
     bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
     if args.compare_paths:
         topic = create_topic(bootstrap, 1, prefix=f"{workload}task")
         produce(workload, topic, n)
-        print(f"{workload.upper()}, one partition, {partitioner} partitioner: batch path on and off, alternated "
-              f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+        print(
+            f"{workload.upper()}, one partition, {partitioner} partitioner: batch path on and off, alternated "
+            f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})"
+        )
         for _round in range(3):
             show("batch path", measure("export", topic, partitioner, workload))
             show("record path", measure("export-record-path", topic, partitioner, workload))
@@ -229,12 +274,16 @@ def main(argv: list[str]) -> int:
     for factor in (1, 10):
         topics[factor] = create_topic(bootstrap, 1, prefix=f"{workload}task")
         produce(workload, topics[factor], n * factor)
-    output = {"w1": f"AvroFormat, {partitioner} partitioner",
-              "w2": "ParquetFormat (snappy), hourly RecordField partitioner on ts",
-              "w3": f"gzipped JsonFormat, {partitioner} partitioner",
-              "w1json": f"JsonFormat of Avro records, {partitioner} partitioner"}[workload]
-    print(f"{workload.upper()}, one partition, flush.size={FLUSH_SIZE}, {output} "
-          f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
+    output = {
+        "w1": f"AvroFormat, {partitioner} partitioner",
+        "w2": "ParquetFormat (snappy), hourly RecordField partitioner on ts",
+        "w3": f"gzipped JsonFormat, {partitioner} partitioner",
+        "w1json": f"JsonFormat of Avro records, {partitioner} partitioner",
+    }[workload]
+    print(
+        f"{workload.upper()}, one partition, flush.size={FLUSH_SIZE}, {output} "
+        f"({os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})"
+    )
     results = {}
     for factor in (1, 10):
         show(f"drain  {factor:>2}x", measure("drain", topics[factor]))

@@ -56,8 +56,10 @@ from w1_data import create_topic, produce_w1
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 FLUSH_SIZE = 100_000
-SIDE_SCRIPTS = (("task_rate.py", "one task: rate and peak memory at 1x and 10x backlog"),
-                ("history_cost.py", "resume + plan + check after 5 and 5,000 manifests"))
+SIDE_SCRIPTS = (
+    ("task_rate.py", "one task: rate and peak memory at 1x and 10x backlog"),
+    ("history_cost.py", "resume + plan + check after 5 and 5,000 manifests"),
+)
 SIDE_SCRIPT_TIMEOUT_S = 3600
 # Targets of the export against the baselines measured in the same run.
 DRAIN_TARGET, DRAIN_AIM, NAIVE_TARGET = 0.25, 0.7, 3.0
@@ -79,8 +81,10 @@ def machine() -> str:
     except OSError:
         pass
     memory = f"{memory_gib:.1f} GiB" if memory_gib else "memory unknown"
-    return (f"{os.cpu_count()} cores, {memory}, {model}; {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}")
+    return (
+        f"{os.cpu_count()} cores, {memory}, {model}; {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}"
+    )
 
 
 def code_under_test() -> str:
@@ -88,8 +92,9 @@ def code_under_test() -> str:
     import kafka_s3_assets
 
     package = Path(kafka_s3_assets.__file__).parent
-    commit = subprocess.run(["git", "-C", str(package), "describe", "--always", "--dirty"], capture_output=True,
-                            text=True)
+    commit = subprocess.run(
+        ["git", "-C", str(package), "describe", "--always", "--dirty"], capture_output=True, text=True
+    )
     return f"{package}" + (f" (git {commit.stdout.strip()})" if commit.returncode == 0 else "")
 
 
@@ -107,16 +112,19 @@ def cli_command() -> list[str]:
 
 
 def connector(topic: str, bucket: str) -> dict:
-    return {"name": f"bench-{topic}", "config": {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-        "topics": topic,
-        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
-        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
-        "partitioner.class": "io.confluent.connect.storage.partitioner.DefaultPartitioner",
-        "flush.size": str(FLUSH_SIZE),
-        "s3.bucket.name": bucket,
-        "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
-    }}
+    return {
+        "name": f"bench-{topic}",
+        "config": {
+            "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+            "topics": topic,
+            "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+            "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+            "partitioner.class": "io.confluent.connect.storage.partitioner.DefaultPartitioner",
+            "flush.size": str(FLUSH_SIZE),
+            "s3.bucket.name": bucket,
+            "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+        },
+    }
 
 
 def run_export(topic: str, bucket: str, workdir: Path, settings: dict | None = None) -> tuple[float, int]:
@@ -132,8 +140,13 @@ def run_export(topic: str, bucket: str, workdir: Path, settings: dict | None = N
         shutil.copyfile(REPO_DIR / "dagster.yaml", home / "dagster.yaml")
     env = dict(os.environ, DAGSTER_HOME=str(home))
     started = time.monotonic()
-    result = subprocess.run([*cli_command(), "export", "--config", str(config), "--json"], cwd=workdir, env=env,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [*cli_command(), "export", "--config", str(config), "--json"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.monotonic() - started
     if result.returncode != 0:
         raise SystemExit(f"kafka-s3-assets export failed (exit {result.returncode}):\n{result.stderr[-4000:]}")
@@ -147,8 +160,9 @@ def side_script(name: str) -> tuple[str, str]:
     if not path.exists():
         return "absent", f"bench/{name} is not in this checkout: not measured"
     try:
-        result = subprocess.run([sys.executable, str(path)], cwd=REPO_DIR, capture_output=True, text=True,
-                                timeout=SIDE_SCRIPT_TIMEOUT_S)
+        result = subprocess.run(
+            [sys.executable, str(path)], cwd=REPO_DIR, capture_output=True, text=True, timeout=SIDE_SCRIPT_TIMEOUT_S
+        )
     except subprocess.TimeoutExpired:
         return "failed", f"bench/{name} did not finish within {SIDE_SCRIPT_TIMEOUT_S}s"
     if result.returncode != 0:
@@ -166,7 +180,7 @@ def check_objects(bucket: str, topic: str, per_partition: list[int]) -> tuple[bo
     problems, total = [], 0
     for partition, produced in enumerate(per_partition):
         prefix = f"topics/{topic}/partition={partition}/{topic}+{partition}+"
-        starts = sorted(int(k[len(prefix):-len(".avro")]) for k in keys if k.startswith(prefix))
+        starts = sorted(int(k[len(prefix) : -len(".avro")]) for k in keys if k.startswith(prefix))
         expected = list(range(0, produced - produced % FLUSH_SIZE, FLUSH_SIZE))
         if starts != expected:
             problems.append(f"partition {partition}: objects start at {starts[:5]}..., expected {expected[:5]}...")
@@ -195,8 +209,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=10_000_000, help="W1 records to produce (default 10,000,000)")
     parser.add_argument("--partitions", type=int, default=4, help="partitions of the topic (default 4)")
-    parser.add_argument("--use-env", action="store_true",
-                        help="use the stack whose endpoints are exported instead of starting a devstack")
+    parser.add_argument(
+        "--use-env",
+        action="store_true",
+        help="use the stack whose endpoints are exported instead of starting a devstack",
+    )
     return parser.parse_args(argv)
 
 
@@ -223,16 +240,21 @@ def main(argv: list[str]) -> int:
 def measure(args: argparse.Namespace, workdir: Path) -> int:
     bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
     partitions = args.partitions
-    per_partition = [args.records // partitions + (1 if p < args.records % partitions else 0)
-                     for p in range(partitions)]
+    per_partition = [
+        args.records // partitions + (1 if p < args.records % partitions else 0) for p in range(partitions)
+    ]
     if args.records % (partitions * FLUSH_SIZE):
-        print(f"note: {args.records:,} is not a multiple of {partitions} x {FLUSH_SIZE:,}: the records after each "
-              "partition's last full object stay in Kafka (as Kafka Connect leaves them in an open file)")
+        print(
+            f"note: {args.records:,} is not a multiple of {partitions} x {FLUSH_SIZE:,}: the records after each "
+            "partition's last full object stay in Kafka (as Kafka Connect leaves them in an open file)"
+        )
 
     topic = create_topic(bootstrap, partitions)
     produced_s = produce_w1(bootstrap, registry, topic, args.records, partitions)
-    print(f"workload: W1, {args.records:,} records, {partitions} partitions, topic {topic}; "
-          f"produced in {produced_s:.1f} s ({args.records / produced_s:,.0f} records/s)")
+    print(
+        f"workload: W1, {args.records:,} records, {partitions} partitions, topic {topic}; "
+        f"produced in {produced_s:.1f} s ({args.records / produced_s:,.0f} records/s)"
+    )
 
     s3 = boto3.client("s3")
     naive_bucket, export_bucket = (f"bench-{kind}-{uuid.uuid4().hex[:8]}" for kind in ("naive", "export"))
@@ -247,9 +269,11 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
         if measured.records != args.records:
             raise SystemExit(f"the {name} read {measured.records:,} records of {args.records:,}")
 
-    rows = [("(a) raw drain: tuned confluent-kafka consumer, records untouched", raw.seconds),
-            ("(b) naive exporter: decode, re-encode 100k per container, PUT", naive.seconds),
-            ("(c) kafka-s3-assets export (whole CLI process, wall clock)", export_seconds)]
+    rows = [
+        ("(a) raw drain: tuned confluent-kafka consumer, records untouched", raw.seconds),
+        ("(b) naive exporter: decode, re-encode 100k per container, PUT", naive.seconds),
+        ("(c) kafka-s3-assets export (whole CLI process, wall clock)", export_seconds),
+    ]
     print(f"\n{'contender':<68} {'seconds':>8} {'records/s':>11}")
     for name, seconds in rows:
         print(f"{name:<68} {seconds:8.1f} {args.records / seconds:11,.0f}")

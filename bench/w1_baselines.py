@@ -52,9 +52,16 @@ class Measured:
 def _consumer(bootstrap: str, topic: str, partitions: int, tuning: dict = READ_TUNING) -> Consumer:
     # assign(), not subscribe(): no group join (which takes seconds); the end of each partition is the
     # partition-EOF event (a fetch's high watermark), never ListOffsets.
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4().hex[:8]}",
-                         "enable.auto.commit": False, "enable.partition.eof": True,
-                         "auto.offset.reset": "earliest", **tuning})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+            **tuning,
+        }
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     return consumer
 
@@ -97,8 +104,9 @@ def object_key(topic: str, partition: int, start_offset: int) -> str:
     return f"topics/{topic}/partition={partition}/{topic}+{partition}+{start_offset:010d}.avro"
 
 
-def naive_export(bootstrap: str, registry_url: str, topic: str, partitions: int, bucket: str,
-                 flush_size: int) -> Measured:
+def naive_export(
+    bootstrap: str, registry_url: str, topic: str, partitions: int, bucket: str, flush_size: int
+) -> Measured:
     started = time.monotonic()
     registry = SchemaRegistryClient({"url": registry_url})
     s3 = boto3.client("s3")
@@ -115,7 +123,8 @@ def naive_export(bootstrap: str, registry_url: str, topic: str, partitions: int,
                 schema = schemas.get(schema_id)
                 if schema is None:
                     schema = schemas[schema_id] = fastavro.parse_schema(
-                        json.loads(registry.get_schema(schema_id).schema_str))
+                        json.loads(registry.get_schema(schema_id).schema_str)
+                    )
                 partition = message.partition()
                 records = pending[partition]
                 if not records:
@@ -124,8 +133,9 @@ def naive_export(bootstrap: str, registry_url: str, topic: str, partitions: int,
                 if len(records) == flush_size:
                     body = io.BytesIO()
                     fastavro.writer(body, schema, records)
-                    s3.put_object(Bucket=bucket, Key=object_key(topic, partition, first_offset[partition]),
-                                  Body=body.getvalue())
+                    s3.put_object(
+                        Bucket=bucket, Key=object_key(topic, partition, first_offset[partition]), Body=body.getvalue()
+                    )
                     written += len(records)
                     records.clear()
     finally:

@@ -27,7 +27,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 W1_SCHEMA = {
-    "type": "record", "name": "Event", "namespace": "bench.w1",
+    "type": "record",
+    "name": "Event",
+    "namespace": "bench.w1",
     "fields": [
         {"name": "id", "type": "string"},
         {"name": "user", "type": "string"},
@@ -47,15 +49,18 @@ def w1_records(count: int, seed: int = 1) -> list[dict]:
     """``count`` distinct W1 values (deterministic for a seed)."""
     rng = random.Random(seed)
     base_ts = 1_763_900_000_000
-    return [{
-        "id": uuid.UUID(int=rng.getrandbits(128)).hex[:23],
-        "user": f"user{rng.randrange(10**6):06d}",
-        "seq": i,
-        "amount": round(rng.uniform(0, 1000), 2),
-        "ts": base_ts + i * 7,
-        "kind": rng.choice(KINDS),
-        "tags": rng.sample(TAGS, 2),
-    } for i in range(count)]
+    return [
+        {
+            "id": uuid.UUID(int=rng.getrandbits(128)).hex[:23],
+            "user": f"user{rng.randrange(10**6):06d}",
+            "seq": i,
+            "amount": round(rng.uniform(0, 1000), 2),
+            "ts": base_ts + i * 7,
+            "kind": rng.choice(KINDS),
+            "tags": rng.sample(TAGS, 2),
+        }
+        for i in range(count)
+    ]
 
 
 def framed_pool(schema_id: int, count: int = POOL_SIZE) -> list[bytes]:
@@ -86,9 +91,17 @@ def produce_w1(bootstrap: str, registry_url: str, topic: str, records: int, part
     """Produce ``records`` W1 records spread evenly over ``partitions``; returns the seconds it took."""
     schema_id = register_w1(registry_url, f"{topic}-value")
     pool = framed_pool(schema_id)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000,
-                         "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1_048_576,
-                         "acks": 1, "enable.idempotence": False})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 50,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 1_048_576,
+            "acks": 1,
+            "enable.idempotence": False,
+        }
+    )
     started = time.monotonic()
     per_partition = records // partitions
     for partition in range(partitions):

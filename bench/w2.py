@@ -55,20 +55,23 @@ BENCH_DIR = Path(__file__).resolve().parent
 FLUSH_SIZE = 100_000
 DRAIN_TARGET, NAIVE_TARGET = 0.25, 3.0
 TASK_TARGET = 200_000  # records/s of one task alone
-MEMORY_TARGET = 1.2    # its peak memory at 10x backlog over 1x
+MEMORY_TARGET = 1.2  # its peak memory at 10x backlog over 1x
 SIDE_SCRIPT_TIMEOUT_S = 3600
 
 
 def connector(topic: str, bucket: str) -> dict:
-    return {"name": f"bench-{topic}", "config": {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-        "topics": topic,
-        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
-        **W2_CONFIG,
-        "flush.size": str(FLUSH_SIZE),
-        "s3.bucket.name": bucket,
-        "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
-    }}
+    return {
+        "name": f"bench-{topic}",
+        "config": {
+            "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+            "topics": topic,
+            "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+            **W2_CONFIG,
+            "flush.size": str(FLUSH_SIZE),
+            "s3.bucket.name": bucket,
+            "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+        },
+    }
 
 
 def run_export(topic: str, bucket: str, workdir: Path) -> tuple[float, int]:
@@ -81,8 +84,13 @@ def run_export(topic: str, bucket: str, workdir: Path) -> tuple[float, int]:
         shutil.copyfile(REPO_DIR / "dagster.yaml", home / "dagster.yaml")
     env = dict(os.environ, DAGSTER_HOME=str(home))
     started = time.monotonic()
-    result = subprocess.run([*cli_command(), "export", "--config", str(config), "--json"], cwd=workdir, env=env,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [*cli_command(), "export", "--config", str(config), "--json"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.monotonic() - started
     if result.returncode != 0:
         raise SystemExit(f"kafka-s3-assets export failed (exit {result.returncode}):\n{result.stderr[-4000:]}")
@@ -93,8 +101,13 @@ def run_export(topic: str, bucket: str, workdir: Path) -> tuple[float, int]:
 def task_rate(records: int) -> tuple[str, str]:
     """(status, output) of ``bench/task_rate.py --workload w2 RECORDS`` run as a subprocess."""
     try:
-        result = subprocess.run([sys.executable, str(BENCH_DIR / "task_rate.py"), "--workload", "w2", str(records)],
-                                cwd=REPO_DIR, capture_output=True, text=True, timeout=SIDE_SCRIPT_TIMEOUT_S)
+        result = subprocess.run(
+            [sys.executable, str(BENCH_DIR / "task_rate.py"), "--workload", "w2", str(records)],
+            cwd=REPO_DIR,
+            capture_output=True,
+            text=True,
+            timeout=SIDE_SCRIPT_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
         return "failed", f"bench/task_rate.py did not finish within {SIDE_SCRIPT_TIMEOUT_S}s"
     if result.returncode != 0:
@@ -113,11 +126,15 @@ def task_verdicts(output: str) -> list[str]:
             ratio = float(parts[-1])
     verdicts = []
     if "10x" in rates:
-        verdicts.append(f"  one task, 10x   {rates['10x']:>9,.0f} records/s   target >= {TASK_TARGET:,}: "
-                        f"{'met' if rates['10x'] >= TASK_TARGET else 'NOT met'}")
+        verdicts.append(
+            f"  one task, 10x   {rates['10x']:>9,.0f} records/s   target >= {TASK_TARGET:,}: "
+            f"{'met' if rates['10x'] >= TASK_TARGET else 'NOT met'}"
+        )
     if ratio is not None:
-        verdicts.append(f"  peak RSS 10x/1x {ratio:6.2f}x   target <= {MEMORY_TARGET:g}x: "
-                        f"{'met' if ratio <= MEMORY_TARGET else 'NOT met'}")
+        verdicts.append(
+            f"  peak RSS 10x/1x {ratio:6.2f}x   target <= {MEMORY_TARGET:g}x: "
+            f"{'met' if ratio <= MEMORY_TARGET else 'NOT met'}"
+        )
     return verdicts
 
 
@@ -134,33 +151,45 @@ def check_objects(bucket: str, topic: str, per_partition: list[int]) -> tuple[bo
         found = sorted((int(k.rsplit("+", 1)[1].split(".")[0]), k) for k in keys if marker in k)
         expected = list(range(0, produced - produced % FLUSH_SIZE, FLUSH_SIZE))
         if [start for start, _key in found] != expected:
-            problems.append(f"partition {partition}: objects start at {[s for s, _ in found][:5]}..., "
-                            f"expected {expected[:5]}...")
+            problems.append(
+                f"partition {partition}: objects start at {[s for s, _ in found][:5]}..., expected {expected[:5]}..."
+            )
             continue
         for start, key in found:
             body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
             seq = pq.read_table(io.BytesIO(body), columns=["seq"]).column("seq").to_pylist()
             total += len(seq)
             if seq != [(start + i) % POOL_SIZE for i in range(FLUSH_SIZE)]:
-                problems.append(f"partition {partition}: object {key} does not hold offsets "
-                                f"{start}..{start + FLUSH_SIZE - 1} in order ({len(seq)} rows)")
+                problems.append(
+                    f"partition {partition}: object {key} does not hold offsets "
+                    f"{start}..{start + FLUSH_SIZE - 1} in order ({len(seq)} rows)"
+                )
     expected_total = sum(p - p % FLUSH_SIZE for p in per_partition)
     if total != expected_total and not problems:
         problems.append(f"{total} records in objects, expected {expected_total}")
     if problems:
         return False, "FAILED: " + "; ".join(problems[:5])
-    return True, (f"OK: {total:,} records in {len(keys)} Parquet objects, each record at its offset's place "
-                  "(read back from the objects' seq column)")
+    return True, (
+        f"OK: {total:,} records in {len(keys)} Parquet objects, each record at its offset's place "
+        "(read back from the objects' seq column)"
+    )
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=10_000_000, help="W1 records to produce (default 10,000,000)")
     parser.add_argument("--partitions", type=int, default=4, help="partitions of the topic (default 4)")
-    parser.add_argument("--task-records", type=int, default=200_000,
-                        help="records of the one-task measurement at 1x (10x is ten times that; default 200,000)")
-    parser.add_argument("--use-env", action="store_true",
-                        help="use the stack whose endpoints are exported instead of starting a devstack")
+    parser.add_argument(
+        "--task-records",
+        type=int,
+        default=200_000,
+        help="records of the one-task measurement at 1x (10x is ten times that; default 200,000)",
+    )
+    parser.add_argument(
+        "--use-env",
+        action="store_true",
+        help="use the stack whose endpoints are exported instead of starting a devstack",
+    )
     return parser.parse_args(argv)
 
 
@@ -187,16 +216,21 @@ def main(argv: list[str]) -> int:
 def measure(args: argparse.Namespace, workdir: Path) -> int:
     bootstrap, registry = os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["SCHEMA_REGISTRY_URL"]
     partitions = args.partitions
-    per_partition = [args.records // partitions + (1 if p < args.records % partitions else 0)
-                     for p in range(partitions)]
+    per_partition = [
+        args.records // partitions + (1 if p < args.records % partitions else 0) for p in range(partitions)
+    ]
     if args.records % (partitions * FLUSH_SIZE):
-        print(f"note: {args.records:,} is not a multiple of {partitions} x {FLUSH_SIZE:,}: the records after each "
-              "partition's last full object stay in Kafka (as Kafka Connect leaves them in an open file)")
+        print(
+            f"note: {args.records:,} is not a multiple of {partitions} x {FLUSH_SIZE:,}: the records after each "
+            "partition's last full object stay in Kafka (as Kafka Connect leaves them in an open file)"
+        )
 
     topic = create_topic(bootstrap, partitions, prefix="w2")
     produced_s = produce_w1(bootstrap, registry, topic, args.records, partitions)
-    print(f"workload: W2 (W1 records as Parquet), {args.records:,} records, {partitions} partitions, topic {topic}; "
-          f"produced in {produced_s:.1f} s ({args.records / produced_s:,.0f} records/s)")
+    print(
+        f"workload: W2 (W1 records as Parquet), {args.records:,} records, {partitions} partitions, topic {topic}; "
+        f"produced in {produced_s:.1f} s ({args.records / produced_s:,.0f} records/s)"
+    )
 
     s3 = boto3.client("s3")
     naive_bucket, export_bucket = (f"bench-{kind}-{uuid.uuid4().hex[:8]}" for kind in ("naive", "export"))
@@ -211,9 +245,11 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
         if measured.records != args.records:
             raise SystemExit(f"the {name} read {measured.records:,} records of {args.records:,}")
 
-    rows = [("(a) raw drain: tuned confluent-kafka consumer, records untouched", raw.seconds),
-            ("(b) naive exporter: fastavro, from_pylist + write_table per 100k, PUT", naive.seconds),
-            ("(c) kafka-s3-assets export (whole CLI process, wall clock)", export_seconds)]
+    rows = [
+        ("(a) raw drain: tuned confluent-kafka consumer, records untouched", raw.seconds),
+        ("(b) naive exporter: fastavro, from_pylist + write_table per 100k, PUT", naive.seconds),
+        ("(c) kafka-s3-assets export (whole CLI process, wall clock)", export_seconds),
+    ]
     print(f"\n{'contender':<70} {'seconds':>8} {'records/s':>11}")
     for name, seconds in rows:
         print(f"{name:<70} {seconds:8.1f} {args.records / seconds:11,.0f}")

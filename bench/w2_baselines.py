@@ -25,12 +25,15 @@ from w1_baselines import FRAME_HEADER, Measured, _batches, _consumer
 
 def object_key(topic: str, hour: datetime, partition: int, start_offset: int) -> str:
     """Kafka Connect's key under W2's TimeBasedPartitioner path.format, topics.dir ``topics``."""
-    return (f"topics/{topic}/year={hour:%Y}/month={hour:%m}/day={hour:%d}/hour={hour:%H}/"
-            f"{topic}+{partition}+{start_offset:010d}.snappy.parquet")
+    return (
+        f"topics/{topic}/year={hour:%Y}/month={hour:%m}/day={hour:%d}/hour={hour:%H}/"
+        f"{topic}+{partition}+{start_offset:010d}.snappy.parquet"
+    )
 
 
-def naive_parquet_export(bootstrap: str, registry_url: str, topic: str, partitions: int, bucket: str,
-                         flush_size: int) -> Measured:
+def naive_parquet_export(
+    bootstrap: str, registry_url: str, topic: str, partitions: int, bucket: str, flush_size: int
+) -> Measured:
     started = time.monotonic()
     registry = SchemaRegistryClient({"url": registry_url})
     s3 = boto3.client("s3")
@@ -46,7 +49,8 @@ def naive_parquet_export(bootstrap: str, registry_url: str, topic: str, partitio
                 schema = schemas.get(schema_id)
                 if schema is None:
                     schema = schemas[schema_id] = fastavro.parse_schema(
-                        json.loads(registry.get_schema(schema_id).schema_str))
+                        json.loads(registry.get_schema(schema_id).schema_str)
+                    )
                 record = fastavro.schemaless_reader(io.BytesIO(value[FRAME_HEADER:]), schema, None)
                 read += 1
                 group = (message.partition(), record["ts"].replace(minute=0, second=0, microsecond=0))
@@ -55,8 +59,7 @@ def naive_parquet_export(bootstrap: str, registry_url: str, topic: str, partitio
                 if len(records) == flush_size:
                     body = io.BytesIO()
                     pq.write_table(pa.Table.from_pylist(records), body, compression="snappy")
-                    s3.put_object(Bucket=bucket, Key=object_key(topic, group[1], group[0], first),
-                                  Body=body.getvalue())
+                    s3.put_object(Bucket=bucket, Key=object_key(topic, group[1], group[0], first), Body=body.getvalue())
                     del groups[group]
     finally:
         consumer.close()

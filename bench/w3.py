@@ -74,8 +74,15 @@ def connect_line(value: bytes) -> bytes:
 
 def partition_records(bootstrap: str, topic: str, partition: int):
     """Every record of one partition from offset 0 to its end, as confluent-kafka Messages."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-check-{uuid.uuid4().hex[:8]}",
-                         "enable.auto.commit": False, "enable.partition.eof": True, **READ_TUNING})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-check-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            **READ_TUNING,
+        }
+    )
     consumer.assign([TopicPartition(topic, partition, 0)])
     try:
         while True:
@@ -94,8 +101,9 @@ def partition_records(bootstrap: str, topic: str, partition: int):
         consumer.close()
 
 
-def check_partition(s3, bucket: str, topic: str, partition: int, starts: list[int], records,
-                    expected_lines: dict[bytes, bytes]) -> tuple[int, list[str]]:
+def check_partition(
+    s3, bucket: str, topic: str, partition: int, starts: list[int], records, expected_lines: dict[bytes, bytes]
+) -> tuple[int, list[str]]:
     """Compares the objects of one partition (their start offsets ascending) line by line with the
     partition's ``records`` from offset 0; returns the lines checked and the problems found."""
     problems: list[str] = []
@@ -107,8 +115,10 @@ def check_partition(s3, bucket: str, topic: str, partition: int, starts: list[in
         text = gzip.decompress(body)
         lines = text[:-1].split(b"\n") if text.endswith(b"\n") else [text]  # JsonFormat ends each line with \n
         if start != offset or len(lines) != FLUSH_SIZE or not text.endswith(b"\n"):
-            problems.append(f"partition {partition}: the object at offset {start} holds {len(lines)} lines "
-                            f"after objects up to offset {offset - 1}")
+            problems.append(
+                f"partition {partition}: the object at offset {start} holds {len(lines)} lines "
+                f"after objects up to offset {offset - 1}"
+            )
             return offset, problems
         for line in lines:
             message = next(records, None)
@@ -120,16 +130,20 @@ def check_partition(s3, bucket: str, topic: str, partition: int, starts: list[in
             if want is None:
                 want = expected_lines[value] = connect_line(value)
                 if json.loads(want) != json.loads(value):  # the reference itself, against Python's reading
-                    problems.append(f"partition {partition} offset {offset}: the reference line {want!r} does "
-                                    f"not hold the value of {value!r}")
+                    problems.append(
+                        f"partition {partition} offset {offset}: the reference line {want!r} does "
+                        f"not hold the value of {value!r}"
+                    )
             if line != want:
                 differing += 1
                 if len(wrong) < 3:
                     wrong.append(f"offset {offset}: {line!r} instead of {want!r}")
             offset += 1
     if wrong:
-        problems.append(f"partition {partition}: {differing:,} lines not as Kafka Connect writes their records, "
-                        f"first at " + "; ".join(wrong))
+        problems.append(
+            f"partition {partition}: {differing:,} lines not as Kafka Connect writes their records, "
+            f"first at " + "; ".join(wrong)
+        )
     return offset, problems
 
 
@@ -146,7 +160,7 @@ def check_objects(bootstrap: str, export_bucket: str, topic: str, per_partition:
     problems, total = [], 0
     for partition, produced in enumerate(per_partition):
         prefix = f"topics/{topic}/partition={partition}/{topic}+{partition}+"
-        starts = sorted(int(k[len(prefix):-len(".json.gz")]) for k in keys if k.startswith(prefix))
+        starts = sorted(int(k[len(prefix) : -len(".json.gz")]) for k in keys if k.startswith(prefix))
         covered = produced - produced % FLUSH_SIZE
         expected = list(range(0, covered, FLUSH_SIZE))
         if starts != expected:
@@ -160,25 +174,33 @@ def check_objects(bootstrap: str, export_bucket: str, topic: str, per_partition:
         total += checked
         problems += found
         if checked != covered and not found:
-            problems.append(f"partition {partition}: objects hold offsets 0..{checked - 1}, expected "
-                            f"0..{covered - 1}")
+            problems.append(f"partition {partition}: objects hold offsets 0..{checked - 1}, expected 0..{covered - 1}")
     expected_total = sum(p - p % FLUSH_SIZE for p in per_partition)
     if total != expected_total and not problems:
         problems.append(f"{total} records in objects, expected {expected_total}")
     if problems:
         return False, "FAILED: " + "; ".join(problems)
-    return True, (f"OK: {total:,} records in {len(keys)} objects, each once and in offset order, every line as "
-                  f"Kafka Connect writes its record ({len(expected_lines):,} distinct values)")
+    return True, (
+        f"OK: {total:,} records in {len(keys)} objects, each once and in offset order, every line as "
+        f"Kafka Connect writes its record ({len(expected_lines):,} distinct values)"
+    )
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=10_000_000, help="W3 records to produce (default 10,000,000)")
     parser.add_argument("--partitions", type=int, default=4, help="partitions of the topic (default 4)")
-    parser.add_argument("--naive-gzip-level", type=int, default=GZIP_DEFAULT_LEVEL,
-                        help="the naive exporter's gzip level (default 9, gzip.compress's; the export writes 6)")
-    parser.add_argument("--use-env", action="store_true",
-                        help="use the stack whose endpoints are exported instead of starting a devstack")
+    parser.add_argument(
+        "--naive-gzip-level",
+        type=int,
+        default=GZIP_DEFAULT_LEVEL,
+        help="the naive exporter's gzip level (default 9, gzip.compress's; the export writes 6)",
+    )
+    parser.add_argument(
+        "--use-env",
+        action="store_true",
+        help="use the stack whose endpoints are exported instead of starting a devstack",
+    )
     return parser.parse_args(argv)
 
 
@@ -205,16 +227,21 @@ def main(argv: list[str]) -> int:
 def measure(args: argparse.Namespace, workdir: Path) -> int:
     bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
     partitions = args.partitions
-    per_partition = [args.records // partitions + (1 if p < args.records % partitions else 0)
-                     for p in range(partitions)]
+    per_partition = [
+        args.records // partitions + (1 if p < args.records % partitions else 0) for p in range(partitions)
+    ]
     if args.records % (partitions * FLUSH_SIZE):
-        print(f"note: {args.records:,} is not a multiple of {partitions} x {FLUSH_SIZE:,}: the records after each "
-              "partition's last full object stay in Kafka (as Kafka Connect leaves them in an open file)")
+        print(
+            f"note: {args.records:,} is not a multiple of {partitions} x {FLUSH_SIZE:,}: the records after each "
+            "partition's last full object stay in Kafka (as Kafka Connect leaves them in an open file)"
+        )
 
     topic = create_topic(bootstrap, partitions, prefix="w3")
     produced_s = produce_w3(bootstrap, topic, args.records, partitions)
-    print(f"workload: W3, {args.records:,} records, {partitions} partitions, topic {topic}; "
-          f"produced in {produced_s:.1f} s ({args.records / produced_s:,.0f} records/s)")
+    print(
+        f"workload: W3, {args.records:,} records, {partitions} partitions, topic {topic}; "
+        f"produced in {produced_s:.1f} s ({args.records / produced_s:,.0f} records/s)"
+    )
 
     s3 = boto3.client("s3")
     naive_bucket, export_bucket = (f"bench-{kind}-{uuid.uuid4().hex[:8]}" for kind in ("naive", "export"))
@@ -233,14 +260,22 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
         if measured.records != args.records:
             raise SystemExit(f"the {name} read {measured.records:,} records of {args.records:,}")
 
-    rows = [("(a) raw drain: tuned confluent-kafka consumer, records untouched", raw.seconds, cpu["drain"]),
-            (f"(b) naive exporter: json.loads, json.dumps, gzip -{args.naive_gzip_level} 100k per object, PUT",
-             naive.seconds, cpu["naive"]),
-            ("(c) kafka-s3-assets export (whole CLI process, wall clock)", export_seconds, None)]
+    rows = [
+        ("(a) raw drain: tuned confluent-kafka consumer, records untouched", raw.seconds, cpu["drain"]),
+        (
+            f"(b) naive exporter: json.loads, json.dumps, gzip -{args.naive_gzip_level} 100k per object, PUT",
+            naive.seconds,
+            cpu["naive"],
+        ),
+        ("(c) kafka-s3-assets export (whole CLI process, wall clock)", export_seconds, None),
+    ]
     print(f"\n{'contender':<72} {'seconds':>8} {'records/s':>11} {'CPU s':>7} {'us CPU/record':>14}")
     for name, seconds, cpu_seconds in rows:
-        cpu_text = (f"{cpu_seconds:7.1f} {cpu_seconds / args.records * 1e6:14.2f}" if cpu_seconds is not None
-                    else f"{'-':>7} {'-':>14}")
+        cpu_text = (
+            f"{cpu_seconds:7.1f} {cpu_seconds / args.records * 1e6:14.2f}"
+            if cpu_seconds is not None
+            else f"{'-':>7} {'-':>14}"
+        )
         print(f"{name:<72} {seconds:8.1f} {args.records / seconds:11,.0f} {cpu_text}")
     print("\nratios (records/s of the export over the baseline's):")
     print(f"  {'export / drain':<16} {raw.seconds / export_seconds:6.2f}x")

@@ -35,8 +35,9 @@ def object_key(topic: str, partition: int, start_offset: int) -> str:
     return f"topics/{topic}/partition={partition}/{topic}+{partition}+{start_offset:010d}.json.gz"
 
 
-def naive_json_export(bootstrap: str, topic: str, partitions: int, bucket: str, flush_size: int,
-                      gzip_level: int = GZIP_DEFAULT_LEVEL) -> Measured:
+def naive_json_export(
+    bootstrap: str, topic: str, partitions: int, bucket: str, flush_size: int, gzip_level: int = GZIP_DEFAULT_LEVEL
+) -> Measured:
     started = time.monotonic()
     s3 = boto3.client("s3")
     pending: dict[int, list[str]] = {p: [] for p in range(partitions)}

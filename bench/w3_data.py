@@ -38,9 +38,17 @@ def json_pool(count: int = POOL_SIZE) -> list[bytes]:
 def produce_w3(bootstrap: str, topic: str, records: int, partitions: int) -> float:
     """Produce ``records`` W3 records spread evenly over ``partitions``; returns the seconds it took."""
     pool = json_pool()
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000,
-                         "queue.buffering.max.messages": 1_000_000, "queue.buffering.max.kbytes": 1_048_576,
-                         "acks": 1, "enable.idempotence": False})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 50,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 1_048_576,
+            "acks": 1,
+            "enable.idempotence": False,
+        }
+    )
     started = time.monotonic()
     per_partition = records // partitions
     for partition in range(partitions):

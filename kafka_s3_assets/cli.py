@@ -34,24 +34,37 @@ def _cmd_export(args: argparse.Namespace) -> int:
         return 2
     # Progress goes to stderr (stdout carries the results): a live display on a terminal, else plain lines.
     with console_progress(Console(file=sys.stderr)):
-        outcomes = materialize_partitions(connector, settings, keys, cli_instance(), connections=connections,
-                                          log_level="DEBUG" if args.verbose else "WARNING")
+        outcomes = materialize_partitions(
+            connector,
+            settings,
+            keys,
+            cli_instance(),
+            connections=connections,
+            log_level="DEBUG" if args.verbose else "WARNING",
+        )
     entries = [o.to_json() for o in outcomes]
     if args.json:
         print(json.dumps({"connector": connector.name, "partitions": entries}, indent=2))
     else:
         for e in entries:
             if e["success"]:
-                span = ("nothing new" if e["records"] == 0 and e["records_tolerated"] == 0
-                        else f"offsets {e['start_offset']}..{e['end_offset']}")
+                span = (
+                    "nothing new"
+                    if e["records"] == 0 and e["records_tolerated"] == 0
+                    else f"offsets {e['start_offset']}..{e['end_offset']}"
+                )
                 tolerated = f", {e['records_tolerated']} tolerated" if e["records_tolerated"] else ""
-                print(f"{e['partition']}: {e['status']}, {span}, {e['records']} records{tolerated}, "
-                      f"{len(e['object_keys'])} objects")
+                print(
+                    f"{e['partition']}: {e['status']}, {span}, {e['records']} records{tolerated}, "
+                    f"{len(e['object_keys'])} objects"
+                )
                 for key in e["object_keys"]:
                     print(f"  {key}")
                 for first, last in e["lost_ranges"]:
-                    print(f"  warning: offsets {first}..{last} ({last - first + 1}) were deleted by retention "
-                          f"before they were exported")
+                    print(
+                        f"  warning: offsets {first}..{last} ({last - first + 1}) were deleted by retention "
+                        f"before they were exported"
+                    )
     failed = [e for e in entries if not e["success"]]
     for e in failed:
         print(f"error: export of {e['partition']} failed: {e['error']}", file=sys.stderr)
@@ -68,8 +81,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from .sink.secrets import scrub
 
     # No Dagster run, no Spark: only S3 and broker metadata are read, and nothing is written.
-    settings = resolve_settings(resolved_connector_config(args.config, args.worker_config),
-                                kafka_client_settings=kafka_env_settings())
+    settings = resolve_settings(
+        resolved_connector_config(args.config, args.worker_config), kafka_client_settings=kafka_env_settings()
+    )
     config = settings.sink_config()
     try:
         partitions = select_partitions(config, settings.kafka, args.partition or [])
@@ -97,8 +111,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .sink.config import resolved_connector_config
     from .sink.secrets import scrub
 
-    settings = resolve_settings(resolved_connector_config(args.config, args.worker_config),
-                                kafka_client_settings=kafka_env_settings())
+    settings = resolve_settings(
+        resolved_connector_config(args.config, args.worker_config), kafka_client_settings=kafka_env_settings()
+    )
     try:
         partitions = select_partitions(settings.sink_config(), settings.kafka, args.partition or [])
         reports = check_exported(settings, partitions, full=args.full)
@@ -121,12 +136,16 @@ def _cmd_table_sync(args: argparse.Namespace) -> int:
     from .sink.secrets import scrub
 
     # No export, no Spark, no Dagster run: the manifests in S3 not in the table yet are registered.
-    settings = resolve_settings(resolved_connector_config(args.config, args.worker_config),
-                                kafka_client_settings=kafka_env_settings(), need_kafka=not args.partition)
+    settings = resolve_settings(
+        resolved_connector_config(args.config, args.worker_config),
+        kafka_client_settings=kafka_env_settings(),
+        need_kafka=not args.partition,
+    )
     config = settings.sink_config()
     if config[ICEBERG_CATALOG_URI] is None:
-        print(f"error: the connector has no Iceberg table: set {ICEBERG_CATALOG_URI} (docs/iceberg.md)",
-              file=sys.stderr)
+        print(
+            f"error: the connector has no Iceberg table: set {ICEBERG_CATALOG_URI} (docs/iceberg.md)", file=sys.stderr
+        )
         return 2
     try:
         partitions = select_partitions(config, settings.kafka, args.partition or [])
@@ -149,10 +168,15 @@ def _cmd_table_sync(args: argparse.Namespace) -> int:
         snapshot = f"snapshot {synced.snapshot_id}" if synced.snapshot_id is not None else "no snapshot yet"
         print(f"{synced.table_name}: {'committed' if synced.committed else 'nothing new to register'} ({snapshot})")
         for p in synced.partitions.values():
-            where = ("nothing registered" if p.registered is None
-                     else f"registered up to offset {p.registered.next_offset - 1}")
-            print(f"  {topic}/{p.partition}: {where}; added {p.manifests_added} manifest(s), {p.files_added} "
-                  f"file(s), {p.records_added} record(s)")
+            where = (
+                "nothing registered"
+                if p.registered is None
+                else f"registered up to offset {p.registered.next_offset - 1}"
+            )
+            print(
+                f"  {topic}/{p.partition}: {where}; added {p.manifests_added} manifest(s), {p.files_added} "
+                f"file(s), {p.records_added} record(s)"
+            )
             if p.error:
                 print(f"error: {topic}/{p.partition}: {p.error}", file=sys.stderr)
                 failed = True
@@ -184,10 +208,16 @@ def _cmd_read(args: argparse.Namespace) -> int:
     settings = resolve_settings(resolved_connector_config(args.config, args.worker_config), need_kafka=False)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     try:
-        for record in read_from_offset(store, settings.sink_config(), args.topic, args.partition, args.offset,
-                                       args.count):
-            print(json.dumps({"offset": record.offset, "value": to_json_compatible(record.value)},
-                             ensure_ascii=False, default=_readable))
+        for record in read_from_offset(
+            store, settings.sink_config(), args.topic, args.partition, args.offset, args.count
+        ):
+            print(
+                json.dumps(
+                    {"offset": record.offset, "value": to_json_compatible(record.value)},
+                    ensure_ascii=False,
+                    default=_readable,
+                )
+            )
     except LookupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -220,27 +250,37 @@ def add_worker_config_option(parser: argparse.ArgumentParser) -> None:
     """``--worker-config FILE``, for every command that reads a connector config."""
     from .defs.connectors import WORKER_CONFIG_ENV, worker_config_file
 
-    parser.add_argument("--worker-config", metavar="FILE", default=worker_config_file(),
-                        help="Kafka Connect worker properties, as connect-standalone takes them: its "
-                             "bootstrap.servers, consumer.*, converters and config.providers apply, below the "
-                             f"connector config's own (default: ${WORKER_CONFIG_ENV})")
+    parser.add_argument(
+        "--worker-config",
+        metavar="FILE",
+        default=worker_config_file(),
+        help="Kafka Connect worker properties, as connect-standalone takes them: its "
+        "bootstrap.servers, consumer.*, converters and config.providers apply, below the "
+        f"connector config's own (default: ${WORKER_CONFIG_ENV})",
+    )
 
 
 def add_partition_command_options(parser: argparse.ArgumentParser, verb: str) -> None:
     """``--config``, ``--partition TOPIC/P ...`` and ``--worker-config``: what every command on a connector's
     topic-partitions takes."""
     parser.add_argument("--config", required=True, help="Kafka Connect S3 sink config (.json or .properties)")
-    parser.add_argument("--partition", action="append", metavar="TOPIC/P",
-                        help=f"topic-partition to {verb} (repeatable; default: every partition of the topics)")
+    parser.add_argument(
+        "--partition",
+        action="append",
+        metavar="TOPIC/P",
+        help=f"topic-partition to {verb} (repeatable; default: every partition of the topics)",
+    )
     add_worker_config_option(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
     from .devstack.cli import add_devstack_parser
 
-    parser = argparse.ArgumentParser(prog="kafka-s3-assets",
-                                     description="Kafka topics exported to S3 with Kafka Connect S3 sink semantics, "
-                                                 "as partitioned Dagster assets run by PySpark.")
+    parser = argparse.ArgumentParser(
+        prog="kafka-s3-assets",
+        description="Kafka topics exported to S3 with Kafka Connect S3 sink semantics, "
+        "as partitioned Dagster assets run by PySpark.",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -254,17 +294,24 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print one JSON document")
     plan.set_defaults(func=_cmd_plan)
 
-    check = sub.add_parser("check", help="run the completeness check of exported topic-partitions (exit 1 if one "
-                                         "fails)")
+    check = sub.add_parser(
+        "check", help="run the completeness check of exported topic-partitions (exit 1 if one fails)"
+    )
     add_partition_command_options(check, "check")
-    check.add_argument("--full", action="store_true",
-                       help="verify the whole history again, not only what is new since the last check that passed")
+    check.add_argument(
+        "--full",
+        action="store_true",
+        help="verify the whole history again, not only what is new since the last check that passed",
+    )
     check.set_defaults(func=_cmd_check)
 
     table = sub.add_parser("table", help="the connector's Iceberg table (kafka_s3_assets.iceberg.*)")
     table_sub = table.add_subparsers(dest="table_command", required=True)
-    table_sync = table_sub.add_parser("sync", help="register in the Iceberg table every exported manifest it does not "
-                                                   "hold yet, without exporting (exit 1 if one cannot be)")
+    table_sync = table_sub.add_parser(
+        "sync",
+        help="register in the Iceberg table every exported manifest it does not "
+        "hold yet, without exporting (exit 1 if one cannot be)",
+    )
     add_partition_command_options(table_sync, "register")
     table_sync.set_defaults(func=_cmd_table_sync)
 
@@ -283,8 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     read.set_defaults(func=_cmd_read)
 
     reference = sub.add_parser("config-reference", help="print the configuration reference (Markdown)")
-    reference.add_argument("--update", metavar="FILE",
-                           help="rewrite the reference block in this file (docs/configuration.md) instead")
+    reference.add_argument(
+        "--update", metavar="FILE", help="rewrite the reference block in this file (docs/configuration.md) instead"
+    )
     reference.set_defaults(func=_cmd_config_reference)
 
     demo = sub.add_parser("demo", help="run the end-to-end demo on the embedded local stack")
@@ -299,8 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Partitioned asset checks are a Dagster preview feature, used knowingly: its warning is not for our users.
     warnings.filterwarnings("ignore", message=".*partitions_def on an AssetCheckSpec.*")
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     try:
         return args.func(args)
     except ConfigError as exc:

@@ -38,8 +38,17 @@ from pathlib import Path
 
 CRASH_AT_ENV = "KAFKA_S3_ASSETS_CRASH_AT"
 PAUSE_FILE_ENV = "KAFKA_S3_ASSETS_PAUSE_FILE"
-POINTS = ("before_lease", "record_read", "part_uploaded", "object_completing", "object_stored", "before_manifest",
-          "after_manifest", "before_release", "before_table_commit")
+POINTS = (
+    "before_lease",
+    "record_read",
+    "part_uploaded",
+    "object_completing",
+    "object_stored",
+    "before_manifest",
+    "after_manifest",
+    "before_release",
+    "before_table_commit",
+)
 
 _reached: Counter[str] = Counter()
 

@@ -35,11 +35,16 @@ def standalone_definitions(spec: str | None = None) -> dg.Definitions:
             f"(':'-separated) or put them in ./{DEFAULT_CONNECTORS_DIR}/ (here: {Path.cwd()}). For the demo's, run "
             f"`kafka-s3-assets demo`, then `set -a; . .devstack/env; set +a` before `dagster dev`. In a Dagster "
             f"project of your own, add the component instead: `dg scaffold defs "
-            f"kafka_s3_assets.KafkaS3SinkComponent exports`.")
+            f"kafka_s3_assets.KafkaS3SinkComponent exports`."
+        )
     worker = worker_config_file()
     load_connectors(spec, worker)  # every problem of every file first, and connector names unique
-    components = [KafkaS3SinkComponent(connector=str(Path(f).resolve()),
-                                       worker_config=str(Path(worker).resolve()) if worker else None) for f in files]
+    components = [
+        KafkaS3SinkComponent(
+            connector=str(Path(f).resolve()), worker_config=str(Path(worker).resolve()) if worker else None
+        )
+        for f in files
+    ]
     return dg.Definitions.merge(*(c.definitions(Path.cwd()) for c in components))
 
 

@@ -35,8 +35,9 @@ DEMO_SCHEMA = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":
 
 def produce_demo_records(bootstrap: str, registry_url: str, topic: str, values: list[str]) -> None:
     serializer = AvroSerializer(SchemaRegistryClient({"url": registry_url}), DEMO_SCHEMA)
-    producer = SerializingProducer({"bootstrap.servers": bootstrap, "value.serializer": serializer,
-                                    "enable.idempotence": True})
+    producer = SerializingProducer(
+        {"bootstrap.servers": bootstrap, "value.serializer": serializer, "enable.idempotence": True}
+    )
     for value in values:
         producer.produce(topic, value={"f1": value})
     if producer.flush(30) != 0:
@@ -64,18 +65,26 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
     # The standalone code location serves no connector unless told: after `set -a; . .devstack/env`,
     # `dagster dev -w workspace.yaml` serves the demo's two (its table's catalog is under the state dir).
     with StackLayout(state_dir).env_file.open("a") as env_file:
-        env_file.write(f"{CONNECTORS_ENV}={DEMO_CONNECTOR}{os.pathsep}{DEMO_TABLE_CONNECTOR}\n"
-                       f"{DEMO_DIR_ENV}={state_dir.resolve()}\n")
-    out(f"devstack up: Kafka {endpoints.kafka_bootstrap_servers}, S3 {endpoints.s3_endpoint_url}, "
-        f"schema registry {endpoints.schema_registry_url}")
+        env_file.write(
+            f"{CONNECTORS_ENV}={DEMO_CONNECTOR}{os.pathsep}{DEMO_TABLE_CONNECTOR}\n"
+            f"{DEMO_DIR_ENV}={state_dir.resolve()}\n"
+        )
+    out(
+        f"devstack up: Kafka {endpoints.kafka_bootstrap_servers}, S3 {endpoints.s3_endpoint_url}, "
+        f"schema registry {endpoints.schema_registry_url}"
+    )
 
     connector = load_connector(DEMO_CONNECTOR)
     settings = resolve_settings(connector.raw)
     client = settings.s3.client()
     client.create_bucket(Bucket=settings.s3.bucket)
     create_topic(endpoints.kafka_bootstrap_servers, DEMO_TOPIC)
-    produce_demo_records(endpoints.kafka_bootstrap_servers, endpoints.schema_registry_url, DEMO_TOPIC,
-                         [f"value{i}" for i in range(1, 10)])
+    produce_demo_records(
+        endpoints.kafka_bootstrap_servers,
+        endpoints.schema_registry_url,
+        DEMO_TOPIC,
+        [f"value{i}" for i in range(1, 10)],
+    )
     out(f"produced 9 Avro records to {DEMO_TOPIC}; exporting through Dagster (flush.size=3) ...")
 
     instance = cli_instance()
@@ -89,9 +98,11 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
     for outcome in outcomes:
         result = outcome.result
         assert result.next_offset is not None  # every export that did not fail has one
-        out(f"exported {outcome.key}: offsets {result.start_offset}..{result.next_offset - 1}, "
+        out(
+            f"exported {outcome.key}: offsets {result.start_offset}..{result.next_offset - 1}, "
             f"{result.records_exported} records, completeness check "
-            f"{'passed' if outcome.checks_passed else 'FAILED'}")
+            f"{'passed' if outcome.checks_passed else 'FAILED'}"
+        )
         for key in result.object_keys:
             out(key)
             for record in read_avro_records(store.get(key)):
@@ -101,8 +112,10 @@ def run_demo(state_dir: Path, out: Callable[[str], None] = print) -> int:
     if show_table(table_connector, instance, out) != 0:
         return 1
     out("")
-    out(f"See the runs in the Dagster UI:  set -a; . {state_dir}/env; set +a; "
-        f"DAGSTER_HOME={instance.root_directory} dagster dev -w workspace.yaml")
+    out(
+        f"See the runs in the Dagster UI:  set -a; . {state_dir}/env; set +a; "
+        f"DAGSTER_HOME={instance.root_directory} dagster dev -w workspace.yaml"
+    )
     out(f"Stop the embedded stack:         kafka-s3-assets devstack down --dir {state_dir}")
     return 0
 
@@ -117,8 +130,10 @@ def show_table(connector: ConnectorSpec, instance, out: Callable[[str], None]) -
     table_config = table_settings(settings.sink_config(), settings.s3, DEMO_TOPIC)
     assert table_config is not None  # the demo's table connector has its Iceberg catalog set
     out("")
-    out(f"exporting the same records as Parquet (topics.dir=tables), registered in the Iceberg table "
-        f"{table_config.full_name} ...")
+    out(
+        f"exporting the same records as Parquet (topics.dir=tables), registered in the Iceberg table "
+        f"{table_config.full_name} ..."
+    )
     outcomes = materialize_partitions(connector, settings, resolve_partitions(connector, settings, []), instance)
     failed = [o for o in outcomes if o.error is not None]
     for o in failed:
@@ -134,8 +149,10 @@ def show_table(connector: ConnectorSpec, instance, out: Callable[[str], None]) -
     files = len(list(table.scan().plan_files()))
     snapshot = table.current_snapshot()
     assert snapshot is not None  # the export committed one
-    out(f"table {table_config.full_name}: {rows.num_rows} rows in {files} data files "
-        f"(snapshot {snapshot.snapshot_id}), catalog {table_config.catalog_uri}")
+    out(
+        f"table {table_config.full_name}: {rows.num_rows} rows in {files} data files "
+        f"(snapshot {snapshot.snapshot_id}), catalog {table_config.catalog_uri}"
+    )
     out("  f1: " + ", ".join(rows.column("f1").to_pylist()))
     out(f"SQL> {DEMO_QUERY}")
     connection = table.scan().to_duckdb(DEMO_TOPIC)

@@ -65,13 +65,13 @@ class _Quiet(BaseHTTPRequestHandler):
 class StsCall:
     action: str
     params: dict[str, str]
-    signed_by: str | None      # None: an unsigned call (AssumeRoleWithWebIdentity)
+    signed_by: str | None  # None: an unsigned call (AssumeRoleWithWebIdentity)
     signed_in_region: str | None
     status: int
     granted_key_id: str | None
     granted_secret_key: str | None
     granted_session_token: str | None
-    at: float                  # time.time() when it was answered
+    at: float  # time.time() when it was answered
 
 
 class StsRecorder(_Server):
@@ -85,13 +85,21 @@ class StsRecorder(_Server):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 params = {k: v[0] for k, v in urllib.parse.parse_qs(body.decode()).items()}
                 if echo_error:  # the worst an STS could do: repeat the request's parameters in its error
-                    status, answer = 403, (
-                        "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>Not authorized "
-                        f"to assume {params.get('RoleArn')} with external id {params.get('ExternalId')}</Message>"
-                        "</Error><RequestId>echo</RequestId></ErrorResponse>").encode()
+                    status, answer = (
+                        403,
+                        (
+                            "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>Not authorized "
+                            f"to assume {params.get('RoleArn')} with external id {params.get('ExternalId')}</Message>"
+                            "</Error><RequestId>echo</RequestId></ErrorResponse>"
+                        ).encode(),
+                    )
                 else:
-                    request = urllib.request.Request(upstream_url, data=body, method="POST", headers={
-                        k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")})
+                    request = urllib.request.Request(
+                        upstream_url,
+                        data=body,
+                        method="POST",
+                        headers={k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")},
+                    )
                     try:
                         with urllib.request.urlopen(request, timeout=30) as response:
                             status, answer = response.status, response.read()
@@ -102,11 +110,18 @@ class StsRecorder(_Server):
                 secret = re.search(r"<SecretAccessKey>([^<]+)</SecretAccessKey>", text)
                 token = re.search(r"<SessionToken>([^<]+)</SessionToken>", text)
                 with recorder._lock:
-                    recorder.calls.append(StsCall(params.get("Action", ""), params,
-                                                  *signing_scope(self.headers.get("Authorization")), status,
-                                                  granted.group(1) if granted else None,
-                                                  secret.group(1) if secret else None,
-                                                  token.group(1) if token else None, time.time()))
+                    recorder.calls.append(
+                        StsCall(
+                            params.get("Action", ""),
+                            params,
+                            *signing_scope(self.headers.get("Authorization")),
+                            status,
+                            granted.group(1) if granted else None,
+                            secret.group(1) if secret else None,
+                            token.group(1) if token else None,
+                            time.time(),
+                        )
+                    )
                 self.answer(status, answer, "text/xml")
 
         super().__init__(Handler)
@@ -131,8 +146,13 @@ class FakeInstanceMetadata(_Server):
     def __init__(self, access_key_id: str, secret_access_key: str, session_token: str):
         self.paths: list[str] = []
         server = self
-        credentials = {"Code": "Success", "Type": "AWS-HMAC", "AccessKeyId": access_key_id,
-                       "SecretAccessKey": secret_access_key, "Token": session_token}
+        credentials = {
+            "Code": "Success",
+            "Type": "AWS-HMAC",
+            "AccessKeyId": access_key_id,
+            "SecretAccessKey": secret_access_key,
+            "Token": session_token,
+        }
 
         class Handler(_Quiet):
             def do_PUT(self) -> None:  # noqa: N802
@@ -168,8 +188,12 @@ class FakeContainerCredentials(_Server):
     def __init__(self, access_key_id: str, secret_access_key: str, session_token: str):
         self.paths: list[str] = []
         server = self
-        credentials = {"AccessKeyId": access_key_id, "SecretAccessKey": secret_access_key, "Token": session_token,
-                       "RoleArn": "arn:aws:iam::123456789012:role/exporter-task-role"}
+        credentials = {
+            "AccessKeyId": access_key_id,
+            "SecretAccessKey": secret_access_key,
+            "Token": session_token,
+            "RoleArn": "arn:aws:iam::123456789012:role/exporter-task-role",
+        }
 
         class Handler(_Quiet):
             def do_GET(self) -> None:  # noqa: N802

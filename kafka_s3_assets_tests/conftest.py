@@ -93,8 +93,9 @@ class Kafka:
             future.result(timeout=30)
         return name
 
-    def produce(self, topic: str, values: list[bytes | None], partition: int = 0, keys=None, timestamps=None,
-                headers=None) -> None:
+    def produce(
+        self, topic: str, values: list[bytes | None], partition: int = 0, keys=None, timestamps=None, headers=None
+    ) -> None:
         producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5})
         for i, value in enumerate(values):
             extra = {}
@@ -112,8 +113,14 @@ class Kafka:
 
         from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"test-reader-{uuid.uuid4().hex[:6]}",
-                             "enable.partition.eof": True, "enable.auto.commit": False})
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"test-reader-{uuid.uuid4().hex[:6]}",
+                "enable.partition.eof": True,
+                "enable.auto.commit": False,
+            }
+        )
         try:
             consumer.assign([TopicPartition(topic, partition, 0)])
             messages, deadline = [], time.monotonic() + timeout_s
@@ -135,12 +142,12 @@ class Kafka:
     def avro_serializer(self, schema: str = DEMO_SCHEMA) -> AvroSerializer:
         return AvroSerializer(SchemaRegistryClient({"url": self.registry_url}), schema)
 
-    def produce_avro(self, topic: str, values: list[dict], partition: int = 0, schema: str = DEMO_SCHEMA,
-                     **kwargs) -> None:
+    def produce_avro(
+        self, topic: str, values: list[dict], partition: int = 0, schema: str = DEMO_SCHEMA, **kwargs
+    ) -> None:
         serializer = self.avro_serializer(schema)
         ctx = SerializationContext(topic, MessageField.VALUE)
-        self.produce(topic, [None if v is None else serializer(v, ctx) for v in values], partition=partition,
-                     **kwargs)
+        self.produce(topic, [None if v is None else serializer(v, ctx) for v in values], partition=partition, **kwargs)
 
 
 @pytest.fixture(scope="session")
@@ -150,9 +157,13 @@ def kafka(devstack) -> Kafka:
 
 @pytest.fixture(scope="session")
 def s3_client(devstack):
-    return boto3.client("s3", endpoint_url=devstack.s3_endpoint_url, region_name=devstack.aws_region,
-                        aws_access_key_id=devstack.aws_access_key_id,
-                        aws_secret_access_key=devstack.aws_secret_access_key)
+    return boto3.client(
+        "s3",
+        endpoint_url=devstack.s3_endpoint_url,
+        region_name=devstack.aws_region,
+        aws_access_key_id=devstack.aws_access_key_id,
+        aws_secret_access_key=devstack.aws_secret_access_key,
+    )
 
 
 @pytest.fixture

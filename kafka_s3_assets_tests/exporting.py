@@ -8,8 +8,16 @@ from kafka_s3_assets.export.partition_request import PartitionExportRequest, Par
 from kafka_s3_assets.export.settings import ExportSettings, resolve_settings
 
 
-def export(config: dict | ExportSettings, topic: str, partition: int = 0, *, end_offset: int | None = None,
-           run_id: str | None = None, now_ms: int | None = None, succeed: bool = False) -> PartitionExportResult:
+def export(
+    config: dict | ExportSettings,
+    topic: str,
+    partition: int = 0,
+    *,
+    end_offset: int | None = None,
+    run_id: str | None = None,
+    now_ms: int | None = None,
+    succeed: bool = False,
+) -> PartitionExportResult:
     """Export ``topic``/``partition`` under a connector config (or settings already resolved from one).
 
     ``end_offset``: stop there, as a run planned up to a high watermark does (default: the partition's end).
@@ -18,8 +26,10 @@ def export(config: dict | ExportSettings, topic: str, partition: int = 0, *, end
     unless it exported or was up to date.
     """
     settings = config if isinstance(config, ExportSettings) else resolve_settings(config)
-    result = export_partition(PartitionExportRequest(settings, topic, partition, end_offset=end_offset, run_id=run_id),
-                              clock_ms=(lambda: now_ms) if now_ms is not None else None)
+    result = export_partition(
+        PartitionExportRequest(settings, topic, partition, end_offset=end_offset, run_id=run_id),
+        clock_ms=(lambda: now_ms) if now_ms is not None else None,
+    )
     if succeed:
         assert result.status != "failed", result.error_detail or result.error
     return result

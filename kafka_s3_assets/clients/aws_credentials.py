@@ -56,8 +56,11 @@ JVM_OPTIONS_VARIABLES = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "KAFKA_OPTS")
 
 # The names each SDK's environment and system-property providers read: (access key id, secret, token).
 ENV_NAMES = {
-    Sdk.V1: (("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY"), ("AWS_SECRET_KEY", "AWS_SECRET_ACCESS_KEY"),
-             ("AWS_SESSION_TOKEN",)),
+    Sdk.V1: (
+        ("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY"),
+        ("AWS_SECRET_KEY", "AWS_SECRET_ACCESS_KEY"),
+        ("AWS_SESSION_TOKEN",),
+    ),
     Sdk.V2: (("AWS_ACCESS_KEY_ID",), ("AWS_SECRET_ACCESS_KEY",), ("AWS_SESSION_TOKEN",)),
 }
 SYSTEM_PROPERTY_NAMES = {
@@ -87,10 +90,10 @@ MANDATORY_REFRESH_MAX_S = 10 * 60
 # new at each refresh) and by value (what an STS error message may quote, e.g. the external id).
 _SECRET_FIELDS = "ExternalId|WebIdentityToken|SecretAccessKey|SessionToken|X-Amz-Security-Token"
 _REDACTIONS = (
-    (re.compile(rf"<({_SECRET_FIELDS})>[^<]*</", re.I), r"<\1>[hidden]</"),                      # XML answers
+    (re.compile(rf"<({_SECRET_FIELDS})>[^<]*</", re.I), r"<\1>[hidden]</"),  # XML answers
     (re.compile(rf"(['\"]?(?:{_SECRET_FIELDS})['\"]?\s*:\s*)b?(['\"])[^'\"]*\2", re.I), r"\1'[hidden]'"),  # reprs
-    (re.compile(rf"\b({_SECRET_FIELDS})=[^&'\"\s]*", re.I), r"\1=[hidden]"),                     # form bodies
-    (re.compile(rf"^({_SECRET_FIELDS}):.*$", re.I | re.M), r"\1:[hidden]"),                       # canonical headers
+    (re.compile(rf"\b({_SECRET_FIELDS})=[^&'\"\s]*", re.I), r"\1=[hidden]"),  # form bodies
+    (re.compile(rf"^({_SECRET_FIELDS}):.*$", re.I | re.M), r"\1:[hidden]"),  # canonical headers
 )
 _BOTOCORE_LOGGERS = ("botocore.endpoint", "botocore.parsers", "botocore.auth", "botocore.credentials")
 _KNOWN_SECRETS: set[str] = set()  # of this process's assumed-role providers and the sessions they were granted
@@ -167,17 +170,20 @@ def _where() -> str:
     return f"host {socket.gethostname()}, pid {os.getpid()}"
 
 
-def _static_from(values: Mapping[str, str], names, source: AwsCredentialsSource, what: str,
-                 shown: Callable[[str], str]) -> Credentials:
+def _static_from(
+    values: Mapping[str, str], names, source: AwsCredentialsSource, what: str, shown: Callable[[str], str]
+) -> Credentials:
     """Credentials from a name -> value map (environment, system properties) with the SDK's names."""
     access_names, secret_names, token_names = names
     access_key, secret_key = _first(values, access_names), _first(values, secret_names)
     if not access_key or not secret_key:
         wanted = [" or ".join(shown(n) for n in group) for group in (access_names, secret_names)]
         missing = [w for w, found in zip(wanted, (access_key, secret_key)) if not found]
-        raise AwsCredentialsError(f"No AWS credentials from {source.provider.described}: it reads "
-                                  f"{' and '.join(wanted)} from {what}, and this process ({_where()}) has no "
-                                  f"{' and no '.join(missing)}")
+        raise AwsCredentialsError(
+            f"No AWS credentials from {source.provider.described}: it reads "
+            f"{' and '.join(wanted)} from {what}, and this process ({_where()}) has no "
+            f"{' and no '.join(missing)}"
+        )
     return Credentials(access_key, secret_key, _first(values, token_names), method=source.provider.kind.value)
 
 
@@ -207,8 +213,13 @@ def unavailable_reason(source: AwsCredentialsSource, env: Mapping[str, str]) -> 
         if kind is ProviderKind.ENVIRONMENT:
             _static_from(env, ENV_NAMES[source.provider.sdk], source, "the environment", lambda n: f"${n}")
         elif kind is ProviderKind.SYSTEM_PROPERTIES:
-            _static_from(jvm_system_properties(env), SYSTEM_PROPERTY_NAMES[source.provider.sdk], source,
-                         _jvm_options_described(), lambda n: f"-D{n}")
+            _static_from(
+                jvm_system_properties(env),
+                SYSTEM_PROPERTY_NAMES[source.provider.sdk],
+                source,
+                _jvm_options_described(),
+                lambda n: f"-D{n}",
+            )
         elif kind is ProviderKind.PROFILE:
             _check_profile(source, env)
     except AwsCredentialsError as exc:
@@ -216,14 +227,19 @@ def unavailable_reason(source: AwsCredentialsSource, env: Mapping[str, str]) -> 
     if kind is ProviderKind.WEB_IDENTITY:
         missing = [f"${n}" for n in ("AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE") if not env.get(n)]
         if missing:
-            return (f"No AWS credentials from {source.provider.described}: it reads $AWS_ROLE_ARN and "
-                    f"$AWS_WEB_IDENTITY_TOKEN_FILE (set by EKS for a service account with an IAM role), and this "
-                    f"process ({_where()}) has no {' and no '.join(missing)}")
-    if kind is ProviderKind.CONTAINER and not (env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
-                                               or env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI")):
-        return (f"No AWS credentials from {source.provider.described}: it reads "
-                f"$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or $AWS_CONTAINER_CREDENTIALS_FULL_URI (set by ECS for a "
-                f"task role), and this process ({_where()}) has neither")
+            return (
+                f"No AWS credentials from {source.provider.described}: it reads $AWS_ROLE_ARN and "
+                f"$AWS_WEB_IDENTITY_TOKEN_FILE (set by EKS for a service account with an IAM role), and this "
+                f"process ({_where()}) has no {' and no '.join(missing)}"
+            )
+    if kind is ProviderKind.CONTAINER and not (
+        env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") or env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+    ):
+        return (
+            f"No AWS credentials from {source.provider.described}: it reads "
+            f"$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or $AWS_CONTAINER_CREDENTIALS_FULL_URI (set by ECS for a "
+            f"task role), and this process ({_where()}) has neither"
+        )
     return None
 
 
@@ -231,9 +247,11 @@ def _check_profile(source: AwsCredentialsSource, env: Mapping[str, str]) -> boto
     name, origin = profile_name(source, env)
     session = botocore.session.Session(profile=name)
     if name not in session.available_profiles:
-        raise AwsCredentialsError(f"No AWS credentials from {source.provider.described}: profile '{name}' ({origin}) "
-                                  f"is in neither the AWS config file nor the shared credentials file of this "
-                                  f"process ({_where()}; $AWS_CONFIG_FILE, $AWS_SHARED_CREDENTIALS_FILE or ~/.aws)")
+        raise AwsCredentialsError(
+            f"No AWS credentials from {source.provider.described}: profile '{name}' ({origin}) "
+            f"is in neither the AWS config file nor the shared credentials file of this "
+            f"process ({_where()}; $AWS_CONFIG_FILE, $AWS_SHARED_CREDENTIALS_FILE or ~/.aws)"
+        )
     return session
 
 
@@ -261,11 +279,15 @@ def boto3_session(source: AwsCredentialsSource, region: str | None) -> boto3.ses
 
 # The providers botocore's default chain holds for each kind, and what it means when they find nothing.
 _FROM_THE_CHAIN = {
-    ProviderKind.INSTANCE_PROFILE: (("iam-role",), "the instance metadata service gave none (not on EC2, or no "
-                                                   "instance profile)"),
+    ProviderKind.INSTANCE_PROFILE: (
+        ("iam-role",),
+        "the instance metadata service gave none (not on EC2, or no instance profile)",
+    ),
     ProviderKind.CONTAINER: (("container-role",), "$AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI is not set"),
-    ProviderKind.CONTAINER_OR_INSTANCE: (("container-role", "iam-role"), "no container credentials endpoint is set "
-                                                                         "and the instance metadata service gave none"),
+    ProviderKind.CONTAINER_OR_INSTANCE: (
+        ("container-role", "iam-role"),
+        "no container credentials endpoint is set and the instance metadata service gave none",
+    ),
 }
 
 
@@ -276,8 +298,13 @@ def credentials(source: AwsCredentialsSource, region: str | None):
     if kind is ProviderKind.ENVIRONMENT:
         return _static_from(os.environ, ENV_NAMES[source.provider.sdk], source, "the environment", lambda n: f"${n}")
     if kind is ProviderKind.SYSTEM_PROPERTIES:
-        return _static_from(jvm_system_properties(os.environ), SYSTEM_PROPERTY_NAMES[source.provider.sdk], source,
-                            _jvm_options_described(), lambda n: f"-D{n}")
+        return _static_from(
+            jvm_system_properties(os.environ),
+            SYSTEM_PROPERTY_NAMES[source.provider.sdk],
+            source,
+            _jvm_options_described(),
+            lambda n: f"-D{n}",
+        )
     if kind is ProviderKind.ASSUME_ROLE:
         return assumed_role_credentials(source, region)
     if kind is ProviderKind.PROFILE:
@@ -287,8 +314,11 @@ def credentials(source: AwsCredentialsSource, region: str | None):
         return _loaded(source, resolver, f"profile '{profile_name(source, os.environ)[0]}' gives none")
     session = botocore.session.Session()
     if kind is ProviderKind.WEB_IDENTITY:
-        return _loaded(source, CredentialResolver([_web_identity_provider(session, source, region)]),
-                       "$AWS_ROLE_ARN and $AWS_WEB_IDENTITY_TOKEN_FILE are not both set")
+        return _loaded(
+            source,
+            CredentialResolver([_web_identity_provider(session, source, region)]),
+            "$AWS_ROLE_ARN and $AWS_WEB_IDENTITY_TOKEN_FILE are not both set",
+        )
     methods, missing = _FROM_THE_CHAIN[kind]
     chain = create_credential_resolver(session)
     return _loaded(source, CredentialResolver([chain.get_provider(m) for m in methods]), missing)
@@ -298,11 +328,13 @@ def _loaded(source: AwsCredentialsSource, resolver: CredentialResolver, missing:
     try:
         found = resolver.load_credentials()
     except (BotoCoreError, ClientError) as exc:
-        raise AwsCredentialsError(f"No AWS credentials from {source.provider.described} in this process "
-                                  f"({_where()}): {exc}") from exc
+        raise AwsCredentialsError(
+            f"No AWS credentials from {source.provider.described} in this process ({_where()}): {exc}"
+        ) from exc
     if found is None:
-        raise AwsCredentialsError(f"No AWS credentials from {source.provider.described} in this process "
-                                  f"({_where()}): {missing}")
+        raise AwsCredentialsError(
+            f"No AWS credentials from {source.provider.described} in this process ({_where()}): {missing}"
+        )
     return found
 
 
@@ -317,9 +349,12 @@ def _web_identity_provider(session, source: AwsCredentialsSource, region: str | 
             kwargs["endpoint_url"] = source.sts_endpoint_url
         return session.create_client(service_name, **kwargs)
 
-    return AssumeRoleWithWebIdentityProvider(load_config=lambda: session.full_config, client_creator=client_creator,
-                                             profile_name=session.get_config_variable("profile") or "default",
-                                             cache={})
+    return AssumeRoleWithWebIdentityProvider(
+        load_config=lambda: session.full_config,
+        client_creator=client_creator,
+        profile_name=session.get_config_variable("profile") or "default",
+        cache={},
+    )
 
 
 # Assumed-role credentials of this process, by source: every S3 client of an export (and of the next
@@ -357,22 +392,34 @@ class _AssumedRoleCredentials(DeferredRefreshableCredentials):
             session = botocore.session.Session()  # its default chain, unless the connector's keys are given
             keys = {}
             if source.base_access_key_id and source.base_secret_access_key:
-                keys = {"aws_access_key_id": source.base_access_key_id,
-                        "aws_secret_access_key": reveal(source.base_secret_access_key)}
+                keys = {
+                    "aws_access_key_id": source.base_access_key_id,
+                    "aws_secret_access_key": reveal(source.base_secret_access_key),
+                }
             # botocore checks DurationSeconds >= 900 (AWS's minimum) before sending; shorter sessions are
             # for STS servers that grant them (moto's, in tests), so the check is left to the server then.
-            config = Config(parameter_validation=provider.duration_seconds >= AWS_MIN_DURATION_SECONDS,
-                            connect_timeout=STS_CONNECT_TIMEOUT_S, read_timeout=STS_READ_TIMEOUT_S,
-                            retries={"mode": "standard", "total_max_attempts": STS_ATTEMPTS})
+            config = Config(
+                parameter_validation=provider.duration_seconds >= AWS_MIN_DURATION_SECONDS,
+                connect_timeout=STS_CONNECT_TIMEOUT_S,
+                read_timeout=STS_READ_TIMEOUT_S,
+                retries={"mode": "standard", "total_max_attempts": STS_ATTEMPTS},
+            )
             self._sts = session.create_client(
-                "sts", region_name=provider.sts_region or session.get_config_variable("region") or self._region,
-                endpoint_url=source.sts_endpoint_url, config=config, **keys)
+                "sts",
+                region_name=provider.sts_region or session.get_config_variable("region") or self._region,
+                endpoint_url=source.sts_endpoint_url,
+                config=config,
+                **keys,
+            )
         return self._sts
 
     def _assume_role(self) -> dict:
         provider = self._source.provider
-        request = {"RoleArn": provider.role_arn, "RoleSessionName": provider.role_session_name,
-                   "DurationSeconds": provider.duration_seconds}
+        request = {
+            "RoleArn": provider.role_arn,
+            "RoleSessionName": provider.role_session_name,
+            "DurationSeconds": provider.duration_seconds,
+        }
         if provider.role_external_id:
             request["ExternalId"] = provider.role_external_id
         try:
@@ -381,12 +428,18 @@ class _AssumedRoleCredentials(DeferredRefreshableCredentials):
             # Scrubbed here, and not chained: botocore logs a failed refresh with its traceback, and an STS
             # answer may quote the request (the external id).
             reason = scrub(describe(exc), self._source.secrets())
-            raise AwsCredentialsError(f"AssumeRole of {provider.role_arn} for {provider.described} failed in this "
-                                      f"process ({_where()}): {reason}") from None
+            raise AwsCredentialsError(
+                f"AssumeRole of {provider.role_arn} for {provider.described} failed in this "
+                f"process ({_where()}): {reason}"
+            ) from None
         granted = answer["Credentials"]
         _KNOWN_SECRETS.update((granted["SecretAccessKey"], granted["SessionToken"]))
-        return {"access_key": granted["AccessKeyId"], "secret_key": granted["SecretAccessKey"],
-                "token": granted["SessionToken"], "expiry_time": granted["Expiration"].isoformat()}
+        return {
+            "access_key": granted["AccessKeyId"],
+            "secret_key": granted["SecretAccessKey"],
+            "token": granted["SessionToken"],
+            "expiry_time": granted["Expiration"].isoformat(),
+        }
 
 
 def call_assume_role(sts, request: dict) -> dict:

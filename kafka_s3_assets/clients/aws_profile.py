@@ -34,5 +34,9 @@ def resolve_profile(name: str) -> ProfileCredentials:
         raise AwsProfileError(f"AWS profile '{name}' cannot be used: {exc}") from None
     if frozen is None or not frozen.access_key or not frozen.secret_key:
         raise AwsProfileError(f"AWS profile '{name}' gives no credentials")
-    return ProfileCredentials(frozen.access_key, Secret(frozen.secret_key),
-                              Secret(frozen.token) if frozen.token else None, session.region_name)
+    return ProfileCredentials(
+        frozen.access_key,
+        Secret(frozen.secret_key),
+        Secret(frozen.token) if frozen.token else None,
+        session.region_name,
+    )

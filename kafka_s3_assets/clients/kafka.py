@@ -58,8 +58,12 @@ OUT_OF_RANGE_CODES = (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RE
 # What the read path's correctness rests on: no automatic commits (S3 is the source of truth), an
 # error rather than a silent jump when an offset is gone (retention is detected and recorded), and the
 # end-of-partition events the reader stops on. A consumer override cannot change these.
-PROTECTED_CONSUMER_SETTINGS = ("enable.auto.commit", "enable.auto.offset.store", "enable.partition.eof",
-                               "auto.offset.reset")
+PROTECTED_CONSUMER_SETTINGS = (
+    "enable.auto.commit",
+    "enable.auto.offset.store",
+    "enable.partition.eof",
+    "auto.offset.reset",
+)
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,8 @@ def _check_reachable(consumer: Consumer, settings: KafkaSettings, topic: str) ->
     except KafkaException as exc:
         raise KafkaUnavailableError(
             f"Kafka broker unreachable at {settings.bootstrap_servers} (no metadata within "
-            f"{settings.timeout_s:g}s): {exc.args[0].str() if exc.args else exc}") from None
+            f"{settings.timeout_s:g}s): {exc.args[0].str() if exc.args else exc}"
+        ) from None
     info = metadata.topics.get(topic)
     if info is None or info.error is not None and info.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
         raise KafkaReadError(f"Topic '{topic}' does not exist on {settings.bootstrap_servers}")
@@ -140,8 +145,9 @@ class Watermarks:
     first_timestamp_ms: int | None = None
 
 
-def probe_watermarks(settings: KafkaSettings,
-                     positions: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], Watermarks]:
+def probe_watermarks(
+    settings: KafkaSettings, positions: Mapping[tuple[str, int], int]
+) -> dict[tuple[str, int], Watermarks]:
     """High (and low) watermarks of each topic-partition, from a fetch at the given position.
 
     A fetch at the position where we would resume returns either nothing (we are at the end: an EOF
@@ -164,7 +170,8 @@ def probe_watermarks(settings: KafkaSettings,
             if remaining <= 0:
                 raise KafkaUnavailableError(
                     f"No fetch response within {settings.timeout_s:g}s for "
-                    f"{', '.join(f'{t}/{p}' for t, p in sorted(pending))} from {settings.bootstrap_servers}")
+                    f"{', '.join(f'{t}/{p}' for t, p in sorted(pending))} from {settings.bootstrap_servers}"
+                )
             for msg in consumer.consume(num_messages=len(pending) * 4, timeout=min(remaining, POLL_TIMEOUT_S)):
                 key = (msg.topic(), msg.partition())
                 err = msg.error()
@@ -176,7 +183,7 @@ def probe_watermarks(settings: KafkaSettings,
                     pending.discard(key)
                     consumer.pause([TopicPartition(*key)])
         result = {}
-        for (topic, partition) in positions:
+        for topic, partition in positions:
             tp = TopicPartition(topic, partition)
             low, high = consumer.get_watermark_offsets(tp, cached=True)
             if low < 0:
@@ -194,8 +201,9 @@ def committed_offset(settings: KafkaSettings, group_id: str, topic: str, partiti
         _check_reachable(consumer, settings, topic)
         [tp] = consumer.committed([TopicPartition(topic, partition)], timeout=settings.timeout_s)
         if tp.error is not None:
-            raise KafkaReadError(f"Cannot read committed offset of group {group_id} for {topic}/{partition}: "
-                                 f"{tp.error.str()}")
+            raise KafkaReadError(
+                f"Cannot read committed offset of group {group_id} for {topic}/{partition}: {tp.error.str()}"
+            )
         return None if tp.offset == OFFSET_INVALID or tp.offset < 0 else tp.offset
     finally:
         consumer.close()
@@ -207,8 +215,9 @@ def commit_offset(settings: KafkaSettings, group_id: str, topic: str, partition:
     try:
         consumer.commit(offsets=[TopicPartition(topic, partition, next_offset)], asynchronous=False)
     except KafkaException as exc:
-        raise KafkaReadError(f"Committing offset {next_offset} for group {group_id} on {topic}/{partition} "
-                             f"failed: {exc}") from None
+        raise KafkaReadError(
+            f"Committing offset {next_offset} for group {group_id} on {topic}/{partition} failed: {exc}"
+        ) from None
     finally:
         consumer.close()
 
@@ -217,14 +226,21 @@ class PartitionReader:
     """Iterates the records of one topic-partition in ``[start, end)`` (``end`` None: up to the high
     watermark seen when the partition reports end-of-partition)."""
 
-    def __init__(self, settings: KafkaSettings, topic: str, partition: int, start: int, end: int | None,
-                 on_offsets_deleted: Callable[[int, int], None] | None = None):
+    def __init__(
+        self,
+        settings: KafkaSettings,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int | None,
+        on_offsets_deleted: Callable[[int, int], None] | None = None,
+    ):
         self.settings = settings
         self.topic = topic
         self.partition = partition
         self.start = start
         self.end = end
-        self.position = start       # next offset to read; advances past gaps too
+        self.position = start  # next offset to read; advances past gaps too
         self.high_watermark: int | None = None
         # Called with (first missing offset, log start offset) when the broker deleted offsets we were to
         # read (retention); the read then continues from the log start. Without it, that is an error.
@@ -254,7 +270,8 @@ class PartitionReader:
                 if time.monotonic() - last_progress > self.settings.timeout_s:
                     raise KafkaReadError(
                         f"No data from {self.topic}/{self.partition} at offset {self.position} for "
-                        f"{self.settings.timeout_s:g}s (broker {self.settings.bootstrap_servers})")
+                        f"{self.settings.timeout_s:g}s (broker {self.settings.bootstrap_servers})"
+                    )
                 continue
             last_progress = time.monotonic()
             errors = [msg.error() for msg in messages]
@@ -293,23 +310,38 @@ class PartitionReader:
             records = []
             for msg in messages:
                 ts_type, ts = msg.timestamp()
-                records.append(KafkaRecord(topic=topic, partition=partition, offset=msg.offset(),
-                                           timestamp=ts if ts_type != 0 else None, key=msg.key(),
-                                           value=msg.value(), headers=tuple(msg.headers() or ())))
+                records.append(
+                    KafkaRecord(
+                        topic=topic,
+                        partition=partition,
+                        offset=msg.offset(),
+                        timestamp=ts if ts_type != 0 else None,
+                        key=msg.key(),
+                        value=msg.value(),
+                        headers=tuple(msg.headers() or ()),
+                    )
+                )
             return records
 
         def build_record(index: int) -> KafkaRecord:
             msg = messages[index]
             ts_type, ts = msg.timestamp()
-            return KafkaRecord(topic=topic, partition=partition, offset=msg.offset(),
-                               timestamp=ts if ts_type != 0 else None, key=msg.key(), value=msg.value(),
-                               headers=tuple(msg.headers() or ()))
+            return KafkaRecord(
+                topic=topic,
+                partition=partition,
+                offset=msg.offset(),
+                timestamp=ts if ts_type != 0 else None,
+                key=msg.key(),
+                value=msg.value(),
+                headers=tuple(msg.headers() or ()),
+            )
 
         def build_timestamps() -> list[int | None]:
             return [ts if ts_type != 0 else None for ts_type, ts in (msg.timestamp() for msg in messages)]
 
-        return RecordBatch(topic, partition, offsets, [msg.value() for msg in messages], build_records,
-                           build_timestamps, build_record)
+        return RecordBatch(
+            topic, partition, offsets, [msg.value() for msg in messages], build_records, build_timestamps, build_record
+        )
 
     def _event(self, consumer: Consumer, msg, err) -> bool:
         """Handles an event message; True when the range is read to its end."""
@@ -320,8 +352,7 @@ class PartitionReader:
         if err.code() in OUT_OF_RANGE_CODES:
             self._continue_after_deleted_offsets(consumer, msg.offset())
             return self.end is not None and self.position >= self.end
-        raise KafkaReadError(f"Error reading {self.topic}/{self.partition} at offset "
-                             f"{self.position}: {err.str()}")
+        raise KafkaReadError(f"Error reading {self.topic}/{self.partition} at offset {self.position}: {err.str()}")
 
     def _continue_after_deleted_offsets(self, consumer: Consumer, fetch_offset: int | None) -> None:
         """The broker refused to fetch at our position (OFFSET_OUT_OF_RANGE). If that is because the log
@@ -334,11 +365,13 @@ class PartitionReader:
         if log_start <= first_missing:
             raise KafkaReadError(
                 f"Offset {first_missing} of {where} is out of range on the broker (log start offset {log_start}, "
-                f"high watermark {high}): the topic was deleted and recreated, or its log truncated?")
+                f"high watermark {high}): the topic was deleted and recreated, or its log truncated?"
+            )
         if self.on_offsets_deleted is None:
             raise KafkaReadError(
                 f"Offsets {first_missing}..{log_start - 1} of {where} are not on the broker any more (deleted by "
-                f"retention before they were read; the log now starts at {log_start})")
+                f"retention before they were read; the log now starts at {log_start})"
+            )
         self.on_offsets_deleted(first_missing, log_start)
         self.position = log_start
         if self.end is None or log_start < self.end:

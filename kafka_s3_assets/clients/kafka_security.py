@@ -29,51 +29,113 @@ SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GS
 SECRET_KEYS = KAFKA_CLIENT_SECRET_KEYS
 
 # librdkafka security settings taken as they are (confluent-kafka users' names).
-LIBRDKAFKA_KEYS = frozenset({
-    "sasl.username", "sasl.password", "sasl.kerberos.principal", "sasl.kerberos.keytab",
-    "sasl.kerberos.kinit.cmd", "sasl.kerberos.min.time.before.relogin", "sasl.oauthbearer.method",
-    "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret", "sasl.oauthbearer.scope",
-    "sasl.oauthbearer.extensions", "sasl.oauthbearer.config", "enable.sasl.oauthbearer.unsecure.jwt",
-    "ssl.ca.location", "ssl.ca.pem", "ssl.ca.certificate.stores", "ssl.certificate.location", "ssl.certificate.pem",
-    "ssl.key.location", "ssl.key.pem", "ssl.crl.location", "ssl.sigalgs.list", "ssl.curves.list",
-    "ssl.providers", "ssl.engine.location", "ssl.engine.id", "enable.ssl.certificate.verification",
-    "ssl.cipher.suites",
-})
+LIBRDKAFKA_KEYS = frozenset(
+    {
+        "sasl.username",
+        "sasl.password",
+        "sasl.kerberos.principal",
+        "sasl.kerberos.keytab",
+        "sasl.kerberos.kinit.cmd",
+        "sasl.kerberos.min.time.before.relogin",
+        "sasl.oauthbearer.method",
+        "sasl.oauthbearer.client.id",
+        "sasl.oauthbearer.client.secret",
+        "sasl.oauthbearer.scope",
+        "sasl.oauthbearer.extensions",
+        "sasl.oauthbearer.config",
+        "enable.sasl.oauthbearer.unsecure.jwt",
+        "ssl.ca.location",
+        "ssl.ca.pem",
+        "ssl.ca.certificate.stores",
+        "ssl.certificate.location",
+        "ssl.certificate.pem",
+        "ssl.key.location",
+        "ssl.key.pem",
+        "ssl.crl.location",
+        "ssl.sigalgs.list",
+        "ssl.curves.list",
+        "ssl.providers",
+        "ssl.engine.location",
+        "ssl.engine.id",
+        "enable.ssl.certificate.verification",
+        "ssl.cipher.suites",
+    }
+)
 
 # Same name and meaning in both clients (values checked where it matters).
 SHARED_KEYS = frozenset({"sasl.kerberos.service.name", "sasl.oauthbearer.token.endpoint.url", "ssl.key.password"})
 
 # Java-only settings that tune the JVM's TLS or login machinery; librdkafka has no such knob and does
 # the equivalent itself (OpenSSL's protocol negotiation, its own token refresh). Accepted, logged.
-JVM_ONLY_NO_EFFECT = frozenset({
-    "ssl.protocol", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
-    "ssl.secure.random.implementation", "ssl.provider",
-    "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter", "sasl.login.refresh.min.period.seconds",
-    "sasl.login.refresh.buffer.seconds", "sasl.login.connect.timeout.ms", "sasl.login.read.timeout.ms",
-    "sasl.login.retry.backoff.ms", "sasl.login.retry.backoff.max.ms", "sasl.kerberos.ticket.renew.window.factor",
-    "sasl.kerberos.ticket.renew.jitter", "sasl.oauthbearer.scope.claim.name", "sasl.oauthbearer.sub.claim.name",
-    "sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.jwks.endpoint.refresh.ms",
-    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
-    "sasl.oauthbearer.clock.skew.seconds", "sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer",
-})
+JVM_ONLY_NO_EFFECT = frozenset(
+    {
+        "ssl.protocol",
+        "ssl.enabled.protocols",
+        "ssl.keymanager.algorithm",
+        "ssl.trustmanager.algorithm",
+        "ssl.secure.random.implementation",
+        "ssl.provider",
+        "sasl.login.refresh.window.factor",
+        "sasl.login.refresh.window.jitter",
+        "sasl.login.refresh.min.period.seconds",
+        "sasl.login.refresh.buffer.seconds",
+        "sasl.login.connect.timeout.ms",
+        "sasl.login.read.timeout.ms",
+        "sasl.login.retry.backoff.ms",
+        "sasl.login.retry.backoff.max.ms",
+        "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.kerberos.ticket.renew.jitter",
+        "sasl.oauthbearer.scope.claim.name",
+        "sasl.oauthbearer.sub.claim.name",
+        "sasl.oauthbearer.jwks.endpoint.url",
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+        "sasl.oauthbearer.clock.skew.seconds",
+        "sasl.oauthbearer.expected.audience",
+        "sasl.oauthbearer.expected.issuer",
+    }
+)
 
 # Java classes librdkafka cannot load.
-JAVA_CLASS_KEYS = frozenset({"sasl.login.callback.handler.class", "sasl.client.callback.handler.class",
-                             "sasl.login.class", "ssl.engine.factory.class", "security.providers"})
+JAVA_CLASS_KEYS = frozenset(
+    {
+        "sasl.login.callback.handler.class",
+        "sasl.client.callback.handler.class",
+        "sasl.login.class",
+        "ssl.engine.factory.class",
+        "security.providers",
+    }
+)
 
 # Handled below, with the keys they go with.
-STORE_KEYS = frozenset({"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
-                        "ssl.truststore.certificates", "ssl.keystore.type", "ssl.keystore.location",
-                        "ssl.keystore.password", "ssl.keystore.key", "ssl.keystore.certificate.chain"})
-SPECIAL_KEYS = frozenset({"security.protocol", "sasl.mechanism", "sasl.jaas.config",
-                          "ssl.endpoint.identification.algorithm"})
+STORE_KEYS = frozenset(
+    {
+        "ssl.truststore.type",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.truststore.certificates",
+        "ssl.keystore.type",
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        "ssl.keystore.key",
+        "ssl.keystore.certificate.chain",
+    }
+)
+SPECIAL_KEYS = frozenset(
+    {"security.protocol", "sasl.mechanism", "sasl.jaas.config", "ssl.endpoint.identification.algorithm"}
+)
 
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 KERBEROS_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
-_MODULE_MECHANISMS = {PLAIN_MODULE: ("PLAIN",), SCRAM_MODULE: ("SCRAM-SHA-256", "SCRAM-SHA-512"),
-                      OAUTH_MODULE: ("OAUTHBEARER",), KERBEROS_MODULE: ("GSSAPI",)}
+_MODULE_MECHANISMS = {
+    PLAIN_MODULE: ("PLAIN",),
+    SCRAM_MODULE: ("SCRAM-SHA-256", "SCRAM-SHA-512"),
+    OAUTH_MODULE: ("OAUTHBEARER",),
+    KERBEROS_MODULE: ("GSSAPI",),
+}
 _JAAS_LINE = re.compile(r"^\s*([A-Za-z_$][\w.$]*)\s+(required|requisite|sufficient|optional)\b(.*?);?\s*$", re.S)
 _JAAS_OPTION = re.compile(r'\s*([\w.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s";]+))')
 
@@ -81,13 +143,14 @@ _JAAS_OPTION = re.compile(r'\s*([\w.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s";]+)
 def is_security_key(key: str) -> bool:
     """Keys this module owns (in either client's naming)."""
     return key in ("security.protocol", "security.providers") or key.startswith(
-        ("sasl.", "ssl.", "enable.ssl.", "enable.sasl."))
+        ("sasl.", "ssl.", "enable.ssl.", "enable.sasl.")
+    )
 
 
 @dataclass(frozen=True)
 class SecurityProblem:
-    key: str       # the key as the mapping knows it (without any consumer.override. prefix)
-    message: str   # never holds a secret value
+    key: str  # the key as the mapping knows it (without any consumer.override. prefix)
+    message: str  # never holds a secret value
 
 
 class _Mapper:
@@ -114,8 +177,11 @@ class _Mapper:
             elif key in JVM_ONLY_NO_EFFECT:
                 log.info("Kafka client setting %s has no librdkafka equivalent; it has no effect here", key)
             elif key in JAVA_CLASS_KEYS:
-                self.problem(key, f"{key} names a Java class, which librdkafka (confluent-kafka) cannot load; "
-                                  "use librdkafka's own settings (e.g. sasl.oauthbearer.method=oidc)")
+                self.problem(
+                    key,
+                    f"{key} names a Java class, which librdkafka (confluent-kafka) cannot load; "
+                    "use librdkafka's own settings (e.g. sasl.oauthbearer.method=oidc)",
+                )
             elif key not in STORE_KEYS and key not in SPECIAL_KEYS:
                 self.problem(key, f"Unknown Kafka client security setting '{key}'")
         self.protocol()
@@ -135,8 +201,11 @@ class _Mapper:
         if protocol is None:
             return
         if protocol.upper() not in SECURITY_PROTOCOLS:
-            self.problem("security.protocol", f"Invalid value {protocol} for configuration security.protocol: "
-                                              f"use one of {', '.join(SECURITY_PROTOCOLS)}")
+            self.problem(
+                "security.protocol",
+                f"Invalid value {protocol} for configuration security.protocol: "
+                f"use one of {', '.join(SECURITY_PROTOCOLS)}",
+            )
         else:
             self.put("security.protocol", protocol.lower())
 
@@ -147,8 +216,11 @@ class _Mapper:
                 self.put("sasl.mechanism", self.inferred_mechanism)
             return
         if mechanism.upper() not in SASL_MECHANISMS:
-            self.problem("sasl.mechanism", f"Invalid value {mechanism} for configuration sasl.mechanism: "
-                                           f"librdkafka supports {', '.join(SASL_MECHANISMS)}")
+            self.problem(
+                "sasl.mechanism",
+                f"Invalid value {mechanism} for configuration sasl.mechanism: "
+                f"librdkafka supports {', '.join(SASL_MECHANISMS)}",
+            )
             return
         self.put("sasl.mechanism", mechanism.upper())
 
@@ -157,9 +229,11 @@ class _Mapper:
         if algorithm is None:
             return
         if algorithm.lower() not in ("https", "", "none"):
-            self.problem("ssl.endpoint.identification.algorithm",
-                         f"Invalid value {algorithm} for configuration ssl.endpoint.identification.algorithm: "
-                         "use https (verify the broker's host name) or an empty value (do not)")
+            self.problem(
+                "ssl.endpoint.identification.algorithm",
+                f"Invalid value {algorithm} for configuration ssl.endpoint.identification.algorithm: "
+                "use https (verify the broker's host name) or an empty value (do not)",
+            )
             return
         self.put("ssl.endpoint.identification.algorithm", "https" if algorithm.lower() == "https" else "none")
 
@@ -171,24 +245,35 @@ class _Mapper:
         parsed = _parse_jaas(line)
         if parsed is None:
             # Never echo the line: it holds the password.
-            self.problem(key, f"{key} cannot be parsed: expected '<LoginModule class> required option=\"value\" "
-                              "...;' (one login module)")
+            self.problem(
+                key,
+                f'{key} cannot be parsed: expected \'<LoginModule class> required option="value" '
+                "...;' (one login module)",
+            )
             return
         module, options = parsed
         mechanisms = _MODULE_MECHANISMS.get(module)
         if mechanisms is None:
-            self.problem(key, f"{key} uses login module {module}, which librdkafka cannot use: use "
-                              f"{PLAIN_MODULE}, {SCRAM_MODULE}, {OAUTH_MODULE} or {KERBEROS_MODULE}")
+            self.problem(
+                key,
+                f"{key} uses login module {module}, which librdkafka cannot use: use "
+                f"{PLAIN_MODULE}, {SCRAM_MODULE}, {OAUTH_MODULE} or {KERBEROS_MODULE}",
+            )
             return
         mechanism = (self.value("sasl.mechanism") or "").upper()
         if mechanism and mechanism not in mechanisms:
-            self.problem(key, f"{key} uses {module.rsplit('.', 1)[1]}, which does not go with "
-                              f"sasl.mechanism={mechanism} (use {' or '.join(mechanisms)})")
+            self.problem(
+                key,
+                f"{key} uses {module.rsplit('.', 1)[1]}, which does not go with "
+                f"sasl.mechanism={mechanism} (use {' or '.join(mechanisms)})",
+            )
             return
         if not mechanism:
             if len(mechanisms) > 1:
-                self.problem("sasl.mechanism", f"{key} uses {module.rsplit('.', 1)[1]}: set sasl.mechanism to "
-                                               f"{' or '.join(mechanisms)}")
+                self.problem(
+                    "sasl.mechanism",
+                    f"{key} uses {module.rsplit('.', 1)[1]}: set sasl.mechanism to {' or '.join(mechanisms)}",
+                )
                 return
             self.inferred_mechanism = mechanisms[0]
         if module in (PLAIN_MODULE, SCRAM_MODULE):
@@ -201,32 +286,43 @@ class _Mapper:
     def _unknown_options(self, key: str, module: str, options: Mapping[str, str], known: set[str]) -> bool:
         unknown = sorted(o for o in options if o not in known and not o.startswith("extension_"))
         if unknown:
-            self.problem(key, f"{key}: option(s) {', '.join(unknown)} of {module.rsplit('.', 1)[1]} have no "
-                              "librdkafka equivalent")
+            self.problem(
+                key,
+                f"{key}: option(s) {', '.join(unknown)} of {module.rsplit('.', 1)[1]} have no librdkafka equivalent",
+            )
         return bool(unknown)
 
     def _user_password(self, key: str, module: str, options: Mapping[str, str]) -> None:
         if self._unknown_options(key, module, options, {"username", "password"}):
             return
         if "username" not in options or "password" not in options:
-            self.problem(key, f"{key}: {module.rsplit('.', 1)[1]} needs username=\"…\" and password=\"…\"")
+            self.problem(key, f'{key}: {module.rsplit(".", 1)[1]} needs username="…" and password="…"')
             return
         self.put("sasl.username", options["username"])
         self.put("sasl.password", Secret(options["password"]))
 
     def _oauthbearer(self, key: str, options: Mapping[str, str]) -> None:
-        known = {"clientId", "clientSecret", "scope", "unsecuredLoginStringClaim_sub",
-                 "unsecuredLoginLifetimeSeconds", "unsecuredLoginListClaim_scope"}
+        known = {
+            "clientId",
+            "clientSecret",
+            "scope",
+            "unsecuredLoginStringClaim_sub",
+            "unsecuredLoginLifetimeSeconds",
+            "unsecuredLoginListClaim_scope",
+        }
         if self._unknown_options(key, OAUTH_MODULE, options, known):
             return
-        extensions = [f"{name[len('extension_'):]}={value}" for name, value in options.items()
-                      if name.startswith("extension_")]
+        extensions = [
+            f"{name[len('extension_') :]}={value}" for name, value in options.items() if name.startswith("extension_")
+        ]
         if extensions:
             self.put("sasl.oauthbearer.extensions", ",".join(extensions))
         if "clientId" in options:  # OIDC client credentials (KIP-768)
             if not self.value("sasl.oauthbearer.token.endpoint.url"):
-                self.problem("sasl.oauthbearer.token.endpoint.url", f"{key} with clientId (OIDC) needs "
-                                                                    "sasl.oauthbearer.token.endpoint.url")
+                self.problem(
+                    "sasl.oauthbearer.token.endpoint.url",
+                    f"{key} with clientId (OIDC) needs sasl.oauthbearer.token.endpoint.url",
+                )
                 return
             self.put("sasl.oauthbearer.method", "oidc")
             self.put("sasl.oauthbearer.client.id", options["clientId"])
@@ -243,17 +339,34 @@ class _Mapper:
             self.put("enable.sasl.oauthbearer.unsecure.jwt", "true")
             self.put("sasl.oauthbearer.config", Secret(" ".join(config)))
         else:
-            self.problem(key, f"{key}: OAuthBearerLoginModule needs clientId/clientSecret (OIDC, with "
-                              "sasl.oauthbearer.token.endpoint.url) or unsecuredLoginStringClaim_sub; a Java "
-                              "login callback handler cannot be used")
+            self.problem(
+                key,
+                f"{key}: OAuthBearerLoginModule needs clientId/clientSecret (OIDC, with "
+                "sasl.oauthbearer.token.endpoint.url) or unsecuredLoginStringClaim_sub; a Java "
+                "login callback handler cannot be used",
+            )
 
     def _kerberos(self, key: str, options: Mapping[str, str]) -> None:
-        known = {"principal", "keyTab", "serviceName", "useKeyTab", "storeKey", "doNotPrompt", "useTicketCache",
-                 "debug", "renewTGT", "refreshKrb5Config", "isInitiator"}
+        known = {
+            "principal",
+            "keyTab",
+            "serviceName",
+            "useKeyTab",
+            "storeKey",
+            "doNotPrompt",
+            "useTicketCache",
+            "debug",
+            "renewTGT",
+            "refreshKrb5Config",
+            "isInitiator",
+        }
         if self._unknown_options(key, KERBEROS_MODULE, options, known):
             return
-        for option, target in (("principal", "sasl.kerberos.principal"), ("keyTab", "sasl.kerberos.keytab"),
-                               ("serviceName", "sasl.kerberos.service.name")):
+        for option, target in (
+            ("principal", "sasl.kerberos.principal"),
+            ("keyTab", "sasl.kerberos.keytab"),
+            ("serviceName", "sasl.kerberos.service.name"),
+        ):
             if option in options and target not in self.out:
                 self.put(target, options[option])
 
@@ -265,10 +378,13 @@ class _Mapper:
         store_type = _store_type(self.value("ssl.truststore.type"), location)
         key = "ssl.truststore.type" if self.value("ssl.truststore.type") else "ssl.truststore.location"
         if store_type != "PEM":
-            self.problem(key, f"librdkafka cannot read a {store_type} truststore"
-                              f"{' (JKS is the Java default for ssl.truststore.type)' if store_type == 'JKS' else ''}"
-                              ": export the CA certificates as PEM (keytool -exportcert -rfc, or openssl pkcs12 "
-                              "-nokeys) and set ssl.ca.location to that file (or ssl.truststore.type=PEM)")
+            self.problem(
+                key,
+                f"librdkafka cannot read a {store_type} truststore"
+                f"{' (JKS is the Java default for ssl.truststore.type)' if store_type == 'JKS' else ''}"
+                ": export the CA certificates as PEM (keytool -exportcert -rfc, or openssl pkcs12 "
+                "-nokeys) and set ssl.ca.location to that file (or ssl.truststore.type=PEM)",
+            )
             return
         if location is not None:
             self.put("ssl.ca.location", location)
@@ -297,11 +413,14 @@ class _Mapper:
             if chain is not None:
                 self.put("ssl.certificate.pem", chain)
         else:
-            self.problem(key, f"librdkafka cannot read a {store_type} keystore"
-                              f"{' (JKS is the Java default for ssl.keystore.type)' if store_type == 'JKS' else ''}"
-                              ": convert it to PKCS12 (keytool -importkeystore -deststoretype PKCS12) and set "
-                              "ssl.keystore.type=PKCS12, or use PEM files with ssl.certificate.location and "
-                              "ssl.key.location")
+            self.problem(
+                key,
+                f"librdkafka cannot read a {store_type} keystore"
+                f"{' (JKS is the Java default for ssl.keystore.type)' if store_type == 'JKS' else ''}"
+                ": convert it to PKCS12 (keytool -importkeystore -deststoretype PKCS12) and set "
+                "ssl.keystore.type=PKCS12, or use PEM files with ssl.certificate.location and "
+                "ssl.key.location",
+            )
 
 
 def _store_type(declared: str | None, location: str | None) -> str:

@@ -56,23 +56,23 @@ class S3Settings:
     region: str
     endpoint_url: str | None = None
     access_key_id: str | None = None
-    secret_access_key: Secret | None = None   # a plain str is wrapped: never printed
-    session_token: Secret | None = None       # with temporary credentials
+    secret_access_key: Secret | None = None  # a plain str is wrapped: never printed
+    session_token: Secret | None = None  # with temporary credentials
     # Without static keys: the connector's credentials provider, built in each process (None: the default chain)
     credentials_source: AwsCredentialsSource | None = None
-    unsigned: bool = False                    # anonymous requests (no signature, no credentials)
+    unsigned: bool = False  # anonymous requests (no signature, no credentials)
     use_ssl: bool = True
-    verify: bool | str | None = None          # False: do not verify certificates; a path: this CA bundle
+    verify: bool | str | None = None  # False: do not verify certificates; a path: this CA bundle
     part_size: int = 26214400
-    total_attempts: int = 3              # s3.part.retries: attempts of each request, the first included
-    retry_backoff_ms: int = 200          # s3.retry.backoff.ms: full-jitter backoff base
+    total_attempts: int = 3  # s3.part.retries: attempts of each request, the first included
+    retry_backoff_ms: int = 200  # s3.retry.backoff.ms: full-jitter backoff base
     path_style: bool = True
-    sse_algorithm: str = ""              # s3.ssea.name: AES256 | aws:kms | aws:kms:dsse
+    sse_algorithm: str = ""  # s3.ssea.name: AES256 | aws:kms | aws:kms:dsse
     sse_kms_key_id: str = ""
     sse_customer_key: str | None = None  # base64, as in s3.sse.customer.key; used with AES256 (SSE-C)
     acl: str | None = None
     connect_timeout_s: float = 10.0
-    read_timeout_s: float = 60.0         # a request silent for this long is a (retried) timeout
+    read_timeout_s: float = 60.0  # a request silent for this long is a (retried) timeout
 
     def __post_init__(self) -> None:
         for name in ("secret_access_key", "session_token"):
@@ -81,15 +81,25 @@ class S3Settings:
                 object.__setattr__(self, name, Secret(value))
 
     def __repr__(self) -> str:  # never print the secrets
-        return (f"S3Settings(bucket={self.bucket!r}, region={self.region!r}, endpoint_url={self.endpoint_url!r}, "
-                f"part_size={self.part_size})")
+        return (
+            f"S3Settings(bucket={self.bucket!r}, region={self.region!r}, endpoint_url={self.endpoint_url!r}, "
+            f"part_size={self.part_size})"
+        )
 
     def secrets(self) -> list[str]:
         """The secret values (secret access key, session token, SSE-C key, the credentials provider's base
         secret key and external id), to scrub from anything printed."""
         provider_secrets = self.credentials_source.secrets() if self.credentials_source is not None else []
-        return [s for s in (reveal(self.secret_access_key), reveal(self.session_token), self.sse_customer_key,
-                            *provider_secrets) if s]
+        return [
+            s
+            for s in (
+                reveal(self.secret_access_key),
+                reveal(self.session_token),
+                self.sse_customer_key,
+                *provider_secrets,
+            )
+            if s
+        ]
 
     def client(self):
         """A boto3 client that makes exactly one attempt per call: retries are the Retrier's."""
@@ -104,12 +114,16 @@ class S3Settings:
         kwargs = {}
         session = None
         if self.access_key_id and self.secret_access_key:
-            kwargs = {"aws_access_key_id": self.access_key_id, "aws_secret_access_key": reveal(self.secret_access_key),
-                      "aws_session_token": reveal(self.session_token)}
+            kwargs = {
+                "aws_access_key_id": self.access_key_id,
+                "aws_secret_access_key": reveal(self.secret_access_key),
+                "aws_session_token": reveal(self.session_token),
+            }
         elif self.credentials_source is not None and not self.unsigned:
             session = boto3_session(self.credentials_source, self.region)
-        return (session or boto3.session.Session()).client("s3", endpoint_url=self.endpoint_url, use_ssl=self.use_ssl,
-                                                           verify=self.verify, config=config, **kwargs)
+        return (session or boto3.session.Session()).client(
+            "s3", endpoint_url=self.endpoint_url, use_ssl=self.use_ssl, verify=self.verify, config=config, **kwargs
+        )
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(total_attempts=self.total_attempts, base_backoff_ms=self.retry_backoff_ms)
@@ -177,9 +191,18 @@ class MultipartOutput:
     nothing. ``before_write`` is called before every request that writes (the export's lease fence).
     """
 
-    def __init__(self, client, bucket: str, key: str, part_size: int, write_args: dict | None = None,
-                 part_args: dict | None = None, retrier: Retrier | None = None,
-                 on_stored: Callable[[str], None] | None = None, before_write: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        client,
+        bucket: str,
+        key: str,
+        part_size: int,
+        write_args: dict | None = None,
+        part_args: dict | None = None,
+        retrier: Retrier | None = None,
+        on_stored: Callable[[str], None] | None = None,
+        before_write: Callable[[], None] | None = None,
+    ):
         self.key = key
         self._on_stored = on_stored
         self._before_write = before_write or (lambda: None)
@@ -226,12 +249,22 @@ class MultipartOutput:
         try:
             self._before_write()
             if self._upload_id is None:
-                self._upload_id = self._request("CreateMultipartUpload", lambda: self._client.create_multipart_upload(
-                    Bucket=self._bucket, Key=self.key, **self._write_args))["UploadId"]
+                self._upload_id = self._request(
+                    "CreateMultipartUpload",
+                    lambda: self._client.create_multipart_upload(Bucket=self._bucket, Key=self.key, **self._write_args),
+                )["UploadId"]
             number = len(self._parts) + 1
-            response = self._request(f"UploadPart {number}", lambda: self._client.upload_part(
-                Bucket=self._bucket, Key=self.key, UploadId=self._upload_id, PartNumber=number, Body=body,
-                **self._part_args))
+            response = self._request(
+                f"UploadPart {number}",
+                lambda: self._client.upload_part(
+                    Bucket=self._bucket,
+                    Key=self.key,
+                    UploadId=self._upload_id,
+                    PartNumber=number,
+                    Body=body,
+                    **self._part_args,
+                ),
+            )
             self._parts.append({"PartNumber": number, "ETag": response["ETag"]})
         except Exception as exc:
             self._abort_after(exc)
@@ -264,8 +297,12 @@ class MultipartOutput:
         self._before_write()
         crash_point("object_completing")
         try:
-            self._retrier.call(request, lambda: self._client.put_object(
-                Bucket=self._bucket, Key=self.key, Body=body, IfNoneMatch="*", **self._write_args))
+            self._retrier.call(
+                request,
+                lambda: self._client.put_object(
+                    Bucket=self._bucket, Key=self.key, Body=body, IfNoneMatch="*", **self._write_args
+                ),
+            )
         except ClientError as exc:
             if not is_condition_failure(exc):
                 raise S3Error(f"{request} failed: {describe(exc)}") from exc
@@ -286,8 +323,13 @@ class MultipartOutput:
         def complete():
             nonlocal attempts
             attempts += 1
-            return self._client.complete_multipart_upload(Bucket=self._bucket, Key=self.key, UploadId=self._upload_id,
-                                                          MultipartUpload={"Parts": self._parts}, IfNoneMatch="*")
+            return self._client.complete_multipart_upload(
+                Bucket=self._bucket,
+                Key=self.key,
+                UploadId=self._upload_id,
+                MultipartUpload={"Parts": self._parts},
+                IfNoneMatch="*",
+            )
 
         try:
             self._retrier.call(request, complete)
@@ -301,9 +343,12 @@ class MultipartOutput:
             try:  # a failed condition leaves this upload open
                 self.abort()
             except S3Error as abort_exc:
-                log.warning("Could not abort the multipart upload of %s, whose object was already stored: %s (it "
-                            "stays invisible; a bucket lifecycle rule for incomplete uploads removes it)", self._url,
-                            abort_exc)
+                log.warning(
+                    "Could not abort the multipart upload of %s, whose object was already stored: %s (it "
+                    "stays invisible; a bucket lifecycle rule for incomplete uploads removes it)",
+                    self._url,
+                    abort_exc,
+                )
         except BotoCoreError as exc:
             raise S3Error(f"{request} failed: {describe(exc)}") from exc
 
@@ -323,23 +368,37 @@ class MultipartOutput:
         The same ETag means the same bytes: ``etag`` is computed from them as S3 computes ETags where they
         are MD5s (not with SSE-KMS or SSE-C). Otherwise the sizes are compared, and only equal sizes cost a
         GET of the stored object, whose SHA-256 is compared with this object's."""
-        head = _answered(self._retrier, f"HeadObject of {self._url}", lambda: self._client.head_object(
-            Bucket=self._bucket, Key=self.key, **self._part_args), absent=("NoSuchKey",))
+        head = _answered(
+            self._retrier,
+            f"HeadObject of {self._url}",
+            lambda: self._client.head_object(Bucket=self._bucket, Key=self.key, **self._part_args),
+            absent=("NoSuchKey",),
+        )
         if head is None:  # a concurrent write that did not land (409), or the object deleted since
             raise S3Error(f"{request} failed: {describe(failure)}") from failure
         stored_etag, stored_size = str(head.get("ETag", "")), int(head.get("ContentLength", -1))
         if (etag is not None and _same_etag(stored_etag, etag)) or (
-                stored_size == self._size and self._stored_sha256() == self._digest.hexdigest()):
-            log.info("%s: the key already holds these exact bytes (an attempt whose answer was lost, or another "
-                     "export writing the same object); that object is kept as this one", request)
+            stored_size == self._size and self._stored_sha256() == self._digest.hexdigest()
+        ):
+            log.info(
+                "%s: the key already holds these exact bytes (an attempt whose answer was lost, or another "
+                "export writing the same object); that object is kept as this one",
+                request,
+            )
             return
-        raise ObjectExistsError(self._bucket, self.key, (
-            f"{self._url} already exists with other bytes (stored: {stored_size} bytes, ETag {stored_etag}; this "
-            f"object: {self._size} bytes{f', ETag {etag}' if etag else ''}); an object is never replaced, so this "
-            f"one was not written"))
+        raise ObjectExistsError(
+            self._bucket,
+            self.key,
+            (
+                f"{self._url} already exists with other bytes (stored: {stored_size} bytes, ETag {stored_etag}; this "
+                f"object: {self._size} bytes{f', ETag {etag}' if etag else ''}); an object is never replaced, so this "
+                f"one was not written"
+            ),
+        )
 
     def _stored_sha256(self) -> str:
         """SHA-256 of the object stored at the key, streamed (the read inside the retried call)."""
+
         def digest() -> str:
             body = self._client.get_object(Bucket=self._bucket, Key=self.key, **self._part_args)["Body"]
             sha = hashlib.sha256()
@@ -350,8 +409,17 @@ class MultipartOutput:
         return _request(self._retrier, f"GetObject of {self._url}", digest)
 
     def create_sibling(self, key: str) -> MultipartOutput:
-        return MultipartOutput(self._client, self._bucket, key, self._part_size, self._write_args, self._part_args,
-                               self._retrier, self._on_stored, self._before_write)
+        return MultipartOutput(
+            self._client,
+            self._bucket,
+            key,
+            self._part_size,
+            self._write_args,
+            self._part_args,
+            self._retrier,
+            self._on_stored,
+            self._before_write,
+        )
 
     def abort(self) -> None:
         self._buffer.clear()
@@ -359,8 +427,10 @@ class MultipartOutput:
             return
         upload_id, self._upload_id = self._upload_id, None
         try:
-            self._retrier.call(f"AbortMultipartUpload of {self._url}", lambda: self._client.abort_multipart_upload(
-                Bucket=self._bucket, Key=self.key, UploadId=upload_id))
+            self._retrier.call(
+                f"AbortMultipartUpload of {self._url}",
+                lambda: self._client.abort_multipart_upload(Bucket=self._bucket, Key=self.key, UploadId=upload_id),
+            )
         except ClientError as exc:
             if http_status(exc) == 404 or error_code(exc) == "NoSuchUpload":
                 return  # already gone (e.g. an earlier attempt aborted it but its answer was lost)
@@ -374,8 +444,13 @@ class MultipartOutput:
         try:
             self.abort()
         except Exception as exc:
-            log.warning("Could not abort the multipart upload of %s after %s: %s (it stays invisible; a bucket "
-                        "lifecycle rule for incomplete uploads removes it)", self._url, failure, exc)
+            log.warning(
+                "Could not abort the multipart upload of %s after %s: %s (it stays invisible; a bucket "
+                "lifecycle rule for incomplete uploads removes it)",
+                self._url,
+                failure,
+                exc,
+            )
 
 
 class S3ObjectStore:
@@ -397,20 +472,37 @@ class S3ObjectStore:
     def create(self, key: str, *, before_write: Callable[[], None] | None = None) -> MultipartOutput:
         """A data object to write, created only if ``key`` is free (see MultipartOutput); ``before_write`` is
         called before each of its writing requests."""
-        return MultipartOutput(self.client, self.bucket, key, self.settings.part_size, self.settings.write_args(),
-                               self.settings.customer_key_args(), self.retrier, self.stored_keys.append, before_write)
+        return MultipartOutput(
+            self.client,
+            self.bucket,
+            key,
+            self.settings.part_size,
+            self.settings.write_args(),
+            self.settings.customer_key_args(),
+            self.retrier,
+            self.stored_keys.append,
+            before_write,
+        )
 
     def tag(self, key: str, tags: dict[str, str]) -> None:
         """s3.object.tagging: startOffset, endOffset, recordCount and the configured pairs."""
         tagging = {"TagSet": [{"Key": k, "Value": v} for k, v in tags.items()]}
-        _request(self.retrier, f"PutObjectTagging of {self._url(key)}",
-                 lambda: self.client.put_object_tagging(Bucket=self.bucket, Key=key, Tagging=tagging))
+        _request(
+            self.retrier,
+            f"PutObjectTagging of {self._url(key)}",
+            lambda: self.client.put_object_tagging(Bucket=self.bucket, Key=key, Tagging=tagging),
+        )
 
     def get_range(self, key: str, start: int, end_exclusive: int) -> bytes:
         byte_range = f"bytes={start}-{end_exclusive - 1}"
         # The body is read inside the retried call: a connection cut while streaming is retried too.
-        return _request(self.retrier, f"GetObject {byte_range} of {self._url(key)}", lambda: self.client.get_object(
-            Bucket=self.bucket, Key=key, Range=byte_range, **self.settings.customer_key_args())["Body"].read())
+        return _request(
+            self.retrier,
+            f"GetObject {byte_range} of {self._url(key)}",
+            lambda: self.client.get_object(
+                Bucket=self.bucket, Key=key, Range=byte_range, **self.settings.customer_key_args()
+            )["Body"].read(),
+        )
 
     def _list_objects(self, prefix: str, start_after: str | None = None) -> Iterator[dict]:
         """ListObjectsV2 page by page, each page its own retried request; with ``start_after``, only the
@@ -434,25 +526,40 @@ class S3ObjectStore:
         return {o["Key"]: o["Size"] for o in self._list_objects(prefix, start_after)}
 
     def get(self, key: str) -> bytes:
-        return _request(self.retrier, f"GetObject of {self._url(key)}", lambda: self.client.get_object(
-            Bucket=self.bucket, Key=key, **self.settings.customer_key_args())["Body"].read())
+        return _request(
+            self.retrier,
+            f"GetObject of {self._url(key)}",
+            lambda: self.client.get_object(Bucket=self.bucket, Key=key, **self.settings.customer_key_args())[
+                "Body"
+            ].read(),
+        )
 
     def get_json(self, key: str) -> bytes:
         """One of the project's own JSON objects (a manifest). They are written without the customer key
         (SSE-C), and S3 refuses a GET that sends SSE-C parameters for an object not encrypted with them."""
-        return _request(self.retrier, f"GetObject of {self._url(key)}",
-                        lambda: self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+        return _request(
+            self.retrier,
+            f"GetObject of {self._url(key)}",
+            lambda: self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read(),
+        )
 
     def put_json(self, key: str, body: bytes) -> None:
         """Write one of the project's own small JSON objects (a pointer or a progress report beside the
         manifests), replacing what is there; without the customer key, as manifests are."""
-        _request(self.retrier, f"PutObject of {self._url(key)}", lambda: self.client.put_object(
-            Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"))
+        _request(
+            self.retrier,
+            f"PutObject of {self._url(key)}",
+            lambda: self.client.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"),
+        )
 
     def head_size(self, key: str) -> int | None:
         """The size of a data object (sent with the customer key, as it was written), or None when absent."""
-        response = _answered(self.retrier, f"HeadObject of {self._url(key)}", lambda: self.client.head_object(
-            Bucket=self.bucket, Key=key, **self.settings.customer_key_args()), absent=("404",))
+        response = _answered(
+            self.retrier,
+            f"HeadObject of {self._url(key)}",
+            lambda: self.client.head_object(Bucket=self.bucket, Key=key, **self.settings.customer_key_args()),
+            absent=("404",),
+        )
         return None if response is None else int(response["ContentLength"])
 
     def get_with_etag(self, key: str) -> tuple[bytes, str] | None:
@@ -479,8 +586,9 @@ class S3ObjectStore:
         def put():
             nonlocal attempts
             attempts += 1
-            return self.client.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json",
-                                          **condition)
+            return self.client.put_object(
+                Bucket=self.bucket, Key=key, Body=body, ContentType="application/json", **condition
+            )
 
         try:
             # With If-Match, an object that is gone has changed too.
@@ -499,8 +607,12 @@ class S3ObjectStore:
     def delete(self, key: str, *, if_match: str | None = None) -> None:
         """Delete ``key`` (only while its ETag is ``if_match``, when given). A missing key is fine."""
         condition = {"IfMatch": if_match} if if_match else {}
-        _answered(self.retrier, f"DeleteObject of {self._url(key)}",
-                  lambda: self.client.delete_object(Bucket=self.bucket, Key=key, **condition), absent=("NoSuchKey",))
+        _answered(
+            self.retrier,
+            f"DeleteObject of {self._url(key)}",
+            lambda: self.client.delete_object(Bucket=self.bucket, Key=key, **condition),
+            absent=("NoSuchKey",),
+        )
 
     def list_uploads(self, prefix: str) -> list[tuple[str, str]]:
         """(key, upload id) of the multipart uploads in progress under ``prefix``."""
@@ -516,8 +628,12 @@ class S3ObjectStore:
 
     def abort_upload(self, key: str, upload_id: str) -> None:
         """Abort an upload in progress; one already gone is fine."""
-        _answered(self.retrier, f"AbortMultipartUpload of {self._url(key)}", lambda: self.client.abort_multipart_upload(
-            Bucket=self.bucket, Key=key, UploadId=upload_id), absent=("NoSuchUpload",))
+        _answered(
+            self.retrier,
+            f"AbortMultipartUpload of {self._url(key)}",
+            lambda: self.client.abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id),
+            absent=("NoSuchUpload",),
+        )
 
     def put_if_absent(self, key: str, body: bytes) -> None:
         """Create a manifest at ``key`` only if nothing is there (If-None-Match: *). Raises
@@ -527,7 +643,9 @@ class S3ObjectStore:
         except ConditionFailedError:
             raise ManifestConflictError(
                 f"s3://{self.bucket}/{key} already exists: another export of this topic-partition committed "
-                f"first; this run's objects were not recorded") from None
+                f"first; this run's objects were not recorded"
+            ) from None
+
 
 def _answered(retrier: Retrier, request: str, fn: Callable[[], T], *, absent: tuple[str, ...] = ()) -> T | None:
     """``fn()`` under the retry policy, S3's answers translated: with ``absent`` error codes given, a 404

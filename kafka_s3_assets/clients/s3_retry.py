@@ -31,21 +31,33 @@ from .errors import S3Error
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-MAX_BACKOFF_MS = 24 * 60 * 60 * 1000   # S3_RETRY_MAX_BACKOFF_TIME_MS = Duration.ofDays(1)
-_JAVA_INT_MAX = 2**31 - 1              # the SDK clamps base and max delay to Integer.MAX_VALUE ms
-_RETRIES_ATTEMPTED_CEILING = 30        # the SDK's exponent stops growing here (no overflow)
+MAX_BACKOFF_MS = 24 * 60 * 60 * 1000  # S3_RETRY_MAX_BACKOFF_TIME_MS = Duration.ofDays(1)
+_JAVA_INT_MAX = 2**31 - 1  # the SDK clamps base and max delay to Integer.MAX_VALUE ms
+_RETRIES_ATTEMPTED_CEILING = 30  # the SDK's exponent stops growing here (no overflow)
 
 # AWS SDK v2 AwsErrorCode.THROTTLING_ERROR_CODES: throttling whatever the HTTP status.
-THROTTLING_ERROR_CODES = frozenset({
-    "Throttling", "ThrottlingException", "ThrottledException", "ProvisionedThroughputExceededException",
-    "SlowDown", "TooManyRequestsException", "RequestLimitExceeded", "BandwidthLimitExceeded",
-    "RequestThrottled", "RequestThrottledException", "EC2ThrottledException", "PriorRequestNotComplete",
-    "TransactionInProgressException",
-})
+THROTTLING_ERROR_CODES = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "ProvisionedThroughputExceededException",
+        "SlowDown",
+        "TooManyRequestsException",
+        "RequestLimitExceeded",
+        "BandwidthLimitExceeded",
+        "RequestThrottled",
+        "RequestThrottledException",
+        "EC2ThrottledException",
+        "PriorRequestNotComplete",
+        "TransactionInProgressException",
+    }
+)
 # AWS SDK v2 AwsErrorCode.RETRYABLE_ERROR_CODES. S3's RequestTimeout is a 400 ("your socket connection
 # was not read from or written to within the timeout period"): a timeout, so retried.
-RETRYABLE_ERROR_CODES = frozenset({"RequestTimeout", "RequestTimeoutException", "PriorRequestNotComplete",
-                                   "InternalError"})
+RETRYABLE_ERROR_CODES = frozenset(
+    {"RequestTimeout", "RequestTimeoutException", "PriorRequestNotComplete", "InternalError"}
+)
 # A conditional write whose condition did not hold (412), or that met a concurrent conditional write of
 # the same key (409): answers, whatever the status. S3 may embed one in a 200 answer to
 # CompleteMultipartUpload, which botocore turns into a 500 carrying the embedded code.
@@ -90,8 +102,7 @@ def is_retryable(exc: BaseException) -> bool:
     # botocore's connection family (refused, connect timeout, SSL, proxy), its HTTP-client family
     # (connection closed or reset, read timeout, a body cut off while streaming) and short bodies.
     # ParamValidationError, NoCredentialsError and the like are mistakes, not faults.
-    return isinstance(exc, (BotoConnectionError, HTTPClientError, IncompleteReadError,
-                            ConnectionError, TimeoutError))
+    return isinstance(exc, (BotoConnectionError, HTTPClientError, IncompleteReadError, ConnectionError, TimeoutError))
 
 
 @dataclass(frozen=True)
@@ -99,8 +110,8 @@ class RetryPolicy:
     """``s3.part.retries`` total attempts and ``s3.retry.backoff.ms`` full-jitter backoff, as the reference
     connector retries."""
 
-    total_attempts: int = 3                 # s3.part.retries; 0 behaves as 1 (the SDK needs at least one)
-    base_backoff_ms: int = 200              # s3.retry.backoff.ms
+    total_attempts: int = 3  # s3.part.retries; 0 behaves as 1 (the SDK needs at least one)
+    base_backoff_ms: int = 200  # s3.retry.backoff.ms
     max_backoff_ms: int = MAX_BACKOFF_MS
 
     @property
@@ -137,8 +148,9 @@ class Retrier:
     """Runs one S3 request under a :class:`RetryPolicy`. ``sleep`` and ``rng`` are injectable so tests
     neither wait nor depend on chance."""
 
-    def __init__(self, policy: RetryPolicy, *, sleep: Callable[[float], None] = time.sleep,
-                 rng: random.Random | None = None):
+    def __init__(
+        self, policy: RetryPolicy, *, sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None
+    ):
         self.policy = policy
         self._sleep = sleep
         self._rng = rng or random.Random()

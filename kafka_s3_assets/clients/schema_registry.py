@@ -108,8 +108,9 @@ class RegistrySettings:
         self._validate()
 
     @classmethod
-    def from_converter_settings(cls, url: str, settings: Mapping[str, Any], timeout_s: float = 10.0
-                                ) -> RegistrySettings:
+    def from_converter_settings(
+        cls, url: str, settings: Mapping[str, Any], timeout_s: float = 10.0
+    ) -> RegistrySettings:
         """From a converter's settings (``ConverterConfig.settings``: ``basic.auth.user.info``, … without
         the ``value.converter.`` prefix). Raises RegistryConfigError naming the setting at fault.
 
@@ -117,9 +118,10 @@ class RegistrySettings:
         ``bearer.auth.credentials.source`` is an error (the basic source's default, URL, is not naming it).
         """
         if settings.get("basic.auth.credentials.source") and settings.get("bearer.auth.credentials.source"):
-            raise RegistryConfigError("bearer.auth.credentials.source",
-                                      "Only one of 'basic.auth.credentials.source' and "
-                                      "'bearer.auth.credentials.source' may be specified")
+            raise RegistryConfigError(
+                "bearer.auth.credentials.source",
+                "Only one of 'basic.auth.credentials.source' and 'bearer.auth.credentials.source' may be specified",
+            )
         values = {attr: settings[key] for key, attr in SETTING_FIELDS.items() if settings.get(key) is not None}
         return cls(url, timeout_s, **values)
 
@@ -140,27 +142,38 @@ class RegistrySettings:
             else:
                 valid = parts.scheme in ("http", "https") and bool(parts.hostname)
             if not valid:
-                raise RegistryConfigError("schema.registry.url", f"Invalid schema registry URL '{redact_url(url)}': "
-                                                                 "expected http(s)://host[:port][/path]")
+                raise RegistryConfigError(
+                    "schema.registry.url",
+                    f"Invalid schema registry URL '{redact_url(url)}': expected http(s)://host[:port][/path]",
+                )
         if self.basic_auth_credentials_source not in BASIC_AUTH_SOURCES:
-            raise RegistryConfigError("basic.auth.credentials.source",
-                                      f"basic.auth.credentials.source={self.basic_auth_credentials_source} is not "
-                                      f"supported: use {' or '.join(BASIC_AUTH_SOURCES)}")
+            raise RegistryConfigError(
+                "basic.auth.credentials.source",
+                f"basic.auth.credentials.source={self.basic_auth_credentials_source} is not "
+                f"supported: use {' or '.join(BASIC_AUTH_SOURCES)}",
+            )
         if self.bearer_auth_credentials_source is not None:
             if self.bearer_auth_credentials_source not in BEARER_AUTH_SOURCES:
-                raise RegistryConfigError("bearer.auth.credentials.source",
-                                          f"bearer.auth.credentials.source={self.bearer_auth_credentials_source} is "
-                                          f"not supported: use {' or '.join(BEARER_AUTH_SOURCES)}")
+                raise RegistryConfigError(
+                    "bearer.auth.credentials.source",
+                    f"bearer.auth.credentials.source={self.bearer_auth_credentials_source} is "
+                    f"not supported: use {' or '.join(BEARER_AUTH_SOURCES)}",
+                )
             if not self.bearer_auth_token:
-                raise RegistryConfigError("bearer.auth.token",
-                                          "bearer.auth.credentials.source=STATIC_TOKEN needs bearer.auth.token")
+                raise RegistryConfigError(
+                    "bearer.auth.token", "bearer.auth.credentials.source=STATIC_TOKEN needs bearer.auth.token"
+                )
         elif self.basic_auth_credentials_source == "USER_INFO":
             if not self.basic_auth_user_info or ":" not in self.basic_auth_user_info:
-                raise RegistryConfigError("basic.auth.user.info", "basic.auth.credentials.source=USER_INFO needs "
-                                                                  "basic.auth.user.info as user:password")
+                raise RegistryConfigError(
+                    "basic.auth.user.info",
+                    "basic.auth.credentials.source=USER_INFO needs basic.auth.user.info as user:password",
+                )
         if self.ssl_key_location and not self.ssl_certificate_location:
-            raise RegistryConfigError("schema.registry.ssl.key.location",
-                                      "schema.registry.ssl.key.location needs schema.registry.ssl.certificate.location")
+            raise RegistryConfigError(
+                "schema.registry.ssl.key.location",
+                "schema.registry.ssl.key.location needs schema.registry.ssl.certificate.location",
+            )
         for name in ("max_retries", "retries_wait_ms", "retries_max_wait_ms"):
             if getattr(self, name) < 0:
                 raise RegistryConfigError(name.replace("_", "."), f"{name.replace('_', '.')} must be at least 0")
@@ -190,15 +203,24 @@ class RegistrySettings:
     def cache_identity(self) -> tuple:
         """What a cached lookup depends on: the registry (URLs, logical cluster) and who asks."""
         fingerprint = hashlib.sha256("\0".join(self.secrets()).encode()).hexdigest()
-        return (tuple(redact_url(u) for u in self.urls), self.bearer_auth_logical_cluster,
-                self.bearer_auth_identity_pool_id, fingerprint)
+        return (
+            tuple(redact_url(u) for u in self.urls),
+            self.bearer_auth_logical_cluster,
+            self.bearer_auth_identity_pool_id,
+            fingerprint,
+        )
 
     def __repr__(self) -> str:
-        auth = (f"bearer={self.bearer_auth_credentials_source}" if self.bearer_auth_credentials_source
-                else f"basic={self.basic_auth_credentials_source}")
+        auth = (
+            f"bearer={self.bearer_auth_credentials_source}"
+            if self.bearer_auth_credentials_source
+            else f"basic={self.basic_auth_credentials_source}"
+        )
         tls = ", tls=client-cert" if self.ssl_certificate_location else (", tls=ca" if self.ssl_ca_location else "")
-        return (f"RegistrySettings(url={', '.join(redact_url(u) for u in self.urls)!r}, {auth}{tls}, "
-                f"max_retries={self.max_retries}, timeout_s={self.timeout_s})")
+        return (
+            f"RegistrySettings(url={', '.join(redact_url(u) for u in self.urls)!r}, {auth}{tls}, "
+            f"max_retries={self.max_retries}, timeout_s={self.timeout_s})"
+        )
 
     __str__ = __repr__
 
@@ -250,8 +272,13 @@ def _library_config(settings: RegistrySettings, url: str) -> dict[str, Any]:
     """confluent-kafka's client configuration for one of our URLs (given without its user info: the
     credentials go in ``basic.auth.user.info``, so no library message or request log can show them)."""
     s = settings
-    config: dict[str, Any] = {"url": redact_url(url), "timeout": s.timeout_s, "max.retries": s.max_retries,
-                              "retries.wait.ms": s.retries_wait_ms, "retries.max.wait.ms": s.retries_max_wait_ms}
+    config: dict[str, Any] = {
+        "url": redact_url(url),
+        "timeout": s.timeout_s,
+        "max.retries": s.max_retries,
+        "retries.wait.ms": s.retries_wait_ms,
+        "retries.max.wait.ms": s.retries_max_wait_ms,
+    }
     if s.ssl_ca_location:
         config["ssl.ca.location"] = s.ssl_ca_location
     if s.ssl_certificate_location:
@@ -260,10 +287,15 @@ def _library_config(settings: RegistrySettings, url: str) -> dict[str, Any]:
         config["ssl.key.location"] = s.ssl_key_location
     parts = urlsplit(url)
     if s.bearer_auth_credentials_source == "STATIC_TOKEN":
-        config.update({"bearer.auth.credentials.source": "STATIC_TOKEN", "bearer.auth.token": s.bearer_auth_token,
-                       # The library requires a logical cluster with a static token; a registry that is not
-                       # Confluent Cloud ignores an empty target-sr-cluster header.
-                       "bearer.auth.logical.cluster": s.bearer_auth_logical_cluster or ""})
+        config.update(
+            {
+                "bearer.auth.credentials.source": "STATIC_TOKEN",
+                "bearer.auth.token": s.bearer_auth_token,
+                # The library requires a logical cluster with a static token; a registry that is not
+                # Confluent Cloud ignores an empty target-sr-cluster header.
+                "bearer.auth.logical.cluster": s.bearer_auth_logical_cluster or "",
+            }
+        )
         if s.bearer_auth_identity_pool_id:
             config["bearer.auth.identity.pool.id"] = s.bearer_auth_identity_pool_id
     elif s.basic_auth_credentials_source == "USER_INFO":
@@ -292,8 +324,10 @@ class SchemaRegistryClient:
         try:
             self._clients = [LibraryClient(_library_config(settings, url)) for url in settings.urls]
         except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: unreadable PEM files
-            raise SchemaRegistryError(f"Cannot set up the schema registry client for {self._shown()} (check "
-                                      f"schema.registry.ssl.* and the credentials): {self._brief(exc)}") from None
+            raise SchemaRegistryError(
+                f"Cannot set up the schema registry client for {self._shown()} (check "
+                f"schema.registry.ssl.* and the credentials): {self._brief(exc)}"
+            ) from None
         self._current = 0
         self._current_lock = threading.Lock()
         self._cache = _shared_cache(settings.cache_identity())
@@ -314,8 +348,10 @@ class SchemaRegistryClient:
         if schema is None:
             raise SchemaNotFoundError(f"Schema {schema_id} not found in the schema registry at {self._shown()}")
         if not isinstance(schema.schema_str, str):
-            raise SchemaRegistryError(f"Unexpected answer from the schema registry at {self._shown()} for schema "
-                                      f"{schema_id}: no 'schema' text")
+            raise SchemaRegistryError(
+                f"Unexpected answer from the schema registry at {self._shown()} for schema "
+                f"{schema_id}: no 'schema' text"
+            )
         found = RegisteredSchema(schema_id, schema.schema_str, schema.schema_type or "AVRO")
         with self._cache.lock:
             self._cache.schemas[schema_id] = found
@@ -337,13 +373,16 @@ class SchemaRegistryClient:
                 cached = self._cache.versions.get(schema_id)
             if cached is not None:
                 return cached
-        found = self._request(f"/schemas/ids/{schema_id}/versions",
-                              lambda client: client.get_schema_versions(schema_id)) or []
+        found = (
+            self._request(f"/schemas/ids/{schema_id}/versions", lambda client: client.get_schema_versions(schema_id))
+            or []
+        )
         try:
             versions = tuple((str(v.subject), int(v.version)) for v in found if v.subject is not None)
         except (TypeError, ValueError):
-            raise SchemaRegistryError(f"Unexpected answer from the schema registry at {self._shown()} for the "
-                                      f"versions of schema {schema_id}") from None
+            raise SchemaRegistryError(
+                f"Unexpected answer from the schema registry at {self._shown()} for the versions of schema {schema_id}"
+            ) from None
         with self._cache.lock:
             self._cache.versions[schema_id] = versions
         return versions
@@ -360,8 +399,10 @@ class SchemaRegistryClient:
             except _Retriable as failure:
                 reasons.append(f"{self._urls[index]}: {failure.reason}")
                 self._fail_over(index)
-        raise SchemaRegistryError(f"Schema registry unreachable at {self._shown()}: GET {path} failed after "
-                                  f"{self._settings.max_retries} retries per URL ({'; '.join(reasons)})")
+        raise SchemaRegistryError(
+            f"Schema registry unreachable at {self._shown()}: GET {path} failed after "
+            f"{self._settings.max_retries} retries per URL ({'; '.join(reasons)})"
+        )
 
     def _call(self, index: int, path: str, call) -> Any | None:
         url = self._urls[index]
@@ -377,20 +418,25 @@ class SchemaRegistryClient:
                 raise _Retriable(f"{status} {message}".strip()) from None
             hint = ""
             if status in (401, 403):
-                hint = (" (check the registry credentials: basic.auth.credentials.source / basic.auth.user.info / "
-                        "bearer.auth.token, or user info in schema.registry.url)")
-            raise SchemaRegistryError(f"Schema registry at {url} answered {status} for GET {path}{hint}: "
-                                      f"{message}") from None
+                hint = (
+                    " (check the registry credentials: basic.auth.credentials.source / basic.auth.user.info / "
+                    "bearer.auth.token, or user info in schema.registry.url)"
+                )
+            raise SchemaRegistryError(
+                f"Schema registry at {url} answered {status} for GET {path}{hint}: {message}"
+            ) from None
         except httpx.TransportError as exc:
             # The library has retried it already. A TLS failure is a configuration problem: no other URL
             # of the same registry will do better, so it is not failed over.
             if _is_tls_failure(exc):
-                raise SchemaRegistryError(f"TLS with the schema registry at {url} failed (check "
-                                          f"schema.registry.ssl.*): {self._brief(exc)}") from None
+                raise SchemaRegistryError(
+                    f"TLS with the schema registry at {url} failed (check schema.registry.ssl.*): {self._brief(exc)}"
+                ) from None
             raise _Retriable(self._brief(exc)) from None
         except (ValueError, AttributeError, TypeError):  # a success status whose body is not the expected JSON
-            raise SchemaRegistryError(f"Schema registry at {url} answered GET {path} with a body that is not "
-                                      f"the expected JSON") from None
+            raise SchemaRegistryError(
+                f"Schema registry at {url} answered GET {path} with a body that is not the expected JSON"
+            ) from None
 
     def _brief(self, exc: BaseException) -> str:
         name = "ConnectionError" if isinstance(exc, httpx.ConnectError) else type(exc).__name__

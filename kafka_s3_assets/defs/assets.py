@@ -57,8 +57,9 @@ def scrubbed_failures(secrets: list[str]):
     except dg.Failure:
         raise
     except Exception as exc:
-        raise dg.Failure(description=scrub(f"{type(exc).__name__}: {exc}", secrets),
-                         metadata={"error_type": type(exc).__name__}) from None
+        raise dg.Failure(
+            description=scrub(f"{type(exc).__name__}: {exc}", secrets), metadata={"error_type": type(exc).__name__}
+        ) from None
 
 
 def requested_partitions(topic: str, keys: list[str], only: list[int] | None) -> list[int]:
@@ -72,8 +73,13 @@ def requested_partitions(topic: str, keys: list[str], only: list[int] | None) ->
     return partitions
 
 
-def topic_run(connector: ConnectorSpec, topic: str, known_keys: Sequence[str], keys: list[str],
-              key_prefix: tuple[str, ...] = DEFAULT_KEY_PREFIX) -> tuple[dict, dict]:
+def topic_run(
+    connector: ConnectorSpec,
+    topic: str,
+    known_keys: Sequence[str],
+    keys: list[str],
+    key_prefix: tuple[str, ...] = DEFAULT_KEY_PREFIX,
+) -> tuple[dict, dict]:
     """Tags and run config of one run exporting exactly ``keys`` of ``topic``: the range of the partitions
     definition's ``known_keys`` that spans them, restricted to them when they are not all of it."""
     span = spanning_range(known_keys, keys)
@@ -90,14 +96,24 @@ def table_check_spec(table_name: str | None, key: dg.AssetKey, partitions_def) -
     manifests, per topic-partition."""
     if table_name is None:
         return []
-    return [dg.AssetCheckSpec(TABLE_CHECK, asset=key, partitions_def=partitions_def,
-                              description="The Iceberg table registered every manifest of the topic-partition: its "
-                                          "snapshot summary's next offset is the last manifest's")]
+    return [
+        dg.AssetCheckSpec(
+            TABLE_CHECK,
+            asset=key,
+            partitions_def=partitions_def,
+            description="The Iceberg table registered every manifest of the topic-partition: its "
+            "snapshot summary's next offset is the last manifest's",
+        )
+    ]
 
 
-def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connections | None = None,
-                       attributes: AssetAttributes = AssetAttributes(),
-                       on_outcomes: Callable[[list[ExportOutcome]], None] | None = None) -> dg.AssetsDefinition:
+def build_export_asset(
+    connector: ConnectorSpec,
+    topic: str,
+    connections: Connections | None = None,
+    attributes: AssetAttributes = AssetAttributes(),
+    on_outcomes: Callable[[list[ExportOutcome]], None] | None = None,
+) -> dg.AssetsDefinition:
     """The export asset of ``topic``. ``on_outcomes`` is handed each run's outcomes as the run makes them
     (a run executed in the caller's process: the command line's)."""
     connections = connections if connections is not None else Connections()
@@ -111,31 +127,51 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
 
     @dg.multi_asset(
         name=key.to_python_identifier(),
-        specs=[dg.AssetSpec(
-            key, partitions_def=partitions_def, group_name=attributes.group_name or safe_name(connector.name),
-            kinds={"kafka", "spark", "s3"} | ({"iceberg"} if table_name else set()),
-            deps=[topic_asset_key(topic)],
-            description=(f"Kafka topic `{topic}` exported to S3 by connector `{connector.name}` "
-                         f"({connector.source}) with Kafka Connect S3 sink semantics."),
-            metadata={"connector": connector.name, "topic": topic, "bucket": connector.config.bucket,
-                      "topics_dir": connector.config.topics_dir, **standard_metadata(uri=uri, table_name=table_name)},
-            # The connector config is this asset's "code": Dagster shows when it changed since a partition
-            # was exported.
-            code_version=connector.code_version,
-            owners=list(attributes.owners), tags=dict(attributes.tags),
-            automation_condition=attributes.automation_condition,
-            # A partition with nothing new is not materialized again (see run_events.partition_events).
-            skippable=True)],
-        check_specs=[dg.AssetCheckSpec(COMPLETENESS_CHECK, asset=key, partitions_def=partitions_def, blocking=True,
-                                       description="Manifests contiguous from the first exported offset; every "
-                                                   "listed object present with its recorded size; tolerated "
-                                                   "offsets in no object; no offset deleted by retention before "
-                                                   "it was exported. Blocking: a broken history fails every "
-                                                   "run until mended, so nothing downstream reads it; offsets "
-                                                   "lost to retention fail the run that first reports them, "
-                                                   "and the check keeps failing on them")]
-                    + lag_check_spec(key, partitions_def, lag_limits)
-                    + table_check_spec(table_name, key, partitions_def),
+        specs=[
+            dg.AssetSpec(
+                key,
+                partitions_def=partitions_def,
+                group_name=attributes.group_name or safe_name(connector.name),
+                kinds={"kafka", "spark", "s3"} | ({"iceberg"} if table_name else set()),
+                deps=[topic_asset_key(topic)],
+                description=(
+                    f"Kafka topic `{topic}` exported to S3 by connector `{connector.name}` "
+                    f"({connector.source}) with Kafka Connect S3 sink semantics."
+                ),
+                metadata={
+                    "connector": connector.name,
+                    "topic": topic,
+                    "bucket": connector.config.bucket,
+                    "topics_dir": connector.config.topics_dir,
+                    **standard_metadata(uri=uri, table_name=table_name),
+                },
+                # The connector config is this asset's "code": Dagster shows when it changed since a partition
+                # was exported.
+                code_version=connector.code_version,
+                owners=list(attributes.owners),
+                tags=dict(attributes.tags),
+                automation_condition=attributes.automation_condition,
+                # A partition with nothing new is not materialized again (see run_events.partition_events).
+                skippable=True,
+            )
+        ],
+        check_specs=[
+            dg.AssetCheckSpec(
+                COMPLETENESS_CHECK,
+                asset=key,
+                partitions_def=partitions_def,
+                blocking=True,
+                description="Manifests contiguous from the first exported offset; every "
+                "listed object present with its recorded size; tolerated "
+                "offsets in no object; no offset deleted by retention before "
+                "it was exported. Blocking: a broken history fails every "
+                "run until mended, so nothing downstream reads it; offsets "
+                "lost to retention fail the run that first reports them, "
+                "and the check keeps failing on them",
+            )
+        ]
+        + lag_check_spec(key, partitions_def, lag_limits)
+        + table_check_spec(table_name, key, partitions_def),
         can_subset=True,
         # One run (one Spark job) for a backfill of many partitions; a run starts one Spark driver.
         backfill_policy=dg.BackfillPolicy.single_run(),
@@ -145,12 +181,15 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
         settings = connections.export_settings(connector)
         if key not in context.selected_asset_keys:  # only checks selected: evaluate them, export nothing
             partitioned = context.has_partition_key or context.has_partition_key_range
-            keys = context.partition_keys if partitioned else context.instance.get_dynamic_partitions(
-                partitions_def.name)
+            keys = (
+                context.partition_keys if partitioned else context.instance.get_dynamic_partitions(partitions_def.name)
+            )
             checks = sorted(c.name for c in context.selected_asset_check_keys)
             partitions = requested_partitions(topic, keys, config.partitions)
-            context.log.info(f"Only checks selected ({', '.join(checks)}): checking {len(partitions)} "
-                             f"topic-partition(s) of {topic} as they stand; nothing is exported")
+            context.log.info(
+                f"Only checks selected ({', '.join(checks)}): checking {len(partitions)} "
+                f"topic-partition(s) of {topic} as they stand; nothing is exported"
+            )
             with scrubbed_failures(settings.secrets()):
                 evaluations, blocked = check_events(settings, key, topic, partitions, set(checks), lag_limits)
             yield from evaluations
@@ -161,9 +200,15 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
             context.instance.add_run_tags(context.run.run_id, tag)
         partitions = requested_partitions(topic, context.partition_keys, config.partitions)
         with scrubbed_failures(settings.secrets()):
-            outcomes = export_topic(settings, topic, partitions, context.run.run_id,
-                                    lambda: spark_export_job(connections.spark.spark_session), context.log,
-                                    on_progress=publish)
+            outcomes = export_topic(
+                settings,
+                topic,
+                partitions,
+                context.run.run_id,
+                lambda: spark_export_job(connections.spark.spark_session),
+                context.log,
+                on_progress=publish,
+            )
         if on_outcomes is not None:
             on_outcomes(outcomes)
         columns = {}  # by value schema id: one registry lookup per schema and run
@@ -172,8 +217,9 @@ def build_export_asset(connector: ConnectorSpec, topic: str, connections: Connec
             if schema_id not in columns:
                 connect = value_connect_schema(settings, schema_id)
                 columns[schema_id] = column_schema(connect) if connect is not None else None
-            yield from partition_events(key, outcome, settings.s3.bucket, lag_limits, uri, columns[schema_id],
-                                        provenance)
+            yield from partition_events(
+                key, outcome, settings.s3.bucket, lag_limits, uri, columns[schema_id], provenance
+            )
         failed = failure(outcomes)
         if failed is not None:
             raise failed

@@ -19,8 +19,14 @@ from .partitions import partition_key
 from .run_events import COMPLETENESS_CHECK, blocking_reason, check_evaluation
 
 
-def check_events(settings: ExportSettings, asset_key: dg.AssetKey, topic: str, partitions: list[int],
-                 checks: set[str], lag_limits: LagLimits) -> tuple[list[dg.AssetCheckEvaluation], dg.Failure | None]:
+def check_events(
+    settings: ExportSettings,
+    asset_key: dg.AssetKey,
+    topic: str,
+    partitions: list[int],
+    checks: set[str],
+    lag_limits: LagLimits,
+) -> tuple[list[dg.AssetCheckEvaluation], dg.Failure | None]:
     """The evaluations of ``checks`` (check names) for ``partitions`` of ``topic``, and the failure of the
     run when a completeness result blocks it (``run_events.blocking_reason``), naming the partitions."""
     plans = plan_partitions(settings, [(topic, p) for p in partitions]) if partitions else []
@@ -34,6 +40,11 @@ def check_events(settings: ExportSettings, asset_key: dg.AssetKey, topic: str, p
     if LAG_CHECK in checks and lag_limits.enabled:
         now_ms = int(time.time() * 1000)
         events += [lag_check_evaluation(asset_key, PartitionLag.of(plan, now_ms), lag_limits) for plan in plans]
-    failure = (dg.Failure(description="; ".join(blocked.values()),
-                          metadata={"failed_checks": dg.MetadataValue.json(list(blocked))}) if blocked else None)
+    failure = (
+        dg.Failure(
+            description="; ".join(blocked.values()), metadata={"failed_checks": dg.MetadataValue.json(list(blocked))}
+        )
+        if blocked
+        else None
+    )
     return events, failure

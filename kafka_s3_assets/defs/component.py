@@ -8,7 +8,6 @@ executor, so it merges into any project, next to the project's own ``s3`` resour
 components of this type.
 """
 
-
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,17 +49,20 @@ class KafkaAttributes(dg.Resolvable, dg.Model):
     sasl_mechanism: Annotated[str | None, _doc("PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI.")] = None
     sasl_username: Annotated[str | None, _doc("SASL user name.")] = None
     sasl_password: Annotated[str | None, _doc("SASL password: use `{{ env.X }}`, never the value.")] = Field(
-        default=None, repr=False)
+        default=None, repr=False
+    )
     sasl_jaas_config: Annotated[str | None, _doc("A JAAS line as Kafka Connect has it.")] = Field(
-        default=None, repr=False)
+        default=None, repr=False
+    )
     ssl_ca_location: Annotated[str | None, _doc("PEM bundle of the CAs to trust.")] = None
     ssl_certificate_location: Annotated[str | None, _doc("Client certificate (PEM).")] = None
     ssl_key_location: Annotated[str | None, _doc("Client key (PEM).")] = None
     ssl_key_password: Annotated[str | None, _doc("Password of the client key.")] = Field(default=None, repr=False)
     ssl_keystore_location: Annotated[str | None, _doc("Client keystore (PKCS12).")] = None
     ssl_keystore_password: Annotated[str | None, _doc("Password of the keystore.")] = Field(default=None, repr=False)
-    client_config: Annotated[dict[str, str] | None, _doc("Any other client setting, in Java or "
-                                                                      "librdkafka naming.")] = None
+    client_config: Annotated[dict[str, str] | None, _doc("Any other client setting, in Java or librdkafka naming.")] = (
+        None
+    )
 
 
 class S3Attributes(dg.Resolvable, dg.Model):
@@ -72,9 +74,11 @@ class S3Attributes(dg.Resolvable, dg.Model):
     profile_name: Annotated[str | None, _doc("AWS profile, resolved on the Spark driver.")] = None
     aws_access_key_id: Annotated[str | None, _doc("Access key id (with the secret key).")] = None
     aws_secret_access_key: Annotated[str | None, _doc("Secret key: use `{{ env.X }}`.")] = Field(
-        default=None, repr=False)
+        default=None, repr=False
+    )
     aws_session_token: Annotated[str | None, _doc("Session token: use `{{ env.X }}`.")] = Field(
-        default=None, repr=False)
+        default=None, repr=False
+    )
     use_ssl: Annotated[bool | None, _doc("False: a scheme-less endpoint is http://.")] = None
     verify: Annotated[bool | None, _doc("False: no certificate checks.")] = None
     use_unsigned_session: Annotated[bool | None, _doc("Anonymous requests.")] = None
@@ -87,9 +91,11 @@ class SchemaRegistryAttributes(dg.Resolvable, dg.Model):
 
     url: Annotated[str | None, _doc("Registry URL(s), comma separated.")] = None
     basic_auth_user_info: Annotated[str | None, _doc("user:password; use `{{ env.X }}`.")] = Field(
-        default=None, repr=False)
+        default=None, repr=False
+    )
     bearer_auth_token: Annotated[str | None, _doc("Static bearer token; use `{{ env.X }}`.")] = Field(
-        default=None, repr=False)
+        default=None, repr=False
+    )
     ssl_ca_location: Annotated[str | None, _doc("PEM bundle to verify the registry.")] = None
     ssl_certificate_location: Annotated[str | None, _doc("Client certificate (mutual TLS).")] = None
     ssl_key_location: Annotated[str | None, _doc("Client key (mutual TLS).")] = None
@@ -98,14 +104,25 @@ class SchemaRegistryAttributes(dg.Resolvable, dg.Model):
 class SparkAttributes(dg.Resolvable, dg.Model):
     """Where the export's Spark job runs."""
 
-    master: Annotated[str | None, _doc("spark.master (spark://host:7077, k8s://…, yarn): a Spark driver "
-                                          "in each run's process. Else $KAFKA_S3_ASSETS_SPARK_MASTER, else "
-                                          "local[*].")] = None
-    remote: Annotated[str | None, _doc("A Spark Connect server (sc://host:15002) that runs the job in its "
-                                          "long-lived driver: runs pay no Spark start. Else "
-                                          "$KAFKA_S3_ASSETS_SPARK_REMOTE. Not with master.")] = None
-    config: Annotated[dict[str, str], _doc("Other Spark settings "
-                                           "(spark.executor.memory, …).")] = Field(default_factory=dict)
+    master: Annotated[
+        str | None,
+        _doc(
+            "spark.master (spark://host:7077, k8s://…, yarn): a Spark driver "
+            "in each run's process. Else $KAFKA_S3_ASSETS_SPARK_MASTER, else "
+            "local[*]."
+        ),
+    ] = None
+    remote: Annotated[
+        str | None,
+        _doc(
+            "A Spark Connect server (sc://host:15002) that runs the job in its "
+            "long-lived driver: runs pay no Spark start. Else "
+            "$KAFKA_S3_ASSETS_SPARK_REMOTE. Not with master."
+        ),
+    ] = None
+    config: Annotated[dict[str, str], _doc("Other Spark settings (spark.executor.memory, …).")] = Field(
+        default_factory=dict
+    )
 
 
 class SensorAttributes(dg.Resolvable, dg.Model):
@@ -119,13 +136,19 @@ class LagAttributes(dg.Resolvable, dg.Model):
     """The lag check's limits (set here, they win over the connector config's keys) and how often an
     unchanged topic-partition's lag is recorded."""
 
-    max_records: Annotated[int | None, _doc("The lag check fails with more records waiting "
-                                                         "(kafka_s3_assets.lag.max.records; 0: no limit).")] = None
-    max_age_ms: Annotated[int | None, _doc("The lag check fails when the oldest waiting record is "
-                                                        "older (kafka_s3_assets.lag.max.age.ms; 0: no limit).")] = None
-    observation_interval_minutes: Annotated[float, _doc("The export sensor records a topic-partition's lag when it "
-                                                      "changes, else at most this often.")] = Field(
-        default=LAG_OBSERVATION_INTERVAL_MINUTES)
+    max_records: Annotated[
+        int | None,
+        _doc("The lag check fails with more records waiting (kafka_s3_assets.lag.max.records; 0: no limit)."),
+    ] = None
+    max_age_ms: Annotated[
+        int | None,
+        _doc(
+            "The lag check fails when the oldest waiting record is older (kafka_s3_assets.lag.max.age.ms; 0: no limit)."
+        ),
+    ] = None
+    observation_interval_minutes: Annotated[
+        float, _doc("The export sensor records a topic-partition's lag when it changes, else at most this often.")
+    ] = Field(default=LAG_OBSERVATION_INTERVAL_MINUTES)
 
 
 class KafkaS3SinkComponentScaffolder(Scaffolder):
@@ -142,17 +165,20 @@ class KafkaS3SinkComponentScaffolder(Scaffolder):
 
 def starter_connector(folder: str) -> dict:
     """A valid Kafka Connect S3 sink config to edit: topic, bucket, region, registry."""
-    return {"name": f"{folder}-s3-sink".replace("_", "-"), "config": {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-        "topics": "orders",
-        "s3.bucket.name": "my-bucket",
-        "s3.region": "us-east-1",
-        "flush.size": "1000",
-        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
-        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
-        "value.converter": "io.confluent.connect.avro.AvroConverter",
-        "value.converter.schema.registry.url": "http://localhost:8081",
-    }}
+    return {
+        "name": f"{folder}-s3-sink".replace("_", "-"),
+        "config": {
+            "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+            "topics": "orders",
+            "s3.bucket.name": "my-bucket",
+            "s3.region": "us-east-1",
+            "flush.size": "1000",
+            "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+            "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+            "value.converter": "io.confluent.connect.avro.AvroConverter",
+            "value.converter.schema.registry.url": "http://localhost:8081",
+        },
+    }
 
 
 @dg.scaffold_with(KafkaS3SinkComponentScaffolder)
@@ -163,41 +189,56 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
     the topic as an external asset upstream of it, completeness and lag checks, and sensors that discover
     partitions and export new records."""
 
-    connector: Annotated[str | None, _doc(
-        "A Kafka Connect S3 sink config file (.json in Connect's REST form or flat, or .properties), relative to "
-        "this folder, unchanged. Give this or `config`.")] = None
-    config: Annotated[dict[str, Any] | None, _doc(
-        "The connector config inline (Connect's keys), instead of `connector`.")] = None
-    worker_config: Annotated[str | None, _doc(
-        "A Kafka Connect worker properties file, relative to this folder: its bootstrap.servers, consumer.*, "
-        "converters and config.providers apply below the connector's own.")] = None
+    connector: Annotated[
+        str | None,
+        _doc(
+            "A Kafka Connect S3 sink config file (.json in Connect's REST form or flat, or .properties), relative to "
+            "this folder, unchanged. Give this or `config`."
+        ),
+    ] = None
+    config: Annotated[
+        dict[str, Any] | None, _doc("The connector config inline (Connect's keys), instead of `connector`.")
+    ] = None
+    worker_config: Annotated[
+        str | None,
+        _doc(
+            "A Kafka Connect worker properties file, relative to this folder: its bootstrap.servers, consumer.*, "
+            "converters and config.providers apply below the connector's own."
+        ),
+    ] = None
     kafka: Annotated[KafkaAttributes, _doc("How to reach Kafka (overrides the connector config).")] = field(
-        default_factory=KafkaAttributes)
+        default_factory=KafkaAttributes
+    )
     s3: Annotated[S3Attributes, _doc("How to reach S3 (overrides the connector config).")] = field(
-        default_factory=S3Attributes)
-    schema_registry: Annotated[SchemaRegistryAttributes, _doc(
-        "How to reach the schema registry (overrides the connector config).")] = field(
-        default_factory=SchemaRegistryAttributes)
+        default_factory=S3Attributes
+    )
+    schema_registry: Annotated[
+        SchemaRegistryAttributes, _doc("How to reach the schema registry (overrides the connector config).")
+    ] = field(default_factory=SchemaRegistryAttributes)
     spark: Annotated[SparkAttributes, _doc("Where the Spark job runs.")] = field(default_factory=SparkAttributes)
-    discovery_sensor: Annotated[SensorAttributes, _doc(
-        "The sensor adding new Kafka partitions (default: running, every 60 s).")] = field(
-        default_factory=SensorAttributes)
-    export_sensor: Annotated[SensorAttributes, _doc(
-        "The sensor launching exports of new records (default: stopped, every 30 s).")] = field(
-        default_factory=SensorAttributes)
-    lag: Annotated[LagAttributes, _doc("Lag check limits and lag observations.")] = field(
-        default_factory=LagAttributes)
-    key_prefix: Annotated[list[str], _doc(
-        "Export asset keys are <key_prefix…>/<connector name>/<topic>.")] = field(
-        default_factory=lambda: list(DEFAULT_KEY_PREFIX))
+    discovery_sensor: Annotated[
+        SensorAttributes, _doc("The sensor adding new Kafka partitions (default: running, every 60 s).")
+    ] = field(default_factory=SensorAttributes)
+    export_sensor: Annotated[
+        SensorAttributes, _doc("The sensor launching exports of new records (default: stopped, every 30 s).")
+    ] = field(default_factory=SensorAttributes)
+    lag: Annotated[LagAttributes, _doc("Lag check limits and lag observations.")] = field(default_factory=LagAttributes)
+    key_prefix: Annotated[list[str], _doc("Export asset keys are <key_prefix…>/<connector name>/<topic>.")] = field(
+        default_factory=lambda: list(DEFAULT_KEY_PREFIX)
+    )
     group_name: Annotated[str | None, _doc("Asset group of the exports (default: the connector's name).")] = None
     owners: Annotated[list[str], _doc("Owners of the export assets (emails, or team:name).")] = field(
-        default_factory=list)
+        default_factory=list
+    )
     tags: Annotated[dict[str, str], _doc("Tags of the export assets.")] = field(default_factory=dict)
-    automation_condition: Annotated[dg.AutomationCondition | None, dg.Resolver.default(
-        model_field_type=Optional[str],  # noqa: UP045  # a value, not an annotation: as dagster's own models pass it
-        description="When to export without the export sensor, e.g. "
-                    "`{{ dg.AutomationCondition.on_missing() }}` (exports each new topic-partition once).")] = None
+    automation_condition: Annotated[
+        dg.AutomationCondition | None,
+        dg.Resolver.default(
+            model_field_type=Optional[str],  # noqa: UP045  # a value, not an annotation: as dagster's own models pass it
+            description="When to export without the export sensor, e.g. "
+            "`{{ dg.AutomationCondition.on_missing() }}` (exports each new topic-partition once).",
+        ),
+    ] = None
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         return self.definitions(Path(context.path), topic_scope=context.component_tree)
@@ -205,22 +246,33 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
     def definitions(self, folder: Path, topic_scope: object | None = None) -> dg.Definitions:
         """What the component defines, with its files relative to ``folder``; ``topic_scope``: the
         component tree, where another component may declare a topic's asset first."""
-        return build_definitions([self.load_connector(folder)], self.connections(), self.asset_attributes(),
-                                 self.sensor_settings(), topic_scope=topic_scope, topic_owner=str(folder))
+        return build_definitions(
+            [self.load_connector(folder)],
+            self.connections(),
+            self.asset_attributes(),
+            self.sensor_settings(),
+            topic_scope=topic_scope,
+            topic_owner=str(folder),
+        )
 
     def load_connector(self, folder: Path) -> ConnectorSpec:
         """The connector config, validated; a problem names the file (or attribute) and the key."""
         where = f"{folder / 'defs.yaml'}"
         if (self.connector is None) == (self.config is None):
-            raise ConnectorConfigProblem(f"{where}: set one of the attributes `connector` (a Kafka Connect S3 sink "
-                                         f"config file) or `config` (the config inline)")
+            raise ConnectorConfigProblem(
+                f"{where}: set one of the attributes `connector` (a Kafka Connect S3 sink "
+                f"config file) or `config` (the config inline)"
+            )
         worker = None
         if self.worker_config is not None:
             worker = folder / self.worker_config
             if not worker.is_file():
                 raise ConnectorConfigProblem(f"{where}: attribute `worker_config`: no such file: {worker}")
-        overrides = {k: str(v) for k, v in ((MAX_RECORDS_KEY, self.lag.max_records),
-                                            (MAX_AGE_KEY, self.lag.max_age_ms)) if v is not None}
+        overrides = {
+            k: str(v)
+            for k, v in ((MAX_RECORDS_KEY, self.lag.max_records), (MAX_AGE_KEY, self.lag.max_age_ms))
+            if v is not None
+        }
         try:
             if self.connector is not None:
                 path = folder / self.connector
@@ -238,12 +290,17 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
             kafka=KafkaResource(**self.kafka.model_dump(exclude_none=True)),
             s3=S3Resource(**self.s3.model_dump(exclude_none=True)),
             schema_registry=SchemaRegistryResource(**self.schema_registry.model_dump(exclude_none=True)),
-            spark=spark_from_environment(self.spark.config, self.spark.master, self.spark.remote))
+            spark=spark_from_environment(self.spark.config, self.spark.master, self.spark.remote),
+        )
 
     def asset_attributes(self) -> AssetAttributes:
-        return AssetAttributes(key_prefix=tuple(self.key_prefix), group_name=self.group_name,
-                               owners=tuple(self.owners), tags=dict(self.tags),
-                               automation_condition=self.automation_condition)
+        return AssetAttributes(
+            key_prefix=tuple(self.key_prefix),
+            group_name=self.group_name,
+            owners=tuple(self.owners),
+            tags=dict(self.tags),
+            automation_condition=self.automation_condition,
+        )
 
     def sensor_settings(self) -> SensorSettings:
         defaults = SensorSettings()
@@ -253,4 +310,5 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
             discovery_interval_s=discovery.minimum_interval_seconds or defaults.discovery_interval_s,
             export_running=(export.default_status or "stopped") == "running",
             export_interval_s=export.minimum_interval_seconds or defaults.export_interval_s,
-            lag_observation_interval_minutes=self.lag.observation_interval_minutes)
+            lag_observation_interval_minutes=self.lag.observation_interval_minutes,
+        )

@@ -33,5 +33,6 @@ def export_tag(connector: str, topic: str) -> dict[str, str]:
 
 def export_in_flight(instance: dg.DagsterInstance, connector: str, topic: str) -> bool:
     """A run of this connector's topic is queued or running."""
-    return bool(instance.get_runs(filters=dg.RunsFilter(tags=export_tag(connector, topic), statuses=IN_FLIGHT),
-                                  limit=1))
+    return bool(
+        instance.get_runs(filters=dg.RunsFilter(tags=export_tag(connector, topic), statuses=IN_FLIGHT), limit=1)
+    )

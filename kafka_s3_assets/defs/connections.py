@@ -34,8 +34,9 @@ def kafka_with_env_defaults(kafka: KafkaResource, env=None) -> KafkaResource:
     return KafkaResource(**{**from_env, **kafka.model_dump(exclude_none=True)})
 
 
-def spark_from_environment(extra: dict[str, str] | None = None, master: str | None = None,
-                           remote: str | None = None) -> QuietPySparkResource:
+def spark_from_environment(
+    extra: dict[str, str] | None = None, master: str | None = None, remote: str | None = None
+) -> QuietPySparkResource:
     """A lazily started Spark session: on ``master``, or on the Spark Connect server ``remote`` (both given:
     ``SparkTargetError`` naming both); with neither, where ``$KAFKA_S3_ASSETS_SPARK_MASTER`` or
     ``$KAFKA_S3_ASSETS_SPARK_REMOTE`` says, else ``local[*]``."""

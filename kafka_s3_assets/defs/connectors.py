@@ -82,14 +82,19 @@ def worker_config_file(path: str | Path | None = None) -> str | Path | None:
     return path if path is not None else (os.environ.get(WORKER_CONFIG_ENV) or None)
 
 
-def load_connector(path: str | Path, worker_config: str | Path | None = None,
-                   overrides: Mapping[str, str] | None = None) -> ConnectorSpec:
+def load_connector(
+    path: str | Path, worker_config: str | Path | None = None, overrides: Mapping[str, str] | None = None
+) -> ConnectorSpec:
     """``overrides``: keys set over the file's (what a component's attributes set, e.g. lag limits)."""
     return _spec(resolved_connector_config(path, worker_config), overrides, str(path))
 
 
-def inline_connector(document: Mapping[str, Any], source: str, worker_config: str | Path | None = None,
-                     overrides: Mapping[str, str] | None = None) -> ConnectorSpec:
+def inline_connector(
+    document: Mapping[str, Any],
+    source: str,
+    worker_config: str | Path | None = None,
+    overrides: Mapping[str, str] | None = None,
+) -> ConnectorSpec:
     """A config written inline (Connect's REST form or flat); ``source`` says where, for messages."""
     return _spec(resolved_connector_document(document, worker_config), overrides, source)
 

@@ -20,9 +20,14 @@ from .sensors import build_discovery_sensor, build_export_sensor, build_jobs
 from .topic_assets import topic_specs
 
 
-def build_definitions(connectors: list[ConnectorSpec], connections: Connections | None = None,
-                      attributes: AssetAttributes = AssetAttributes(), sensors: SensorSettings = SensorSettings(),
-                      topic_scope: object | None = None, topic_owner: Hashable = None) -> dg.Definitions:
+def build_definitions(
+    connectors: list[ConnectorSpec],
+    connections: Connections | None = None,
+    attributes: AssetAttributes = AssetAttributes(),
+    sensors: SensorSettings = SensorSettings(),
+    topic_scope: object | None = None,
+    topic_owner: Hashable = None,
+) -> dg.Definitions:
     """``topic_scope`` / ``topic_owner``: the component tree and the component building these, so that a
     topic two components export is declared once (``topic_assets.topic_specs``)."""
     connections = connections if connections is not None else Connections()

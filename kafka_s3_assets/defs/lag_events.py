@@ -17,45 +17,65 @@ from ..export.lag import LagLimits, PartitionLag, judge
 LAG_CHECK = "lag_within_limits"
 
 
-def lag_check_spec(asset_key: dg.AssetKey, partitions_def: dg.PartitionsDefinition,
-                   limits: LagLimits) -> list[dg.AssetCheckSpec]:
+def lag_check_spec(
+    asset_key: dg.AssetKey, partitions_def: dg.PartitionsDefinition, limits: LagLimits
+) -> list[dg.AssetCheckSpec]:
     """The lag check, only where the connector sets a limit (none by default)."""
     if not limits.enabled:
         return []
-    return [dg.AssetCheckSpec(
-        LAG_CHECK, asset=asset_key, partitions_def=partitions_def,
-        description=(f"Records waiting to be exported (at most {limits.max_records or 'any number'}) and the age "
-                     f"of the oldest (at most {f'{limits.max_age_ms} ms' if limits.max_age_ms else 'any'}), "
-                     f"by kafka_s3_assets.lag.max.records / kafka_s3_assets.lag.max.age.ms; evaluated by the "
-                     f"export sensor when the lag changes (else at most once an interval) and by each "
-                     f"export run. Severity WARN: late data is sound data"))]
+    return [
+        dg.AssetCheckSpec(
+            LAG_CHECK,
+            asset=asset_key,
+            partitions_def=partitions_def,
+            description=(
+                f"Records waiting to be exported (at most {limits.max_records or 'any number'}) and the age "
+                f"of the oldest (at most {f'{limits.max_age_ms} ms' if limits.max_age_ms else 'any'}), "
+                f"by kafka_s3_assets.lag.max.records / kafka_s3_assets.lag.max.age.ms; evaluated by the "
+                f"export sensor when the lag changes (else at most once an interval) and by each "
+                f"export run. Severity WARN: late data is sound data"
+            ),
+        )
+    ]
 
 
 def lag_metadata(lag: PartitionLag) -> dict:
-    metadata = {"lag": dg.MetadataValue.int(lag.lag), "next_offset": dg.MetadataValue.int(lag.resume_offset),
-                "high_watermark": dg.MetadataValue.int(lag.high_watermark)}
+    metadata = {
+        "lag": dg.MetadataValue.int(lag.lag),
+        "next_offset": dg.MetadataValue.int(lag.resume_offset),
+        "high_watermark": dg.MetadataValue.int(lag.high_watermark),
+    }
     if lag.oldest_age_ms is not None:  # left out when unknown: a plot has no point there
         metadata["oldest_waiting_age_ms"] = dg.MetadataValue.int(lag.oldest_age_ms)
     return metadata
 
 
 def lag_observation(asset_key: dg.AssetKey, lag: PartitionLag) -> dg.AssetObservation:
-    return dg.AssetObservation(asset_key=asset_key, partition=f"{lag.topic}/{lag.partition}",
-                               metadata=lag_metadata(lag))
+    return dg.AssetObservation(
+        asset_key=asset_key, partition=f"{lag.topic}/{lag.partition}", metadata=lag_metadata(lag)
+    )
 
 
 def lag_check_evaluation(asset_key: dg.AssetKey, lag: PartitionLag, limits: LagLimits) -> dg.AssetCheckEvaluation:
     verdict = judge(lag, limits)
-    return dg.AssetCheckEvaluation(asset_key=asset_key, check_name=LAG_CHECK, partition=f"{lag.topic}/{lag.partition}",
-                                   passed=verdict.passed, description=verdict.description,
-                                   # Lag is a warning: the data exported is sound, only late.
-                                   severity=dg.AssetCheckSeverity.WARN,
-                                   metadata={**lag_metadata(lag),
-                                             "max_records": dg.MetadataValue.int(limits.max_records),
-                                             "max_age_ms": dg.MetadataValue.int(limits.max_age_ms)})
+    return dg.AssetCheckEvaluation(
+        asset_key=asset_key,
+        check_name=LAG_CHECK,
+        partition=f"{lag.topic}/{lag.partition}",
+        passed=verdict.passed,
+        description=verdict.description,
+        # Lag is a warning: the data exported is sound, only late.
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            **lag_metadata(lag),
+            "max_records": dg.MetadataValue.int(limits.max_records),
+            "max_age_ms": dg.MetadataValue.int(limits.max_age_ms),
+        },
+    )
 
 
 def lag_events(asset_key: dg.AssetKey, lag: PartitionLag, limits: LagLimits) -> list:
     """The observation, and the check's evaluation where a limit is set."""
-    return [lag_observation(asset_key, lag)] + ([lag_check_evaluation(asset_key, lag, limits)]
-                                                if limits.enabled else [])
+    return [lag_observation(asset_key, lag)] + (
+        [lag_check_evaluation(asset_key, lag, limits)] if limits.enabled else []
+    )

@@ -53,9 +53,14 @@ def _step_failure(result: dg.ExecuteInProcessResult) -> str:
     return "run failed before the export step started"
 
 
-def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, keys: list[str],
-                           instance: dg.DagsterInstance, connections: Connections | None = None,
-                           log_level: str = "WARNING") -> list[ExportOutcome]:
+def materialize_partitions(
+    connector: ConnectorSpec,
+    settings: ExportSettings,
+    keys: list[str],
+    instance: dg.DagsterInstance,
+    connections: Connections | None = None,
+    log_level: str = "WARNING",
+) -> list[ExportOutcome]:
     """One Dagster run per topic, over every requested partition of it (one Spark job, a task per
     partition); outcomes in the order of ``keys``.
 
@@ -78,8 +83,13 @@ def materialize_partitions(connector: ConnectorSpec, settings: ExportSettings, k
         tags, run_config = topic_run(connector, topic, instance.get_dynamic_partitions(partitions_def_name), topic_keys)
         # The run's full event log is in the instance (and the UI); the console shows only problems.
         run_config = {**run_config, "loggers": {"console": {"config": {"log_level": log_level}}}}
-        result = dg.materialize([asset], instance=instance, raise_on_error=False,
-                                tags={**tags, "kafka_s3_assets/launched_by": "cli"}, run_config=run_config)
+        result = dg.materialize(
+            [asset],
+            instance=instance,
+            raise_on_error=False,
+            tags={**tags, "kafka_s3_assets/launched_by": "cli"},
+            run_config=run_config,
+        )
         by_key = {o.key: o for o in ran}
         for key in topic_keys:
             outcomes[key] = by_key.get(key) or ExportOutcome.not_run(*parse_partition_key(key), _step_failure(result))

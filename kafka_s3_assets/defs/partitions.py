@@ -37,7 +37,7 @@ def spanning_range(known_keys: Sequence[str], keys: list[str]) -> list[str]:
     """The smallest range of ``known_keys`` (a dynamic partitions definition's keys, in the order they
     were added) that holds every one of ``keys``."""
     positions = sorted(known_keys.index(k) for k in keys)
-    return list(known_keys[positions[0]:positions[-1] + 1])
+    return list(known_keys[positions[0] : positions[-1] + 1])
 
 
 def key_range_tags(key_range: list[str]) -> dict[str, str]:

@@ -48,22 +48,33 @@ class LiveDisplay:
 
     def __init__(self, console: Console):
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>5.1f}%"),
             TextColumn("offset {task.fields[position]:,} of {task.fields[end]:,}"),
-            TextColumn("{task.fields[rate]:,.0f} records/s"), TextColumn("{task.fields[objects]:,} objects"),
+            TextColumn("{task.fields[rate]:,.0f} records/s"),
+            TextColumn("{task.fields[objects]:,} objects"),
             TextColumn("{task.fields[eta]} left"),
-            console=console, transient=False)
+            console=console,
+            transient=False,
+        )
         self._tasks: dict[str, TaskID] = {}
 
     def update(self, reports: list[ExportProgress]) -> None:
         for r in reports:
-            fields: dict[str, Any] = dict(position=r.position, end=r.end_offset, rate=r.records_per_s,
-                                          objects=r.objects, eta=format_duration(r.eta_s))  # the task's fields
+            fields: dict[str, Any] = dict(
+                position=r.position,
+                end=r.end_offset,
+                rate=r.records_per_s,
+                objects=r.objects,
+                eta=format_duration(r.eta_s),
+            )  # the task's fields
             total = max(1, r.end_offset - r.start_offset)
             done = r.position - r.start_offset
             if r.partition_key not in self._tasks:
-                self._tasks[r.partition_key] = self.progress.add_task(r.partition_key, total=total, completed=done,
-                                                                      **fields)
+                self._tasks[r.partition_key] = self.progress.add_task(
+                    r.partition_key, total=total, completed=done, **fields
+                )
             else:
                 self.progress.update(self._tasks[r.partition_key], total=total, completed=done, **fields)
 
@@ -72,6 +83,7 @@ class LiveDisplay:
 def console_progress(console: Console) -> Iterator[None]:
     """Show the progress of exports run in this process on ``console`` while the block runs."""
     if not console.is_terminal:
+
         def print_lines(reports: list[ExportProgress]) -> None:
             for r in reports:
                 console.print(f"progress {describe(r)}", highlight=False, soft_wrap=True)

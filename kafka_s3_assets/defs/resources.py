@@ -29,16 +29,16 @@ class KafkaResource(dg.ConfigurableResource):
     in Java (``ssl.truststore.location``) or librdkafka (``ssl.ca.location``) naming."""
 
     bootstrap_servers: str | None = None
-    security_protocol: str | None = None       # PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL
-    sasl_mechanism: str | None = None          # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI
+    security_protocol: str | None = None  # PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL
+    sasl_mechanism: str | None = None  # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI
     sasl_username: str | None = None
     sasl_password: str | None = None
-    sasl_jaas_config: str | None = None        # as Kafka Connect has it; mapped to the fields above
-    ssl_ca_location: str | None = None         # PEM CA bundle
+    sasl_jaas_config: str | None = None  # as Kafka Connect has it; mapped to the fields above
+    ssl_ca_location: str | None = None  # PEM CA bundle
     ssl_certificate_location: str | None = None
     ssl_key_location: str | None = None
     ssl_key_password: str | None = None
-    ssl_keystore_location: str | None = None   # PKCS12
+    ssl_keystore_location: str | None = None  # PKCS12
     ssl_keystore_password: str | None = None
     client_config: dict[str, str] | None = None
 
@@ -58,24 +58,28 @@ class SchemaRegistryResource(dg.ConfigurableResource):
     config."""
 
     url: str | None = None
-    basic_auth_user_info: str | None = None        # "user:password"
+    basic_auth_user_info: str | None = None  # "user:password"
     bearer_auth_token: str | None = None
-    ssl_ca_location: str | None = None             # PEM bundle to verify the registry
-    ssl_certificate_location: str | None = None    # client certificate (mutual TLS)
+    ssl_ca_location: str | None = None  # PEM bundle to verify the registry
+    ssl_certificate_location: str | None = None  # client certificate (mutual TLS)
     ssl_key_location: str | None = None
 
     def client_settings(self) -> dict[str, str]:
         """As converter settings (``value.converter.`` prefix removed)."""
         settings = {}
         if self.basic_auth_user_info:
-            settings.update({"basic.auth.credentials.source": "USER_INFO",
-                             "basic.auth.user.info": self.basic_auth_user_info})
+            settings.update(
+                {"basic.auth.credentials.source": "USER_INFO", "basic.auth.user.info": self.basic_auth_user_info}
+            )
         if self.bearer_auth_token:
-            settings.update({"bearer.auth.credentials.source": "STATIC_TOKEN",
-                             "bearer.auth.token": self.bearer_auth_token})
-        for field, key in (("ssl_ca_location", "schema.registry.ssl.ca.location"),
-                           ("ssl_certificate_location", "schema.registry.ssl.certificate.location"),
-                           ("ssl_key_location", "schema.registry.ssl.key.location")):
+            settings.update(
+                {"bearer.auth.credentials.source": "STATIC_TOKEN", "bearer.auth.token": self.bearer_auth_token}
+            )
+        for field, key in (
+            ("ssl_ca_location", "schema.registry.ssl.ca.location"),
+            ("ssl_certificate_location", "schema.registry.ssl.certificate.location"),
+            ("ssl_key_location", "schema.registry.ssl.key.location"),
+        ):
             if getattr(self, field):
                 settings[key] = getattr(self, field)
         return settings
@@ -86,24 +90,34 @@ def s3_deployment(s3: S3Resource) -> S3Deployment:
     ``max_attempts`` at the resource's default counts as not set (see ``export.s3_settings``)."""
     default_attempts = S3Resource.model_fields["max_attempts"].default
     return S3Deployment(
-        region_name=s3.region_name, profile_name=s3.profile_name, aws_access_key_id=s3.aws_access_key_id,
+        region_name=s3.region_name,
+        profile_name=s3.profile_name,
+        aws_access_key_id=s3.aws_access_key_id,
         aws_secret_access_key=Secret(s3.aws_secret_access_key) if s3.aws_secret_access_key else None,
         aws_session_token=Secret(s3.aws_session_token) if s3.aws_session_token else None,
-        use_ssl=s3.use_ssl, verify=s3.verify, use_unsigned_session=s3.use_unsigned_session,
+        use_ssl=s3.use_ssl,
+        verify=s3.verify,
+        use_unsigned_session=s3.use_unsigned_session,
         max_attempts=s3.max_attempts if s3.max_attempts != default_attempts else None,
     )
 
 
-def export_settings(connector: ConnectorSpec, kafka: KafkaResource, s3: S3Resource,
-                    schema_registry: SchemaRegistryResource) -> ExportSettings:
-    return resolve_settings(connector.raw, bootstrap_servers=kafka.bootstrap_servers,
-                            s3_endpoint_url=s3.endpoint_url, s3_deployment=s3_deployment(s3),
-                            schema_registry_url=schema_registry.url,
-                            schema_registry_settings=schema_registry.client_settings(),
-                            kafka_client_settings=kafka.client_settings())
+def export_settings(
+    connector: ConnectorSpec, kafka: KafkaResource, s3: S3Resource, schema_registry: SchemaRegistryResource
+) -> ExportSettings:
+    return resolve_settings(
+        connector.raw,
+        bootstrap_servers=kafka.bootstrap_servers,
+        s3_endpoint_url=s3.endpoint_url,
+        s3_deployment=s3_deployment(s3),
+        schema_registry_url=schema_registry.url,
+        schema_registry_settings=schema_registry.client_settings(),
+        kafka_client_settings=kafka.client_settings(),
+    )
 
 
 def kafka_settings(connector: ConnectorSpec, kafka: KafkaResource) -> KafkaSettings:
     """Kafka only: for what needs no S3 and no registry (listing partitions)."""
-    return resolve_kafka_settings(connector.raw, bootstrap_servers=kafka.bootstrap_servers,
-                                  kafka_client_settings=kafka.client_settings())
+    return resolve_kafka_settings(
+        connector.raw, bootstrap_servers=kafka.bootstrap_servers, kafka_client_settings=kafka.client_settings()
+    )

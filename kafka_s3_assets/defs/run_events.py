@@ -47,8 +47,9 @@ def export_metadata(result: PartitionExportResult, bucket: str) -> dict:
         "bytes": dg.MetadataValue.int(result.bytes_written),
         "duration_s": dg.MetadataValue.float(result.duration_s),
         "records_per_s": dg.MetadataValue.float(round(records_per_s, 1)),
-        "object_keys": dg.MetadataValue.json({"count": len(keys), "keys": keys[:MAX_KEYS_IN_METADATA],
-                                              "truncated": len(keys) > MAX_KEYS_IN_METADATA}),
+        "object_keys": dg.MetadataValue.json(
+            {"count": len(keys), "keys": keys[:MAX_KEYS_IN_METADATA], "truncated": len(keys) > MAX_KEYS_IN_METADATA}
+        ),
         "manifests": dg.MetadataValue.json(result.manifest_keys),
         # Offsets the broker deleted (retention) before they were exported: [first, last] ranges.
         "lost_offsets": dg.MetadataValue.int(sum(last - first + 1 for first, last in result.lost_ranges)),
@@ -64,15 +65,25 @@ def export_metadata(result: PartitionExportResult, bucket: str) -> dict:
 def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessReport) -> dg.AssetCheckEvaluation:
     c = report.contiguity
     return dg.AssetCheckEvaluation(
-        asset_key=asset_key, check_name=COMPLETENESS_CHECK, partition=key, passed=report.passed,
-        severity=dg.AssetCheckSeverity.ERROR, description=report.describe(),
-        metadata={"manifests": c.manifests, "objects": report.objects_listed, "records": c.records,
-                  "tolerated": c.tolerated, "first_offset": c.first_offset if c.first_offset is not None else -1,
-                  "next_offset": c.next_offset if c.next_offset is not None else -1,
-                  "lost_offsets": report.offsets_lost, "unlisted_objects": len(report.unlisted_objects),
-                  # Lost offsets this check is the first to report: those fail the run (blocking_reason).
-                  "new_lost_offsets": sum(r.count for r in report.new_lost_ranges),
-                  "lost_ranges": dg.MetadataValue.json([r.to_json() for r in report.lost_ranges])},
+        asset_key=asset_key,
+        check_name=COMPLETENESS_CHECK,
+        partition=key,
+        passed=report.passed,
+        severity=dg.AssetCheckSeverity.ERROR,
+        description=report.describe(),
+        metadata={
+            "manifests": c.manifests,
+            "objects": report.objects_listed,
+            "records": c.records,
+            "tolerated": c.tolerated,
+            "first_offset": c.first_offset if c.first_offset is not None else -1,
+            "next_offset": c.next_offset if c.next_offset is not None else -1,
+            "lost_offsets": report.offsets_lost,
+            "unlisted_objects": len(report.unlisted_objects),
+            # Lost offsets this check is the first to report: those fail the run (blocking_reason).
+            "new_lost_offsets": sum(r.count for r in report.new_lost_ranges),
+            "lost_ranges": dg.MetadataValue.json([r.to_json() for r in report.lost_ranges]),
+        },
     )
 
 
@@ -82,8 +93,10 @@ def table_metadata(outcome: ExportOutcome) -> dict:
         return {}
     registered = outcome.table_registered_next_offset
     known = {"iceberg_snapshot_id": outcome.table.snapshot_id, "iceberg_registered_next_offset": registered}
-    return {**standard_metadata(table_name=outcome.table.table_name),
-            **{name: dg.MetadataValue.int(value) for name, value in known.items() if value is not None}}
+    return {
+        **standard_metadata(table_name=outcome.table.table_name),
+        **{name: dg.MetadataValue.int(value) for name, value in known.items() if value is not None},
+    }
 
 
 def table_check_evaluation(asset_key: dg.AssetKey, outcome: ExportOutcome) -> dg.AssetCheckEvaluation:
@@ -93,15 +106,23 @@ def table_check_evaluation(asset_key: dg.AssetKey, outcome: ExportOutcome) -> dg
     assert table is not None  # evaluated only for an outcome with a table (partition_events)
     registered, exported = outcome.table_registered_next_offset, outcome.result.next_offset
     passed = outcome.table_check_passed
-    description = (outcome.table_error or
-                   (f"The Iceberg table {table.table_name} holds every manifest of {outcome.key}, up to "
-                    f"offset {exported - 1}" if passed and exported is not None else
-                    f"The Iceberg table {table.table_name} registered {outcome.key} up to next offset "
-                    f"{registered}, the manifests up to next offset {exported}"))
+    description = outcome.table_error or (
+        f"The Iceberg table {table.table_name} holds every manifest of {outcome.key}, up to offset {exported - 1}"
+        if passed and exported is not None
+        else f"The Iceberg table {table.table_name} registered {outcome.key} up to next offset "
+        f"{registered}, the manifests up to next offset {exported}"
+    )
     return dg.AssetCheckEvaluation(
-        asset_key=asset_key, check_name=TABLE_CHECK, partition=outcome.key, passed=passed, description=description,
-        metadata={"registered_next_offset": registered if registered is not None else -1,
-                  "manifests_next_offset": exported if exported is not None else -1})
+        asset_key=asset_key,
+        check_name=TABLE_CHECK,
+        partition=outcome.key,
+        passed=passed,
+        description=description,
+        metadata={
+            "registered_next_offset": registered if registered is not None else -1,
+            "manifests_next_offset": exported if exported is not None else -1,
+        },
+    )
 
 
 def provenance_tags(code_version: str, upstream: dg.AssetKey) -> dict[str, str]:
@@ -109,14 +130,22 @@ def provenance_tags(code_version: str, upstream: dg.AssetKey) -> dict[str, str]:
     (the connector config's: a partition exported under an older config shows as unsynced, "code version
     changed") and the topic asset as its input. Without the input, every partition would show unsynced
     for "a new dependency on kafka/<topic>" as soon as it is exported."""
-    return {CODE_VERSION_TAG: code_version,
-            INPUT_DATA_VERSION_TAG_PREFIX + upstream.to_user_string(): EXTERNAL_ASSET_DATA_VERSION,
-            INPUT_EVENT_POINTER_TAG_PREFIX + upstream.to_user_string(): NO_EVENT_POINTER}
+    return {
+        CODE_VERSION_TAG: code_version,
+        INPUT_DATA_VERSION_TAG_PREFIX + upstream.to_user_string(): EXTERNAL_ASSET_DATA_VERSION,
+        INPUT_EVENT_POINTER_TAG_PREFIX + upstream.to_user_string(): NO_EVENT_POINTER,
+    }
 
 
-def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str,
-                     lag_limits: LagLimits = LagLimits(), uri: str | None = None,
-                     columns: dg.TableSchema | None = None, provenance: dict[str, str] | None = None) -> list:
+def partition_events(
+    asset_key: dg.AssetKey,
+    outcome: ExportOutcome,
+    bucket: str,
+    lag_limits: LagLimits = LagLimits(),
+    uri: str | None = None,
+    columns: dg.TableSchema | None = None,
+    provenance: dict[str, str] | None = None,
+) -> list:
     """The events Dagster records for one topic-partition of the run.
 
     - New manifests committed: an ``AssetMaterialization`` of its partition key, with its offsets,
@@ -138,16 +167,30 @@ def partition_events(asset_key: dg.AssetKey, outcome: ExportOutcome, bucket: str
     """
     if outcome.result.status == "failed":
         return []
-    metadata = {**export_metadata(outcome.result, bucket), **table_metadata(outcome),
-                **standard_metadata(uri=uri, column_schema=columns,
-                                    partition_row_count=outcome.report.contiguity.records if outcome.report else None)}
-    event = (dg.AssetMaterialization(asset_key=asset_key, partition=outcome.key, metadata=metadata, tags=provenance)
-             if outcome.committed
-             else dg.AssetObservation(asset_key=asset_key, partition=outcome.key, metadata=metadata))
-    return ([event] + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
-            + ([table_check_evaluation(asset_key, outcome)] if outcome.table is not None else [])
-            + ([lag_check_evaluation(asset_key, outcome.lag, lag_limits)]
-               if lag_limits.enabled and outcome.lag is not None else []))
+    metadata = {
+        **export_metadata(outcome.result, bucket),
+        **table_metadata(outcome),
+        **standard_metadata(
+            uri=uri,
+            column_schema=columns,
+            partition_row_count=outcome.report.contiguity.records if outcome.report else None,
+        ),
+    }
+    event = (
+        dg.AssetMaterialization(asset_key=asset_key, partition=outcome.key, metadata=metadata, tags=provenance)
+        if outcome.committed
+        else dg.AssetObservation(asset_key=asset_key, partition=outcome.key, metadata=metadata)
+    )
+    return (
+        [event]
+        + ([check_evaluation(asset_key, outcome.key, outcome.report)] if outcome.report else [])
+        + ([table_check_evaluation(asset_key, outcome)] if outcome.table is not None else [])
+        + (
+            [lag_check_evaluation(asset_key, outcome.lag, lag_limits)]
+            if lag_limits.enabled and outcome.lag is not None
+            else []
+        )
+    )
 
 
 def blocking_reason(key: str, report: CompletenessReport) -> str | None:
@@ -171,15 +214,20 @@ def failure(outcomes: list[ExportOutcome]) -> dg.Failure | None:
     blocking completeness check fails the run (``blocking_reason``; the partitions' events are recorded
     all the same), or None."""
     failed = [o for o in outcomes if o.error is not None]
-    blocked = {o.key: reason for o in outcomes if o.error is None and o.report is not None
-               and (reason := blocking_reason(o.key, o.report)) is not None}
+    blocked = {
+        o.key: reason
+        for o in outcomes
+        if o.error is None and o.report is not None and (reason := blocking_reason(o.key, o.report)) is not None
+    }
     if not failed and not blocked:
         return None
     return dg.Failure(
         description="; ".join([o.error for o in failed if o.error is not None] + list(blocked.values())),
-        metadata={"failed_partitions": dg.MetadataValue.json({o.key: o.error for o in failed}),
-                  "failed_checks": dg.MetadataValue.json(list(blocked)),
-                  "error_types": dg.MetadataValue.json({o.key: o.result.error_type or "" for o in failed}),
-                  "objects_committed": dg.MetadataValue.json({o.key: len(o.result.object_keys) for o in failed}),
-                  "succeeded_partitions": dg.MetadataValue.json([o.key for o in outcomes if o.error is None])},
+        metadata={
+            "failed_partitions": dg.MetadataValue.json({o.key: o.error for o in failed}),
+            "failed_checks": dg.MetadataValue.json(list(blocked)),
+            "error_types": dg.MetadataValue.json({o.key: o.result.error_type or "" for o in failed}),
+            "objects_committed": dg.MetadataValue.json({o.key: len(o.result.object_keys) for o in failed}),
+            "succeeded_partitions": dg.MetadataValue.json([o.key for o in outcomes if o.error is None]),
+        },
     )

@@ -31,10 +31,12 @@ def kafka_for_sensor(kafka: KafkaSettings) -> KafkaSettings:
 
 def settings_for_sensor(settings: ExportSettings) -> ExportSettings:
     """The same endpoints and credentials, with the sensor's short timeouts and a single S3 attempt."""
-    s3 = dataclasses.replace(settings.s3,
-                             connect_timeout_s=min(settings.s3.connect_timeout_s, SENSOR_S3_CONNECT_TIMEOUT_S),
-                             read_timeout_s=min(settings.s3.read_timeout_s, SENSOR_S3_READ_TIMEOUT_S),
-                             total_attempts=SENSOR_S3_ATTEMPTS)
+    s3 = dataclasses.replace(
+        settings.s3,
+        connect_timeout_s=min(settings.s3.connect_timeout_s, SENSOR_S3_CONNECT_TIMEOUT_S),
+        read_timeout_s=min(settings.s3.read_timeout_s, SENSOR_S3_READ_TIMEOUT_S),
+        total_attempts=SENSOR_S3_ATTEMPTS,
+    )
     return dataclasses.replace(settings, kafka=kafka_for_sensor(settings.kafka), s3=s3)
 
 

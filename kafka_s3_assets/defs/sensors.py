@@ -24,7 +24,6 @@ one job per topic, each of which runs its single step in the run's own process (
 no process per step): the choice is the jobs', not the code location's.
 """
 
-
 import time
 from collections.abc import Callable
 from typing import Any
@@ -65,9 +64,12 @@ def _status(running: bool) -> dg.DefaultSensorStatus:
     return dg.DefaultSensorStatus.RUNNING if running else dg.DefaultSensorStatus.STOPPED
 
 
-def build_discovery_sensor(connector: ConnectorSpec, connections: Connections | None = None,
-                           sensors: SensorSettings = SensorSettings(),
-                           list_partitions: Callable = kafka_client.list_partitions) -> dg.SensorDefinition:
+def build_discovery_sensor(
+    connector: ConnectorSpec,
+    connections: Connections | None = None,
+    sensors: SensorSettings = SensorSettings(),
+    list_partitions: Callable = kafka_client.list_partitions,
+) -> dg.SensorDefinition:
     """``list_partitions`` is where the sensor asks the broker (tests pass a fake)."""
     connections = connections if connections is not None else Connections()
 
@@ -107,11 +109,16 @@ def build_discovery_sensor(connector: ConnectorSpec, connections: Connections | 
     return discover
 
 
-def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], connections: Connections | None = None,
-                        attributes: AssetAttributes = AssetAttributes(), sensors: SensorSettings = SensorSettings(),
-                        planner: Callable = plan_partitions,
-                        clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
-                        table_sync: Callable = sync_table) -> dg.SensorDefinition:
+def build_export_sensor(
+    connector: ConnectorSpec,
+    jobs: dict[str, AssetJob],
+    connections: Connections | None = None,
+    attributes: AssetAttributes = AssetAttributes(),
+    sensors: SensorSettings = SensorSettings(),
+    planner: Callable = plan_partitions,
+    clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    table_sync: Callable = sync_table,
+) -> dg.SensorDefinition:
     """``planner`` is where the sensor reads S3 manifests and broker watermarks, ``clock_ms`` the time its
     run keys, lag ages and observation intervals are taken at, ``table_sync`` how it registers manifests in
     the Iceberg table (tests pass fakes)."""
@@ -125,13 +132,17 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], con
         jobs=list(jobs.values()),
         minimum_interval_seconds=sensors.export_interval_s,
         default_status=_status(sensors.export_running),
-        description=(f"Launches exports of connector {connector.name} where waiting records can make an object "
-                     f"(flush.size={flush_size}): one run per topic. Reads broker metadata and S3 manifests only."),
+        description=(
+            f"Launches exports of connector {connector.name} where waiting records can make an object "
+            f"(flush.size={flush_size}): one run per topic. Reads broker metadata and S3 manifests only."
+        ),
     )
     def export_new_records(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         settings = settings_for_sensor(connections.export_settings(connector))
-        known = {topic: context.instance.get_dynamic_partitions(topic_partitions_name(connector.name, topic))
-                 for topic in connector.config.topics}
+        known = {
+            topic: context.instance.get_dynamic_partitions(topic_partitions_name(connector.name, topic))
+            for topic in connector.config.topics
+        }
         if not any(known.values()):
             return dg.SkipReason("No topic-partitions known yet (the discovery sensor adds them)")
         busy = [t for t in connector.config.topics if export_in_flight(context.instance, connector.name, t)]
@@ -155,21 +166,31 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], con
         if any(table_full_name(connector.config, t) for t in connector.config.topics):
             for topic in connector.config.topics:
                 if topic not in busy and topic not in ready and known[topic]:
-                    sync_topic_table(context, settings, topic, [parse_partition_key(k)[1] for k in known[topic]],
-                                     table_sync)
+                    sync_topic_table(
+                        context, settings, topic, [parse_partition_key(k)[1] for k in known[topic]], table_sync
+                    )
         run_requests = []
         for topic, partitions in ready.items():
-            tags, run_config = topic_run(connector, topic, known[topic], [key for key, _ in partitions],
-                                         attributes.key_prefix)
-            run_requests.append(dg.RunRequest(
-                job_name=jobs[topic].name, run_key=",".join(run_key for _, run_key in partitions),
-                run_config=run_config,
-                tags={**tags, "kafka_s3_assets/connector": connector.name},
-            ))
+            tags, run_config = topic_run(
+                connector, topic, known[topic], [key for key, _ in partitions], attributes.key_prefix
+            )
+            run_requests.append(
+                dg.RunRequest(
+                    job_name=jobs[topic].name,
+                    run_key=",".join(run_key for _, run_key in partitions),
+                    run_config=run_config,
+                    tags={**tags, "kafka_s3_assets/connector": connector.name},
+                )
+            )
         if not run_requests:
-            return dg.SensorResult(asset_events=asset_events, cursor=cursor, skip_reason=dg.SkipReason(
-                f"No topic-partition has records that can make an object (flush.size={flush_size})"
-                + (f" (topics with a run in flight: {', '.join(busy)})" if busy else "")))
+            return dg.SensorResult(
+                asset_events=asset_events,
+                cursor=cursor,
+                skip_reason=dg.SkipReason(
+                    f"No topic-partition has records that can make an object (flush.size={flush_size})"
+                    + (f" (topics with a run in flight: {', '.join(busy)})" if busy else "")
+                ),
+            )
         return dg.SensorResult(run_requests=run_requests, asset_events=asset_events, cursor=cursor)
 
     def observations(plans: list, cursor: str | None, now_ms: int) -> tuple[list, str]:
@@ -180,20 +201,27 @@ def build_export_sensor(connector: ConnectorSpec, jobs: dict[str, AssetJob], con
         for plan in plans:
             by_topic.setdefault(plan.topic, []).append(plan)
         # What counts as a change: the offsets and the check's verdict, not the age, which grows every tick.
-        observed: dict[str, object] = {key: (lag.lag, lag.resume_offset, lag.high_watermark, judge(lag, limits).passed)
-                                       for key, lag in lags.items()}
+        observed: dict[str, object] = {
+            key: (lag.lag, lag.resume_offset, lag.high_watermark, judge(lag, limits).passed)
+            for key, lag in lags.items()
+        }
         observed.update({topic_asset_key(t).to_user_string(): topic_watermarks(ps) for t, ps in by_topic.items()})
         due, cursor = throttle.due(cursor, observed, now_ms)
-        events = [event for key, lag in lags.items() if key in due
-                  for event in lag_events(attributes.asset_key(connector.name, lag.topic), lag, limits)]
+        events = [
+            event
+            for key, lag in lags.items()
+            if key in due
+            for event in lag_events(attributes.asset_key(connector.name, lag.topic), lag, limits)
+        ]
         events += [topic_observation(t, ps) for t, ps in by_topic.items() if topic_asset_key(t).to_user_string() in due]
         return events, cursor
 
     return export_new_records
 
 
-def sync_topic_table(context: dg.SensorEvaluationContext, settings, topic: str, partitions: list[int],
-                     table_sync: Callable) -> None:
+def sync_topic_table(
+    context: dg.SensorEvaluationContext, settings, topic: str, partitions: list[int], table_sync: Callable
+) -> None:
     """Register what the topic's table lacks; a failure is logged and the next tick tries again."""
     try:
         synced = table_sync(settings, topic, partitions, context.log, max_manifests=TABLE_SYNC_MAX_MANIFESTS)
@@ -210,8 +238,11 @@ def build_jobs(connector: ConnectorSpec, attributes: AssetAttributes = AssetAttr
     runs its one step in the run's process: a process per step would start a second Spark driver for
     nothing."""
     return {
-        topic: dg.define_asset_job(export_job_name(connector.name, topic),
-                                   selection=[attributes.asset_key(connector.name, topic)],
-                                   tags=export_tag(connector.name, topic), executor_def=dg.in_process_executor)
+        topic: dg.define_asset_job(
+            export_job_name(connector.name, topic),
+            selection=[attributes.asset_key(connector.name, topic)],
+            tags=export_tag(connector.name, topic),
+            executor_def=dg.in_process_executor,
+        )
         for topic in connector.config.topics
     }

@@ -30,9 +30,14 @@ def export_uri(bucket: str, topics_dir: str, topic: str) -> str:
     return f"s3://{bucket}/{prefix}/"
 
 
-def standard_metadata(*, uri: str | None = None, partition_row_count: int | None = None,
-                      column_schema: dg.TableSchema | None = None, table_name: str | None = None,
-                      row_count: int | None = None) -> dict[str, dg.MetadataValue]:
+def standard_metadata(
+    *,
+    uri: str | None = None,
+    partition_row_count: int | None = None,
+    column_schema: dg.TableSchema | None = None,
+    table_name: str | None = None,
+    row_count: int | None = None,
+) -> dict[str, dg.MetadataValue]:
     """The standard keys for what is known (None: left out). One function for every producer of these
     keys (the export, and a table kept over its objects), so they are spelled and typed alike."""
     metadata: dict[str, dg.MetadataValue] = {}
@@ -73,10 +78,24 @@ def column_schema(schema: ConnectSchema) -> dg.TableSchema:
     """The value schema's columns: a struct's fields (with their Avro docs), or one column ``value``
     for a value that is not a struct (a string, bytes)."""
     if schema.type != STRUCT or schema.is_union:
-        return dg.TableSchema(columns=[dg.TableColumn(
-            "value", column_type(schema), description=schema.doc,
-            constraints=dg.TableColumnConstraints(nullable=schema.optional))])
-    return dg.TableSchema(columns=[
-        dg.TableColumn(name, column_type(field), description=schema.parameter(FIELD_DOC_PREFIX + name) or field.doc,
-                       constraints=dg.TableColumnConstraints(nullable=field.optional))
-        for name, field in schema.fields])
+        return dg.TableSchema(
+            columns=[
+                dg.TableColumn(
+                    "value",
+                    column_type(schema),
+                    description=schema.doc,
+                    constraints=dg.TableColumnConstraints(nullable=schema.optional),
+                )
+            ]
+        )
+    return dg.TableSchema(
+        columns=[
+            dg.TableColumn(
+                name,
+                column_type(field),
+                description=schema.parameter(FIELD_DOC_PREFIX + name) or field.doc,
+                constraints=dg.TableColumnConstraints(nullable=field.optional),
+            )
+            for name, field in schema.fields
+        ]
+    )

@@ -31,9 +31,13 @@ def topic_asset_key(topic: str) -> dg.AssetKey:
 
 @functools.cache
 def topic_asset_spec(topic: str) -> dg.AssetSpec:
-    return dg.AssetSpec(topic_asset_key(topic), kinds={"kafka"}, group_name=TOPIC_GROUP,
-                        description=f"Kafka topic `{topic}`, observed with its watermarks by the export sensors "
-                                    f"of the connectors exporting it (nothing is consumed).")
+    return dg.AssetSpec(
+        topic_asset_key(topic),
+        kinds={"kafka"},
+        group_name=TOPIC_GROUP,
+        description=f"Kafka topic `{topic}`, observed with its watermarks by the export sensors "
+        f"of the connectors exporting it (nothing is consumed).",
+    )
 
 
 # Per component tree, by identity (trees are not weakly referable; a few per process): the tree, kept
@@ -53,16 +57,21 @@ def topic_specs(topics: list[str], scope: object | None = None, owner: Hashable 
 
 def topic_watermarks(plans: list[PartitionPlan]) -> dict[str, dict[str, int]]:
     """Per partition (as text, for JSON) of the topic: its low and high watermarks."""
-    return {str(p.partition): {"low": p.low_watermark, "high": p.high_watermark}
-            for p in sorted(plans, key=lambda p: p.partition)}
+    return {
+        str(p.partition): {"low": p.low_watermark, "high": p.high_watermark}
+        for p in sorted(plans, key=lambda p: p.partition)
+    }
 
 
 def topic_observation(topic: str, plans: list[PartitionPlan]) -> dg.AssetObservation:
     """The topic as the probe saw it: offsets ever written (the sum of high watermarks, which only grows)
     and records still in the log, for the Plots tab; each partition's watermarks."""
-    return dg.AssetObservation(asset_key=topic_asset_key(topic), metadata={
-        "partitions_observed": dg.MetadataValue.int(len(plans)),
-        "high_watermark_total": dg.MetadataValue.int(sum(p.high_watermark for p in plans)),
-        "records_in_log": dg.MetadataValue.int(sum(max(0, p.high_watermark - p.low_watermark) for p in plans)),
-        "watermarks": dg.MetadataValue.json(topic_watermarks(plans)),
-    })
+    return dg.AssetObservation(
+        asset_key=topic_asset_key(topic),
+        metadata={
+            "partitions_observed": dg.MetadataValue.int(len(plans)),
+            "high_watermark_total": dg.MetadataValue.int(sum(p.high_watermark for p in plans)),
+            "records_in_log": dg.MetadataValue.int(sum(max(0, p.high_watermark - p.low_watermark) for p in plans)),
+            "watermarks": dg.MetadataValue.json(topic_watermarks(plans)),
+        },
+    )

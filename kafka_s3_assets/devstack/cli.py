@@ -143,10 +143,7 @@ def _status(args: argparse.Namespace) -> int:
     for server in statuses.values():
         state = "alive" if server.alive else "DEAD"
         first, *rest = server.detail.splitlines() or [""]
-        print(
-            f"{server.name:<16} pid={server.pid or '-':<8} port={server.port or '-':<6} "
-            f"{state:<5} {first}"
-        )
+        print(f"{server.name:<16} pid={server.pid or '-':<8} port={server.port or '-':<6} {state:<5} {first}")
         for line in rest:
             print(f"    {line}")
     return 0 if all(s.alive for s in statuses.values()) else 1

@@ -40,9 +40,7 @@ class ProcessRecord:
 
     @classmethod
     def from_json(cls, data: dict) -> ProcessRecord:
-        return cls(
-            pid=int(data["pid"]), argv=tuple(data["argv"]), start_marker=str(data["start_marker"])
-        )
+        return cls(pid=int(data["pid"]), argv=tuple(data["argv"]), start_marker=str(data["start_marker"]))
 
 
 class ProcessState(Enum):
@@ -71,9 +69,7 @@ def spawn_detached(
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
-        log.write(
-            f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode()
-        )
+        log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
         log.flush()
         process = subprocess.Popen(
             list(argv),
@@ -123,8 +119,7 @@ def inspect(record: ProcessRecord) -> Inspection:
         shown = " ".join(argv)[:120] or "?"
         return Inspection(
             ProcessState.REPLACED,
-            f"pid {record.pid} now belongs to another program ({shown}); "
-            "the recorded server is gone",
+            f"pid {record.pid} now belongs to another program ({shown}); the recorded server is gone",
         )
     return Inspection(ProcessState.RUNNING, f"process {record.pid} is running")
 

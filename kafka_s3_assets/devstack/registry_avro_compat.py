@@ -64,9 +64,7 @@ _OPAQUE = "named-reference"  # a named type defined in a referenced schema we ca
 class AvroCompatibilityChecker:
     """The :class:`~kafka_s3_assets.devstack.registry_compat.CompatibilityChecker` for AVRO."""
 
-    def incompatibilities(
-        self, new: ParsedSchema, existing: ParsedSchema, direction: str
-    ) -> list[str]:
+    def incompatibilities(self, new: ParsedSchema, existing: ParsedSchema, direction: str) -> list[str]:
         if direction == BACKWARD:
             reader, writer, reader_label, writer_label = new, existing, "new", "old"
         elif direction == FORWARD:
@@ -98,19 +96,15 @@ class Incompatibility:
         description = {
             FIXED_SIZE_MISMATCH: f"The size of FIXED type field at path '{path}' in the {r} "
             f"schema does not match with the {w} schema",
-            TYPE_MISMATCH: f"The type (path '{path}') of a field in the {r} schema does not match "
-            f"with the {w} schema",
+            TYPE_MISMATCH: f"The type (path '{path}') of a field in the {r} schema does not match with the {w} schema",
             NAME_MISMATCH: f"The name of the schema has changed (path '{path}')",
-            MISSING_ENUM_SYMBOLS: f"The {r} schema is missing enum symbols '{msg}' at path "
-            f"'{path}' in the {w} schema",
+            MISSING_ENUM_SYMBOLS: f"The {r} schema is missing enum symbols '{msg}' at path '{path}' in the {w} schema",
             MISSING_UNION_BRANCH: f"The {r} schema is missing a type inside a union field at path "
             f"'{path}' in the {w} schema",
             READER_FIELD_MISSING_DEFAULT_VALUE: f"The field '{msg}' at path '{path}' in the {r} "
             f"schema has no default value and is missing in the {w} schema",
         }.get(self.type, "")
-        return (
-            f"{{errorType:'{self.type}', description:'{description}', additionalInfo:'{msg}'}}"
-        )
+        return f"{{errorType:'{self.type}', description:'{description}', additionalInfo:'{msg}'}}"
 
 
 def reader_writer_incompatibilities(reader: Any, writer: Any) -> list[Incompatibility]:
@@ -133,14 +127,14 @@ class _Field:
 
 @dataclass(eq=False)
 class _Node:
-    type: str                                   # Avro type (logical types ignored), or _OPAQUE
+    type: str  # Avro type (logical types ignored), or _OPAQUE
     full_name: str | None = None
-    aliases: tuple[str, ...] = ()                # full names
+    aliases: tuple[str, ...] = ()  # full names
     fields: list[_Field] = field(default_factory=list)
     symbols: tuple[str, ...] = ()
     enum_default: str | None = None
     size: int | None = None
-    items: _Node | None = None                 # array items / map values
+    items: _Node | None = None  # array items / map values
     branches: list[_Node] = field(default_factory=list)
 
     @property
@@ -218,9 +212,7 @@ class _ReaderWriterChecker:
         """A fresh location: Avro restarts the JSON pointer for union branches too."""
         return self._compatibility("", reader, writer, [])
 
-    def _compatibility(
-        self, token: str, reader: _Node, writer: _Node, location: list[str]
-    ) -> Found:
+    def _compatibility(self, token: str, reader: _Node, writer: _Node, location: list[str]) -> Found:
         location.append(token)
         key = (id(reader), id(writer))
         result = self._memo.get(key)
@@ -333,9 +325,7 @@ def _lookup_writer_field(writer: _Node, reader_field: _Field) -> _Field | None:
 
 
 def _type_mismatch(reader: _Node, writer: _Node, location: list[str]) -> Incompatibility:
-    message = (
-        f"reader type: {reader.java_type} not compatible with writer type: {writer.java_type}"
-    )
+    message = f"reader type: {reader.java_type} not compatible with writer type: {writer.java_type}"
     return _incompatible(TYPE_MISMATCH, message, location)
 
 

@@ -55,9 +55,7 @@ class CompatibilityRule:
 class CompatibilityChecker(Protocol):
     """Compares two schemas of the same type in one direction."""
 
-    def incompatibilities(
-        self, new: ParsedSchema, existing: ParsedSchema, direction: str
-    ) -> list[str]:
+    def incompatibilities(self, new: ParsedSchema, existing: ParsedSchema, direction: str) -> list[str]:
         """Human-readable reasons why ``new`` is not compatible with ``existing``.
 
         An empty list means compatible. ``direction`` is :data:`BACKWARD` or :data:`FORWARD`.
@@ -69,9 +67,7 @@ class AcceptEverythingChecker:
     """Reports every pair as compatible: the rule for schema types without a real checker, and
     for tests of the store's bookkeeping."""
 
-    def incompatibilities(
-        self, new: ParsedSchema, existing: ParsedSchema, direction: str
-    ) -> list[str]:
+    def incompatibilities(self, new: ParsedSchema, existing: ParsedSchema, direction: str) -> list[str]:
         return []
 
 
@@ -86,9 +82,7 @@ class PerSchemaTypeChecker:
         self.checkers = dict(checkers)
         self.fallback = fallback or AcceptEverythingChecker()
 
-    def incompatibilities(
-        self, new: ParsedSchema, existing: ParsedSchema, direction: str
-    ) -> list[str]:
+    def incompatibilities(self, new: ParsedSchema, existing: ParsedSchema, direction: str) -> list[str]:
         checker = self.checkers.get(new.schema_type, self.fallback)
         return checker.incompatibilities(new, existing, direction)
 

@@ -40,44 +40,35 @@ def schema_not_found(schema_id: int | str | None = None) -> RegistryError:
 
 
 def subject_soft_deleted(subject: str) -> RegistryError:
-    return RegistryError(
-        40404, f"Subject '{subject}' was soft deleted. Set permanent=true to delete permanently"
-    )
+    return RegistryError(40404, f"Subject '{subject}' was soft deleted. Set permanent=true to delete permanently")
 
 
 def subject_not_soft_deleted(subject: str) -> RegistryError:
-    return RegistryError(
-        40405, f"Subject '{subject}' was not deleted first before being permanently deleted"
-    )
+    return RegistryError(40405, f"Subject '{subject}' was not deleted first before being permanently deleted")
 
 
 def version_soft_deleted(subject: str, version: int) -> RegistryError:
     return RegistryError(
         40406,
-        f"Subject '{subject}' Version {version} was soft deleted. "
-        "Set permanent=true to delete permanently",
+        f"Subject '{subject}' Version {version} was soft deleted. Set permanent=true to delete permanently",
     )
 
 
 def version_not_soft_deleted(subject: str, version: int) -> RegistryError:
     return RegistryError(
         40407,
-        f"Subject '{subject}' Version {version} was not deleted first before being "
-        "permanently deleted",
+        f"Subject '{subject}' Version {version} was not deleted first before being permanently deleted",
     )
 
 
 def subject_compatibility_not_configured(subject: str) -> RegistryError:
-    return RegistryError(
-        40408, f"Subject '{subject}' does not have subject-level compatibility configured"
-    )
+    return RegistryError(40408, f"Subject '{subject}' does not have subject-level compatibility configured")
 
 
 def incompatible_schema(subject: str, messages: list[str]) -> RegistryError:
     return RegistryError(
         409,
-        f'Schema being registered is incompatible with an earlier schema for subject "{subject}", '
-        f"details: {messages}",
+        f'Schema being registered is incompatible with an earlier schema for subject "{subject}", details: {messages}',
     )
 
 

@@ -105,9 +105,7 @@ class RegistryApi:
                 if self.store.revision != revision and self.state_file is not None:
                     self.state_file.save(self.store)
 
-    def _match(
-        self, method: str, segments: tuple[str, ...]
-    ) -> tuple[Handler | None, dict[str, str], bool]:
+    def _match(self, method: str, segments: tuple[str, ...]) -> tuple[Handler | None, dict[str, str], bool]:
         path_matched = False
         for route_method, pattern, handler in self._routes:
             params = _match_segments(pattern, segments)
@@ -119,9 +117,7 @@ class RegistryApi:
         return None, {}, path_matched
 
     def _route(self, method: str, pattern: str, handler: Handler) -> None:
-        self._routes.append(
-            (method, tuple(pattern.strip("/").split("/")) if pattern != "/" else (), handler)
-        )
+        self._routes.append((method, tuple(pattern.strip("/").split("/")) if pattern != "/" else (), handler))
 
     def _register_routes(self) -> None:
         r = self._route
@@ -273,9 +269,7 @@ def _latest_with_metadata(api: RegistryApi, req: Request) -> Response:
 
 
 def _subject_config(api: RegistryApi, req: Request) -> Response:
-    config = api.store.subject_config(
-        req.params["subject"], default_to_global=req.query.flag("defaultToGlobal")
-    )
+    config = api.store.subject_config(req.params["subject"], default_to_global=req.query.flag("defaultToGlobal"))
     return Response(200, config)
 
 

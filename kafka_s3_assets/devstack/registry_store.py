@@ -86,9 +86,7 @@ class SchemaRequest:
             and isinstance(r.get("version"), int)
             for r in references
         ):
-            raise errors.invalid_schema(
-                "'references' must be a list of {name, subject, version} objects"
-            )
+            raise errors.invalid_schema("'references' must be a list of {name, subject, version} objects")
         for key in ("id", "version"):
             if body.get(key) is not None and not isinstance(body.get(key), int):
                 raise errors.invalid_schema(f"'{key}' must be an integer")
@@ -96,10 +94,7 @@ class SchemaRequest:
         return cls(
             schema=schema,
             schema_type=normalize_schema_type(body.get("schemaType")),
-            references=tuple(
-                {"name": r["name"], "subject": r["subject"], "version": r["version"]}
-                for r in references
-            ),
+            references=tuple({"name": r["name"], "subject": r["subject"], "version": r["version"]} for r in references),
             metadata=body.get("metadata") or None,
             rule_set=body.get("ruleSet") or None,
             id=schema_id if schema_id is not None and schema_id >= 0 else None,
@@ -175,17 +170,13 @@ class RegistryStore:
     _ids_by_identity: dict[str, int] = field(default_factory=dict)
     _subjects: dict[str, dict[int, VersionRecord]] = field(default_factory=dict)
     _next_id: int = 1
-    _global_config: dict = field(
-        default_factory=lambda: {"compatibilityLevel": DEFAULT_COMPATIBILITY}
-    )
+    _global_config: dict = field(default_factory=lambda: {"compatibilityLevel": DEFAULT_COMPATIBILITY})
     _subject_configs: dict[str, dict] = field(default_factory=dict)
     _parsed_cache: dict[int, ParsedSchema] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ registration
 
-    def register(
-        self, subject: str, request: SchemaRequest, *, normalize: bool = False
-    ) -> SubjectVersion:
+    def register(self, subject: str, request: SchemaRequest, *, normalize: bool = False) -> SubjectVersion:
         """Register ``request`` under ``subject`` (or return the version that already has it)."""
         _check_subject_name(subject)
         versions = self._subjects.get(subject, {})
@@ -303,9 +294,7 @@ class RegistryStore:
                     pairs.append((name, version.version))
         return pairs
 
-    def subjects(
-        self, *, include_deleted: bool = False, deleted_only: bool = False, prefix: str = ""
-    ) -> list[str]:
+    def subjects(self, *, include_deleted: bool = False, deleted_only: bool = False, prefix: str = "") -> list[str]:
         """Subjects with at least one version matching the filter (GET /subjects)."""
         result = []
         for name in sorted(self._subjects):
@@ -320,20 +309,14 @@ class RegistryStore:
                 result.append(name)
         return result
 
-    def versions(
-        self, subject: str, *, include_deleted: bool = False, deleted_only: bool = False
-    ) -> list[int]:
+    def versions(self, subject: str, *, include_deleted: bool = False, deleted_only: bool = False) -> list[int]:
         if not self._has_subject(subject, include_deleted=include_deleted or deleted_only):
             raise errors.subject_not_found(subject)
         if deleted_only:
-            return [
-                v.version for v in self._versions_of(subject, include_deleted=True) if v.deleted
-            ]
+            return [v.version for v in self._versions_of(subject, include_deleted=True) if v.deleted]
         return [v.version for v in self._versions_of(subject, include_deleted=include_deleted)]
 
-    def get_version(
-        self, subject: str, version: str | int, *, include_deleted: bool = False
-    ) -> SubjectVersion:
+    def get_version(self, subject: str, version: str | int, *, include_deleted: bool = False) -> SubjectVersion:
         """GET /subjects/{subject}/versions/{version} with ``version`` a number or "latest"."""
         wanted = parse_version(version)
         if not self._has_subject(subject, include_deleted=include_deleted):
@@ -433,15 +416,11 @@ class RegistryStore:
             # "against all versions, depending on the level": transitive levels compare with
             # every live version, the others with the latest, exactly like registration.
             previous = self._versions_of(subject, include_deleted=False)
-            return self._incompatibilities(
-                parsed, previous, level, latest_only_unless_transitive=True
-            )
+            return self._incompatibilities(parsed, previous, level, latest_only_unless_transitive=True)
         wanted = parse_version(version)
         if wanted == LATEST:
             live = self._versions_of(subject, include_deleted=False)
-            return self._incompatibilities(
-                parsed, live[-1:], level, latest_only_unless_transitive=False
-            )
+            return self._incompatibilities(parsed, live[-1:], level, latest_only_unless_transitive=False)
         target = self.get_version(subject, wanted)
         record = self._subjects[subject][target.version]
         return self._incompatibilities(parsed, [record], level, latest_only_unless_transitive=False)
@@ -517,9 +496,7 @@ class RegistryStore:
         }
 
     @classmethod
-    def from_snapshot(
-        cls, snapshot: dict, checker: CompatibilityChecker | None = None
-    ) -> RegistryStore:
+    def from_snapshot(cls, snapshot: dict, checker: CompatibilityChecker | None = None) -> RegistryStore:
         if snapshot.get("format") != SNAPSHOT_FORMAT:
             raise ValueError(f"unsupported registry snapshot format {snapshot.get('format')!r}")
         store = cls(checker=checker or AcceptEverythingChecker())
@@ -538,8 +515,7 @@ class RegistryStore:
             store._ids_by_identity.setdefault(record.identity, record.id)
         for name, versions in snapshot["subjects"].items():
             store._subjects[name] = {
-                v["version"]: VersionRecord(name, v["version"], v["id"], v["deleted"])
-                for v in versions
+                v["version"]: VersionRecord(name, v["version"], v["id"], v["deleted"]) for v in versions
             }
         store._next_id = snapshot["next_id"]
         store._global_config = snapshot["config"]
@@ -567,20 +543,14 @@ class RegistryStore:
         return bool(self._versions_of(subject, include_deleted=include_deleted))
 
     def _id_in_use(self, schema_id: int) -> bool:
-        return any(
-            v.schema_id == schema_id
-            for versions in self._subjects.values()
-            for v in versions.values()
-        )
+        return any(v.schema_id == schema_id for versions in self._subjects.values() for v in versions.values())
 
     def _ids_referencing(self, subject: str, version: int) -> list[int]:
         ids = set()
         for versions in self._subjects.values():
             for record in versions.values():
                 schema = self._schemas[record.schema_id]
-                if any(
-                    r["subject"] == subject and r["version"] == version for r in schema.references
-                ):
+                if any(r["subject"] == subject and r["version"] == version for r in schema.references):
                     ids.add(schema.id)
         return sorted(ids)
 
@@ -631,9 +601,7 @@ class RegistryStore:
     def _parsed(self, record: SchemaRecord) -> ParsedSchema:
         if record.id not in self._parsed_cache:
             referenced = self._referenced_texts(record.references, seen=set())
-            self._parsed_cache[record.id] = parse_schema(
-                record.schema_type, record.schema, referenced
-            )
+            self._parsed_cache[record.id] = parse_schema(record.schema_type, record.schema, referenced)
         return self._parsed_cache[record.id]
 
     def _incompatibilities(
@@ -661,8 +629,7 @@ class RegistryStore:
             existing = self._parsed(self._schemas[version.schema_id])
             if existing.schema_type != new.schema_type:
                 problems.append(
-                    f"Incompatible schema type {new.schema_type}, "
-                    f"version {version.version} is {existing.schema_type}"
+                    f"Incompatible schema type {new.schema_type}, version {version.version} is {existing.schema_type}"
                 )
                 continue
             for direction in rule.directions:

@@ -56,19 +56,33 @@ def server_config(port: int) -> dict[str, str]:
 def launch_command(home: Path, config: dict[str, str], env: dict[str, str]) -> tuple[str, ...]:
     """The JVM command line of a Spark Connect server, as Spark's launcher builds it for ``spark-submit``."""
     java = str(Path(env["JAVA_HOME"]) / "bin" / "java") if env.get("JAVA_HOME") else "java"
-    args = [java, "-Xmx128m", "-cp", str(home / "jars" / "*"), "org.apache.spark.launcher.Main",
-            "org.apache.spark.deploy.SparkSubmit", "--master", MASTER, "--class", SERVER_CLASS,
-            "--name", "kafka-s3-assets devstack Spark Connect server"]
+    args = [
+        java,
+        "-Xmx128m",
+        "-cp",
+        str(home / "jars" / "*"),
+        "org.apache.spark.launcher.Main",
+        "org.apache.spark.deploy.SparkSubmit",
+        "--master",
+        MASTER,
+        "--class",
+        SERVER_CLASS,
+        "--name",
+        "kafka-s3-assets devstack Spark Connect server",
+    ]
     for key, value in config.items():
         args += ["--conf", f"{key}={value}"]
     try:
         printed = subprocess.run(args, capture_output=True, env=env, timeout=120, check=True).stdout
     except FileNotFoundError:
-        raise DevstackError("the Spark Connect server needs Java 17 or later: no `java` on PATH "
-                            "(nor $JAVA_HOME/bin/java)") from None
+        raise DevstackError(
+            "the Spark Connect server needs Java 17 or later: no `java` on PATH (nor $JAVA_HOME/bin/java)"
+        ) from None
     except subprocess.CalledProcessError as exc:
-        raise DevstackError(f"Spark's launcher could not build the Spark Connect server's command: "
-                            f"{exc.stderr.decode(errors='replace').strip()[-2000:]}") from exc
+        raise DevstackError(
+            f"Spark's launcher could not build the Spark Connect server's command: "
+            f"{exc.stderr.decode(errors='replace').strip()[-2000:]}"
+        ) from exc
     # What spark-class reads: the launcher's own lines up to a NUL and a newline, then the command's
     # arguments, each ended by a NUL.
     _, separator, command = printed.partition(b"\0\n")
@@ -81,17 +95,19 @@ def launch_command(home: Path, config: dict[str, str], env: dict[str, str]) -> t
 def spark_connect_spec(*, ports: dict[str, int]) -> ServerSpec:
     port = ports[MAIN_PORT]
     home = spark_home()
-    env = child_environment({
-        "SPARK_HOME": str(home),
-        "SPARK_SCALA_VERSION": "2.13",  # what load-spark-env.sh sets for the launcher
-        "SPARK_LOCAL_IP": LOOPBACK,
-        "PYSPARK_PYTHON": sys.executable,
-        "PYTHONPATH": package_python_path(),
-        "AWS_ACCESS_KEY_ID": s3_servers.ACCESS_KEY_ID,
-        "AWS_SECRET_ACCESS_KEY": s3_servers.SECRET_ACCESS_KEY,
-        "AWS_REGION": s3_servers.REGION,
-        "AWS_DEFAULT_REGION": s3_servers.REGION,
-    })
+    env = child_environment(
+        {
+            "SPARK_HOME": str(home),
+            "SPARK_SCALA_VERSION": "2.13",  # what load-spark-env.sh sets for the launcher
+            "SPARK_LOCAL_IP": LOOPBACK,
+            "PYSPARK_PYTHON": sys.executable,
+            "PYTHONPATH": package_python_path(),
+            "AWS_ACCESS_KEY_ID": s3_servers.ACCESS_KEY_ID,
+            "AWS_SECRET_ACCESS_KEY": s3_servers.SECRET_ACCESS_KEY,
+            "AWS_REGION": s3_servers.REGION,
+            "AWS_DEFAULT_REGION": s3_servers.REGION,
+        }
+    )
     return ServerSpec(
         name="spark-connect",
         implementation=f"spark connect ({MASTER})",
@@ -114,9 +130,12 @@ def probe_spark_connect(port: int) -> None:
     session_id, user = str(uuid.uuid4()), base_pb2.UserContext(user_id="kafka-s3-assets-devstack")
     with grpc.insecure_channel(f"{LOOPBACK}:{port}") as channel:
         service = base_pb2_grpc.SparkConnectServiceStub(channel)
-        answer = service.AnalyzePlan(base_pb2.AnalyzePlanRequest(
-            session_id=session_id, user_context=user, spark_version=base_pb2.AnalyzePlanRequest.SparkVersion()),
-            timeout=5)
+        answer = service.AnalyzePlan(
+            base_pb2.AnalyzePlanRequest(
+                session_id=session_id, user_context=user, spark_version=base_pb2.AnalyzePlanRequest.SparkVersion()
+            ),
+            timeout=5,
+        )
         if not answer.spark_version.version:
             raise RuntimeError(f"no Spark version in the answer: {answer!r}")
         service.ReleaseSession(base_pb2.ReleaseSessionRequest(session_id=session_id, user_context=user), timeout=5)

@@ -141,9 +141,7 @@ def bring_up(
     """:func:`up`, returning a report of what was started, kept and restarted. ``spark_connect``
     adds a Spark Connect server to the stack (kept by later calls without it, until ``down``)."""
     if s3_backend not in s3_servers.BACKENDS:
-        raise DevstackError(
-            f"unknown S3 backend {s3_backend!r}; choose one of {', '.join(s3_servers.BACKENDS)}"
-        )
+        raise DevstackError(f"unknown S3 backend {s3_backend!r}; choose one of {', '.join(s3_servers.BACKENDS)}")
     require_devstack_extra()
     layout = StackLayout(Path(state_dir))
     with layout.locked():
@@ -153,9 +151,7 @@ def bring_up(
         spark_connect = spark_connect or (previous is not None and previous.spark_connect)
         order = _start_order(spark_connect)
         running = [
-            name
-            for name in order
-            if name in inspections and inspections[name].state is processes.ProcessState.RUNNING
+            name for name in order if name in inspections and inspections[name].state is processes.ProcessState.RUNNING
         ]
         settings_changed = previous is not None and (
             (previous.s3_backend, previous.persistent_kafka) != (s3_backend, persistent_kafka)
@@ -179,8 +175,7 @@ def bring_up(
             # The broker keeps its data behind the S3 endpoint it was started with.
             _stop(state.servers.pop(KAFKA))
             running.remove(KAFKA)
-            to_start.insert(to_start.index(SPARK_CONNECT) if SPARK_CONNECT in to_start else len(to_start),
-                            KAFKA)
+            to_start.insert(to_start.index(SPARK_CONNECT) if SPARK_CONNECT in to_start else len(to_start), KAFKA)
             notes.append("kafka was restarted because the S3 server that stores its data restarted")
 
         for name in to_start:
@@ -213,9 +208,7 @@ def down(state_dir: Path) -> list[str]:
         state = _load(layout)
         if state is None:
             return []
-        stopped = [
-            name for name in STOP_ORDER if name in state.servers and _stop(state.servers[name])
-        ]
+        stopped = [name for name in STOP_ORDER if name in state.servers and _stop(state.servers[name])]
         remove_state(layout)
         return stopped
 
@@ -308,9 +301,7 @@ def _port_roles(name: str, state: StackState) -> tuple[str, ...]:
     return tansu.PORT_ROLES if name == KAFKA else registry_process.PORT_ROLES
 
 
-def _choose_ports(
-    roles: tuple[str, ...], preferred: dict[str, int] | None, taken: set[int]
-) -> dict[str, int]:
+def _choose_ports(roles: tuple[str, ...], preferred: dict[str, int] | None, taken: set[int]) -> dict[str, int]:
     """The previously used ports when they are (or soon become) free, otherwise fresh ones."""
     if (
         preferred
@@ -353,13 +344,9 @@ def _start_server(
     layout: StackLayout, state: StackState, name: str, *, preferred_ports: dict[str, int] | None
 ) -> ServerRecord:
     """Spawn one server, record it, and wait until it is ready (retrying lost port races)."""
-    taken = {
-        port for other, s in state.servers.items() if other != name for port in s.ports.values()
-    }
+    taken = {port for other, s in state.servers.items() if other != name for port in s.ports.values()}
     for attempt in range(1, _START_ATTEMPTS + 1):
-        ports = _choose_ports(
-            _port_roles(name, state), preferred_ports if attempt == 1 else None, taken
-        )
+        ports = _choose_ports(_port_roles(name, state), preferred_ports if attempt == 1 else None, taken)
         spec = _spec(name, ports, layout, state)
         spec.prepare()
         log_path = layout.log_path(name)
@@ -405,9 +392,7 @@ def _stop(server: ServerRecord) -> bool:
     return stopped
 
 
-def _restart_note(
-    name: str, old: ServerRecord, new: ServerRecord, inspection: processes.Inspection
-) -> str:
+def _restart_note(name: str, old: ServerRecord, new: ServerRecord, inspection: processes.Inspection) -> str:
     note = f"{name} was not running ({inspection.detail}) and was restarted"
     old_port, new_port = old.ports[MAIN_PORT], new.ports[MAIN_PORT]
     if old_port != new_port:

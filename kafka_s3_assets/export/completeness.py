@@ -72,8 +72,9 @@ class CompletenessReport:
     def history_intact(self) -> bool:
         """Everything holds but retention losses (which every later check reports again): what the next
         check may build on."""
-        return (self.contiguity.ok and not self.missing_objects and not self.size_mismatches
-                and not self.unlisted_objects)
+        return (
+            self.contiguity.ok and not self.missing_objects and not self.size_mismatches and not self.unlisted_objects
+        )
 
     @property
     def passed(self) -> bool:
@@ -95,26 +96,42 @@ class CompletenessReport:
             if not c.manifests:
                 return "Nothing exported yet"
             assert c.first_offset is not None and c.next_offset is not None  # there are manifests
-            tolerated = (f"; {c.tolerated} offset(s) skipped under errors.tolerance=all, each listed with its reason"
-                         if c.tolerated else "")
-            since = ("" if self.checked_from is None else
-                     f" (verified from offset {self.checked_from} on; earlier ones by an earlier check)")
-            return (f"{c.manifests} manifest(s) cover offsets {c.first_offset}..{c.next_offset - 1} without gap or "
-                    f"overlap; all {self.objects_listed} object(s) present with their recorded sizes{tolerated}{since}")
+            tolerated = (
+                f"; {c.tolerated} offset(s) skipped under errors.tolerance=all, each listed with its reason"
+                if c.tolerated
+                else ""
+            )
+            since = (
+                ""
+                if self.checked_from is None
+                else f" (verified from offset {self.checked_from} on; earlier ones by an earlier check)"
+            )
+            return (
+                f"{c.manifests} manifest(s) cover offsets {c.first_offset}..{c.next_offset - 1} without gap or "
+                f"overlap; all {self.objects_listed} object(s) present with their recorded sizes{tolerated}{since}"
+            )
         problems = []
         problems += [f"gap: offsets {a}..{b - 1} are in no manifest" for a, b in self.contiguity.gaps]
-        problems += [f"overlap: manifest starting at {b} repeats offsets from {b} (expected {a})"
-                     for a, b in self.contiguity.overlaps]
+        problems += [
+            f"overlap: manifest starting at {b} repeats offsets from {b} (expected {a})"
+            for a, b in self.contiguity.overlaps
+        ]
         problems += list(self.contiguity.bad_objects)
         problems += [f"missing object: {k}" for k in self.missing_objects]
         problems += list(self.size_mismatches)
-        problems += [f"object in no manifest (left by a failed export; the next export removes it): {k}"
-                     for k in self.unlisted_objects]
+        problems += [
+            f"object in no manifest (left by a failed export; the next export removes it): {k}"
+            for k in self.unlisted_objects
+        ]
         if self.lost_ranges:
-            problems.append(f"{self.offsets_lost} offset(s) deleted by the broker (retention) before they were "
-                            f"exported: " + ", ".join(r.describe() + (", reported by an earlier check"
-                                                                      if r in self.lost_reported_before else "")
-                                                      for r in self.lost_ranges))
+            problems.append(
+                f"{self.offsets_lost} offset(s) deleted by the broker (retention) before they were "
+                f"exported: "
+                + ", ".join(
+                    r.describe() + (", reported by an earlier check" if r in self.lost_reported_before else "")
+                    for r in self.lost_ranges
+                )
+            )
         return "; ".join(problems)
 
 
@@ -134,8 +151,9 @@ def _lost(recorded: set[tuple[int, int]], next_offset: int | None, low_watermark
     return tuple(sorted(found))
 
 
-def check_partition(ledger: PartitionLedger, low_watermark: int | None = None, naming: ObjectNaming | None = None,
-                    *, full: bool = False) -> CompletenessReport:
+def check_partition(
+    ledger: PartitionLedger, low_watermark: int | None = None, naming: ObjectNaming | None = None, *, full: bool = False
+) -> CompletenessReport:
     """``low_watermark``: the partition's log start offset from a fetch response, if the caller has it;
     ``naming``: how the connector names objects, to recognise unlisted ones of this topic-partition (and to
     list directories from an offset on rather than HEAD each new object); ``full``: verify the whole
@@ -148,13 +166,18 @@ def check_partition(ledger: PartitionLedger, low_watermark: int | None = None, n
             new = ledger.manifests_after(state.verified_through, state.next_offset)
             if new is not None:
                 return _check_since(ledger, state, etag, verified, new, low_watermark, naming)
-        log.warning("The manifest %s, verified by an earlier completeness check of %s/%s, is gone: checking the "
-                    "whole history", state.verified_through, ledger.topic, ledger.partition)
+        log.warning(
+            "The manifest %s, verified by an earlier completeness check of %s/%s, is gone: checking the whole history",
+            state.verified_through,
+            ledger.topic,
+            ledger.partition,
+        )
     return _check_everything(ledger, low_watermark, naming, forget=full or found is not None)
 
 
-def _check_everything(ledger: PartitionLedger, low_watermark: int | None, naming: ObjectNaming | None,
-                      forget: bool) -> CompletenessReport:
+def _check_everything(
+    ledger: PartitionLedger, low_watermark: int | None, naming: ObjectNaming | None, forget: bool
+) -> CompletenessReport:
     keys = ledger.manifest_keys()
     manifests = [ledger.read_manifest(k) for k in keys]
     listed = {o.key: o.size for m in manifests for o in m.objects}
@@ -173,22 +196,36 @@ def _check_everything(ledger: PartitionLedger, low_watermark: int | None, naming
 
     unlisted = () if naming is None else tuple(sorted(k for k in present if ours_unlisted(k, naming)))
     contiguity = check_contiguity(manifests)
-    report = CompletenessReport(contiguity, len(listed), missing, mismatched, lost_ranges(manifests, low_watermark),
-                                unlisted)
+    report = CompletenessReport(
+        contiguity, len(listed), missing, mismatched, lost_ranges(manifests, low_watermark), unlisted
+    )
     if manifests and report.history_intact:
         assert contiguity.first_offset is not None and contiguity.next_offset is not None  # there are manifests
-        state = CheckState(keys[-1], contiguity.first_offset, contiguity.next_offset, contiguity.manifests,
-                           len(listed), contiguity.records, contiguity.tolerated,
-                           tuple(sorted({r for m in manifests for r in m.lost_ranges})))
+        state = CheckState(
+            keys[-1],
+            contiguity.first_offset,
+            contiguity.next_offset,
+            contiguity.manifests,
+            len(listed),
+            contiguity.records,
+            contiguity.tolerated,
+            tuple(sorted({r for m in manifests for r in m.lost_ranges})),
+        )
         ledger.record_check_state(state, replaces=None)
     elif forget:
         ledger.forget_check_state()
     return report
 
 
-def _check_since(ledger: PartitionLedger, state: CheckState, etag: str, verified: Manifest,
-                 since: list[tuple[str, Manifest]], low_watermark: int | None,
-                 naming: ObjectNaming | None) -> CompletenessReport:
+def _check_since(
+    ledger: PartitionLedger,
+    state: CheckState,
+    etag: str,
+    verified: Manifest,
+    since: list[tuple[str, Manifest]],
+    low_watermark: int | None,
+    naming: ObjectNaming | None,
+) -> CompletenessReport:
     new = [m for _k, m in since]
     c = check_contiguity(new)
     gaps, overlaps = list(c.gaps), list(c.overlaps)
@@ -200,26 +237,49 @@ def _check_since(ledger: PartitionLedger, state: CheckState, etag: str, verified
         elif c.first_offset < state.next_offset:
             overlaps.insert(0, (state.next_offset, c.first_offset))
         next_offset = c.next_offset
-    contiguity = ContiguityReport(state.manifests + c.manifests, state.first_offset, next_offset,
-                                  state.records + c.records, tuple(gaps), tuple(overlaps), c.bad_objects,
-                                  state.tolerated + c.tolerated)
+    contiguity = ContiguityReport(
+        state.manifests + c.manifests,
+        state.first_offset,
+        next_offset,
+        state.records + c.records,
+        tuple(gaps),
+        tuple(overlaps),
+        c.bad_objects,
+        state.tolerated + c.tolerated,
+    )
     added = {o.key: o.size for m in new for o in m.objects}
     expected = {**{o.key: o.size for o in verified.objects}, **added}
     present, unlisted = _objects_since(ledger, naming, expected, verified.start_offset)
     missing, mismatched = _compare(expected, present)
     recorded = set(state.lost_ranges) | {r for m in new for r in m.lost_ranges}
-    report = CompletenessReport(contiguity, state.objects + len(added), missing, mismatched,
-                                _lost(recorded, next_offset, low_watermark), unlisted, checked_from=state.next_offset,
-                                lost_reported_before=tuple(LostRange(s, e) for s, e in state.lost_ranges))
+    report = CompletenessReport(
+        contiguity,
+        state.objects + len(added),
+        missing,
+        mismatched,
+        _lost(recorded, next_offset, low_watermark),
+        unlisted,
+        checked_from=state.next_offset,
+        lost_reported_before=tuple(LostRange(s, e) for s, e in state.lost_ranges),
+    )
     if new and report.history_intact:
-        moved = CheckState(since[-1][0], state.first_offset, next_offset, contiguity.manifests, report.objects_listed,
-                           contiguity.records, contiguity.tolerated, tuple(sorted(recorded)))
+        moved = CheckState(
+            since[-1][0],
+            state.first_offset,
+            next_offset,
+            contiguity.manifests,
+            report.objects_listed,
+            contiguity.records,
+            contiguity.tolerated,
+            tuple(sorted(recorded)),
+        )
         ledger.record_check_state(moved, replaces=etag)
     return report
 
 
-def _objects_since(ledger: PartitionLedger, naming: ObjectNaming | None, expected: dict[str, int],
-                   from_offset: int) -> tuple[dict[str, int], tuple[str, ...]]:
+def _objects_since(
+    ledger: PartitionLedger, naming: ObjectNaming | None, expected: dict[str, int], from_offset: int
+) -> tuple[dict[str, int], tuple[str, ...]]:
     """Sizes of the ``expected`` objects, and this topic-partition's objects from ``from_offset`` on that
     are not among them. Without ``naming`` nothing tells this topic-partition's objects apart: each
     expected object is looked up (HEAD) and unlisted ones are not looked for."""
@@ -232,9 +292,13 @@ def _objects_since(ledger: PartitionLedger, naming: ObjectNaming | None, expecte
         lowest = min([from_offset, *starts])
         for prefix in sorted(prefixes):
             present.update(store.list_sizes(prefix, naming.listing_from(prefix, lowest)))
-        unlisted = tuple(sorted(k for k, start in ((k, naming.start_offset_in(k, topic, partition))
-                                                   for k in present if k not in expected)
-                                if start is not None and start >= from_offset))
+        unlisted = tuple(
+            sorted(
+                k
+                for k, start in ((k, naming.start_offset_in(k, topic, partition)) for k in present if k not in expected)
+                if start is not None and start >= from_offset
+            )
+        )
     for key in sorted(k for k in expected if k not in present):  # named unlike the rest, or really missing
         size = store.head_size(key)
         if size is not None:
@@ -244,6 +308,9 @@ def _objects_since(ledger: PartitionLedger, naming: ObjectNaming | None, expecte
 
 def _compare(listed: dict[str, int], present: dict[str, int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     missing = tuple(sorted(k for k in listed if k not in present))
-    mismatched = tuple(f"size mismatch: {k} is {present[k]} bytes, manifest says {size}"
-                       for k, size in sorted(listed.items()) if k in present and present[k] != size)
+    mismatched = tuple(
+        f"size mismatch: {k} is {present[k]} bytes, manifest says {size}"
+        for k, size in sorted(listed.items())
+        if k in present and present[k] != size
+    )
     return missing, mismatched

@@ -81,7 +81,7 @@ class RecordConverter:
         first = batch.values[0]
         if first is None or len(first) < WIRE_HEADER.size or first[0] != MAGIC_BYTE:
             return None
-        return first[:WIRE_HEADER.size]
+        return first[: WIRE_HEADER.size]
 
     def convert(self, record: KafkaRecord) -> SinkRecord:
         value = self._run(record, "VALUE_CONVERTER", self._value_name, self._value, record.value)
@@ -98,25 +98,42 @@ class RecordConverter:
                 try:
                     value = self._decoder.decode(converted)
                 except ConversionError as exc:
-                    raise ConversionError(f"Failed to deserialize data for topic {record.topic} to Avro: "
-                                          f"{exc}") from exc
-                converted = ConnectData(converted.schema, avro_datum=converted.avro_datum, decoded=value,
-                                        is_decoded=True)
+                    raise ConversionError(
+                        f"Failed to deserialize data for topic {record.topic} to Avro: {exc}"
+                    ) from exc
+                converted = ConnectData(
+                    converted.schema, avro_datum=converted.avro_datum, decoded=value, is_decoded=True
+                )
             return converted
         except SchemaNotFoundError as exc:  # the record names a schema nobody registered: AvroConverter's DataException
             cause = ConversionError(f"Failed to deserialize data for topic {record.topic} to Avro: {exc}")
             cause.__cause__ = exc
-            raise RecordError(record.topic, record.partition, record.offset, f"{label} {name} failed: {cause}",
-                              stage=stage, executing_class=name) from cause
+            raise RecordError(
+                record.topic,
+                record.partition,
+                record.offset,
+                f"{label} {name} failed: {cause}",
+                stage=stage,
+                executing_class=name,
+            ) from cause
         except ConversionError as exc:
-            raise RecordError(record.topic, record.partition, record.offset, f"{label} {name} failed: {exc}",
-                              stage=stage, executing_class=name) from exc
+            raise RecordError(
+                record.topic,
+                record.partition,
+                record.offset,
+                f"{label} {name} failed: {exc}",
+                stage=stage,
+                executing_class=name,
+            ) from exc
         except SchemaRegistryError as exc:
-            raise RecordError(record.topic, record.partition, record.offset, str(exc), stage=stage,
-                              executing_class=name) from exc
+            raise RecordError(
+                record.topic, record.partition, record.offset, str(exc), stage=stage, executing_class=name
+            ) from exc
 
 
 def sink_avro_data(config: SinkConfig) -> AvroDataConfig:
     """The S3 sink's own AvroData settings, which shape the Avro schema of the files it writes."""
-    return AvroDataConfig(connect_meta_data=config["connect.meta.data"],
-                          enhanced_avro_schema_support=config["enhanced.avro.schema.support"])
+    return AvroDataConfig(
+        connect_meta_data=config["connect.meta.data"],
+        enhanced_avro_schema_support=config["enhanced.avro.schema.support"],
+    )

@@ -19,22 +19,22 @@ from .plan import PartitionPlan, plan_partitions
 from .settings import ExportSettings
 
 # Where the next export resumes, in the order an export looks.
-FROM_MANIFEST = "manifest"          # after the last manifest in S3
+FROM_MANIFEST = "manifest"  # after the last manifest in S3
 FROM_BLOCK_GZIP_CURSOR = "block_gzip_cursor"  # the Block-GZIP sink's last_chunk_index cursor (its config only)
 FROM_CONSUMER_GROUP = "consumer_group"  # Kafka Connect's connect-<name> offset (a migration's first export)
-FROM_EARLIEST = "earliest"          # nothing exported, no group offset: the log start
+FROM_EARLIEST = "earliest"  # nothing exported, no group offset: the log start
 
 
 @dataclass(frozen=True)
 class PartitionDryRun:
     topic: str
     partition: int
-    next_offset: int | None     # first offset not exported yet; None: never exported and no group offset
-    resumes_from: str           # FROM_MANIFEST | FROM_CONSUMER_GROUP | FROM_EARLIEST
+    next_offset: int | None  # first offset not exported yet; None: never exported and no group offset
+    resumes_from: str  # FROM_MANIFEST | FROM_CONSUMER_GROUP | FROM_EARLIEST
     low_watermark: int
     high_watermark: int
-    objects_ready: int | None   # full objects an export would commit now; None where rotation is not by count alone
-    leased_by: str | None       # the export owning the topic-partition's lease now (a running, or dead, one), if any
+    objects_ready: int | None  # full objects an export would commit now; None where rotation is not by count alone
+    leased_by: str | None  # the export owning the topic-partition's lease now (a running, or dead, one), if any
 
     @property
     def lag(self) -> int:
@@ -99,14 +99,24 @@ def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list
     for plan in plan_partitions(settings, partitions, read_only=True):
         next_offset, source = _next_offset(settings, config, plan, store)
         waiting = waiting_records(next_offset, plan.low_watermark, plan.high_watermark)
-        report.append(PartitionDryRun(plan.topic, plan.partition, next_offset, source, plan.low_watermark,
-                                      plan.high_watermark, objects_ready(config, waiting),
-                                      describe_lease(PartitionLedger.of(store, config, plan.topic, plan.partition))))
+        report.append(
+            PartitionDryRun(
+                plan.topic,
+                plan.partition,
+                next_offset,
+                source,
+                plan.low_watermark,
+                plan.high_watermark,
+                objects_ready(config, waiting),
+                describe_lease(PartitionLedger.of(store, config, plan.topic, plan.partition)),
+            )
+        )
     return report
 
 
-def _next_offset(settings: ExportSettings, config: SinkConfig, plan: PartitionPlan,
-                 store: S3ObjectStore) -> tuple[int | None, str]:
+def _next_offset(
+    settings: ExportSettings, config: SinkConfig, plan: PartitionPlan, store: S3ObjectStore
+) -> tuple[int | None, str]:
     if plan.next_offset is not None:
         return plan.next_offset, FROM_MANIFEST
     cursor = block_gzip_cursor(store, config, plan.topic, plan.partition)
@@ -129,8 +139,17 @@ def table(entries: list[PartitionDryRun]) -> str:
             notes.append(f"{e.offsets_deleted_unexported} offset(s) deleted by retention before export")
         if e.leased_by:
             notes.append(f"leased by {e.leased_by}")
-        rows.append((f"{e.topic}/{e.partition}", _cell(e.next_offset), str(e.high_watermark), str(e.lag),
-                     _cell(e.objects_ready), e.resumes_from, "; ".join(notes)))
+        rows.append(
+            (
+                f"{e.topic}/{e.partition}",
+                _cell(e.next_offset),
+                str(e.high_watermark),
+                str(e.lag),
+                _cell(e.objects_ready),
+                e.resumes_from,
+                "; ".join(notes),
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] for row in rows]
     return "\n".join(line.rstrip() for line in lines)

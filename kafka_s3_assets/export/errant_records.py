@@ -57,10 +57,16 @@ def context_headers(failure: RecordFailure, connector: str) -> list[Header]:
     """The headers DeadLetterQueueReporter adds with ``errors.deadletterqueue.context.headers.enable``,
     in its order, as UTF-8 text (numbers in decimal)."""
     values = [
-        ("topic", failure.topic), ("partition", str(failure.partition)), ("offset", str(failure.offset)),
-        ("connector.name", connector), ("task.id", TASK_ID), ("stage", failure.stage),
-        ("class.name", failure.executing_class), ("exception.class.name", failure.exception_class),
-        ("exception.message", failure.message), ("exception.stacktrace", failure.stacktrace),
+        ("topic", failure.topic),
+        ("partition", str(failure.partition)),
+        ("offset", str(failure.offset)),
+        ("connector.name", connector),
+        ("task.id", TASK_ID),
+        ("stage", failure.stage),
+        ("class.name", failure.executing_class),
+        ("exception.class.name", failure.exception_class),
+        ("exception.message", failure.message),
+        ("exception.stacktrace", failure.stacktrace),
     ]
     return [(HEADER_PREFIX + name, value.encode("utf-8")) for name, value in values]
 
@@ -68,13 +74,18 @@ def context_headers(failure: RecordFailure, connector: str) -> list[Header]:
 def log_line(failure: RecordFailure, record: KafkaRecord, connector: str, include_record: bool) -> str:
     """LogReporter's message, naming the record always (Connect names it only with include.messages).
     As in Connect, a sink record's key, value and headers are never logged."""
-    text = (f"Error encountered in task {connector}-{TASK_ID}. Executing stage '{failure.stage}' with class "
-            f"'{failure.executing_class}' for record topic={record.topic} partition={record.partition} "
-            f"offset={record.offset}")
+    text = (
+        f"Error encountered in task {connector}-{TASK_ID}. Executing stage '{failure.stage}' with class "
+        f"'{failure.executing_class}' for record topic={record.topic} partition={record.partition} "
+        f"offset={record.offset}"
+    )
     if include_record:
-        text += (f", where consumed record is {{topic='{record.topic}', partition={record.partition}, "
-                 f"offset={record.offset}" + (f", timestamp={record.timestamp}" if record.timestamp is not None
-                                               else "") + "}")
+        text += (
+            f", where consumed record is {{topic='{record.topic}', partition={record.partition}, "
+            f"offset={record.offset}"
+            + (f", timestamp={record.timestamp}" if record.timestamp is not None else "")
+            + "}"
+        )
     return text + f": {failure.exception_class}: {failure.message}"
 
 
@@ -104,8 +115,13 @@ class Settlement:
 class ErrantRecords:
     """Implements the writer's ErrantRecordReporter, and converter failures go through ``convert``."""
 
-    def __init__(self, policy: ErrorPolicy, dead_letters: DeadLetterSink | None = None, *,
-                 pending_bytes_limit: int = PENDING_BYTES_LIMIT):
+    def __init__(
+        self,
+        policy: ErrorPolicy,
+        dead_letters: DeadLetterSink | None = None,
+        *,
+        pending_bytes_limit: int = PENDING_BYTES_LIMIT,
+    ):
         self.policy = policy
         self._dead_letters = dead_letters
         self._limit = pending_bytes_limit
@@ -138,15 +154,19 @@ class ErrantRecords:
         if failure is None:
             raise error
         if self.policy.log_errors:
-            log.error(log_line(failure, record, self.policy.connector, self.policy.log_include_messages),
-                      exc_info=error)
+            log.error(
+                log_line(failure, record, self.policy.connector, self.policy.log_include_messages), exc_info=error
+            )
         if not self.policy.tolerate_all:
             if null_skipped:  # Connect's reporter fails the task on a reported error under tolerance none
-                raise RecordError(error.topic, error.partition, error.offset,
-                                  f"Tolerance exceeded in error handler: {failure.message} (behavior.on.null."
-                                  f"values=ignore reports null values while a dead letter queue or the error log "
-                                  f"is configured; set report.null.values.to.dlq=false or errors.tolerance=all)"
-                                  ) from error
+                raise RecordError(
+                    error.topic,
+                    error.partition,
+                    error.offset,
+                    f"Tolerance exceeded in error handler: {failure.message} (behavior.on.null."
+                    f"values=ignore reports null values while a dead letter queue or the error log "
+                    f"is configured; set report.null.values.to.dlq=false or errors.tolerance=all)",
+                ) from error
             raise error
         self._tolerate(record, failure)
 
@@ -158,8 +178,9 @@ class ErrantRecords:
             if self.policy.dlq_context_headers:
                 headers += context_headers(failure, self.policy.connector)
             entry.dead_letter = (record, headers)
-            entry.size = len(record.key or b"") + len(record.value or b"") + sum(
-                len(k) + len(v or b"") for k, v in headers)
+            entry.size = (
+                len(record.key or b"") + len(record.value or b"") + sum(len(k) + len(v or b"") for k, v in headers)
+            )
             self._pending_bytes += entry.size
         self._tolerated.append(entry)
         if self._pending_bytes > self._limit:
@@ -198,7 +219,7 @@ class ErrantRecords:
         """The manifest of ``settlement`` is written: its tolerated records are done."""
         if self._dead_letters is not None:
             self.dead_letters_sent += settlement.settled
-        del self._tolerated[:settlement.settled]
+        del self._tolerated[: settlement.settled]
 
     def close(self) -> None:
         if self._dead_letters is not None:
@@ -225,10 +246,16 @@ def build_errant_records(config, kafka_settings) -> ErrantRecords:
         from ..clients.dead_letters import DeadLetterProducer
 
         if not policy.tolerate_all:
-            log.warning("errors.deadletterqueue.topic.name=%s is set but errors.tolerance=none: the first bad "
-                        "record fails the export and nothing is sent to the dead letter queue", policy.dlq_topic)
-        dead_letters = DeadLetterProducer(kafka_settings, policy.dlq_topic,
-                                          replication_factor=policy.dlq_replication_factor,
-                                          producer_overrides=config.producer_overrides,
-                                          admin_overrides=config.admin_overrides)
+            log.warning(
+                "errors.deadletterqueue.topic.name=%s is set but errors.tolerance=none: the first bad "
+                "record fails the export and nothing is sent to the dead letter queue",
+                policy.dlq_topic,
+            )
+        dead_letters = DeadLetterProducer(
+            kafka_settings,
+            policy.dlq_topic,
+            replication_factor=policy.dlq_replication_factor,
+            producer_overrides=config.producer_overrides,
+            admin_overrides=config.admin_overrides,
+        )
     return ErrantRecords(policy, dead_letters)

@@ -19,8 +19,8 @@ MAX_AGE_KEY = "kafka_s3_assets.lag.max.age.ms"
 
 @dataclass(frozen=True)
 class LagLimits:
-    max_records: int = 0   # 0: no limit
-    max_age_ms: int = 0    # 0: no limit
+    max_records: int = 0  # 0: no limit
+    max_age_ms: int = 0  # 0: no limit
 
     @property
     def enabled(self) -> bool:
@@ -35,9 +35,9 @@ class LagLimits:
 class PartitionLag:
     topic: str
     partition: int
-    resume_offset: int        # where the next export starts reading
+    resume_offset: int  # where the next export starts reading
     high_watermark: int
-    lag: int                  # offsets waiting to be exported
+    lag: int  # offsets waiting to be exported
     oldest_age_ms: int | None  # age of the first waiting record; 0 when none waits; None when unknown
 
     @classmethod
@@ -65,10 +65,13 @@ def judge(lag: PartitionLag, limits: LagLimits) -> LagVerdict:
     if limits.max_records > 0 and lag.lag > limits.max_records:
         problems.append(f"{lag.lag} records waiting, more than {MAX_RECORDS_KEY}={limits.max_records}")
     if limits.max_age_ms > 0 and lag.oldest_age_ms is not None and lag.oldest_age_ms > limits.max_age_ms:
-        problems.append(f"the oldest record waiting (offset {lag.resume_offset}) is {lag.oldest_age_ms} ms old, "
-                        f"more than {MAX_AGE_KEY}={limits.max_age_ms}")
+        problems.append(
+            f"the oldest record waiting (offset {lag.resume_offset}) is {lag.oldest_age_ms} ms old, "
+            f"more than {MAX_AGE_KEY}={limits.max_age_ms}"
+        )
     age = "unknown" if lag.oldest_age_ms is None else f"{lag.oldest_age_ms} ms"
     if problems:
         return LagVerdict(False, f"{lag.topic}/{lag.partition}: " + "; ".join(problems))
-    return LagVerdict(True, f"{lag.topic}/{lag.partition}: {lag.lag} records waiting, oldest {age} old: "
-                            f"within the limits")
+    return LagVerdict(
+        True, f"{lag.topic}/{lag.partition}: {lag.lag} records waiting, oldest {age} old: within the limits"
+    )

@@ -37,18 +37,32 @@ class WrittenManifest:
 
     @classmethod
     def of(cls, manifest: Manifest) -> WrittenManifest:
-        return cls(manifest.record_count, manifest.byte_count, manifest.tolerated_count,
-                   tuple(o.key for o in manifest.objects),
-                   tuple(i for o in manifest.objects if o.view == "value" for i in o.schema_ids))
+        return cls(
+            manifest.record_count,
+            manifest.byte_count,
+            manifest.tolerated_count,
+            tuple(o.key for o in manifest.objects),
+            tuple(i for o in manifest.objects if o.view == "value" for i in o.schema_ids),
+        )
 
 
 class ManifestCommitter:
     """Turns the writer's commits into manifests, then commits the consumer offset after each."""
 
-    def __init__(self, request: PartitionExportRequest, ledger: PartitionLedger, start_offset: int,
-                 clock_ms: Callable[[], int], commit_consumer_offsets: bool, group: str, lease: ExportLease,
-                 errant: ErrantRecords, annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest,
-                 max_objects: int | None = None, on_committed: Callable[[Manifest], None] = lambda manifest: None):
+    def __init__(
+        self,
+        request: PartitionExportRequest,
+        ledger: PartitionLedger,
+        start_offset: int,
+        clock_ms: Callable[[], int],
+        commit_consumer_offsets: bool,
+        group: str,
+        lease: ExportLease,
+        errant: ErrantRecords,
+        annotate: Callable[[Manifest], Manifest] = lambda manifest: manifest,
+        max_objects: int | None = None,
+        on_committed: Callable[[Manifest], None] = lambda manifest: None,
+    ):
         self._request = request
         self._ledger = ledger
         self._lease = lease
@@ -78,8 +92,9 @@ class ManifestCommitter:
             return
         self.pending.extend(commits)
         self._pending_ranges += sum(len(o.offset_ranges) for c in commits for o in c.objects)
-        if ((self._max_objects is not None and self.pending_objects >= self._max_objects)
-                or self._pending_ranges >= MANIFEST_MAX_RANGES):
+        if (
+            self._max_objects is not None and self.pending_objects >= self._max_objects
+        ) or self._pending_ranges >= MANIFEST_MAX_RANGES:
             self.flush()
 
     def flush(self) -> None:
@@ -90,13 +105,23 @@ class ManifestCommitter:
                 raise settled.error
             return
         r = self._request
-        manifest = self._annotate(manifest_for_commits(
-            r.settings.connector_config["name"], r.topic, r.partition, self.next_start, settled.commits,
-            self._clock_ms(), r.run_id, settled.tolerated, settled.end_offset))
+        manifest = self._annotate(
+            manifest_for_commits(
+                r.settings.connector_config["name"],
+                r.topic,
+                r.partition,
+                self.next_start,
+                settled.commits,
+                self._clock_ms(),
+                r.run_id,
+                settled.tolerated,
+                settled.end_offset,
+            )
+        )
         key = self._ledger.write_manifest(manifest, self._lease)
         self._on_committed(manifest)
         self._errant.confirm(settled)
-        self.pending = self.pending[len(settled.commits):]
+        self.pending = self.pending[len(settled.commits) :]
         self._pending_ranges = sum(len(o.offset_ranges) for c in self.pending for o in c.objects)
         self.written.append(WrittenManifest.of(manifest))
         self.manifest_keys.append(key)

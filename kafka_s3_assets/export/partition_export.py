@@ -58,8 +58,9 @@ from .task_memory import task_memory_budget
 log = logging.getLogger(__name__)
 
 
-def build_writer(config, topic: str, partition: int, store: S3ObjectStore | LeasedStore,
-                 reporter=None) -> TopicPartitionWriter | BlockGzipSinkWriter:
+def build_writer(
+    config, topic: str, partition: int, store: S3ObjectStore | LeasedStore, reporter=None
+) -> TopicPartitionWriter | BlockGzipSinkWriter:
     if getattr(config, "block_gzip_sink", None) is not None:  # that sink's own layout: one object per run
         return BlockGzipSinkWriter(topic, partition, config.block_gzip_sink, ObjectNaming.from_config(config), store)
     decoder = AvroDecoder()
@@ -68,14 +69,23 @@ def build_writer(config, topic: str, partition: int, store: S3ObjectStore | Leas
         keys=build_format(config, "keys.format.class") if config["store.kafka.keys"] else None,
         headers=build_format(config, "headers.format.class") if config["store.kafka.headers"] else None,
     )
-    return TopicPartitionWriter(topic, partition, settings=WriterSettings.from_config(config),
-                                partitioner=build_partitioner(config, decoder), formats=formats,
-                                naming=ObjectNaming.from_config(config), store=store, tagger=store.tag,
-                                reporter=reporter, memory=task_memory_budget(config, topic, partition))
+    return TopicPartitionWriter(
+        topic,
+        partition,
+        settings=WriterSettings.from_config(config),
+        partitioner=build_partitioner(config, decoder),
+        formats=formats,
+        naming=ObjectNaming.from_config(config),
+        store=store,
+        tagger=store.tag,
+        reporter=reporter,
+        memory=task_memory_budget(config, topic, partition),
+    )
 
 
-def export_partition(request: PartitionExportRequest, *, clock_ms: Callable[[], int] | None = None
-                     ) -> PartitionExportResult:
+def export_partition(
+    request: PartitionExportRequest, *, clock_ms: Callable[[], int] | None = None
+) -> PartitionExportResult:
     """Run one export; never raises: failures come back as ``status="failed"`` with a clear message."""
     attempt = _Attempt(request, clock_ms or (lambda: int(time.time() * 1000)))
     try:
@@ -129,17 +139,22 @@ class _Attempt:
 
         crash_point("before_lease")
         lease = self.lease = ledger.acquire_lease(
-            connector=config["name"], run_id=request.run_id, resume_hint=hint,
+            connector=config["name"],
+            run_id=request.run_id,
+            resume_hint=hint,
             read_resume=lambda: ledger.resume_once_leased(seen, hint),
             plan_end=lambda start: planned_end(request, start),
-            clock_ms=self.clock_ms, lease_ms=config["kafka_s3_assets.export.lease.ms"])
+            clock_ms=self.clock_ms,
+            lease_ms=config["kafka_s3_assets.export.lease.ms"],
+        )
         lease.start_renewing()
         start = lease.state.start_offset
         result.start_offset = result.next_offset = start
         if lease.previous is not None:
             result.replayed = lease.replays
-            result.orphans_removed = len(ledger.sweep_uncommitted(self.naming, start,
-                                                                  lease.previous.written_prefixes).deleted)
+            result.orphans_removed = len(
+                ledger.sweep_uncommitted(self.naming, start, lease.previous.written_prefixes).deleted
+            )
             if commit_offsets and start > lease.previous.start_offset:
                 # The dead attempt may have written its last manifest and died before committing the offset.
                 kafka_client.commit_offset(request.settings.kafka, group, request.topic, request.partition, start)
@@ -154,29 +169,61 @@ class _Attempt:
         registry = SchemaRegistryClient(request.settings.registry) if request.settings.registry else None
         converter = RecordConverter(config, registry)
         errant = self.errant = build_errant_records(config, request.settings.kafka)
-        writer = self.writer = build_writer(config, request.topic, request.partition,
-                                            LeasedStore(store, lease, self.naming, request.topic, request.partition),
-                                            reporter=errant)
+        writer = self.writer = build_writer(
+            config,
+            request.topic,
+            request.partition,
+            LeasedStore(store, lease, self.naming, request.topic, request.partition),
+            reporter=errant,
+        )
         errant.follow(writer)
         committer = self.committer = ManifestCommitter(
-            request, ledger, start, self.clock_ms, commit_offsets, group, lease, errant,
-            annotate=self.retention.record_in, max_objects=config["kafka_s3_assets.manifest.max.objects"],
-            on_committed=cursor.follow if cursor is not None else lambda manifest: None)
-        reader = kafka_client.PartitionReader(request.settings.kafka, request.topic, request.partition, start, end,
-                                              on_offsets_deleted=self.retention.on_offsets_deleted)
-        records = RecordLoop(converter, errant, writer, now, committer.add,
-                             on_read=lambda n: setattr(result, "records_read", result.records_read + n))
+            request,
+            ledger,
+            start,
+            self.clock_ms,
+            commit_offsets,
+            group,
+            lease,
+            errant,
+            annotate=self.retention.record_in,
+            max_objects=config["kafka_s3_assets.manifest.max.objects"],
+            on_committed=cursor.follow if cursor is not None else lambda manifest: None,
+        )
+        reader = kafka_client.PartitionReader(
+            request.settings.kafka,
+            request.topic,
+            request.partition,
+            start,
+            end,
+            on_offsets_deleted=self.retention.on_offsets_deleted,
+        )
+        records = RecordLoop(
+            converter,
+            errant,
+            writer,
+            now,
+            committer.add,
+            on_read=lambda n: setattr(result, "records_read", result.records_read + n),
+        )
 
         def sample() -> tuple[int, int, int]:
             # Counters the record loop keeps anyway (the offset after the last record written, records read,
             # complete objects): the loop does nothing more. The reader runs a consumed batch ahead of them.
             written_to = records.position if records.position is not None else reader.start
-            return (written_to, result.records_read,
-                    sum(len(m.object_keys) for m in committer.written) + committer.pending_objects)
+            return (
+                written_to,
+                result.records_read,
+                sum(len(m.object_keys) for m in committer.written) + committer.pending_objects,
+            )
 
         self.progress = ledger.progress_reporter(
-            sample, run_id=request.run_id, start_offset=reader.start, end_offset=end,
-            interval_s=config["kafka_s3_assets.progress.interval.ms"] / 1000).start()
+            sample,
+            run_id=request.run_id,
+            start_offset=reader.start,
+            end_offset=end,
+            interval_s=config["kafka_s3_assets.progress.interval.ms"] / 1000,
+        ).start()
         with fewer_collections():
             for batch in reader.batches():
                 records.write(batch)
@@ -213,12 +260,17 @@ class _Attempt:
                 # this one needs: the next export must take over and remove them
                 self.lease.abandon() if left_behind or not self.swept or taken else self.lease.release()
             except Exception as lease_exc:
-                log.warning("Could not give up the lease on %s/%s (the next export takes it over when it "
-                            "expires): %s", request.topic, request.partition, lease_exc)
+                log.warning(
+                    "Could not give up the lease on %s/%s (the next export takes it over when it expires): %s",
+                    request.topic,
+                    request.partition,
+                    lease_exc,
+                )
         if isinstance(exc, ObjectExistsError) and self.naming is not None:  # taken
             committed_to = self.committer.next_start if self.committer is not None else result.start_offset
-            result.error = scrub(_taken_key_message(exc, request, self.naming, committed_to, self.lease),
-                                 request.settings.secrets())
+            result.error = scrub(
+                _taken_key_message(exc, request, self.naming, committed_to, self.lease), request.settings.secrets()
+            )
 
     def close(self) -> None:
         """Whatever happened: the progress report removed, the result's counts from the manifests written."""
@@ -241,17 +293,27 @@ class _Attempt:
         result.duration_s = round(time.monotonic() - self.started, 3)
 
 
-def _taken_key_message(exc: ObjectExistsError, request: PartitionExportRequest, naming: ObjectNaming,
-                       committed_to: int | None, lease: ExportLease | None) -> str:
+def _taken_key_message(
+    exc: ObjectExistsError,
+    request: PartitionExportRequest,
+    naming: ObjectNaming,
+    committed_to: int | None,
+    lease: ExportLease | None,
+) -> str:
     """Why the export stopped at a key that holds another writer's object, and what happens next."""
     start = naming.start_offset_in(exc.key, request.topic, request.partition)
-    then = ("another export had taken its lease over" if lease is not None and lease.taken_over else
-            "its lease is marked abandoned, so the next export takes over, removes the objects no manifest lists "
-            "and exports from there")
-    return (f"Export of {request.topic}/{request.partition} stopped at the object of offsets from {start}: {exc}. "
-            f"Another writer stored it: an export of this topic-partition taken over while still running, one with "
-            f"another configuration or other records, or Kafka Connect before a migration; this export committed "
-            f"nothing from offset {committed_to} on, and {then}")
+    then = (
+        "another export had taken its lease over"
+        if lease is not None and lease.taken_over
+        else "its lease is marked abandoned, so the next export takes over, removes the objects no manifest lists "
+        "and exports from there"
+    )
+    return (
+        f"Export of {request.topic}/{request.partition} stopped at the object of offsets from {start}: {exc}. "
+        f"Another writer stored it: an export of this topic-partition taken over while still running, one with "
+        f"another configuration or other records, or Kafka Connect before a migration; this export committed "
+        f"nothing from offset {committed_to} on, and {then}"
+    )
 
 
 def _release(lease: ExportLease) -> None:
@@ -260,8 +322,12 @@ def _release(lease: ExportLease) -> None:
     try:
         lease.release()
     except Exception as exc:
-        log.warning("Could not release the lease on %s/%s (everything is committed; the next export takes it "
-                    "over): %s", lease.state.topic, lease.state.partition, exc)
+        log.warning(
+            "Could not release the lease on %s/%s (everything is committed; the next export takes it over): %s",
+            lease.state.topic,
+            lease.state.partition,
+            exc,
+        )
         try:
             lease.abandon()
         except Exception as abandon_exc:

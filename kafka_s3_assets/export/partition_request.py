@@ -23,16 +23,16 @@ class PartitionExportRequest:
 class PartitionExportResult:
     topic: str
     partition: int
-    status: str = "up_to_date"          # exported | up_to_date | failed
-    start_offset: int | None = None     # where this run resumed
-    next_offset: int | None = None      # first offset not yet exported after this run
+    status: str = "up_to_date"  # exported | up_to_date | failed
+    start_offset: int | None = None  # where this run resumed
+    next_offset: int | None = None  # first offset not yet exported after this run
     records_read: int = 0
     records_exported: int = 0
-    records_tolerated: int = 0          # skipped under errors.tolerance=all, recorded in the manifests
-    dead_letters: int = 0               # of those, produced to the dead letter queue (acknowledged)
+    records_tolerated: int = 0  # skipped under errors.tolerance=all, recorded in the manifests
+    dead_letters: int = 0  # of those, produced to the dead letter queue (acknowledged)
     bytes_written: int = 0
-    orphans_removed: int = 0            # objects a dead earlier attempt left without a manifest
-    replayed: bool = False              # repeated a dead attempt's end offset and wall-clock time
+    orphans_removed: int = 0  # objects a dead earlier attempt left without a manifest
+    replayed: bool = False  # repeated a dead attempt's end offset and wall-clock time
     object_keys: list[str] = field(default_factory=list)
     manifest_keys: list[str] = field(default_factory=list)
     high_watermark: int | None = None

@@ -27,7 +27,8 @@ def select_partitions(config: SinkConfig, kafka: KafkaSettings, requested: list[
         selected = [parse_partition_key(key) for key in requested]
         for key, (topic, _p) in zip(requested, selected):
             if topic not in config.topics:
-                raise ValueError(f"--partition {key}: topic {topic} is not in the connector's topics "
-                                 f"({', '.join(config.topics)})")
+                raise ValueError(
+                    f"--partition {key}: topic {topic} is not in the connector's topics ({', '.join(config.topics)})"
+                )
         return selected
     return [(topic, p) for topic in config.topics for p in kafka_client.list_partitions(kafka, topic)]

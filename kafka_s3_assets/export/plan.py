@@ -19,7 +19,7 @@ from .settings import ExportSettings
 class PartitionPlan:
     topic: str
     partition: int
-    next_offset: int | None   # first offset not exported yet (None: nothing exported, start unknown)
+    next_offset: int | None  # first offset not exported yet (None: nothing exported, start unknown)
     low_watermark: int
     high_watermark: int
     # Kafka timestamp of the first record waiting at next_offset (None: none waiting, unknown, or nothing
@@ -32,24 +32,32 @@ class PartitionPlan:
         return max(0, self.high_watermark - max(start, self.low_watermark))
 
 
-def exported_next_offsets(settings: ExportSettings, partitions: list[tuple[str, int]], read_only: bool = False
-                          ) -> dict[tuple[str, int], int | None]:
+def exported_next_offsets(
+    settings: ExportSettings, partitions: list[tuple[str, int]], read_only: bool = False
+) -> dict[tuple[str, int], int | None]:
     """``read_only``: write nothing at all, not even the missing pointer of a partition exported before
     pointers existed (``PartitionLedger.last_manifest``), as a dry run promises."""
     config = settings.sink_config()
     client = settings.s3.client()
     check_bucket(client, settings.s3)
     store = S3ObjectStore(client, settings.s3)
-    return {(topic, partition): PartitionLedger.of(store, config, topic, partition).next_offset(not read_only)
-            for topic, partition in partitions}
+    return {
+        (topic, partition): PartitionLedger.of(store, config, topic, partition).next_offset(not read_only)
+        for topic, partition in partitions
+    }
 
 
-def plan_partitions(settings: ExportSettings, partitions: list[tuple[str, int]], read_only: bool = False
-                    ) -> list[PartitionPlan]:
+def plan_partitions(
+    settings: ExportSettings, partitions: list[tuple[str, int]], read_only: bool = False
+) -> list[PartitionPlan]:
     next_offsets = exported_next_offsets(settings, partitions, read_only)
     marks = kafka_client.probe_watermarks(settings.kafka, {tp: (o or 0) for tp, o in next_offsets.items()})
-    return [PartitionPlan(t, p, next_offsets[(t, p)], marks[(t, p)].low, marks[(t, p)].high,
-                          marks[(t, p)].first_timestamp_ms) for t, p in partitions]
+    return [
+        PartitionPlan(
+            t, p, next_offsets[(t, p)], marks[(t, p)].low, marks[(t, p)].high, marks[(t, p)].first_timestamp_ms
+        )
+        for t, p in partitions
+    ]
 
 
 def export_run_key(plan: PartitionPlan, config, now_ms: int) -> str | None:

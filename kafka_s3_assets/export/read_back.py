@@ -52,14 +52,22 @@ def _block_gzip_sink_decoder(config: SinkConfig) -> Callable[[bytes], list[Any]]
             return data
 
     def decode(data: bytes) -> list[Any]:
-        return [{"key": readable(k), "value": readable(v)} if keyed else readable(v)
-                for k, v in decode_records(settings, data)]
+        return [
+            {"key": readable(k), "value": readable(v)} if keyed else readable(v)
+            for k, v in decode_records(settings, data)
+        ]
 
     return decode
 
 
-def _records_of(store: S3ObjectStore, config: SinkConfig, obj: CommittedObject, index_key: str | None,
-                from_offset: int, wanted: int | None) -> list[tuple[int, Any]]:
+def _records_of(
+    store: S3ObjectStore,
+    config: SinkConfig,
+    obj: CommittedObject,
+    index_key: str | None,
+    from_offset: int,
+    wanted: int | None,
+) -> list[tuple[int, Any]]:
     offsets = obj.offsets()
     fmt = config["format.class"]
     decode = _block_gzip_sink_decoder(config) or json_lines
@@ -68,32 +76,44 @@ def _records_of(store: S3ObjectStore, config: SinkConfig, obj: CommittedObject, 
     if config.block_gzip_sink is not None:
         records = decode(gzip.decompress(store.get(obj.key)))
     else:
-        records = read_records(fmt, store.get(obj.key),
-                               separator=_separator(config) if fmt == BYTEARRAY_FORMAT else b"\n")
+        records = read_records(
+            fmt, store.get(obj.key), separator=_separator(config) if fmt == BYTEARRAY_FORMAT else b"\n"
+        )
     if len(records) != len(offsets):
         raise ValueError(f"{obj.key} holds {len(records)} records but its manifest lists {len(offsets)} offsets")
     return list(zip(offsets, records))
 
 
-def _block_gzip_records(store: S3ObjectStore, obj: CommittedObject, index: dict, offsets: list[int],
-                        from_offset: int, wanted: int | None,
-                        decode: Callable[[bytes], list[Any]] = json_lines) -> list[tuple[int, Any]]:
+def _block_gzip_records(
+    store: S3ObjectStore,
+    obj: CommittedObject,
+    index: dict,
+    offsets: list[int],
+    from_offset: int,
+    wanted: int | None,
+    decode: Callable[[bytes], list[Any]] = json_lines,
+) -> list[tuple[int, Any]]:
     """Chunk by chunk from the one holding ``from_offset``, each with one ranged GET, until enough."""
     out: list[tuple[int, Any]] = []
     position = next((i for i, o in enumerate(offsets) if o >= from_offset), len(offsets))
     while position < len(offsets) and (wanted is None or len(out) < wanted):
-        first, records = read_block_gzip_chunk(index, offsets[position],
-                                               lambda start, end: store.get_range(obj.key, start, end),
-                                               last_offset=obj.end_offset, decode=decode)
+        first, records = read_block_gzip_chunk(
+            index,
+            offsets[position],
+            lambda start, end: store.get_range(obj.key, start, end),
+            last_offset=obj.end_offset,
+            decode=decode,
+        )
         start = offsets.index(first)
-        chunk = list(zip(offsets[start:start + len(records)], records))
+        chunk = list(zip(offsets[start : start + len(records)], records))
         out.extend((o, v) for o, v in chunk if o >= from_offset)
         position = start + len(records)
     return out
 
 
-def read_from_offset(store: S3ObjectStore, config: SinkConfig, topic: str, partition: int, offset: int,
-                     count: int | None = None) -> Iterator[ExportedRecord]:
+def read_from_offset(
+    store: S3ObjectStore, config: SinkConfig, topic: str, partition: int, offset: int, count: int | None = None
+) -> Iterator[ExportedRecord]:
     """Exported records of ``topic``/``partition`` from ``offset`` on, in offset order."""
     manifests = [m for m in PartitionLedger.of(store, config, topic, partition).manifests() if m.end_offset >= offset]
     if not manifests:

@@ -22,18 +22,24 @@ from .errant_records import ErrantRecords
 
 
 class RecordLoop:
-    def __init__(self, converter: RecordConverter, errant: ErrantRecords,
-                 writer: TopicPartitionWriter | BlockGzipSinkWriter,
-                 now_ms: int, on_committed: Callable[..., None], on_read: Callable[[int], None] = lambda n: None,
-                 batch_path: bool = True):
+    def __init__(
+        self,
+        converter: RecordConverter,
+        errant: ErrantRecords,
+        writer: TopicPartitionWriter | BlockGzipSinkWriter,
+        now_ms: int,
+        on_committed: Callable[..., None],
+        on_read: Callable[[int], None] = lambda n: None,
+        batch_path: bool = True,
+    ):
         self._converter = converter
         self._errant = errant
         self._writer = writer
         self._now_ms = now_ms
         self._on_committed = on_committed  # called with the batches one record's (or one commit's) writing made
-        self._on_read = on_read            # called with how many more records were read
-        self._batch_path = batch_path      # off only to compare both paths in tests
-        self.position: int | None = None   # the offset after the last record written (progress reports read it)
+        self._on_read = on_read  # called with how many more records were read
+        self._batch_path = batch_path  # off only to compare both paths in tests
+        self.position: int | None = None  # the offset after the last record written (progress reports read it)
 
     def write(self, batch: RecordBatch) -> None:
         crash_armed = armed("record_read")  # the environment is read once a batch, not once a record

@@ -58,8 +58,10 @@ def describe_lost(topic: str, partition: int, ranges: Iterable[LostRange]) -> st
     ranges = sorted(ranges)
     total = sum(r.count for r in ranges)
     spans = ", ".join(f"{r.start_offset}..{r.end_offset}" for r in ranges)
-    return (f"{topic}/{partition}: offsets {spans} ({total} offset(s)) were deleted by the broker (retention) "
-            f"before they were exported")
+    return (
+        f"{topic}/{partition}: offsets {spans} ({total} offset(s)) were deleted by the broker (retention) "
+        f"before they were exported"
+    )
 
 
 class RetentionLossTracker:
@@ -82,13 +84,19 @@ class RetentionLossTracker:
             return
         self.detected.append(lost)
         self._unrecorded.append(lost)
-        log.warning("%s; continuing from the log start offset %d. The completeness check will fail naming "
-                    "this range.", describe_lost(self.topic, self.partition, [lost]), log_start_offset)
+        log.warning(
+            "%s; continuing from the log start offset %d. The completeness check will fail naming this range.",
+            describe_lost(self.topic, self.partition, [lost]),
+            log_start_offset,
+        )
 
     def record_in(self, manifest: Manifest) -> Manifest:
         """``manifest`` with the lost ranges inside its offset range recorded in it."""
-        inside = [r for r in self._unrecorded
-                  if manifest.start_offset <= r.start_offset and r.end_offset <= manifest.end_offset]
+        inside = [
+            r
+            for r in self._unrecorded
+            if manifest.start_offset <= r.start_offset and r.end_offset <= manifest.end_offset
+        ]
         if not inside:
             return manifest
         self._unrecorded = [r for r in self._unrecorded if r not in inside]

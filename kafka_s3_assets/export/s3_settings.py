@@ -79,11 +79,18 @@ def endpoint_url(config: SinkConfig, env: Mapping[str, str], override: str | Non
 def _deployment_credentials(deployment: S3Deployment) -> tuple[tuple | None, list[ConfigProblem]]:
     if not deployment.aws_access_key_id or not deployment.aws_secret_access_key:
         missing = "aws_access_key_id" if not deployment.aws_access_key_id else "aws_secret_access_key"
-        given = [name for name in ("aws_access_key_id", "aws_secret_access_key", "aws_session_token")
-                 if getattr(deployment, name)]
-        return None, [ConfigProblem(DEPLOYMENT + missing,
-                                    f"{', '.join(given)} set without {missing}: set both keys (and "
-                                    f"aws_session_token for temporary credentials), or neither")]
+        given = [
+            name
+            for name in ("aws_access_key_id", "aws_secret_access_key", "aws_session_token")
+            if getattr(deployment, name)
+        ]
+        return None, [
+            ConfigProblem(
+                DEPLOYMENT + missing,
+                f"{', '.join(given)} set without {missing}: set both keys (and "
+                f"aws_session_token for temporary credentials), or neither",
+            )
+        ]
     return (deployment.aws_access_key_id, deployment.aws_secret_access_key, deployment.aws_session_token), []
 
 
@@ -96,8 +103,9 @@ def _not_blank(value) -> bool:
     return bool(value and str(value).strip())
 
 
-def connector_credentials(config: SinkConfig, env: Mapping[str, str]
-                          ) -> tuple[tuple | None, AwsCredentialsSource | None, list[ConfigProblem]]:
+def connector_credentials(
+    config: SinkConfig, env: Mapping[str, str]
+) -> tuple[tuple | None, AwsCredentialsSource | None, list[ConfigProblem]]:
     """The connector's own credentials, as Connect builds them: (static keys, provider, problems); both None
     means the standard AWS chain of each process."""
     provider = config.credentials_provider
@@ -108,8 +116,11 @@ def connector_credentials(config: SinkConfig, env: Mapping[str, str]
         return None, AwsCredentialsSource(provider, *base, sts_endpoint_url=sts_endpoint_url(env)), []
     if has_keys:
         if provider is not None and not provider.is_default:
-            log.info("aws.access.key.id and aws.secret.access.key are set: static credentials are used, not %s "
-                     "(as Kafka Connect does)", provider.described)
+            log.info(
+                "aws.access.key.id and aws.secret.access.key are set: static credentials are used, not %s "
+                "(as Kafka Connect does)",
+                provider.described,
+            )
         return (key_id, Secret(secret), None), None, []
     if provider is None or provider.is_default:
         return None, None, []
@@ -118,16 +129,21 @@ def connector_credentials(config: SinkConfig, env: Mapping[str, str]
     return None, source, [ConfigProblem(CLASS_KEY, reason)] if reason else []
 
 
-def resolve_s3_settings(config: SinkConfig, env: Mapping[str, str], endpoint_override: str | None,
-                        deployment: S3Deployment) -> tuple[S3Settings, list[ConfigProblem]]:
+def resolve_s3_settings(
+    config: SinkConfig, env: Mapping[str, str], endpoint_override: str | None, deployment: S3Deployment
+) -> tuple[S3Settings, list[ConfigProblem]]:
     problems: list[ConfigProblem] = []
-    credentials = None          # (access key id, secret, session token); None: the provider below, or the AWS chain
-    credentials_source = None   # the connector's provider, built in each process
+    credentials = None  # (access key id, secret, session token); None: the provider below, or the AWS chain
+    credentials_source = None  # the connector's provider, built in each process
     profile_region = None
     if deployment.use_unsigned_session and (deployment.has_keys or deployment.profile_name):
-        problems.append(ConfigProblem(DEPLOYMENT + "use_unsigned_session",
-                                      "use_unsigned_session sends no credentials: it cannot be combined with "
-                                      "aws_access_key_id/aws_secret_access_key/aws_session_token or profile_name"))
+        problems.append(
+            ConfigProblem(
+                DEPLOYMENT + "use_unsigned_session",
+                "use_unsigned_session sends no credentials: it cannot be combined with "
+                "aws_access_key_id/aws_secret_access_key/aws_session_token or profile_name",
+            )
+        )
     elif not deployment.use_unsigned_session:
         if deployment.profile_name:
             try:
@@ -143,9 +159,12 @@ def resolve_s3_settings(config: SinkConfig, env: Mapping[str, str], endpoint_ove
             credentials, credentials_source, provider_problems = connector_credentials(config, env)
             problems.extend(provider_problems)
 
-    region = (deployment.region_name
-              or (config["s3.region"] if "s3.region" in config.explicit_keys else None)
-              or profile_region or config["s3.region"])
+    region = (
+        deployment.region_name
+        or (config["s3.region"] if "s3.region" in config.explicit_keys else None)
+        or profile_region
+        or config["s3.region"]
+    )
     access_key_id, secret_access_key, session_token = credentials or (None, None, None)
     settings = S3Settings(
         bucket=config.bucket,

@@ -36,21 +36,28 @@ class ExportSettings:
 
     def secrets(self) -> list[str]:
         """Every secret value these settings hold: scrubbed from errors and logs at the boundaries."""
-        return [*self.kafka.secrets(), *self.s3.secrets(), *(self.registry.secrets() if self.registry else []),
-                *secret_values(self.connector_config)]
+        return [
+            *self.kafka.secrets(),
+            *self.s3.secrets(),
+            *(self.registry.secrets() if self.registry else []),
+            *secret_values(self.connector_config),
+        ]
 
 
-def kafka_client_config(config: SinkConfig, deployment: Mapping[str, str | Secret] | None = None
-                        ) -> tuple[dict[str, str | Secret], list[ConfigProblem]]:
+def kafka_client_config(
+    config: SinkConfig, deployment: Mapping[str, str | Secret] | None = None
+) -> tuple[dict[str, str | Secret], list[ConfigProblem]]:
     """librdkafka settings from, lowest precedence first: the worker-level ``consumer.<key>`` settings,
     the connector's ``consumer.override.<key>``, and the deployment's (the Dagster ``kafka`` resource).
     Security keys (Java or librdkafka names) are mapped by ``kafka_security``; others pass as they are.
     Problems name the key as the user wrote it."""
     merged: dict[str, str | Secret] = {}
     written_as: dict[str, str] = {}
-    for prefix, source in (("consumer.", config.worker_consumer_settings),
-                           ("consumer.override.", config.consumer_overrides),
-                           ("kafka resource: ", deployment or {})):
+    for prefix, source in (
+        ("consumer.", config.worker_consumer_settings),
+        ("consumer.override.", config.consumer_overrides),
+        ("kafka resource: ", deployment or {}),
+    ):
         for key, value in source.items():
             if value is not None:
                 merged[key] = value
@@ -61,40 +68,61 @@ def kafka_client_config(config: SinkConfig, deployment: Mapping[str, str | Secre
     return client_config, [ConfigProblem(written_as.get(p.key, p.key), p.message) for p in problems]
 
 
-def _kafka_settings(config: SinkConfig, env: Mapping[str, str], bootstrap_servers: str | None,
-                    kafka_client_settings: Mapping[str, str | Secret] | None, need_kafka: bool = True
-                    ) -> tuple[KafkaSettings, list[ConfigProblem]]:
+def _kafka_settings(
+    config: SinkConfig,
+    env: Mapping[str, str],
+    bootstrap_servers: str | None,
+    kafka_client_settings: Mapping[str, str | Secret] | None,
+    need_kafka: bool = True,
+) -> tuple[KafkaSettings, list[ConfigProblem]]:
     problems = []
     bootstrap = bootstrap_servers or config["bootstrap.servers"] or env.get("KAFKA_BOOTSTRAP_SERVERS")
     if not bootstrap and need_kafka:  # reading exports back needs only S3
-        problems.append(ConfigProblem("bootstrap.servers", "No Kafka bootstrap servers: set bootstrap.servers in the "
-                                                           "connector config or $KAFKA_BOOTSTRAP_SERVERS"))
+        problems.append(
+            ConfigProblem(
+                "bootstrap.servers",
+                "No Kafka bootstrap servers: set bootstrap.servers in the connector config or $KAFKA_BOOTSTRAP_SERVERS",
+            )
+        )
     client_config, kafka_problems = kafka_client_config(config, kafka_client_settings)
     problems.extend(kafka_problems)
     kafka = KafkaSettings(bootstrap or "", client_config, timeout_s=config["kafka_s3_assets.kafka.timeout.ms"] / 1000)
     return kafka, problems
 
 
-def resolve_kafka_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | None = None, *,
-                           bootstrap_servers: str | None = None,
-                           kafka_client_settings: Mapping[str, str | Secret] | None = None) -> KafkaSettings:
+def resolve_kafka_settings(
+    raw_config: Mapping[str, object],
+    env: Mapping[str, str] | None = None,
+    *,
+    bootstrap_servers: str | None = None,
+    kafka_client_settings: Mapping[str, str | Secret] | None = None,
+) -> KafkaSettings:
     """Only what reaching Kafka needs (listing partitions): S3 and the schema registry are not resolved,
     so a problem there (e.g. no registry URL yet) does not stop it."""
     env = os.environ if env is None else env
-    kafka, problems = _kafka_settings(validate_connector_config(resolve_config_providers(raw_config, env)), env,
-                                      bootstrap_servers, kafka_client_settings)
+    kafka, problems = _kafka_settings(
+        validate_connector_config(resolve_config_providers(raw_config, env)),
+        env,
+        bootstrap_servers,
+        kafka_client_settings,
+    )
     if problems:
         raise ConfigError(problems)
     return kafka
 
 
-def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | None = None, *,
-                     bootstrap_servers: str | None = None, s3_endpoint_url: str | None = None,
-                     s3_deployment: S3Deployment | None = None,
-                     schema_registry_url: str | None = None,
-                     schema_registry_settings: Mapping[str, object] | None = None,
-                     kafka_client_settings: Mapping[str, str | Secret] | None = None,
-                     need_kafka: bool = True) -> ExportSettings:
+def resolve_settings(
+    raw_config: Mapping[str, object],
+    env: Mapping[str, str] | None = None,
+    *,
+    bootstrap_servers: str | None = None,
+    s3_endpoint_url: str | None = None,
+    s3_deployment: S3Deployment | None = None,
+    schema_registry_url: str | None = None,
+    schema_registry_settings: Mapping[str, object] | None = None,
+    kafka_client_settings: Mapping[str, str | Secret] | None = None,
+    need_kafka: bool = True,
+) -> ExportSettings:
     """Resolve the config's provider placeholders (unless done already), validate it, and resolve
     endpoints: explicit overrides (Dagster resources), then the connector config, then the environment
     ($KAFKA_BOOTSTRAP_SERVERS; $AWS_ENDPOINT_URL_S3 or $AWS_ENDPOINT_URL, as AWS SDKs
@@ -110,12 +138,20 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
     # Keys are converted only when they are stored (store.kafka.keys).
     keys_need_registry = config["store.kafka.keys"] and config.key_converter.uses_schema_registry
     if config.value_converter.uses_schema_registry or keys_need_registry:
-        url = (schema_registry_url or config.value_converter.schema_registry_url
-               or config.key_converter.schema_registry_url or env.get("SCHEMA_REGISTRY_URL"))
+        url = (
+            schema_registry_url
+            or config.value_converter.schema_registry_url
+            or config.key_converter.schema_registry_url
+            or env.get("SCHEMA_REGISTRY_URL")
+        )
         if not url:
-            problems.append(ConfigProblem("value.converter.schema.registry.url",
-                                          "AvroConverter needs a schema registry: set "
-                                          "value.converter.schema.registry.url or $SCHEMA_REGISTRY_URL"))
+            problems.append(
+                ConfigProblem(
+                    "value.converter.schema.registry.url",
+                    "AvroConverter needs a schema registry: set "
+                    "value.converter.schema.registry.url or $SCHEMA_REGISTRY_URL",
+                )
+            )
         else:
             # The registry's client settings (auth, TLS, retries) come from the converter that needs it.
             prefix = "value.converter" if config.value_converter.uses_schema_registry else "key.converter"
@@ -124,7 +160,8 @@ def resolve_settings(raw_config: Mapping[str, object], env: Mapping[str, str] | 
             client_settings = {**converter.settings, **(schema_registry_settings or {})}
             try:
                 registry = RegistrySettings.from_converter_settings(
-                    url, client_settings, timeout_s=config["kafka_s3_assets.registry.timeout.ms"] / 1000)
+                    url, client_settings, timeout_s=config["kafka_s3_assets.registry.timeout.ms"] / 1000
+                )
             except RegistryConfigError as exc:
                 problems.append(ConfigProblem(f"{prefix}.{exc.setting}", str(exc)))
     if problems:

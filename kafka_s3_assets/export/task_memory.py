@@ -24,7 +24,7 @@ from ..sink.memory import MemoryBudget, describe_bytes
 
 log = logging.getLogger(__name__)
 
-SHARE = 4                 # the default budget is 1/SHARE of a task's memory
+SHARE = 4  # the default budget is 1/SHARE of a task's memory
 MINIMUM_DEFAULT = 64 << 20
 CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
@@ -35,15 +35,25 @@ def task_memory_budget(config, topic: str, partition: int, environ: Mapping[str,
     configured = config[MEMORY_BUDGET_KEY]
     directory = spill_directory(environ)
     if configured == 0:
-        log.info("%s/%s: no memory budget for the open files (%s=0): nothing is spilled to disk", topic, partition,
-                 MEMORY_BUDGET_KEY)
+        log.info(
+            "%s/%s: no memory budget for the open files (%s=0): nothing is spilled to disk",
+            topic,
+            partition,
+            MEMORY_BUDGET_KEY,
+        )
         return MemoryBudget(None, directory)
     if configured > 0:
         limit, why = configured, f"{MEMORY_BUDGET_KEY}={configured}"
     else:
         limit, why = default_budget(environ)
-    log.info("%s/%s: the open files may hold %s in memory (%s); past it they spill to %s", topic, partition,
-             describe_bytes(limit), why, directory or "the temporary directory")
+    log.info(
+        "%s/%s: the open files may hold %s in memory (%s); past it they spill to %s",
+        topic,
+        partition,
+        describe_bytes(limit),
+        why,
+        directory or "the temporary directory",
+    )
     return MemoryBudget(limit, directory)
 
 
@@ -52,7 +62,8 @@ def default_budget(environ: Mapping[str, str]) -> tuple[int, str]:
     memory, why = task_memory(environ)
     budget = max(MINIMUM_DEFAULT, memory // SHARE)
     return budget, f"default: 1/{SHARE} of {describe_bytes(memory)}, {why}" + (
-        f"; at least {describe_bytes(MINIMUM_DEFAULT)}" if budget == MINIMUM_DEFAULT else "")
+        f"; at least {describe_bytes(MINIMUM_DEFAULT)}" if budget == MINIMUM_DEFAULT else ""
+    )
 
 
 def task_memory(environ: Mapping[str, str]) -> tuple[int, str]:

@@ -45,16 +45,16 @@ ILLEGAL_ARGUMENT_EXCEPTION = "java.lang.IllegalArgumentException"
 # The record's fault, by the error that says what was wrong, with the Java exception the reference raises.
 # Order matters only where classes are related (SchemaNotFoundError is an ExternalSystemError).
 _TOLERABLE: tuple[tuple[type[BaseException], str], ...] = (
-    (SchemaNotFoundError, DATA_EXCEPTION),           # AvroConverter: "Failed to deserialize data ... to Avro"
-    (ConversionError, DATA_EXCEPTION),               # converters
-    (ViewError, DATA_EXCEPTION),                     # "Key cannot be null" / "Headers cannot be null"
-    (NullValueSkipped, DATA_EXCEPTION),              # "Skipping null value record."
-    (NullValueError, CONNECT_EXCEPTION),             # behavior.on.null.values=fail
-    (PartitionError, PARTITION_EXCEPTION),           # FieldPartitioner / TimeBasedPartitioner
-    (PartitionDataError, DATA_EXCEPTION),            # "Field 'x' is not present in the schema."
+    (SchemaNotFoundError, DATA_EXCEPTION),  # AvroConverter: "Failed to deserialize data ... to Avro"
+    (ConversionError, DATA_EXCEPTION),  # converters
+    (ViewError, DATA_EXCEPTION),  # "Key cannot be null" / "Headers cannot be null"
+    (NullValueSkipped, DATA_EXCEPTION),  # "Skipping null value record."
+    (NullValueError, CONNECT_EXCEPTION),  # behavior.on.null.values=fail
+    (PartitionError, PARTITION_EXCEPTION),  # FieldPartitioner / TimeBasedPartitioner
+    (PartitionDataError, DATA_EXCEPTION),  # "Field 'x' is not present in the schema."
     (TimestampFormatError, ILLEGAL_ARGUMENT_EXCEPTION),  # Joda's "Invalid format: ..."
     (SchemaCompatibilityError, SCHEMA_PROJECTOR_EXCEPTION),
-    (RecordDataError, DATA_EXCEPTION),               # a format cannot write the record
+    (RecordDataError, DATA_EXCEPTION),  # a format cannot write the record
 )
 
 
@@ -99,9 +99,15 @@ def classify(error: RecordError) -> RecordFailure | None:
             if isinstance(cause, kind):
                 message = str(cause) or error.reason
                 return RecordFailure(
-                    topic=error.topic, partition=error.partition, offset=error.offset, stage=error.stage,
-                    executing_class=error.executing_class or SINK_TASK_CLASS, exception_class=java_class,
-                    message=message, stacktrace=_stacktrace(java_class, message, error))
+                    topic=error.topic,
+                    partition=error.partition,
+                    offset=error.offset,
+                    stage=error.stage,
+                    executing_class=error.executing_class or SINK_TASK_CLASS,
+                    exception_class=java_class,
+                    message=message,
+                    stacktrace=_stacktrace(java_class, message, error),
+                )
     return None  # unexpected: a bug must never silently drop records
 
 

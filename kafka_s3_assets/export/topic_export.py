@@ -43,6 +43,7 @@ class ExportJob:
     """Runs the partition exports of one topic run (``spark.job.spark_export_job``: one Spark job, a task
     each): ``run`` runs them, in a thread of its own; ``cancel`` stops them, from the caller's thread, when
     the run is terminated."""
+
     run: Callable[[list[PartitionExportRequest]], list[PartitionExportResult]]
     cancel: Callable[[], None]
 
@@ -51,13 +52,14 @@ class ExportJob:
 class ExportOutcome:
     """One topic-partition of a topic run: its plan, its export result and its completeness report. What
     Dagster's events (``defs/run_events.py``) and the command line's ``--json`` (``to_json``) are made of."""
-    plan: PartitionPlan | None          # None: the run failed before it planned (``not_run``)
+
+    plan: PartitionPlan | None  # None: the run failed before it planned (``not_run``)
     result: PartitionExportResult
     report: CompletenessReport | None = None
-    check_error: str | None = None      # the check itself could not run (S3 unreachable, say)
-    lag: PartitionLag | None = None     # measured after the export, where a lag limit is set
-    table: TableSync | None = None      # the topic's Iceberg table after this run registered what is new
-    table_error: str | None = None      # the table could not register this partition's manifests
+    check_error: str | None = None  # the check itself could not run (S3 unreachable, say)
+    lag: PartitionLag | None = None  # measured after the export, where a lag limit is set
+    table: TableSync | None = None  # the topic's Iceberg table after this run registered what is new
+    table_error: str | None = None  # the table could not register this partition's manifests
 
     @classmethod
     def not_run(cls, topic: str, partition: int, error: str) -> ExportOutcome:
@@ -137,37 +139,59 @@ class ExportOutcome:
 def nothing_to_export(plan: PartitionPlan) -> PartitionExportResult:
     """The result of a partition with no record waiting: no task, but retention may still have deleted
     offsets that were never exported."""
-    result = PartitionExportResult(plan.topic, plan.partition, start_offset=plan.next_offset,
-                                   next_offset=plan.next_offset, high_watermark=plan.high_watermark)
+    result = PartitionExportResult(
+        plan.topic,
+        plan.partition,
+        start_offset=plan.next_offset,
+        next_offset=plan.next_offset,
+        high_watermark=plan.high_watermark,
+    )
     if plan.next_offset is not None:
         lost = lost_before_log_start(plan.next_offset, plan.low_watermark)
         result.lost_ranges = [lost.to_json()] if lost else []
     return result
 
 
-def export_topic(settings: ExportSettings, topic: str, partitions: list[int], run_id: str | None,
-                 start_job: Callable[[], ExportJob], log: logging.Logger,
-                 on_progress: ProgressListener = lambda reports: None) -> list[ExportOutcome]:
+def export_topic(
+    settings: ExportSettings,
+    topic: str,
+    partitions: list[int],
+    run_id: str | None,
+    start_job: Callable[[], ExportJob],
+    log: logging.Logger,
+    on_progress: ProgressListener = lambda reports: None,
+) -> list[ExportOutcome]:
     """Export ``partitions`` of ``topic``; outcomes in the order given. ``start_job`` is called only when
     some partition has records waiting, so a run with nothing new starts no Spark driver. Progress
     reports are logged and handed to ``on_progress``."""
     plans = plan_partitions(settings, [(topic, p) for p in partitions])
     for plan in plans:
         done = "nothing exported yet" if plan.next_offset is None else f"exported up to offset {plan.next_offset - 1}"
-        log.info(f"{plan.topic}/{plan.partition}: {done}, broker high watermark {plan.high_watermark}, "
-                 f"{plan.pending} record offset(s) waiting")
-    requests = [PartitionExportRequest(settings, topic, plan.partition, end_offset=plan.high_watermark, run_id=run_id)
-                for plan in plans if plan.pending > 0]
+        log.info(
+            f"{plan.topic}/{plan.partition}: {done}, broker high watermark {plan.high_watermark}, "
+            f"{plan.pending} record offset(s) waiting"
+        )
+    requests = [
+        PartitionExportRequest(settings, topic, plan.partition, end_offset=plan.high_watermark, run_id=run_id)
+        for plan in plans
+        if plan.pending > 0
+    ]
     sink_config = settings.sink_config()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     naming = ObjectNaming.from_config(sink_config)
     ledgers = {p: PartitionLedger.of(store, sink_config, topic, p) for p in partitions}
     interval_s = sink_config["kafka_s3_assets.progress.interval.ms"] / 1000
-    results = export_with_progress(start_job(), requests, [ledgers[r.partition] for r in requests], run_id,
-                                   interval_s, log, on_progress) if requests else []
+    results = (
+        export_with_progress(
+            start_job(), requests, [ledgers[r.partition] for r in requests], run_id, interval_s, log, on_progress
+        )
+        if requests
+        else []
+    )
     exported = {(r.topic, r.partition): r for r in results}
-    outcomes = [ExportOutcome(plan, exported.get((plan.topic, plan.partition)) or nothing_to_export(plan))
-                for plan in plans]
+    outcomes = [
+        ExportOutcome(plan, exported.get((plan.topic, plan.partition)) or nothing_to_export(plan)) for plan in plans
+    ]
     for outcome in outcomes:
         result = outcome.result
         if result.status == "failed":
@@ -176,8 +200,9 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
         if result.lost_ranges:
             log.warning(describe_lost(topic, result.partition, [LostRange(*r) for r in result.lost_ranges]))
         try:
-            outcome.report = check_partition(ledgers[result.partition], low_watermark=outcome.planned.low_watermark,
-                                             naming=naming)
+            outcome.report = check_partition(
+                ledgers[result.partition], low_watermark=outcome.planned.low_watermark, naming=naming
+            )
         except Exception as exc:  # one partition's check must not cost the others their records
             outcome.check_error = scrub(f"{type(exc).__name__}: {exc}", settings.secrets())
             log.error(f"Completeness check of {outcome.key} could not run: {outcome.check_error}")
@@ -187,8 +212,7 @@ def export_topic(settings: ExportSettings, topic: str, partitions: list[int], ru
     return outcomes
 
 
-def register_in_table(settings: ExportSettings, topic: str, outcomes: list[ExportOutcome], log: logging.Logger
-                      ) -> None:
+def register_in_table(settings: ExportSettings, topic: str, outcomes: list[ExportOutcome], log: logging.Logger) -> None:
     """Register every partition's manifests not in the topic's Iceberg table yet (this run's, and any an
     earlier run left unregistered), failed partitions' committed ones too. A table that cannot be brought up
     to date fails its partitions' outcomes (their exports' commits stand; the next sync registers them)."""
@@ -222,13 +246,23 @@ def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome], log: lo
     now_ms = int(time.time() * 1000)
     for o in done:
         m = marks[(o.planned.topic, o.planned.partition)]
-        o.lag = PartitionLag.of(PartitionPlan(o.planned.topic, o.planned.partition, o.result.next_offset, m.low, m.high,
-                                              m.first_timestamp_ms), now_ms)
+        o.lag = PartitionLag.of(
+            PartitionPlan(
+                o.planned.topic, o.planned.partition, o.result.next_offset, m.low, m.high, m.first_timestamp_ms
+            ),
+            now_ms,
+        )
 
 
-def export_with_progress(job: ExportJob, requests: list[PartitionExportRequest], ledgers: list[PartitionLedger],
-                         run_id: str | None, interval_s: float, log: logging.Logger,
-                         on_progress: ProgressListener) -> list[PartitionExportResult]:
+def export_with_progress(
+    job: ExportJob,
+    requests: list[PartitionExportRequest],
+    ledgers: list[PartitionLedger],
+    run_id: str | None,
+    interval_s: float,
+    log: logging.Logger,
+    on_progress: ProgressListener,
+) -> list[PartitionExportResult]:
     """The job, with each task's progress (read through the requests' ``ledgers``) logged and handed to
     ``on_progress`` every ``interval_s``, and a last report of each partition that did not fail once the
     job is done (its task deletes its own)."""
@@ -242,16 +276,35 @@ def export_with_progress(job: ExportJob, requests: list[PartitionExportRequest],
     results = run_with_progress(lambda: job.run(requests), poller, interval_s, report, cancel=job.cancel)
     ends = {(r.topic, r.partition): r.end_offset for r in requests}
     now_ms = int(time.time() * 1000)
-    report([ExportProgress(r.topic, r.partition, run_id, start_offset=r.start_offset, end_offset=end, position=end,
-                           records_read=r.records_read, objects=len(r.object_keys), elapsed_s=r.duration_s,
-                           updated_ms=now_ms)
-            for r in results if r.status != "failed" and r.start_offset is not None
-            for end in [max(ends[(r.topic, r.partition)] or r.start_offset, r.start_offset)]])
+    report(
+        [
+            ExportProgress(
+                r.topic,
+                r.partition,
+                run_id,
+                start_offset=r.start_offset,
+                end_offset=end,
+                position=end,
+                records_read=r.records_read,
+                objects=len(r.object_keys),
+                elapsed_s=r.duration_s,
+                updated_ms=now_ms,
+            )
+            for r in results
+            if r.status != "failed" and r.start_offset is not None
+            for end in [max(ends[(r.topic, r.partition)] or r.start_offset, r.start_offset)]
+        ]
+    )
     return results
 
 
-def run_with_progress(job: Callable[[], T], poller: ProgressPoller, interval_s: float,
-                      on_progress: Callable[[list[ExportProgress]], None], cancel: Callable[[], None]) -> T:
+def run_with_progress(
+    job: Callable[[], T],
+    poller: ProgressPoller,
+    interval_s: float,
+    on_progress: Callable[[list[ExportProgress]], None],
+    cancel: Callable[[], None],
+) -> T:
     """``job()`` (the Spark job) in a thread while this one polls every ``interval_s`` and hands the new
     reports to ``on_progress``: the caller's thread keeps doing the logging, as Dagster expects. When
     this thread is interrupted (a run terminated), ``cancel()`` stops the job before the error goes on."""

@@ -47,8 +47,8 @@ def open_catalog(settings: TableSettings) -> Catalog:
 def _create_sqlite_directory(uri: str) -> None:
     """SQLite creates the database file, not the directory it goes in."""
     prefix = "sqlite:///"
-    if uri.startswith(prefix) and uri[len(prefix):] not in ("", ":memory:"):
-        Path(uri[len(prefix):]).parent.mkdir(parents=True, exist_ok=True)
+    if uri.startswith(prefix) and uri[len(prefix) :] not in ("", ":memory:"):
+        Path(uri[len(prefix) :]).parent.mkdir(parents=True, exist_ok=True)
 
 
 def load_table(catalog: Catalog, settings: TableSettings) -> Table | None:
@@ -58,8 +58,9 @@ def load_table(catalog: Catalog, settings: TableSettings) -> Table | None:
         return None
 
 
-def create_table(catalog: Catalog, settings: TableSettings, arrow_schema: pa.Schema,
-                 partitioning: Partitioning) -> tuple[Table, Partitioning]:
+def create_table(
+    catalog: Catalog, settings: TableSettings, arrow_schema: pa.Schema, partitioning: Partitioning
+) -> tuple[Table, Partitioning]:
     """The table for files of ``arrow_schema``, partitioned as ``partitioning`` allows for it (and the
     partitioning it got). Another process creating it at the same moment wins: its table is returned."""
     schema: Schema = assign_fresh_schema_ids(iceberg_schema(arrow_schema))
@@ -69,8 +70,13 @@ def create_table(catalog: Catalog, settings: TableSettings, arrow_schema: pa.Sch
     except NamespaceAlreadyExistsError:
         pass
     try:
-        table = catalog.create_table(settings.identifier, schema=schema, partition_spec=spec,
-                                     location=settings.location, properties=TABLE_PROPERTIES)
+        table = catalog.create_table(
+            settings.identifier,
+            schema=schema,
+            partition_spec=spec,
+            location=settings.location,
+            properties=TABLE_PROPERTIES,
+        )
     except TableAlreadyExistsError:
         table = catalog.load_table(settings.identifier)
     return table, partitioning

@@ -37,9 +37,28 @@ HOUR, DAY, IDENTITY = "hour", "day", "identity"
 _TRANSFORMS: dict[str, Transform] = {HOUR: HourTransform(), DAY: DayTransform(), IDENTITY: IdentityTransform()}
 FIRST_PARTITION_FIELD_ID = 1000  # Iceberg numbers partition fields from 1000
 # IANA ids of zones that are UTC at every instant (a fixed zone at offset 0, "+00:00", is UTC too).
-UTC_ZONE_IDS = frozenset({"UTC", "Etc/UTC", "UCT", "Etc/UCT", "Universal", "Etc/Universal", "Zulu", "Etc/Zulu",
-                          "GMT", "Etc/GMT", "GMT0", "Etc/GMT0", "GMT+0", "Etc/GMT+0", "GMT-0", "Etc/GMT-0",
-                          "Greenwich", "Etc/Greenwich"})
+UTC_ZONE_IDS = frozenset(
+    {
+        "UTC",
+        "Etc/UTC",
+        "UCT",
+        "Etc/UCT",
+        "Universal",
+        "Etc/Universal",
+        "Zulu",
+        "Etc/Zulu",
+        "GMT",
+        "Etc/GMT",
+        "GMT0",
+        "Etc/GMT0",
+        "GMT+0",
+        "Etc/GMT+0",
+        "GMT-0",
+        "Etc/GMT-0",
+        "Greenwich",
+        "Etc/Greenwich",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -72,8 +91,9 @@ def partitioning_of(config: SinkConfig) -> Partitioning:
     settings = time_based_settings(config)
     zone = zone_for_id(settings.timezone)
     if not (settings.timezone in UTC_ZONE_IDS or (zone.is_fixed and zone.offset(0) == 0)):
-        return Partitioning(None, reason=f"timezone {settings.timezone} is not UTC: an object's hours or days "
-                                         f"are not UTC ones")
+        return Partitioning(
+            None, reason=f"timezone {settings.timezone} is not UTC: an object's hours or days are not UTC ones"
+        )
     field = setting(config, "timestamp.field")
     letters = _pattern_letters(settings.path_format)
     has_date = bool(letters & {"Y", "y", "x", "u"}) and ({"M", "d"} <= letters or "D" in letters)
@@ -81,8 +101,11 @@ def partitioning_of(config: SinkConfig) -> Partitioning:
         return Partitioning(HOUR, (field,))
     if has_date and MILLIS_PER_DAY % settings.duration_ms == 0:
         return Partitioning(DAY, (field,))
-    return Partitioning(None, reason=f"path.format {settings.path_format!r} with partition.duration.ms="
-                                     f"{settings.duration_ms} does not keep each object within one UTC hour or day")
+    return Partitioning(
+        None,
+        reason=f"path.format {settings.path_format!r} with partition.duration.ms="
+        f"{settings.duration_ms} does not keep each object within one UTC hour or day",
+    )
 
 
 def partition_spec(partitioning: Partitioning, schema: Schema) -> tuple[PartitionSpec, Partitioning]:
@@ -96,23 +119,32 @@ def partition_spec(partitioning: Partitioning, schema: Schema) -> tuple[Partitio
         return PartitionSpec(), partitioning
     top_level = tuple(name for name in partitioning.fields if "." not in name)
     if not top_level:
-        return PartitionSpec(), Partitioning(None, reason=f"{', '.join(partitioning.fields)}: nested fields have no "
-                                                           f"statistics to take partition values from")
+        return PartitionSpec(), Partitioning(
+            None,
+            reason=f"{', '.join(partitioning.fields)}: nested fields have no statistics to take partition values from",
+        )
     fields = []
     for i, name in enumerate(top_level):
         try:
             source = schema.find_field(name)
         except ValueError:
-            return PartitionSpec(), Partitioning(None, reason=f"the partition field {name} is not a column of the "
-                                                               f"files")
-        if partitioning.transform in (HOUR, DAY) and not isinstance(source.field_type,
-                                                                    (TimestampType, TimestamptzType)):
-            return PartitionSpec(), Partitioning(None, reason=f"the timestamp field {name} is a column of type "
-                                                               f"{source.field_type}, not a timestamp")
-        fields.append(PartitionField(source_id=source.field_id, field_id=FIRST_PARTITION_FIELD_ID + i,
-                                     transform=_TRANSFORMS[partitioning.transform],
-                                     name=name if partitioning.transform == IDENTITY
-                                     else f"{name}_{partitioning.transform}"))
+            return PartitionSpec(), Partitioning(
+                None, reason=f"the partition field {name} is not a column of the files"
+            )
+        if partitioning.transform in (HOUR, DAY) and not isinstance(
+            source.field_type, (TimestampType, TimestamptzType)
+        ):
+            return PartitionSpec(), Partitioning(
+                None, reason=f"the timestamp field {name} is a column of type {source.field_type}, not a timestamp"
+            )
+        fields.append(
+            PartitionField(
+                source_id=source.field_id,
+                field_id=FIRST_PARTITION_FIELD_ID + i,
+                transform=_TRANSFORMS[partitioning.transform],
+                name=name if partitioning.transform == IDENTITY else f"{name}_{partitioning.transform}",
+            )
+        )
     left_out = [name for name in partitioning.fields if name not in top_level]
     reason = f"nested {', '.join(left_out)} left out: no statistics to take partition values from" if left_out else ""
     return PartitionSpec(*fields), Partitioning(partitioning.transform, top_level, reason)

@@ -48,8 +48,11 @@ def encode(state: Mapping[TopicPartition, Registered]) -> str:
 
 
 def decode(text: str) -> dict[TopicPartition, Registered]:
-    return {(topic, int(partition)): Registered(int(entry["next_offset"]), str(entry["manifest"]))
-            for topic, partitions in json.loads(text).items() for partition, entry in partitions.items()}
+    return {
+        (topic, int(partition)): Registered(int(entry["next_offset"]), str(entry["manifest"]))
+        for topic, partitions in json.loads(text).items()
+        for partition, entry in partitions.items()
+    }
 
 
 def read_registered(table: Table, connector: str) -> dict[TopicPartition, Registered]:

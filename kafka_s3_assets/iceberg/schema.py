@@ -35,9 +35,11 @@ class IncompatibleSchemaError(ValueError):
 
     def __init__(self, topic: str, partition: int, offset: int, key: str, reason: str):
         self.topic, self.partition, self.offset, self.key = topic, partition, offset, key
-        super().__init__(f"Record topic={topic} partition={partition} offset={offset}: the schema of {key} "
-                         f"cannot join the Iceberg table: {reason}. Nothing from this manifest on is registered; "
-                         f"the objects and manifests stay as they are (docs/iceberg.md, \"Schema changes\")")
+        super().__init__(
+            f"Record topic={topic} partition={partition} offset={offset}: the schema of {key} "
+            f"cannot join the Iceberg table: {reason}. Nothing from this manifest on is registered; "
+            f'the objects and manifests stay as they are (docs/iceberg.md, "Schema changes")'
+        )
 
 
 def optional_everywhere(schema: pa.Schema) -> pa.Schema:

@@ -73,9 +73,9 @@ class PartitionSync:
 
 @dataclass
 class TableSync:
-    table_name: str                     # <catalog>.<namespace>.<table>
-    snapshot_id: int | None             # the table's current snapshot after the sync
-    committed: bool                     # this sync made that snapshot
+    table_name: str  # <catalog>.<namespace>.<table>
+    snapshot_id: int | None  # the table's current snapshot after the sync
+    committed: bool  # this sync made that snapshot
     partitions: dict[int, PartitionSync] = field(default_factory=dict)
     attempts: int = 1
 
@@ -92,8 +92,14 @@ class _Plan:
     errors: dict[int, str]
 
 
-def sync_table(settings: ExportSettings, topic: str, partitions: list[int], log: logging.Logger, *,
-               max_manifests: int | None = None) -> TableSync | None:
+def sync_table(
+    settings: ExportSettings,
+    topic: str,
+    partitions: list[int],
+    log: logging.Logger,
+    *,
+    max_manifests: int | None = None,
+) -> TableSync | None:
     """Register the manifests of ``topic``'s ``partitions`` not in the table yet; None when the connector
     has no table. ``max_manifests``: register at most this many per topic-partition (the sensor's bound
     on a tick; the rest waits for the next sync). Raises ``TableSyncError``."""
@@ -107,12 +113,19 @@ def sync_table(settings: ExportSettings, topic: str, partitions: list[int], log:
     except TableSyncError:
         raise
     except Exception as exc:  # the catalog or S3: named, secrets scrubbed, and the next sync retries
-        raise TableSyncError(scrub(f"Iceberg table {table_config.full_name}: {type(exc).__name__}: {exc}",
-                                   secrets)) from None
+        raise TableSyncError(
+            scrub(f"Iceberg table {table_config.full_name}: {type(exc).__name__}: {exc}", secrets)
+        ) from None
 
 
-def _sync(settings: ExportSettings, table_config: TableSettings, topic: str, partitions: list[int],
-          log: logging.Logger, max_manifests: int | None) -> TableSync:
+def _sync(
+    settings: ExportSettings,
+    table_config: TableSettings,
+    topic: str,
+    partitions: list[int],
+    log: logging.Logger,
+    max_manifests: int | None,
+) -> TableSync:
     config = settings.sink_config()
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     catalog = open_catalog(table_config)
@@ -131,9 +144,15 @@ def _sync(settings: ExportSettings, table_config: TableSettings, topic: str, par
                 else:
                     if table.current_snapshot() is not None:  # another process created it first, and filled it
                         continue  # plan again against the table as it is
-        result = TableSync(table_config.full_name, _current_snapshot_id(table), committed=False, attempts=attempt,
-                           partitions={p: PartitionSync(topic, p, state.get((topic, p)), error=plan.errors.get(p))
-                                       for p in partitions})
+        result = TableSync(
+            table_config.full_name,
+            _current_snapshot_id(table),
+            committed=False,
+            attempts=attempt,
+            partitions={
+                p: PartitionSync(topic, p, state.get((topic, p)), error=plan.errors.get(p)) for p in partitions
+            },
+        )
         if table is None or not any(plan.pending.values()):  # (no table: no object to take a schema from yet)
             return result
         tx = _stage(table, config.bucket, config.name, topic, plan, state, result)
@@ -143,35 +162,50 @@ def _sync(settings: ExportSettings, table_config: TableSettings, topic: str, par
         try:
             committed = tx.commit_transaction()
         except CommitFailedException as exc:
-            log.info(f"Iceberg table {table_config.full_name}: another commit came first ({exc}); reading the "
-                     f"registered offsets again (attempt {attempt} of {MAX_ATTEMPTS})")
-            time.sleep(random.uniform(0, min(RETRY_WAIT_S[1], RETRY_WAIT_S[0] * 2 ** attempt)))
+            log.info(
+                f"Iceberg table {table_config.full_name}: another commit came first ({exc}); reading the "
+                f"registered offsets again (attempt {attempt} of {MAX_ATTEMPTS})"
+            )
+            time.sleep(random.uniform(0, min(RETRY_WAIT_S[1], RETRY_WAIT_S[0] * 2**attempt)))
             continue
         result.committed = True
         result.snapshot_id = _current_snapshot_id(committed)
         for p in result.partitions.values():
             if p.manifests_added:
                 assert p.registered is not None  # set with the manifests added (_stage)
-                log.info(f"{topic}/{p.partition}: registered {p.manifests_added} manifest(s), {p.files_added} "
-                         f"file(s), {p.records_added} record(s) in the Iceberg table {table_config.full_name} "
-                         f"(snapshot {result.snapshot_id}, next offset {p.registered.next_offset})")
+                log.info(
+                    f"{topic}/{p.partition}: registered {p.manifests_added} manifest(s), {p.files_added} "
+                    f"file(s), {p.records_added} record(s) in the Iceberg table {table_config.full_name} "
+                    f"(snapshot {result.snapshot_id}, next offset {p.registered.next_offset})"
+                )
         return result
-    raise TableSyncError(f"Iceberg table {table_config.full_name}: {MAX_ATTEMPTS} attempts in a row met another "
-                         f"commit first; nothing of this sync was registered (the next sync registers it)")
+    raise TableSyncError(
+        f"Iceberg table {table_config.full_name}: {MAX_ATTEMPTS} attempts in a row met another "
+        f"commit first; nothing of this sync was registered (the next sync registers it)"
+    )
 
 
-def _create(catalog: Catalog, table_config: TableSettings, config: SinkConfig, topic: str, partition: int,
-            first: CommittedObject, log: logging.Logger) -> Table:
+def _create(
+    catalog: Catalog,
+    table_config: TableSettings,
+    config: SinkConfig,
+    topic: str,
+    partition: int,
+    first: CommittedObject,
+    log: logging.Logger,
+) -> Table:
     """The table, created from the schema of the first object it is to register."""
     path = object_path(config.bucket, first)
     footer = read_footer(load_file_io(dict(table_config.properties), table_config.location), path)
     try:
-        table, partitioning = create_table(catalog, table_config, footer.schema.to_arrow_schema(),
-                                           partitioning_of(config))
+        table, partitioning = create_table(
+            catalog, table_config, footer.schema.to_arrow_schema(), partitioning_of(config)
+        )
     except ValueError as exc:
         raise IncompatibleSchemaError(topic, partition, first.start_offset, first.key, str(exc)) from None
-    log.info(f"Created the Iceberg table {table_config.full_name} at {table_config.location}, "
-             f"{partitioning.describe()}")
+    log.info(
+        f"Created the Iceberg table {table_config.full_name} at {table_config.location}, {partitioning.describe()}"
+    )
     return table
 
 
@@ -180,27 +214,38 @@ def _current_snapshot_id(table: Table | None) -> int | None:
     return None if snapshot is None else snapshot.snapshot_id
 
 
-def _plan(store: S3ObjectStore, config: SinkConfig, topic: str, partitions: list[int],
-          state: dict[TopicPartition, Registered], max_manifests: int | None) -> _Plan:
+def _plan(
+    store: S3ObjectStore,
+    config: SinkConfig,
+    topic: str,
+    partitions: list[int],
+    state: dict[TopicPartition, Registered],
+    max_manifests: int | None,
+) -> _Plan:
     pending: dict[int, list[tuple[str, Manifest]]] = {}
     errors: dict[int, str] = {}
     for p in partitions:
         registered = state.get((topic, p))
         found = PartitionLedger.of(store, config, topic, p).manifests_after(
-            registered.manifest_key if registered else None, registered.next_offset if registered else 0)
+            registered.manifest_key if registered else None, registered.next_offset if registered else 0
+        )
         if found is None:
             assert registered is not None  # only a manifest after a registered one can be gone
-            errors[p] = (f"the manifest {registered.manifest_key}, the last the table registered for {topic}/{p}, "
-                         f"is gone from S3: the table registers nothing more of {topic}/{p}")
+            errors[p] = (
+                f"the manifest {registered.manifest_key}, the last the table registered for {topic}/{p}, "
+                f"is gone from S3: the table registers nothing more of {topic}/{p}"
+            )
             pending[p] = []
             continue
         expected = registered.next_offset if registered else (found[0][1].start_offset if found else 0)
         tiled = []
         for key, manifest in found:
             if manifest.start_offset != expected:
-                errors[p] = (f"the manifest {key} starts at offset {manifest.start_offset}, not at {expected} where "
-                             f"the one before ends: the table registers nothing of {topic}/{p} from offset "
-                             f"{expected} on (see kafka-s3-assets check)")
+                errors[p] = (
+                    f"the manifest {key} starts at offset {manifest.start_offset}, not at {expected} where "
+                    f"the one before ends: the table registers nothing of {topic}/{p} from offset "
+                    f"{expected} on (see kafka-s3-assets check)"
+                )
                 break
             tiled.append((key, manifest))
             expected = manifest.next_offset
@@ -208,18 +253,27 @@ def _plan(store: S3ObjectStore, config: SinkConfig, topic: str, partitions: list
     return _Plan(pending, errors)
 
 
-def _stage(table: Table, bucket: str, connector: str, topic: str, plan: _Plan,
-           state: dict[TopicPartition, Registered], result: TableSync) -> Transaction | None:
+def _stage(
+    table: Table,
+    bucket: str,
+    connector: str,
+    topic: str,
+    plan: _Plan,
+    state: dict[TopicPartition, Registered],
+    result: TableSync,
+) -> Transaction | None:
     """The transaction registering ``plan`` (results noted in ``result``), or None when nothing of it can."""
     tx = table.transaction()
     if tx.table_metadata.name_mapping() is None:  # files carry no field ids: readers match columns by name
-        tx.set_properties({TableProperties.DEFAULT_NAME_MAPPING:
-                           tx.table_metadata.schema().name_mapping.model_dump_json()})
+        tx.set_properties(
+            {TableProperties.DEFAULT_NAME_MAPPING: tx.table_metadata.schema().name_mapping.model_dump_json()}
+        )
     files = []
     new_state = dict(state)
     schemas_seen = set()
-    footers = _read_footers(table, [object_path(bucket, o) for ms in plan.pending.values() for _k, m in ms
-                                    for o in value_objects(m)])
+    footers = _read_footers(
+        table, [object_path(bucket, o) for ms in plan.pending.values() for _k, m in ms for o in value_objects(m)]
+    )
     for p, manifests in plan.pending.items():
         outcome = result.partitions[p]
         for key, manifest in manifests:
@@ -243,10 +297,12 @@ def _stage(table: Table, bucket: str, connector: str, topic: str, plan: _Plan,
             outcome.records_added += sum(o.record_count for o in value_objects(manifest))
     if new_state == state:
         return None
-    _refuse_files_already_there(table, [path for path, _s, _f in files],
-                                first_time=[p for p in plan.pending if (topic, p) not in state])
-    with tx.update_snapshot(snapshot_properties={summary_property(connector): encode(new_state)}).fast_append() \
-            as append:
+    _refuse_files_already_there(
+        table, [path for path, _s, _f in files], first_time=[p for p in plan.pending if (topic, p) not in state]
+    )
+    with tx.update_snapshot(
+        snapshot_properties={summary_property(connector): encode(new_state)}
+    ).fast_append() as append:
         for path, size, footer in files:
             append.append_data_file(data_file(tx.table_metadata, path, size, footer))
     return tx
@@ -267,6 +323,8 @@ def _refuse_files_already_there(table: Table, paths: list[str], first_time: list
     present = {task.file.file_path for task in table.scan().plan_files()}
     twice = sorted(set(paths) & present)
     if twice:
-        raise TableSyncError(f"{len(twice)} object(s) are already data files of the table but its snapshot summary "
-                             f"does not record them (were its snapshots expired?), e.g. {twice[0]}: nothing "
-                             f"registered")
+        raise TableSyncError(
+            f"{len(twice)} object(s) are already data files of the table but its snapshot summary "
+            f"does not record them (were its snapshots expired?), e.g. {twice[0]}: nothing "
+            f"registered"
+        )

@@ -67,7 +67,7 @@ class TableSettings:
     catalog_name: str
     namespace: str
     table: str
-    warehouse: str           # a table created here lives at <warehouse>/<namespace>/<table>
+    warehouse: str  # a table created here lives at <warehouse>/<namespace>/<table>
     properties: Mapping[str, str] = field(repr=False, default_factory=dict)  # the catalog's, merged as above
 
     @property
@@ -94,16 +94,20 @@ class TableSettings:
         return found + ([password] if password else [])
 
     def __repr__(self) -> str:
-        return (f"TableSettings({self.full_name!r}, catalog={hide_password(self.catalog_uri)!r}, "
-                f"warehouse={self.warehouse!r})")
+        return (
+            f"TableSettings({self.full_name!r}, catalog={hide_password(self.catalog_uri)!r}, "
+            f"warehouse={self.warehouse!r})"
+        )
 
 
 def table_full_name(config: SinkConfig, topic: str) -> str | None:
     """``<catalog>.<namespace>.<table>`` of ``topic``'s table, or None when the connector has none."""
     if config[ICEBERG_CATALOG_URI] is None:
         return None
-    return (f"{config['kafka_s3_assets.iceberg.catalog.name']}.{config['kafka_s3_assets.iceberg.namespace']}."
-            f"{config['kafka_s3_assets.iceberg.table'] or default_table_name(topic)}")
+    return (
+        f"{config['kafka_s3_assets.iceberg.catalog.name']}.{config['kafka_s3_assets.iceberg.namespace']}."
+        f"{config['kafka_s3_assets.iceberg.table'] or default_table_name(topic)}"
+    )
 
 
 def table_settings(config: SinkConfig, s3: S3Settings, topic: str) -> TableSettings | None:

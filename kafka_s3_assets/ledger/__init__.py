@@ -13,5 +13,13 @@ from .lease import ConcurrentExportError, ExportLease, ExportTakenOverError, Lea
 from .manifest import Manifest, ToleratedRange
 from .partition import PartitionLedger
 
-__all__ = ["ConcurrentExportError", "ExportLease", "ExportTakenOverError", "LeaseState", "LedgerLayout", "Manifest",
-           "PartitionLedger", "ToleratedRange"]
+__all__ = [
+    "ConcurrentExportError",
+    "ExportLease",
+    "ExportTakenOverError",
+    "LeaseState",
+    "LedgerLayout",
+    "Manifest",
+    "PartitionLedger",
+    "ToleratedRange",
+]

@@ -17,14 +17,14 @@ STATE_FORMAT = 1
 
 @dataclass(frozen=True)
 class CheckState:
-    verified_through: str                      # key of the last manifest verified
-    first_offset: int                          # first offset of the history
-    next_offset: int                           # the verified manifest's next offset: where new ones must start
+    verified_through: str  # key of the last manifest verified
+    first_offset: int  # first offset of the history
+    next_offset: int  # the verified manifest's next offset: where new ones must start
     manifests: int
     objects: int
     records: int
     tolerated: int
-    lost_ranges: tuple[tuple[int, int], ...]   # recorded in verified manifests, inclusive
+    lost_ranges: tuple[tuple[int, int], ...]  # recorded in verified manifests, inclusive
     checked_at_ms: int = 0
 
     def to_json_bytes(self) -> bytes:

@@ -19,10 +19,10 @@ class ContiguityReport:
     first_offset: int | None
     next_offset: int | None
     records: int
-    gaps: tuple[tuple[int, int], ...]       # (expected start, actual start)
-    overlaps: tuple[tuple[int, int], ...]   # (expected start, actual start)
-    bad_objects: tuple[str, ...]            # object ranges outside their manifest's range, or overlapping
-    tolerated: int = 0                      # offsets skipped under errors.tolerance=all, accounted for
+    gaps: tuple[tuple[int, int], ...]  # (expected start, actual start)
+    overlaps: tuple[tuple[int, int], ...]  # (expected start, actual start)
+    bad_objects: tuple[str, ...]  # object ranges outside their manifest's range, or overlapping
+    tolerated: int = 0  # offsets skipped under errors.tolerance=all, accounted for
 
     @property
     def ok(self) -> bool:
@@ -44,8 +44,10 @@ def check_contiguity(manifests: list[Manifest]) -> ContiguityReport:
         seen: list[tuple[int, int, str]] = []
         for o in m.objects:
             if o.start_offset < m.start_offset or o.end_offset > m.end_offset or o.start_offset > o.end_offset:
-                bad.append(f"{o.key}: offsets {o.start_offset}-{o.end_offset} outside manifest range "
-                           f"{m.start_offset}-{m.end_offset}")
+                bad.append(
+                    f"{o.key}: offsets {o.start_offset}-{o.end_offset} outside manifest range "
+                    f"{m.start_offset}-{m.end_offset}"
+                )
             seen.append((o.start_offset, o.end_offset, o.key))
         if len({k for _s, _e, k in seen}) != len(seen):
             bad.append(f"manifest at {m.start_offset} lists an object twice")
@@ -55,7 +57,9 @@ def check_contiguity(manifests: list[Manifest]) -> ContiguityReport:
         first_offset=manifests[0].start_offset if manifests else None,
         next_offset=expected,
         records=sum(m.record_count for m in manifests),
-        gaps=tuple(gaps), overlaps=tuple(overlaps), bad_objects=tuple(bad),
+        gaps=tuple(gaps),
+        overlaps=tuple(overlaps),
+        bad_objects=tuple(bad),
         tolerated=sum(m.tolerated_count for m in manifests),
     )
 
@@ -67,14 +71,18 @@ def _tolerated_problems(m: Manifest) -> list[str]:
     previous_end = None
     for r in sorted(m.tolerated, key=lambda r: r.start_offset):
         if r.start_offset < m.start_offset or r.end_offset > m.end_offset or r.start_offset > r.end_offset:
-            problems.append(f"manifest at {m.start_offset}: tolerated offsets {r.start_offset}-{r.end_offset} "
-                            f"outside its range {m.start_offset}-{m.end_offset}")
+            problems.append(
+                f"manifest at {m.start_offset}: tolerated offsets {r.start_offset}-{r.end_offset} "
+                f"outside its range {m.start_offset}-{m.end_offset}"
+            )
         if previous_end is not None and r.start_offset <= previous_end:
             problems.append(f"manifest at {m.start_offset}: offset {r.start_offset} is tolerated twice")
         previous_end = max(r.end_offset, previous_end if previous_end is not None else r.end_offset)
         for s, e in in_objects:
             if s <= r.end_offset and r.start_offset <= e:
-                problems.append(f"manifest at {m.start_offset}: tolerated offsets {r.start_offset}-{r.end_offset} "
-                                f"are also in an object")
+                problems.append(
+                    f"manifest at {m.start_offset}: tolerated offsets {r.start_offset}-{r.end_offset} "
+                    f"are also in an object"
+                )
                 break
     return problems

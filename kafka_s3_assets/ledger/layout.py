@@ -30,16 +30,17 @@ class LedgerLayout:
 
     def partition_prefix(self, topic: str, partition: int) -> str:
         """The prefix of the topic-partition's manifests (and of nothing else)."""
-        return (f"{self.prefix.rstrip('/')}/dir={quote(self.topics_dir, safe='')}/topic={topic}"
-                f"/partition={partition}/")
+        return f"{self.prefix.rstrip('/')}/dir={quote(self.topics_dir, safe='')}/topic={topic}/partition={partition}/"
 
     def manifest_key(self, topic: str, partition: int, start_offset: int) -> str:
         return f"{self.partition_prefix(topic, partition)}{start_offset:0{OFFSET_WIDTH}d}.json"
 
     def _beside(self, kind: str, topic: str, partition: int, name: str) -> str:
         """A per-partition object beside, not among, the manifests: no listing of ``dir=`` sees it."""
-        return (f"{self.prefix.rstrip('/')}/{kind}/dir={quote(self.topics_dir, safe='')}/topic={topic}"
-                f"/partition={partition}/{name}")
+        return (
+            f"{self.prefix.rstrip('/')}/{kind}/dir={quote(self.topics_dir, safe='')}/topic={topic}"
+            f"/partition={partition}/{name}"
+        )
 
     def lease_key(self, topic: str, partition: int) -> str:
         return self._beside("_leases", topic, partition, "lease.json")

@@ -72,15 +72,14 @@ class ExportTakenOverError(ExternalSystemError):
 @dataclass(frozen=True)
 class Owner:
     host: str
-    boot_id: str       # tells hosts (and reboots of one host) apart where hostnames repeat
+    boot_id: str  # tells hosts (and reboots of one host) apart where hostnames repeat
     pid: int
-    pid_started: str   # start time of the process in clock ticks since boot: pids are reused
-    attempt: str       # one export attempt
+    pid_started: str  # start time of the process in clock ticks since boot: pids are reused
+    attempt: str  # one export attempt
 
     @classmethod
     def current(cls) -> Owner:
-        return cls(socket.gethostname(), _boot_id(), os.getpid(), _process_start(os.getpid()) or "",
-                   uuid.uuid4().hex)
+        return cls(socket.gethostname(), _boot_id(), os.getpid(), _process_start(os.getpid()) or "", uuid.uuid4().hex)
 
     def describe(self) -> str:
         return f"host {self.host}, pid {self.pid}, attempt {self.attempt[:8]}"
@@ -90,14 +89,15 @@ class Owner:
 class LeaseState:
     """The lease object's content: its owner, until when it is valid, and the attempt's plan. Its JSON
     field names are the stored format."""
+
     connector: str
     topic: str
     partition: int
     owner: Owner
     run_id: str | None
-    start_offset: int      # where the attempt resumed
-    end_offset: int        # exclusive bound it reads to
-    clock_ms: int          # the attempt's one wall-clock time (Wallclock partitioning, scheduled rotation)
+    start_offset: int  # where the attempt resumed
+    end_offset: int  # exclusive bound it reads to
+    clock_ms: int  # the attempt's one wall-clock time (Wallclock partitioning, scheduled rotation)
     created_ms: int
     lease_expires_ms: int
     abandoned: bool = False
@@ -115,8 +115,9 @@ class LeaseState:
         if d.pop("format_version", None) != LEASE_FORMAT:
             raise ValueError("Unsupported export lease format")
         prefixes = d.pop("written_prefixes", None)
-        return cls(**{**d, "owner": Owner(**d["owner"])},
-                   written_prefixes=None if prefixes is None else tuple(prefixes))
+        return cls(
+            **{**d, "owner": Owner(**d["owner"])}, written_prefixes=None if prefixes is None else tuple(prefixes)
+        )
 
 
 def still_running(state: LeaseState, now_ms: int) -> bool:
@@ -137,12 +138,22 @@ class ExportLease:
     """This attempt's lease on a topic-partition: renewed in the background, and before every manifest
     (the renewal's If-Match is the fence: it fails once another export has taken over)."""
 
-    def __init__(self, store: S3ObjectStore, key: str, state: LeaseState, etag: str, lease_ms: int,
-                 clock_ms: Callable[[], int], previous: LeaseState | None, *,
-                 monotonic: Callable[[], float] = time.monotonic, renewed_at: float | None = None):
+    def __init__(
+        self,
+        store: S3ObjectStore,
+        key: str,
+        state: LeaseState,
+        etag: str,
+        lease_ms: int,
+        clock_ms: Callable[[], int],
+        previous: LeaseState | None,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        renewed_at: float | None = None,
+    ):
         self.state = state
-        self.previous = previous   # the dead attempt this one took over, if any
-        self.replays = False       # whether this attempt repeats the dead one's end offset and clock (``plan``)
+        self.previous = previous  # the dead attempt this one took over, if any
+        self.replays = False  # whether this attempt repeats the dead one's end offset and clock (``plan``)
         self._store = store
         self._key = key
         self._etag = etag
@@ -165,8 +176,9 @@ class ExportLease:
         return self._taken_over is not None
 
     def start_renewing(self) -> None:
-        self._renewer = threading.Thread(target=self._renew_until_stopped, daemon=True,
-                                         name=f"lease {self.state.topic}/{self.state.partition}")
+        self._renewer = threading.Thread(
+            target=self._renew_until_stopped, daemon=True, name=f"lease {self.state.topic}/{self.state.partition}"
+        )
         self._renewer.start()
 
     def _renew_until_stopped(self) -> None:
@@ -220,13 +232,18 @@ class ExportLease:
         with self._lock:
             if self.replays:  # the dead attempt stopped short: repeat its plan so the same objects are made
                 assert old is not None  # it replays only an attempt there was
-                planned = replace(self.state, start_offset=resume_offset, end_offset=old.end_offset,
-                                  clock_ms=old.clock_ms)
+                planned = replace(
+                    self.state, start_offset=resume_offset, end_offset=old.end_offset, clock_ms=old.clock_ms
+                )
             elif old is None and self.state.start_offset == resume_offset:
                 return  # planned from this very offset when the lease was taken
             else:
-                planned = replace(self.state, start_offset=resume_offset, end_offset=plan_end(resume_offset),
-                                  clock_ms=self._clock_ms())
+                planned = replace(
+                    self.state,
+                    start_offset=resume_offset,
+                    end_offset=plan_end(resume_offset),
+                    clock_ms=self._clock_ms(),
+                )
             if planned != self.state:
                 self._rewrite(planned)
 
@@ -248,7 +265,8 @@ class ExportLease:
             raise ExportTakenOverError(
                 f"Export of {self.state.topic}/{self.state.partition} stopped: {self._taken_over} (this export "
                 f"was silent longer than kafka_s3_assets.export.lease.ms={self._lease_ms}); nothing more is "
-                f"committed by it")
+                f"committed by it"
+            )
 
     def release(self) -> None:
         """Everything is committed: delete the lease object."""
@@ -268,12 +286,16 @@ class ExportLease:
             with self._lock:
                 if self._taken_over is None:
                     abandoned = replace(self.state, abandoned=True)
-                    self._etag = self._store.put_conditionally(self._key, abandoned.to_json_bytes(),
-                                                               if_match=self._etag)
+                    self._etag = self._store.put_conditionally(
+                        self._key, abandoned.to_json_bytes(), if_match=self._etag
+                    )
         except ConditionFailedError:  # another export owns the lease now: nothing of it to give up
             self._taken_over = _TAKEN_OVER
-            log.info("The lease on %s/%s was taken over by another export: not marked abandoned", self.state.topic,
-                     self.state.partition)
+            log.info(
+                "The lease on %s/%s was taken over by another export: not marked abandoned",
+                self.state.topic,
+                self.state.partition,
+            )
         finally:
             _ACTIVE_ATTEMPTS.discard(self.state.owner.attempt)
 
@@ -283,10 +305,21 @@ class ExportLease:
             self._renewer.join()
 
 
-def acquire(store: S3ObjectStore, key: str, *, connector: str, topic: str,
-            partition: int, run_id: str | None, resume_hint: int, read_resume: Callable[[], int],
-            plan_end: Callable[[int], int], clock_ms: Callable[[], int], lease_ms: int,
-            monotonic: Callable[[], float] = time.monotonic) -> ExportLease:
+def acquire(
+    store: S3ObjectStore,
+    key: str,
+    *,
+    connector: str,
+    topic: str,
+    partition: int,
+    run_id: str | None,
+    resume_hint: int,
+    read_resume: Callable[[], int],
+    plan_end: Callable[[int], int],
+    clock_ms: Callable[[], int],
+    lease_ms: int,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> ExportLease:
     """Take the topic-partition's lease for this attempt, taking over a dead attempt's lease, then plan the
     attempt from the resume offset ``read_resume()`` reads while owning it; or raise ConcurrentExportError
     when a live export owns the lease.
@@ -303,36 +336,59 @@ def acquire(store: S3ObjectStore, key: str, *, connector: str, topic: str,
             f"Another export of {topic}/{partition} is running ({previous.owner.describe()}, run {previous.run_id}, "
             f"resumed at offset {previous.start_offset}; its lease is s3 key {key}); this one wrote nothing. "
             f"Exports of one topic-partition never run at once; if that export is dead on another host, its "
-            f"lease expires {max(0, previous.lease_expires_ms - now) // 1000}s from now")
+            f"lease expires {max(0, previous.lease_expires_ms - now) // 1000}s from now"
+        )
     owner = Owner.current()
     if previous is None:
-        state = LeaseState(connector, topic, partition, owner, run_id, resume_hint, plan_end(resume_hint), now, now,
-                           now + lease_ms)
+        state = LeaseState(
+            connector, topic, partition, owner, run_id, resume_hint, plan_end(resume_hint), now, now, now + lease_ms
+        )
     else:
-        state = replace(previous, owner=owner, run_id=run_id, created_ms=now, lease_expires_ms=now + lease_ms,
-                        abandoned=False, takes_over=previous.owner.attempt)
+        state = replace(
+            previous,
+            owner=owner,
+            run_id=run_id,
+            created_ms=now,
+            lease_expires_ms=now + lease_ms,
+            abandoned=False,
+            takes_over=previous.owner.attempt,
+        )
     sent = monotonic()
     try:
         etag = store.put_conditionally(key, state.to_json_bytes(), if_match=found[1] if found is not None else None)
     except ConditionFailedError:
         if previous is None:
-            raise ConcurrentExportError(f"Another export of {topic}/{partition} started at the same moment; this "
-                                        f"one wrote nothing") from None
-        raise ConcurrentExportError(f"Another export of {topic}/{partition} took over the dead export "
-                                    f"({previous.owner.describe()}) first; this one wrote nothing") from None
+            raise ConcurrentExportError(
+                f"Another export of {topic}/{partition} started at the same moment; this one wrote nothing"
+            ) from None
+        raise ConcurrentExportError(
+            f"Another export of {topic}/{partition} took over the dead export "
+            f"({previous.owner.describe()}) first; this one wrote nothing"
+        ) from None
     if previous is not None:
-        log.warning("Taking over %s/%s from a dead export (%s, run %s) that resumed at offset %d", topic, partition,
-                    previous.owner.describe(), previous.run_id, previous.start_offset)
-    lease = ExportLease(store, key, state, etag, lease_ms, clock_ms, previous=previous, monotonic=monotonic,
-                        renewed_at=sent)
+        log.warning(
+            "Taking over %s/%s from a dead export (%s, run %s) that resumed at offset %d",
+            topic,
+            partition,
+            previous.owner.describe(),
+            previous.run_id,
+            previous.start_offset,
+        )
+    lease = ExportLease(
+        store, key, state, etag, lease_ms, clock_ms, previous=previous, monotonic=monotonic, renewed_at=sent
+    )
     try:
         lease.plan(read_resume(), plan_end)
     except BaseException:
         try:  # nothing written: the next export takes over at once (and still finds a dead attempt's plan)
             lease.abandon()
         except Exception as exc:
-            log.warning("Could not give up the lease on %s/%s (the next export takes it over when it expires): %s",
-                        topic, partition, exc)
+            log.warning(
+                "Could not give up the lease on %s/%s (the next export takes it over when it expires): %s",
+                topic,
+                partition,
+                exc,
+            )
         raise
     return lease
 

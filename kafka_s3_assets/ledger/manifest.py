@@ -45,7 +45,7 @@ class Manifest:
     topic: str
     partition: int
     start_offset: int  # first offset covered (the resume point of the run that wrote it)
-    end_offset: int    # last offset covered, inclusive
+    end_offset: int  # last offset covered, inclusive
     objects: tuple[CommittedObject, ...]
     record_count: int  # records written (a record is in a value file, and in its keys/headers files)
     written_at_ms: int
@@ -83,10 +83,16 @@ class Manifest:
             "written_at_ms": self.written_at_ms,
             "run_id": self.run_id,
             **({"extra": self.extra} if self.extra else {}),
-            **({"lost_ranges": [{"start_offset": s, "end_offset": e} for s, e in self.lost_ranges]}
-               if self.lost_ranges else {}),
-            **({"tolerated_count": self.tolerated_count, "tolerated": [r.to_json() for r in self.tolerated]}
-               if self.tolerated else {}),
+            **(
+                {"lost_ranges": [{"start_offset": s, "end_offset": e} for s, e in self.lost_ranges]}
+                if self.lost_ranges
+                else {}
+            ),
+            **(
+                {"tolerated_count": self.tolerated_count, "tolerated": [r.to_json() for r in self.tolerated]}
+                if self.tolerated
+                else {}
+            ),
         }
         # Compact, so json's C encoder writes it: an object of interleaved records (FieldPartitioner, a
         # time-based partitioner) lists a range per record, and indenting them took seconds a manifest.
@@ -98,17 +104,37 @@ class Manifest:
         if d.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"Unsupported manifest format_version {d.get('format_version')!r}")
         objects = tuple(
-            CommittedObject(o["key"], o["encoded_partition"], o["start_offset"], o["end_offset"], o["record_count"],
-                            o["size"], o["sha256"], tuple(o.get("schema_ids", ())), o.get("view", "value"),
-                            tuple((s, e) for s, e in o.get("offset_ranges", ())))
+            CommittedObject(
+                o["key"],
+                o["encoded_partition"],
+                o["start_offset"],
+                o["end_offset"],
+                o["record_count"],
+                o["size"],
+                o["sha256"],
+                tuple(o.get("schema_ids", ())),
+                o.get("view", "value"),
+                tuple((s, e) for s, e in o.get("offset_ranges", ())),
+            )
             for o in d["objects"]
         )
-        tolerated = tuple(ToleratedRange(r["start_offset"], r["end_offset"], r.get("reason", ""))
-                          for r in d.get("tolerated", ()))
-        return cls(d["connector"], d["topic"], d["partition"], d["start_offset"], d["end_offset"], objects,
-                   d["record_count"], d["written_at_ms"], d.get("run_id"), d.get("extra", {}),
-                   lost_ranges=tuple((r["start_offset"], r["end_offset"]) for r in d.get("lost_ranges", ())),
-                   tolerated=tolerated)
+        tolerated = tuple(
+            ToleratedRange(r["start_offset"], r["end_offset"], r.get("reason", "")) for r in d.get("tolerated", ())
+        )
+        return cls(
+            d["connector"],
+            d["topic"],
+            d["partition"],
+            d["start_offset"],
+            d["end_offset"],
+            objects,
+            d["record_count"],
+            d["written_at_ms"],
+            d.get("run_id"),
+            d.get("extra", {}),
+            lost_ranges=tuple((r["start_offset"], r["end_offset"]) for r in d.get("lost_ranges", ())),
+            tolerated=tolerated,
+        )
 
 
 def _object_json(o: CommittedObject) -> dict:
@@ -126,15 +152,31 @@ def _object_json(o: CommittedObject) -> dict:
     }
 
 
-def manifest_for_commits(connector: str, topic: str, partition: int, start_offset: int,
-                         commits: Iterable[Commit], written_at_ms: int, run_id: str | None,
-                         tolerated: tuple[ToleratedRange, ...] = (), end_offset: int | None = None) -> Manifest:
+def manifest_for_commits(
+    connector: str,
+    topic: str,
+    partition: int,
+    start_offset: int,
+    commits: Iterable[Commit],
+    written_at_ms: int,
+    run_id: str | None,
+    tolerated: tuple[ToleratedRange, ...] = (),
+    end_offset: int | None = None,
+) -> Manifest:
     """A manifest of ``commits`` (and ``tolerated`` offsets); it ends at the last commit's last offset, or
     at ``end_offset`` when tolerated offsets reach further."""
     commits = list(commits)
     objects = tuple(o for c in commits for o in c.objects)
     ends = [o for o in ([commits[-1].last_offset] if commits else []) + [end_offset] if o is not None]
-    return Manifest(connector, topic, partition, start_offset, max(ends), objects,
-                    sum(c.record_count for c in commits), written_at_ms, run_id, tolerated=tuple(tolerated))
-
-
+    return Manifest(
+        connector,
+        topic,
+        partition,
+        start_offset,
+        max(ends),
+        objects,
+        sum(c.record_count for c in commits),
+        written_at_ms,
+        run_id,
+        tolerated=tuple(tolerated),
+    )

@@ -49,8 +49,10 @@ class PartitionLedger:
         return cls(store, LedgerLayout.from_config(config), topic, partition)
 
     def __repr__(self) -> str:
-        return (f"PartitionLedger({self.topic}/{self.partition} under "
-                f"{self.layout.partition_prefix(self.topic, self.partition)})")
+        return (
+            f"PartitionLedger({self.topic}/{self.partition} under "
+            f"{self.layout.partition_prefix(self.topic, self.partition)})"
+        )
 
     # -- manifests ---------------------------------------------------------------------------------
 
@@ -90,8 +92,12 @@ class PartitionLedger:
                 return successor
             return self.read_manifest(keys[-1])
         if pointer is not None:
-            log.warning("The last-manifest pointer of %s/%s names %s, which is gone; listing every manifest",
-                        self.topic, self.partition, pointer.manifest_key)
+            log.warning(
+                "The last-manifest pointer of %s/%s names %s, which is gone; listing every manifest",
+                self.topic,
+                self.partition,
+                pointer.manifest_key,
+            )
         keys = self.manifest_keys()
         if not keys:
             return None
@@ -164,8 +170,12 @@ class PartitionLedger:
         try:
             return LastManifestPointer.from_json_bytes(found[0])
         except (ValueError, KeyError, TypeError) as exc:
-            log.warning("Ignoring the unreadable last-manifest pointer of %s/%s (%s); listing every manifest",
-                        self.topic, self.partition, exc)
+            log.warning(
+                "Ignoring the unreadable last-manifest pointer of %s/%s (%s); listing every manifest",
+                self.topic,
+                self.partition,
+                exc,
+            )
             return None
 
     def point_to(self, manifest_key: str, manifest: Manifest) -> None:
@@ -175,9 +185,14 @@ class PartitionLedger:
         try:
             self.store.put_json(self.layout.pointer_key(self.topic, self.partition), pointer.to_json_bytes())
         except ExternalSystemError as exc:
-            log.warning("Could not update the last-manifest pointer of %s/%s to %s (the next read lists the "
-                        "manifests after the older pointer instead): %s", self.topic, self.partition, manifest_key,
-                        exc)
+            log.warning(
+                "Could not update the last-manifest pointer of %s/%s to %s (the next read lists the "
+                "manifests after the older pointer instead): %s",
+                self.topic,
+                self.partition,
+                manifest_key,
+                exc,
+            )
 
     def _create_pointer(self, manifest_key: str, manifest: Manifest) -> None:
         """Only where there is none: an export's pointer, written meanwhile, may already name a later one."""
@@ -191,33 +206,68 @@ class PartitionLedger:
 
     # -- the lease and the sweep -------------------------------------------------------------------
 
-    def acquire_lease(self, *, connector: str, run_id: str | None, resume_hint: int, read_resume: Callable[[], int],
-                      plan_end: Callable[[int], int], clock_ms: Callable[[], int], lease_ms: int,
-                      monotonic: Callable[[], float] = time.monotonic) -> ExportLease:
+    def acquire_lease(
+        self,
+        *,
+        connector: str,
+        run_id: str | None,
+        resume_hint: int,
+        read_resume: Callable[[], int],
+        plan_end: Callable[[int], int],
+        clock_ms: Callable[[], int],
+        lease_ms: int,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> ExportLease:
         """Take the lease for this attempt (``lease.acquire``)."""
-        return acquire(self.store, self.layout.lease_key(self.topic, self.partition), connector=connector,
-                       topic=self.topic, partition=self.partition, run_id=run_id, resume_hint=resume_hint,
-                       read_resume=read_resume, plan_end=plan_end, clock_ms=clock_ms, lease_ms=lease_ms,
-                       monotonic=monotonic)
+        return acquire(
+            self.store,
+            self.layout.lease_key(self.topic, self.partition),
+            connector=connector,
+            topic=self.topic,
+            partition=self.partition,
+            run_id=run_id,
+            resume_hint=resume_hint,
+            read_resume=read_resume,
+            plan_end=plan_end,
+            clock_ms=clock_ms,
+            lease_ms=lease_ms,
+            monotonic=monotonic,
+        )
 
     def lease_state(self) -> LeaseState | None:
         """The lease as stored (a live, dead or abandoned attempt's), or None when nobody holds it."""
         found = self.store.get_with_etag(self.layout.lease_key(self.topic, self.partition))
         return None if found is None else LeaseState.from_json_bytes(found[0])
 
-    def sweep_uncommitted(self, naming: ObjectNaming, resume_offset: int,
-                          written_prefixes: tuple[str, ...] | None) -> SweepResult:
+    def sweep_uncommitted(
+        self, naming: ObjectNaming, resume_offset: int, written_prefixes: tuple[str, ...] | None
+    ) -> SweepResult:
         """Remove what dead attempts left from ``resume_offset`` on (``sweep``); only while owning the lease."""
         return sweep_uncommitted(self.store, naming, self.topic, self.partition, resume_offset, written_prefixes)
 
     # -- progress ----------------------------------------------------------------------------------
 
-    def progress_reporter(self, sample: Callable[[], tuple[int, int, int]], *, run_id: str | None,
-                          start_offset: int, end_offset: int, interval_s: float) -> ProgressReporter:
+    def progress_reporter(
+        self,
+        sample: Callable[[], tuple[int, int, int]],
+        *,
+        run_id: str | None,
+        start_offset: int,
+        end_offset: int,
+        interval_s: float,
+    ) -> ProgressReporter:
         """The task's reporter (``progress``), not started yet."""
-        return ProgressReporter(self.store, self.layout.progress_key(self.topic, self.partition), sample,
-                                topic=self.topic, partition=self.partition, run_id=run_id, start_offset=start_offset,
-                                end_offset=end_offset, interval_s=interval_s)
+        return ProgressReporter(
+            self.store,
+            self.layout.progress_key(self.topic, self.partition),
+            sample,
+            topic=self.topic,
+            partition=self.partition,
+            run_id=run_id,
+            start_offset=start_offset,
+            end_offset=end_offset,
+            interval_s=interval_s,
+        )
 
     def read_progress(self) -> ExportProgress | None:
         """The running attempt's last progress report, or None."""
@@ -236,8 +286,12 @@ class PartitionLedger:
         try:
             return CheckState.from_json_bytes(body), etag
         except (ValueError, KeyError, TypeError) as exc:
-            log.warning("Ignoring the unreadable completeness check state of %s/%s (%s): checking the whole "
-                        "history", self.topic, self.partition, exc)
+            log.warning(
+                "Ignoring the unreadable completeness check state of %s/%s (%s): checking the whole history",
+                self.topic,
+                self.partition,
+                exc,
+            )
             return None
 
     def record_check_state(self, state: CheckState, *, replaces: str | None) -> None:
@@ -252,11 +306,15 @@ class PartitionLedger:
             else:
                 self.store.put_conditionally(key, state.to_json_bytes(), if_match=replaces)
         except ConditionFailedError:
-            log.info("The completeness check state of %s/%s changed during this check; left as it is",
-                     self.topic, self.partition)
+            log.info(
+                "The completeness check state of %s/%s changed during this check; left as it is",
+                self.topic,
+                self.partition,
+            )
         except ExternalSystemError as exc:  # the report stands; the next check only verifies from further back
-            log.warning("Could not record how far the completeness check of %s/%s verified: %s", self.topic,
-                        self.partition, exc)
+            log.warning(
+                "Could not record how far the completeness check of %s/%s verified: %s", self.topic, self.partition, exc
+            )
 
     def forget_check_state(self) -> None:
         """After a failed full check: the next check verifies the whole history again (and fails again until

@@ -54,8 +54,10 @@ class LastManifestPointer:
     next_offset: int  # for people and tools reading the bucket; readers trust the manifest it names
 
     def to_json_bytes(self) -> bytes:
-        return json.dumps({"format_version": POINTER_FORMAT, "manifest_key": self.manifest_key,
-                           "next_offset": self.next_offset}, indent=1).encode("utf-8")
+        return json.dumps(
+            {"format_version": POINTER_FORMAT, "manifest_key": self.manifest_key, "next_offset": self.next_offset},
+            indent=1,
+        ).encode("utf-8")
 
     @classmethod
     def from_json_bytes(cls, data: bytes) -> LastManifestPointer:

@@ -45,9 +45,9 @@ class ExportProgress:
     end_offset: int
     position: int
     records_read: int
-    objects: int          # objects complete in S3 (listed in a manifest, or about to be)
-    elapsed_s: float      # since the attempt started reading
-    updated_ms: int       # wall-clock time of this report
+    objects: int  # objects complete in S3 (listed in a manifest, or about to be)
+    elapsed_s: float  # since the attempt started reading
+    updated_ms: int  # wall-clock time of this report
 
     @property
     def partition_key(self) -> str:
@@ -107,9 +107,11 @@ def format_duration(seconds: float | None) -> str:
 
 def describe(progress: ExportProgress) -> str:
     """One line: ``t/0: offset 1,200 of 5,000 (24.0%), 3,400 records/s, 2 objects committed, 1s left``."""
-    return (f"{progress.partition_key}: offset {progress.position:,} of {progress.end_offset:,} "
-            f"({progress.fraction:.1%}), {progress.records_per_s:,.0f} records/s, "
-            f"{progress.objects:,} objects committed, {format_duration(progress.eta_s)} left")
+    return (
+        f"{progress.partition_key}: offset {progress.position:,} of {progress.end_offset:,} "
+        f"({progress.fraction:.1%}), {progress.records_per_s:,.0f} records/s, "
+        f"{progress.objects:,} objects committed, {format_duration(progress.eta_s)} left"
+    )
 
 
 class _FixedFields(TypedDict):
@@ -127,18 +129,31 @@ class ProgressReporter:
     attempt's progress object every ``interval_s``; ``close()`` stops it and deletes the object. S3
     trouble here never fails the export: progress is informative only."""
 
-    def __init__(self, store: S3ObjectStore, key: str, sample: Callable[[], tuple[int, int, int]], *, topic: str,
-                 partition: int, run_id: str | None, start_offset: int, end_offset: int, interval_s: float):
+    def __init__(
+        self,
+        store: S3ObjectStore,
+        key: str,
+        sample: Callable[[], tuple[int, int, int]],
+        *,
+        topic: str,
+        partition: int,
+        run_id: str | None,
+        start_offset: int,
+        end_offset: int,
+        interval_s: float,
+    ):
         self._store = store
         self._key = key
         self._sample = sample
-        self._fixed = _FixedFields(topic=topic, partition=partition, run_id=run_id, start_offset=start_offset,
-                                   end_offset=end_offset)
+        self._fixed = _FixedFields(
+            topic=topic, partition=partition, run_id=run_id, start_offset=start_offset, end_offset=end_offset
+        )
         self._interval_s = interval_s
         self._started = time.monotonic()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._report_until_stopped, daemon=True,
-                                        name=f"progress {topic}/{partition}")
+        self._thread = threading.Thread(
+            target=self._report_until_stopped, daemon=True, name=f"progress {topic}/{partition}"
+        )
         self._written = False
 
     def start(self) -> ProgressReporter:
@@ -147,9 +162,14 @@ class ProgressReporter:
 
     def snapshot(self) -> ExportProgress:
         position, records_read, objects = self._sample()
-        return ExportProgress(**self._fixed, position=position, records_read=records_read, objects=objects,
-                              elapsed_s=round(time.monotonic() - self._started, 3),
-                              updated_ms=int(time.time() * 1000))
+        return ExportProgress(
+            **self._fixed,
+            position=position,
+            records_read=records_read,
+            objects=objects,
+            elapsed_s=round(time.monotonic() - self._started, 3),
+            updated_ms=int(time.time() * 1000),
+        )
 
     def _report_until_stopped(self) -> None:
         while not self._stop.wait(self._interval_s):
@@ -157,8 +177,9 @@ class ProgressReporter:
                 self._store.put_json(self._key, self.snapshot().to_json_bytes())
                 self._written = True
             except Exception as exc:
-                log.debug("Could not write the progress of %s/%s: %s", self._fixed["topic"],
-                          self._fixed["partition"], exc)
+                log.debug(
+                    "Could not write the progress of %s/%s: %s", self._fixed["topic"], self._fixed["partition"], exc
+                )
 
     def close(self) -> None:
         self._stop.set()
@@ -190,8 +211,11 @@ class ProgressPoller:
                 log.debug("Could not read the progress of %s/%s: %s", ledger.topic, ledger.partition, exc)
                 continue
             where = (ledger.topic, ledger.partition)
-            if (progress is not None and self._is_ours(progress)
-                    and progress.updated_ms > self._last_seen.get(where, -1)):
+            if (
+                progress is not None
+                and self._is_ours(progress)
+                and progress.updated_ms > self._last_seen.get(where, -1)
+            ):
                 self._last_seen[where] = progress.updated_ms
                 found.append(progress)
         return found

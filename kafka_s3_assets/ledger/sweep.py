@@ -34,8 +34,14 @@ class SweepResult:
     aborted_uploads: tuple[str, ...]
 
 
-def sweep_uncommitted(store: S3ObjectStore, naming: ObjectNaming, topic: str, partition: int,
-                      resume_offset: int, written_prefixes: tuple[str, ...] | None) -> SweepResult:
+def sweep_uncommitted(
+    store: S3ObjectStore,
+    naming: ObjectNaming,
+    topic: str,
+    partition: int,
+    resume_offset: int,
+    written_prefixes: tuple[str, ...] | None,
+) -> SweepResult:
     """Delete this topic-partition's objects starting at or after ``resume_offset`` under the prefixes the
     dead attempts recorded (None: anywhere under the topic), and abort their open uploads there. Only
     safe while this export owns the topic-partition's lease (see ``lease``)."""
@@ -50,8 +56,11 @@ def sweep_uncommitted(store: S3ObjectStore, naming: ObjectNaming, topic: str, pa
         return start is not None and start >= resume_offset
 
     # dict: one key under two recorded prefixes (a directory named like an object prefix) is deleted once.
-    deleted = list(dict.fromkeys(key for prefix, start_after in listings
-                                 for key in store.list_keys(prefix, start_after) if uncommitted(key)))
+    deleted = list(
+        dict.fromkeys(
+            key for prefix, start_after in listings for key in store.list_keys(prefix, start_after) if uncommitted(key)
+        )
+    )
     for key in deleted:
         store.delete(key)
     aborted = []
@@ -61,7 +70,14 @@ def sweep_uncommitted(store: S3ObjectStore, naming: ObjectNaming, topic: str, pa
             store.abort_upload(key, upload_id)
             aborted.append(key)
     if deleted or aborted:
-        log.warning("Removed %d object(s) and %d open upload(s) of %s/%s from offset %d that a dead export left "
-                    "without a manifest: %s", len(deleted), len(aborted), topic, partition, resume_offset,
-                    ", ".join(deleted + aborted))
+        log.warning(
+            "Removed %d object(s) and %d open upload(s) of %s/%s from offset %d that a dead export left "
+            "without a manifest: %s",
+            len(deleted),
+            len(aborted),
+            topic,
+            partition,
+            resume_offset,
+            ", ".join(deleted + aborted),
+        )
     return SweepResult(tuple(deleted), tuple(aborted))

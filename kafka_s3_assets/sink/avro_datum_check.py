@@ -88,8 +88,8 @@ class WalkCompiler:
     def __init__(self, root: Any):
         self._root = root
         self._names = AvroNames(root)
-        self._inlining: set[int] = set()       # records being inlined (a recursive reference needs a function)
-        self._functions: dict[int, str] = {}   # id(record definition) -> function name
+        self._inlining: set[int] = set()  # records being inlined (a recursive reference needs a function)
+        self._functions: dict[int, str] = {}  # id(record definition) -> function name
         self._sources: list[str] = []
         self._counter = 0
         self._run_open = False
@@ -99,8 +99,11 @@ class WalkCompiler:
         self._run_open = False
         self._emit(self._root, None, body, 2)
         self._end_run("        ", body)
-        self._sources.append("def check_all(datums):\n    for buf in datums:\n        p = 0\n        a = -1\n"
-                             + "".join(body) + "        if p != len(buf): return False\n    return True\n")
+        self._sources.append(
+            "def check_all(datums):\n    for buf in datums:\n        p = 0\n        a = -1\n"
+            + "".join(body)
+            + "        if p != len(buf): return False\n    return True\n"
+        )
         return "\n".join(self._sources)
 
     def _var(self, stem: str) -> str:
@@ -127,8 +130,10 @@ class WalkCompiler:
         if not self._run_open:
             return
         run = self._var("run")
-        out.append(f"{pad}if a >= 0:\n{pad}    {run} = buf[a:p]\n"
-                   f"{pad}    if not {run}.isascii(): {run}.decode('utf-8')\n{pad}    a = -1\n")
+        out.append(
+            f"{pad}if a >= 0:\n{pad}    {run} = buf[a:p]\n"
+            f"{pad}    if not {run}.isascii(): {run}.decode('utf-8')\n{pad}    a = -1\n"
+        )
         self._run_open = False
 
     def _emit(self, node: Any, space: str | None, out: list[str], depth: int) -> None:
@@ -212,5 +217,7 @@ class WalkCompiler:
         run_open = self._run_open
         self._end_run(pad + "    ", out)
         self._run_open = run_open
-        out.append(f"{pad}    {var}, p = read_long(buf, p)\n"
-                   f"{pad}    if {var} < 0: raise NotCertain()\n{pad}else:\n{pad}    {var} >>= 1\n{pad}    p += 1\n")
+        out.append(
+            f"{pad}    {var}, p = read_long(buf, p)\n"
+            f"{pad}    if {var} < 0: raise NotCertain()\n{pad}else:\n{pad}    {var} >>= 1\n{pad}    p += 1\n"
+        )

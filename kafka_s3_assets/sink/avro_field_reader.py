@@ -68,9 +68,12 @@ class _FieldReaderCompiler(WalkCompiler):
                 self._read(field["type"], space, target, body, "        ")
         self._end_run("        ", body)
         row = "(" + "".join(f"{targets[name]}, " for name in self._wanted) + ")"
-        self._sources.append("def read_all(datums):\n    rows = []\n    for buf in datums:\n        p = 0\n"
-                             "        a = -1\n" + "".join(body)
-                             + f"        if p != len(buf): return None\n        rows.append({row})\n    return rows\n")
+        self._sources.append(
+            "def read_all(datums):\n    rows = []\n    for buf in datums:\n        p = 0\n"
+            "        a = -1\n"
+            + "".join(body)
+            + f"        if p != len(buf): return None\n        rows.append({row})\n    return rows\n"
+        )
         return "\n".join(self._sources)
 
     def _read(self, node: Any, space: str | None, target: str, out: list[str], pad: str) -> None:
@@ -103,8 +106,10 @@ class _FieldReaderCompiler(WalkCompiler):
             self._end_run(pad, out)
             # The decoder keeps an int to 32 bits and a long to 64: beyond that, not certain what it gives.
             bits = 31 if kind == "int" else 63
-            out.append(f"{pad}{target}, p = read_long(buf, p)\n"
-                       f"{pad}if not {-2 ** bits} <= {target} < {2 ** bits}: raise NotCertain()\n")
+            out.append(
+                f"{pad}{target}, p = read_long(buf, p)\n"
+                f"{pad}if not {-(2**bits)} <= {target} < {2**bits}: raise NotCertain()\n"
+            )
         else:
             n = self._var("n")
             self._emit_count(n, pad, out)

@@ -62,8 +62,10 @@ class BatchKeys:
 
 # (datums, Kafka timestamps, schema, the record's partition, now, the decoded column of a field path or
 # None) -> keys, or None: record by record.
-Keyer = Callable[[Sequence[bytes], Callable[[], Sequence[int | None]], AvroSchemaRef, int, int,
-                  Callable[[str], Any]], "BatchKeys | None"]
+Keyer = Callable[
+    [Sequence[bytes], Callable[[], Sequence[int | None]], AvroSchemaRef, int, int, Callable[[str], Any]],
+    "BatchKeys | None",
+]
 
 
 def keyer_for(partitioner, avro_values: bool = True) -> Keyer | None:
@@ -78,7 +80,8 @@ def keyer_for(partitioner, avro_values: bool = True) -> Keyer | None:
         extractor = type(partitioner.timestamp_extractor)
         if extractor is WallclockTimestampExtractor:
             return lambda datums, stamps, schema, partition, now, column: BatchKeys(
-                partitioner.encode_timestamp(now), [now] * len(datums))
+                partitioner.encode_timestamp(now), [now] * len(datums)
+            )
         if extractor is RecordTimestampExtractor:
             return _record_time_keyer(partitioner)
         if extractor is RecordFieldTimestampExtractor and avro_values:
@@ -95,6 +98,7 @@ def _record_time_keyer(partitioner: TimeBasedPartitioner) -> Keyer:
         if None in timestamps:
             return None  # "Unable to determine timestamp": the record path reports it
         return BatchKeys(encode_timestamps(partitioner, timestamps), timestamps)
+
     return keys
 
 
@@ -110,8 +114,9 @@ class _RecordFieldKeyer:
         self._kinds: dict[int | None, str | None] = {}  # per registry schema id: "number", "string" or None
         self._readers: dict[int | None, FieldReader | None] = {}
 
-    def __call__(self, datums, stamps, schema: AvroSchemaRef, partition: int, now: int,
-                 column: Callable[[str], Any]) -> BatchKeys | None:
+    def __call__(
+        self, datums, stamps, schema: AvroSchemaRef, partition: int, now: int, column: Callable[[str], Any]
+    ) -> BatchKeys | None:
         if schema.schema_id not in self._kinds:
             self._kinds[schema.schema_id] = self._kind(schema)
         kind = self._kinds[schema.schema_id]
@@ -174,8 +179,9 @@ class _RecordFieldKeyer:
 _MAX_SPANS = 16
 
 
-def encode_timestamps(partitioner: TimeBasedPartitioner, timestamps: Sequence[int],
-                      stamps: Any = None) -> str | list[str]:
+def encode_timestamps(
+    partitioner: TimeBasedPartitioner, timestamps: Sequence[int], stamps: Any = None
+) -> str | list[str]:
     """``partitioner.encode_timestamp`` of each timestamp: one string when all print alike, else one per
     timestamp. Each bucket is printed once: its span of instants (``TimeBasedPartitioner.encoded_span``)
     is matched against the whole batch at once (``stamps``: the timestamps as an int64 Arrow array, if
@@ -221,8 +227,9 @@ class _FieldKeyer:
         self._delim = partitioner.delim
         self._readers: dict[int | None, FieldReader | None] = {}  # per registry schema id
 
-    def __call__(self, datums, stamps, schema: AvroSchemaRef, partition: int, now: int,
-                 column: Callable[[str], Any]) -> BatchKeys | None:
+    def __call__(
+        self, datums, stamps, schema: AvroSchemaRef, partition: int, now: int, column: Callable[[str], Any]
+    ) -> BatchKeys | None:
         if schema.schema_id not in self._readers:
             self._readers[schema.schema_id] = self._reader(schema)
         reader = self._readers[schema.schema_id]
@@ -239,8 +246,9 @@ class _FieldKeyer:
         if len(names) == 1:
             (name,) = names
             return BatchKeys([f"{name}={_text(value)}" for (value,) in values], None, datums_checked=True)
-        return BatchKeys([delim.join(f"{n}={_text(v)}" for n, v in zip(names, row)) for row in values], None,
-                         datums_checked=True)
+        return BatchKeys(
+            [delim.join(f"{n}={_text(v)}" for n, v in zip(names, row)) for row in values], None, datums_checked=True
+        )
 
     def _from_columns(self, column: Callable[[str], Any]) -> str | list[str] | None:
         """Each record's encoding from the fields' decoded columns (None: the format does not decode);

@@ -114,9 +114,13 @@ class BatchPath:
         """The batch path of a writer configured so, or None when its records must go one by one."""
         keyer = keyer_for(partitioner)
         values = batch_format(formats.values)
-        if (keyer is not None and values is not None
-                and formats.keys is None and formats.headers is None
-                and settings.rotate_schedule_interval_ms <= 0):
+        if (
+            keyer is not None
+            and values is not None
+            and formats.keys is None
+            and formats.headers is None
+            and settings.rotate_schedule_interval_ms <= 0
+        ):
             return cls(values, keyer)
         return None
 

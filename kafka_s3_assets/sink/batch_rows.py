@@ -43,8 +43,9 @@ class BatchFormat(Protocol):
         """Whether records of ``schema`` can go into files of that schema by this path (decided once per schema)."""
         ...
 
-    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
-             check: Callable[[], bool]) -> BatchRows | None:
+    def rows(
+        self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int], check: Callable[[], bool]
+    ) -> BatchRows | None:
         """The rows of a batch's records (their datums and offsets); None when this batch must go record by
         record. ``check()`` is the datum check of the batch (``avro_datum_check``; run once, however often
         it is called): True only if every datum certainly decodes."""
@@ -61,7 +62,7 @@ class AvroDatums:
     def append(self, writer: Any, indexes: range | Sequence[int]) -> None:
         datums = self._datums
         if isinstance(indexes, range):
-            chosen = datums[indexes.start:indexes.stop]
+            chosen = datums[indexes.start : indexes.stop]
         else:
             chosen = [datums[i] for i in indexes]
         writer.write_datums(self._schema, chosen)
@@ -82,8 +83,9 @@ class AvroBatchFormat:
     def takes(self, schema: AvroSchemaRef) -> bool:
         return self._values.copies_as_is(schema)
 
-    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
-             check: Callable[[], bool]) -> AvroDatums | None:
+    def rows(
+        self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int], check: Callable[[], bool]
+    ) -> AvroDatums | None:
         if self.validate_datums and not check():
             return None
         return AvroDatums(schema, datums)

@@ -70,9 +70,23 @@ _DERIVED_EXTENSION_KEYS = ("kafka_s3_assets.block.gzip.compressed.block.size",)
 _FRAMEWORK_KEY_NAMES = {k.name for k in FRAMEWORK_KEYS} - {"key.converter", "value.converter", "connector.class"}
 _EXTENSION_KEY_NAMES = {k.name for k in EXTENSION_KEYS} - set(_DERIVED_EXTENSION_KEYS)
 _CONNECT_PREFIXES = PASSTHROUGH_PREFIXES + ("consumer.", "header.converter.")
-_SINK_KEYS = ("s3.bucket", "s3.prefix", "s3.endpoint", "s3.path_style", "local.buffer.dir", "compressed_block_size",
-              "format", "format.include.keys", "format.key.delimiter", "format.value.delimiter",
-              "format.key.encoding", "format.value.encoding", "key.converter", "value.converter", "connector.class")
+_SINK_KEYS = (
+    "s3.bucket",
+    "s3.prefix",
+    "s3.endpoint",
+    "s3.path_style",
+    "local.buffer.dir",
+    "compressed_block_size",
+    "format",
+    "format.include.keys",
+    "format.key.delimiter",
+    "format.value.delimiter",
+    "format.key.encoding",
+    "format.value.encoding",
+    "key.converter",
+    "value.converter",
+    "connector.class",
+)
 
 
 @dataclass(frozen=True)
@@ -83,11 +97,11 @@ class BlockGzipSinkSettings:
     connector_class: str
     key_prefix: str
     block_size: int
-    format: str                    # text | binary
-    include_keys: bool             # binary: each record's key before its value
-    value_delimiter: bytes         # text: after each value
-    key_delimiter: bytes | None    # text: keys (and this delimiter) are written only with a key delimiter
-    key_converter: str | None      # None: that sink has no key bytes (a binary key slot stays empty)
+    format: str  # text | binary
+    include_keys: bool  # binary: each record's key before its value
+    value_delimiter: bytes  # text: after each value
+    key_delimiter: bytes | None  # text: keys (and this delimiter) are written only with a key delimiter
+    key_converter: str | None  # None: that sink has no key bytes (a binary key slot stays empty)
     value_converter: str
 
     @property
@@ -118,22 +132,39 @@ def translate(raw: Mapping[str, Any]) -> Translation:
         if key in _FRAMEWORK_KEY_NAMES or key in _EXTENSION_KEY_NAMES or key.startswith(_CONNECT_PREFIXES):
             internal[key] = value
         elif key.startswith(("key.converter.", "value.converter.")):
-            problems.append(ConfigProblem(key, f"Converter setting '{key}' is not supported by kafka_s3_assets for "
-                                               f"{values['connector.class']}: its converters here take no settings"))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"Converter setting '{key}' is not supported by kafka_s3_assets for "
+                    f"{values['connector.class']}: its converters here take no settings",
+                )
+            )
         elif key.startswith("metrics."):
-            problems.append(ConfigProblem(key, f"'{key}' is not supported by kafka_s3_assets: that sink's metrics "
-                                               "reporters (Datadog) run in its JVM; exports report through Dagster"))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"'{key}' is not supported by kafka_s3_assets: that sink's metrics "
+                    "reporters (Datadog) run in its JVM; exports report through Dagster",
+                )
+            )
         elif key.startswith(EXTENSION_PREFIX):
-            problems.append(ConfigProblem(key, f"Unknown kafka_s3_assets configuration key '{key}' for "
-                                               f"{values['connector.class']}"))
+            problems.append(
+                ConfigProblem(key, f"Unknown kafka_s3_assets configuration key '{key}' for {values['connector.class']}")
+            )
         else:
-            problems.append(ConfigProblem(key, f"Unknown configuration key '{key}' for {values['connector.class']} "
-                                               "(the Block-GZIP S3 sink's keys: " + ", ".join(_SINK_KEYS[:12]) + ")"))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"Unknown configuration key '{key}' for {values['connector.class']} "
+                    "(the Block-GZIP S3 sink's keys: " + ", ".join(_SINK_KEYS[:12]) + ")",
+                )
+            )
 
     bucket = str(values.get("s3.bucket") or "").strip()
     if not bucket:
-        problems.append(ConfigProblem("s3.bucket", 'Missing required configuration "s3.bucket": S3 bucket must be '
-                                                   "configured"))
+        problems.append(
+            ConfigProblem("s3.bucket", 'Missing required configuration "s3.bucket": S3 bucket must be configured')
+        )
     prefix = str(values.get("s3.prefix") or "")
     key_prefix = prefix + "/" if prefix and not prefix.endswith("/") else prefix
     block_size = _long(values, "compressed_block_size", DEFAULT_BLOCK_SIZE, problems)
@@ -142,36 +173,45 @@ def translate(raw: Mapping[str, Any]) -> Translation:
     value_delimiter = _delimiter(values, "value", "\n", problems)
     key_delimiter = _delimiter(values, "key", None, problems)
     if "format.key.encoding" in values and "format.key.delimiter" not in values:
-        problems.append(ConfigProblem("format.key.encoding", "Key encoding specified without delimiter! (set "
-                                                             "format.key.delimiter)"))
+        problems.append(
+            ConfigProblem("format.key.encoding", "Key encoding specified without delimiter! (set format.key.delimiter)")
+        )
     key_converter = _converter(values, "key.converter", None, problems)
     value_converter = _converter(values, "value.converter", ALREADY_BYTES_CONVERTER, problems)
     path_style = _path_style(values, problems)
 
-    internal.update({
-        "connector.class": S3_CONNECTOR,
-        "storage.class": S3_STORAGE,
-        "format.class": BLOCK_GZIP_FORMAT,
-        # Sensors and plans launch an export as soon as one record waits: each run writes one object.
-        "flush.size": "1",
-        "s3.bucket.name": bucket or "unset",
-        "topics.dir": key_prefix[:-1] if key_prefix.endswith("/") else key_prefix,
-        "file.delim": "-",
-        "filename.offset.zero.pad.width": "12",
-        "s3.path.style.access.enabled": "true" if path_style else "false",
-        # Records are read as bytes; the sink's own converter rules apply in its record format.
-        "key.converter": BYTEARRAY_CONVERTER,
-        "value.converter": BYTEARRAY_CONVERTER,
-    })
+    internal.update(
+        {
+            "connector.class": S3_CONNECTOR,
+            "storage.class": S3_STORAGE,
+            "format.class": BLOCK_GZIP_FORMAT,
+            # Sensors and plans launch an export as soon as one record waits: each run writes one object.
+            "flush.size": "1",
+            "s3.bucket.name": bucket or "unset",
+            "topics.dir": key_prefix[:-1] if key_prefix.endswith("/") else key_prefix,
+            "file.delim": "-",
+            "filename.offset.zero.pad.width": "12",
+            "s3.path.style.access.enabled": "true" if path_style else "false",
+            # Records are read as bytes; the sink's own converter rules apply in its record format.
+            "key.converter": BYTEARRAY_CONVERTER,
+            "value.converter": BYTEARRAY_CONVERTER,
+        }
+    )
     if values.get("s3.endpoint"):
         internal["store.url"] = str(values["s3.endpoint"]).strip()
     if "kafka_s3_assets.manifests.prefix" not in values:
         internal["kafka_s3_assets.manifests.prefix"] = key_prefix + MANIFESTS_DIR
     settings = BlockGzipSinkSettings(
-        connector_class=str(values["connector.class"]).strip(), key_prefix=key_prefix, block_size=block_size,
-        format=fmt, include_keys=include_keys,
-        value_delimiter=b"\n" if value_delimiter is None else value_delimiter, key_delimiter=key_delimiter,
-        key_converter=key_converter, value_converter=value_converter or ALREADY_BYTES_CONVERTER)
+        connector_class=str(values["connector.class"]).strip(),
+        key_prefix=key_prefix,
+        block_size=block_size,
+        format=fmt,
+        include_keys=include_keys,
+        value_delimiter=b"\n" if value_delimiter is None else value_delimiter,
+        key_delimiter=key_delimiter,
+        key_converter=key_converter,
+        value_converter=value_converter or ALREADY_BYTES_CONVERTER,
+    )
     return Translation(internal, settings, problems)
 
 
@@ -190,8 +230,9 @@ def _long(values: Mapping[str, Any], key: str, default: int, problems: list[Conf
     except ValueError:
         number = None
     if number is None or not -LONG_MAX - 1 <= number <= LONG_MAX:
-        problems.append(ConfigProblem(key, f"Invalid value {values[key]} for configuration {key}: Not a number of "
-                                           "type LONG"))
+        problems.append(
+            ConfigProblem(key, f"Invalid value {values[key]} for configuration {key}: Not a number of type LONG")
+        )
         return default
     return number
 
@@ -200,15 +241,21 @@ def _format(values: Mapping[str, Any], problems: list[ConfigProblem]) -> str:
     name = str(values.get("format", "text")).strip()
     fmt = FORMAT_ALIASES.get(name)
     if fmt is None:
-        problems.append(ConfigProblem("format", f"Invalid value {name} for configuration format: text, binary, "
-                                                f"{TEXT_FORMAT_CLASS} or {BINARY_FORMAT_CLASS} (a custom "
-                                                "S3RecordFormat class cannot run here)"))
+        problems.append(
+            ConfigProblem(
+                "format",
+                f"Invalid value {name} for configuration format: text, binary, "
+                f"{TEXT_FORMAT_CLASS} or {BINARY_FORMAT_CLASS} (a custom "
+                "S3RecordFormat class cannot run here)",
+            )
+        )
         return "text"
     return fmt
 
 
-def _delimiter(values: Mapping[str, Any], which: str, default: str | None,
-               problems: list[ConfigProblem]) -> bytes | None:
+def _delimiter(
+    values: Mapping[str, Any], which: str, default: str | None, problems: list[ConfigProblem]
+) -> bytes | None:
     """TrailingDelimiterFormat's delimiter: the string, encoded in its encoding (UTF-8 unless set)."""
     text = values.get(f"format.{which}.delimiter", default)
     encoding_key = f"format.{which}.encoding"
@@ -216,13 +263,19 @@ def _delimiter(values: Mapping[str, Any], which: str, default: str | None,
     try:
         codec = codecs.lookup(encoding)
     except LookupError:
-        problems.append(ConfigProblem(encoding_key, f"Invalid value {encoding} for configuration {encoding_key}: "
-                                                    "unknown charset"))
+        problems.append(
+            ConfigProblem(encoding_key, f"Invalid value {encoding} for configuration {encoding_key}: unknown charset")
+        )
         return None if text is None else str(text).encode("utf-8")
     if codec.name in ("utf-16", "utf-32"):
         # Java's UTF-16 writes a byte order mark with every delimiter; name the byte order instead.
-        problems.append(ConfigProblem(encoding_key, f"Invalid value {encoding} for configuration {encoding_key}: "
-                                                    "use UTF-16BE / UTF-16LE (or UTF-32BE / UTF-32LE)"))
+        problems.append(
+            ConfigProblem(
+                encoding_key,
+                f"Invalid value {encoding} for configuration {encoding_key}: "
+                "use UTF-16BE / UTF-16LE (or UTF-32BE / UTF-32LE)",
+            )
+        )
     return None if text is None else str(text).encode(codec.name)
 
 
@@ -232,10 +285,16 @@ def _converter(values: Mapping[str, Any], key: str, default: str | None, problem
         return default
     name = str(name).strip()
     if name not in SUPPORTED_CONVERTERS:
-        problems.append(ConfigProblem(key, f"Invalid value {name} for configuration {key}: supported with "
-                                           f"{values['connector.class']}: " + ", ".join(SUPPORTED_CONVERTERS) +
-                                           " (converters that re-serialize structured data cannot be reproduced "
-                                           "byte for byte)"))
+        problems.append(
+            ConfigProblem(
+                key,
+                f"Invalid value {name} for configuration {key}: supported with "
+                f"{values['connector.class']}: "
+                + ", ".join(SUPPORTED_CONVERTERS)
+                + " (converters that re-serialize structured data cannot be reproduced "
+                "byte for byte)",
+            )
+        )
         return default
     return name
 
@@ -247,6 +306,10 @@ def _path_style(values: Mapping[str, Any], problems: list[ConfigProblem]) -> boo
     text = str(raw).strip().lower()
     if text not in ("true", "false"):
         # That sink reads anything but "true" as false; a typo would silently switch addressing styles.
-        problems.append(ConfigProblem("s3.path_style", f"Invalid value {raw} for configuration s3.path_style: "
-                                                       "Expected value to be either true or false"))
+        problems.append(
+            ConfigProblem(
+                "s3.path_style",
+                f"Invalid value {raw} for configuration s3.path_style: Expected value to be either true or false",
+            )
+        )
     return text == "true"

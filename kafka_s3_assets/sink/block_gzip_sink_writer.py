@@ -30,8 +30,9 @@ def upload_date(now_ms: int) -> str:
 
 
 class BlockGzipSinkWriter:
-    def __init__(self, topic: str, partition: int, settings: BlockGzipSinkSettings, naming: ObjectNaming,
-                 store: ObjectStore):
+    def __init__(
+        self, topic: str, partition: int, settings: BlockGzipSinkSettings, naming: ObjectNaming, store: ObjectStore
+    ):
         self.topic = topic
         self.partition = partition
         self._settings = settings
@@ -62,8 +63,9 @@ class BlockGzipSinkWriter:
             self._date = upload_date(now_ms)
             base = self._naming.object_key(self.topic, self._date, self.partition, record.offset, "")
             self._key = base + EXTENSION
-            self._file = JavaBlockGzipWriter(self._store.create(self._key), index_key_for(self._key),
-                                             self._settings.block_size, record.offset)
+            self._file = JavaBlockGzipWriter(
+                self._store.create(self._key), index_key_for(self._key), self._settings.block_size, record.offset
+            )
         self._file.write(payload, record.offset)
         if self._offset_ranges and self._offset_ranges[-1][1] == record.offset - 1:
             self._offset_ranges[-1][1] = record.offset
@@ -82,9 +84,12 @@ class BlockGzipSinkWriter:
         data, index = self._file.commit()
         first, last = self._offset_ranges[0][0], self._offset_ranges[-1][1]
         ranges = tuple((s, e) for s, e in self._offset_ranges)
-        objects = tuple(CommittedObject(stored.key, self._date, first, last, self._record_count, stored.size,
-                                        stored.sha256, (), view, ranges)
-                        for stored, view in ((data, "value"), (index, "index")))
+        objects = tuple(
+            CommittedObject(
+                stored.key, self._date, first, last, self._record_count, stored.size, stored.sha256, (), view, ranges
+            )
+            for stored, view in ((data, "value"), (index, "index"))
+        )
         commit = Commit(objects, last, self._record_count)
         self._reset()
         return [commit]

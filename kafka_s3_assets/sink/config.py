@@ -78,8 +78,15 @@ def flatten_connect_json(document: Mapping[str, Any]) -> dict[str, Any]:
         if "name" in document:
             if "name" in flat and flat["name"] != document["name"]:
                 # Connect's REST API refuses this too.
-                raise ConfigError([ConfigProblem("name", f"Connector name configuration ({flat['name']}) doesn't "
-                                                         f"match connector name ({document['name']})")])
+                raise ConfigError(
+                    [
+                        ConfigProblem(
+                            "name",
+                            f"Connector name configuration ({flat['name']}) doesn't "
+                            f"match connector name ({document['name']})",
+                        )
+                    ]
+                )
             flat["name"] = document["name"]
         return flat
     return dict(document)
@@ -216,15 +223,17 @@ class SinkConfig:
         return out
 
 
-def resolved_connector_config(path: str | Path, worker_config: str | Path | None = None,
-                              env: Mapping[str, str] | None = None) -> ResolvedConnectorConfig:
+def resolved_connector_config(
+    path: str | Path, worker_config: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> ResolvedConnectorConfig:
     """A connector config file over the settings of a Connect worker's properties file (if given), with
     every config provider placeholder resolved: what validation and the exports see."""
     return resolved_connector_document(read_connector_file(path), worker_config, env)
 
 
-def resolved_connector_document(document: Mapping[str, Any], worker_config: str | Path | None = None,
-                                env: Mapping[str, str] | None = None) -> ResolvedConnectorConfig:
+def resolved_connector_document(
+    document: Mapping[str, Any], worker_config: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> ResolvedConnectorConfig:
     """As ``resolved_connector_config``, for a config given as a mapping (Connect's REST form or flat)
     rather than a file: a config written inline where the connector is declared."""
     connector = flatten_connect_json(document)
@@ -281,43 +290,53 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
             continue
         prefix = next((p for p in CONVERTER_PREFIXES if key.startswith(p)), None)
         if prefix is not None:
-            setting = key[len(prefix):]
+            setting = key[len(prefix) :]
             definition = CONVERTER_SETTINGS.get(setting)
             if definition is None:
-                problems.append(ConfigProblem(key, f"Converter setting '{key}' is not supported yet by "
-                                                   "kafka_s3_assets"))
+                problems.append(
+                    ConfigProblem(key, f"Converter setting '{key}' is not supported yet by kafka_s3_assets")
+                )
                 continue
             try:
                 parsed = parse_value(definition, value)
             except ValueError as exc:
-                problems.append(ConfigProblem(key, f"Invalid value {_display(value, definition)} for configuration "
-                                                   f"{key}: {exc}"))
+                problems.append(
+                    ConfigProblem(key, f"Invalid value {_display(value, definition)} for configuration {key}: {exc}")
+                )
                 continue
             message = definition.validator(key, parsed) if definition.validator is not None else None
             if message:
-                problems.append(ConfigProblem(key, f"Invalid value {_display(parsed, definition)} for configuration "
-                                                   f"{key}: {message}"))
+                problems.append(
+                    ConfigProblem(
+                        key, f"Invalid value {_display(parsed, definition)} for configuration {key}: {message}"
+                    )
+                )
             elif definition.support == Support.DEFAULT and parsed != definition.default:
-                problems.append(ConfigProblem(key, f"'{key}={_display(parsed, definition)}' is not supported yet by "
-                                                   f"kafka_s3_assets (only the default "
-                                                   f"'{_display(definition.default)}' is)"))
+                problems.append(
+                    ConfigProblem(
+                        key,
+                        f"'{key}={_display(parsed, definition)}' is not supported yet by "
+                        f"kafka_s3_assets (only the default "
+                        f"'{_display(definition.default)}' is)",
+                    )
+                )
             else:
                 converter_settings[prefix][setting] = parsed
             continue
         if key.startswith("consumer.override."):
-            consumer_overrides[key[len("consumer.override."):]] = str(value)
+            consumer_overrides[key[len("consumer.override.") :]] = str(value)
             continue
         if key.startswith("consumer.") and key != "consumer.":
-            worker_consumer_settings[key[len("consumer."):]] = str(value)
+            worker_consumer_settings[key[len("consumer.") :]] = str(value)
             continue
         client_prefix = next((p for p in client_overrides if key.startswith(p)), None)
         if client_prefix is not None:
-            client_overrides[client_prefix][key[len(client_prefix):]] = str(value)
+            client_overrides[client_prefix][key[len(client_prefix) :]] = str(value)
             continue
         if key.startswith(PASSTHROUGH_PREFIXES):
             continue
         if key.startswith(ICEBERG_CATALOG_PREFIX) and key != ICEBERG_CATALOG_PREFIX:
-            catalog_properties[key[len(ICEBERG_CATALOG_PREFIX):]] = str(value)
+            catalog_properties[key[len(ICEBERG_CATALOG_PREFIX) :]] = str(value)
             continue
         if key.startswith(CREDENTIALS_PROVIDER_PREFIX):  # checked with the provider class, below
             continue
@@ -332,8 +351,9 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
             try:
                 value = parse_value(definition, raw[key])
             except ValueError as exc:
-                problems.append(ConfigProblem(key, f"Invalid value {_display(raw[key], definition)} for "
-                                                   f"configuration {key}: {exc}"))
+                problems.append(
+                    ConfigProblem(key, f"Invalid value {_display(raw[key], definition)} for configuration {key}: {exc}")
+                )
                 continue
         elif definition.default is REQUIRED:
             problems.append(ConfigProblem(key, f'Missing required configuration "{key}" which has no default value.'))
@@ -343,29 +363,44 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
         if definition.validator is not None:
             message = definition.validator(key, value)
             if message:
-                problems.append(ConfigProblem(key, f"Invalid value {_display(value, definition)} for configuration "
-                                                   f"{key}: {message}"))
+                problems.append(
+                    ConfigProblem(
+                        key, f"Invalid value {_display(value, definition)} for configuration {key}: {message}"
+                    )
+                )
                 continue
         if definition.support == Support.DEFAULT and key in raw and value != definition.default:
             problems.append(
-                ConfigProblem(key, f"'{key}={_display(value, definition)}' is not supported yet by kafka_s3_assets "
-                                   f"(only the default '{_display(definition.default)}' is)")
+                ConfigProblem(
+                    key,
+                    f"'{key}={_display(value, definition)}' is not supported yet by kafka_s3_assets "
+                    f"(only the default '{_display(definition.default)}' is)",
+                )
             )
             continue
         values[key] = value
 
     credentials_provider, provider_problems = credentials_provider_config(
-        raw, values.get("s3.credentials.provider.class"), values.get(DURATION_KEY))
+        raw, values.get("s3.credentials.provider.class"), values.get(DURATION_KEY)
+    )
     problems.extend(provider_problems)
     problems.extend(_cross_checks(values, problems))
     key_converter = _converter(values, converter_settings, "key.converter")
     value_converter = _converter(values, converter_settings, "value.converter")
     if problems:
         raise ConfigError(problems)
-    return SinkConfig(values, key_converter, value_converter, consumer_overrides, explicit, worker_consumer_settings,
-                      client_overrides["producer.override."], client_overrides["admin.override."],
-                      credentials_provider=credentials_provider,
-                      iceberg_catalog_properties=catalog_properties)
+    return SinkConfig(
+        values,
+        key_converter,
+        value_converter,
+        consumer_overrides,
+        explicit,
+        worker_consumer_settings,
+        client_overrides["producer.override."],
+        client_overrides["admin.override."],
+        credentials_provider=credentials_provider,
+        iceberg_catalog_properties=catalog_properties,
+    )
 
 
 def _validate_block_gzip_sink(raw: Mapping[str, Any]) -> SinkConfig:
@@ -397,19 +432,37 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
             checked.append(("headers", values.get("headers.format.class")))
         for label, cls in checked:
             if cls is not None and cls not in (JSON_FORMAT, BYTEARRAY_FORMAT):
-                problems.append(ConfigProblem("s3.compression.type", f"Compression Type {compression} not valid for "
-                                                                     f"{label} format class: ( {cls} )."))
+                problems.append(
+                    ConfigProblem(
+                        "s3.compression.type",
+                        f"Compression Type {compression} not valid for {label} format class: ( {cls} ).",
+                    )
+                )
     if fmt == PARQUET_FORMAT and values.get("parquet.codec") in ("lzo", "lz4"):
-        problems.append(ConfigProblem("parquet.codec", f"Invalid value {values['parquet.codec']} for configuration "
-                                                       "parquet.codec: pyarrow cannot write it (lzo, or Hadoop-framed "
-                                                       "lz4); use lz4_raw, zstd, snappy, gzip, brotli or none"))
+        problems.append(
+            ConfigProblem(
+                "parquet.codec",
+                f"Invalid value {values['parquet.codec']} for configuration "
+                "parquet.codec: pyarrow cannot write it (lzo, or Hadoop-framed "
+                "lz4); use lz4_raw, zstd, snappy, gzip, brotli or none",
+            )
+        )
     for key in ("keys.format.class", "headers.format.class"):
         if values.get(key) == BLOCK_GZIP_FORMAT:
-            problems.append(ConfigProblem(key, f"Invalid value {BLOCK_GZIP_FORMAT} for configuration {key}: "
-                                               "Block-GZIP is a format for values only"))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"Invalid value {BLOCK_GZIP_FORMAT} for configuration {key}: "
+                    "Block-GZIP is a format for values only",
+                )
+            )
     if values.get("behavior.on.null.values", "").lower() == "write" and not values.get("store.kafka.keys"):
-        problems.append(ConfigProblem("behavior.on.null.values", "Writing Kafka record keys to storage is mandatory "
-                                                                 "when tombstone writing is enabled."))
+        problems.append(
+            ConfigProblem(
+                "behavior.on.null.values",
+                "Writing Kafka record keys to storage is mandatory when tombstone writing is enabled.",
+            )
+        )
     # Keys that failed their own check are absent from ``values``: judge the rest against defaults, and
     # do not report a failed key a second time through its default.
     failed = {p.key for p in prior_problems}
@@ -417,27 +470,42 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
     problems.extend(p for p in partitioner_problems({**defaults, **values}) if p.key not in failed)
     if values.get("filename.offset.zero.pad.width") == 0:
         # Java builds "%00d", which throws DuplicateFormatFlagsException at the first commit.
-        problems.append(ConfigProblem("filename.offset.zero.pad.width",
-                                      "Invalid value 0 for configuration filename.offset.zero.pad.width: "
-                                      "the reference formats offsets with \"%00d\", which fails at runtime"))
+        problems.append(
+            ConfigProblem(
+                "filename.offset.zero.pad.width",
+                "Invalid value 0 for configuration filename.offset.zero.pad.width: "
+                'the reference formats offsets with "%00d", which fails at runtime',
+            )
+        )
     if values.get("flush.size") is not None and values["flush.size"] < 1:
         # The reference has no validator, and a file would never rotate; say so up front.
-        problems.append(ConfigProblem("flush.size", "Invalid value "
-                                      f"{values['flush.size']} for configuration flush.size: Value must be at least 1"))
+        problems.append(
+            ConfigProblem(
+                "flush.size",
+                f"Invalid value {values['flush.size']} for configuration flush.size: Value must be at least 1",
+            )
+        )
     topics = values.get("topics")
     if topics is not None and not [t for t in topics if t]:
-        problems.append(ConfigProblem("topics", "Invalid value for configuration topics: at least one topic is "
-                                                "required"))
+        problems.append(
+            ConfigProblem("topics", "Invalid value for configuration topics: at least one topic is required")
+        )
     dlq_topic = (values.get("errors.deadletterqueue.topic.name") or "").strip()
     if dlq_topic and topics is not None and dlq_topic in topics:
         # SinkConnectorConfig.validate, keyed on topics as there.
         listed = "[" + ", ".join(dict.fromkeys(t for t in topics if t)) + "]"
-        problems.append(ConfigProblem("topics", f"The DLQ topic '{dlq_topic}' may not be included in the list of "
-                                                f"topics ('topics={listed}') consumed by the connector"))
+        problems.append(
+            ConfigProblem(
+                "topics",
+                f"The DLQ topic '{dlq_topic}' may not be included in the list of "
+                f"topics ('topics={listed}') consumed by the connector",
+            )
+        )
     problems.extend(_iceberg_problems(values))
     if values.get("directory.delim") == "":
-        problems.append(ConfigProblem("directory.delim",
-                                      "Invalid value for configuration directory.delim: must not be empty"))
+        problems.append(
+            ConfigProblem("directory.delim", "Invalid value for configuration directory.delim: must not be empty")
+        )
     return problems
 
 
@@ -449,24 +517,39 @@ def _iceberg_problems(values: Mapping[str, Any]) -> list[ConfigProblem]:
         return []
     problems = []
     if values.get("format.class") != PARQUET_FORMAT:
-        problems.append(ConfigProblem(ICEBERG_CATALOG_URI, f"The Iceberg table ({ICEBERG_CATALOG_URI}) registers "
-                                                           f"the exported Parquet objects as its data files: it "
-                                                           f"needs format.class={PARQUET_FORMAT}, not "
-                                                           f"{values.get('format.class')}"))
+        problems.append(
+            ConfigProblem(
+                ICEBERG_CATALOG_URI,
+                f"The Iceberg table ({ICEBERG_CATALOG_URI}) registers "
+                f"the exported Parquet objects as its data files: it "
+                f"needs format.class={PARQUET_FORMAT}, not "
+                f"{values.get('format.class')}",
+            )
+        )
     scheme, separator, rest = str(uri).partition("://")
     if not separator or not scheme or not rest.strip("/") or not scheme.replace("+", "").replace("-", "").isalnum():
-        problems.append(ConfigProblem(ICEBERG_CATALOG_URI, f"Invalid value for configuration {ICEBERG_CATALOG_URI}: "
-                                                           "expected a SQLAlchemy URL (sqlite:///path/catalog.db, "
-                                                           "postgresql://host/db) or an Iceberg REST catalog URL "
-                                                           "(https://host/...)"))
+        problems.append(
+            ConfigProblem(
+                ICEBERG_CATALOG_URI,
+                f"Invalid value for configuration {ICEBERG_CATALOG_URI}: "
+                "expected a SQLAlchemy URL (sqlite:///path/catalog.db, "
+                "postgresql://host/db) or an Iceberg REST catalog URL "
+                "(https://host/...)",
+            )
+        )
     for key in ("kafka_s3_assets.iceberg.catalog.name", "kafka_s3_assets.iceberg.namespace"):
         if not str(values.get(key) or "").strip():
             problems.append(ConfigProblem(key, f"Invalid value for configuration {key}: must not be empty"))
     table = values.get("kafka_s3_assets.iceberg.table")
     if table is not None and not str(table).strip():
-        problems.append(ConfigProblem("kafka_s3_assets.iceberg.table", "Invalid value for configuration "
-                                      "kafka_s3_assets.iceberg.table: must not be empty (leave it out for the "
-                                      "topic's name)"))
+        problems.append(
+            ConfigProblem(
+                "kafka_s3_assets.iceberg.table",
+                "Invalid value for configuration "
+                "kafka_s3_assets.iceberg.table: must not be empty (leave it out for the "
+                "topic's name)",
+            )
+        )
     return problems
 
 

@@ -125,14 +125,18 @@ def known_class(*classes: str) -> Validator:
     return check
 
 
-SCHEMA_REGISTRY_CONVERTERS_NOT_SUPPORTED = ("io.confluent.connect.json.JsonSchemaConverter",
-                                            "io.confluent.connect.protobuf.ProtobufConverter")
+SCHEMA_REGISTRY_CONVERTERS_NOT_SUPPORTED = (
+    "io.confluent.connect.json.JsonSchemaConverter",
+    "io.confluent.connect.protobuf.ProtobufConverter",
+)
 
 
 def known_converter(key: str, value: Any) -> str | None:
     if value in SCHEMA_REGISTRY_CONVERTERS_NOT_SUPPORTED:
-        return (f"{value.rsplit('.', 1)[1]} (Confluent's JSON Schema / Protobuf data) is not supported yet by "
-                "kafka_s3_assets; supported: AvroConverter, JsonConverter, StringConverter, ByteArrayConverter")
+        return (
+            f"{value.rsplit('.', 1)[1]} (Confluent's JSON Schema / Protobuf data) is not supported yet by "
+            "kafka_s3_assets; supported: AvroConverter, JsonConverter, StringConverter, ByteArrayConverter"
+        )
     return known_class(*CONVERTER_CLASSES)(key, value)
 
 
@@ -174,32 +178,70 @@ FRAMEWORK_KEYS = [
     _k("transforms", Type.LIST, [], D),
     _k("predicates", Type.LIST, [], D),
     _k("config.action.reload", Type.STRING, "restart", I),
-    _k("errors.tolerance", Type.STRING, "none", F, one_of("none", "all"),
-       "none: a bad record fails the export naming topic, partition and offset; all: bad records are skipped, "
-       "recorded in the manifest, and sent to the dead letter queue if one is set (never S3, registry or broker "
-       "failures)"),
-    _k("errors.log.enable", Type.BOOLEAN, False, F,
-       doc="Log each bad record's error with its topic, partition, offset"),
-    _k("errors.log.include.messages", Type.BOOLEAN, False, F,
-       doc="Also log the record's coordinates in Connect's form, with its timestamp (never key, value or headers)"),
-    _k("errors.deadletterqueue.topic.name", Type.STRING, "", F,
-       doc="Topic that receives skipped records (original key, value, headers, timestamp); created if missing"),
+    _k(
+        "errors.tolerance",
+        Type.STRING,
+        "none",
+        F,
+        one_of("none", "all"),
+        "none: a bad record fails the export naming topic, partition and offset; all: bad records are skipped, "
+        "recorded in the manifest, and sent to the dead letter queue if one is set (never S3, registry or broker "
+        "failures)",
+    ),
+    _k(
+        "errors.log.enable", Type.BOOLEAN, False, F, doc="Log each bad record's error with its topic, partition, offset"
+    ),
+    _k(
+        "errors.log.include.messages",
+        Type.BOOLEAN,
+        False,
+        F,
+        doc="Also log the record's coordinates in Connect's form, with its timestamp (never key, value or headers)",
+    ),
+    _k(
+        "errors.deadletterqueue.topic.name",
+        Type.STRING,
+        "",
+        F,
+        doc="Topic that receives skipped records (original key, value, headers, timestamp); created if missing",
+    ),
     # ConfigDef type SHORT in Connect; the cap to the broker count is ours (Connect fails to create the topic).
-    _k("errors.deadletterqueue.topic.replication.factor", Type.INT, 3, F, between(-1, 32767),
-       "Replication factor of a created DLQ topic, capped to the broker count (with a warning); -1: broker default"),
-    _k("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False, F,
-       doc="Add Connect's __connect.errors.* headers (topic, partition, offset, stage, exception, ...) to DLQ records"),
+    _k(
+        "errors.deadletterqueue.topic.replication.factor",
+        Type.INT,
+        3,
+        F,
+        between(-1, 32767),
+        "Replication factor of a created DLQ topic, capped to the broker count (with a warning); -1: broker default",
+    ),
+    _k(
+        "errors.deadletterqueue.context.headers.enable",
+        Type.BOOLEAN,
+        False,
+        F,
+        doc="Add Connect's __connect.errors.* headers (topic, partition, offset, stage, exception, ...) to DLQ records",
+    ),
     # Connect retries RetriableExceptions of converters and transforms for this long. Here only a record's own
     # faults are tolerated (never retriable), and system failures fail the run, which the next run retries.
-    _k("errors.retry.timeout", Type.LONG, 0, I,
-       doc="No effect: S3 and registry clients retry by their own settings; a run that still fails is retried by "
-           "the next run"),
+    _k(
+        "errors.retry.timeout",
+        Type.LONG,
+        0,
+        I,
+        doc="No effect: S3 and registry clients retry by their own settings; a run that still fails is retried by "
+        "the next run",
+    ),
     _k("errors.retry.delay.max.ms", Type.LONG, 60000, I, doc="No effect (see errors.retry.timeout)"),
     # A worker key, accepted in the connector config so one file can say where Kafka is.
     _k("bootstrap.servers", Type.STRING, None, F, doc="Kafka bootstrap servers; else $KAFKA_BOOTSTRAP_SERVERS"),
     # A worker key (usually from a worker config): how often Connect commits a sink's offsets.
-    _k("offset.flush.interval.ms", Type.LONG, 60000, I,
-       doc="Worker key, no effect: an export commits offsets after each batch of objects is in S3"),
+    _k(
+        "offset.flush.interval.ms",
+        Type.LONG,
+        60000,
+        I,
+        doc="Worker key, no effect: an export commits offsets after each batch of objects is in S3",
+    ),
 ]
 
 # StorageSinkConnectorConfig, StorageCommonConfig, PartitionerConfig, S3SinkConnectorConfig: the reference's ConfigDefs.
@@ -218,10 +260,20 @@ SINK_KEYS = [
     _k("avro.codec", Type.STRING, "null", F, one_of("null", "deflate", "snappy", "bzip2", "zstandard", "xz")),
     _k("allow.optional.map.keys", Type.BOOLEAN, False, D),
     # No validator, as the reference: an unknown value (even "backward") silently behaves as NONE.
-    _k("schema.compatibility", Type.STRING, "NONE", F,
-       doc="NONE, BACKWARD, FORWARD or FULL: when a new schema rotates and when records are projected"),
-    _k("parquet.codec", Type.STRING, "snappy", F,
-       one_of("none", "snappy", "gzip", "lzo", "brotli", "lz4", "zstd", "lz4_raw")),
+    _k(
+        "schema.compatibility",
+        Type.STRING,
+        "NONE",
+        F,
+        doc="NONE, BACKWARD, FORWARD or FULL: when a new schema rotates and when records are projected",
+    ),
+    _k(
+        "parquet.codec",
+        Type.STRING,
+        "snappy",
+        F,
+        one_of("none", "snappy", "gzip", "lzo", "brotli", "lz4", "zstd", "lz4_raw"),
+    ),
     _k("storage.class", Type.CLASS, REQUIRED, F, known_class(S3_STORAGE)),
     _k("topics.dir", Type.STRING, "topics", F),
     _k("store.url", Type.STRING, None, F, doc="S3 endpoint; else $AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL"),
@@ -239,30 +291,52 @@ SINK_KEYS = [
     _k("s3.bucket.name", Type.STRING, REQUIRED, F),
     _k("s3.object.tagging", Type.BOOLEAN, False, F),
     _k("s3.object.tagging.key.value.pairs", Type.LIST, [], F),
-    _k("s3.object.behavior.on.tagging.error", Type.STRING, "ignore", F,
-       one_of("ignore", "fail", case_sensitive=False)),
+    _k("s3.object.behavior.on.tagging.error", Type.STRING, "ignore", F, one_of("ignore", "fail", case_sensitive=False)),
     _k("s3.region", Type.STRING, "us-west-2", F),
-    _k("s3.part.size", Type.INT, 26214400, F,
-       at_least(5242880, "Part size must be at least: 5242880 bytes (5MB)")),
+    _k("s3.part.size", Type.INT, 26214400, F, at_least(5242880, "Part size must be at least: 5242880 bytes (5MB)")),
     _k("s3.credentials.provider.class", Type.CLASS, DEFAULT_CLASS_V2, F, known_provider_class),
     _k("aws.access.key.id", Type.STRING, "", F),
     _k("aws.secret.access.key", Type.PASSWORD, None, F),
     _k("s3.ssea.name", Type.STRING, "", F, one_of("", "AES256", "aws:kms", "aws:kms:dsse")),
     _k("s3.sse.customer.key", Type.PASSWORD, None, F),
     _k("s3.sse.kms.key.id", Type.STRING, "", F),
-    _k("s3.acl.canned", Type.STRING, None, F,
-       one_of("private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read",
-              "bucket-owner-read", "bucket-owner-full-control")),
+    _k(
+        "s3.acl.canned",
+        Type.STRING,
+        None,
+        F,
+        one_of(
+            "private",
+            "public-read",
+            "public-read-write",
+            "authenticated-read",
+            "aws-exec-read",
+            "bucket-owner-read",
+            "bucket-owner-full-control",
+        ),
+    ),
     _k("s3.wan.mode", Type.BOOLEAN, False, D),
     # zstd is our extension (JSON and ByteArray, ".zst"), as asked in the reference's issue #727.
     _k("s3.compression.type", Type.STRING, "none", F, one_of("none", "gzip", "zstd")),
     _k("s3.compression.level", Type.INT, -1, F, between(-1, 9)),
-    _k("json.decimal.format", Type.STRING, "BASE64", F, one_of("BASE64", "NUMERIC", case_sensitive=False),
-       "Decimals in JSON: BASE64 of the unscaled bytes, or NUMERIC (an exact JSON number)"),
+    _k(
+        "json.decimal.format",
+        Type.STRING,
+        "BASE64",
+        F,
+        one_of("BASE64", "NUMERIC", case_sensitive=False),
+        "Decimals in JSON: BASE64 of the unscaled bytes, or NUMERIC (an exact JSON number)",
+    ),
     _k("s3.part.retries", Type.INT, 3, F, at_least(0)),
-    _k("s3.retry.backoff.ms", Type.LONG, 200, F, at_least(0),
-       "Base of the S3 retry backoff: before attempt n (n >= 2) wait uniformly in [0, min(24 h, base * 2^(n-2))) "
-       "(full jitter); retried: throttling, 5xx, connection errors, timeouts"),
+    _k(
+        "s3.retry.backoff.ms",
+        Type.LONG,
+        200,
+        F,
+        at_least(0),
+        "Base of the S3 retry backoff: before attempt n (n >= 2) wait uniformly in [0, min(24 h, base * 2^(n-2))) "
+        "(full jitter); retried: throttling, 5xx, connection errors, timeouts",
+    ),
     _k("format.bytearray.extension", Type.STRING, ".bin", F),
     _k("format.bytearray.separator", Type.STRING, None, F),
     _k("s3.proxy.url", Type.STRING, "", D),
@@ -270,8 +344,13 @@ SINK_KEYS = [
     _k("s3.proxy.password", Type.PASSWORD, None, D),
     _k("s3.http.send.expect.continue", Type.BOOLEAN, True, I),
     _k("behavior.on.null.values", Type.STRING, "fail", F, one_of("ignore", "fail", "write", case_sensitive=False)),
-    _k("report.null.values.to.dlq", Type.BOOLEAN, True, F,
-       doc="With behavior.on.null.values=ignore and a DLQ or the error log: report skipped null values as errors"),
+    _k(
+        "report.null.values.to.dlq",
+        Type.BOOLEAN,
+        True,
+        F,
+        doc="With behavior.on.null.values=ignore and a DLQ or the error log: report skipped null values as errors",
+    ),
     _k("max.write.duration.ms", Type.LONG, LONG_MAX, I),
     _k("rotate.file.on.partition.change", Type.BOOLEAN, True, F),
     _k("tombstone.encoded.partition", Type.STRING, "tombstone", F),
@@ -291,54 +370,148 @@ SINK_KEYS = [
 
 # Our own keys: behaviour the reference has no key for.
 EXTENSION_KEYS = [
-    _k("kafka_s3_assets.manifests.prefix", Type.STRING, "_kafka_s3_assets/manifests", F,
-       doc="Key prefix under which progress manifests are written (outside topics.dir)"),
-    _k("kafka_s3_assets.manifest.max.objects", Type.INT, 500, F, at_least(1),
-       "Commit a manifest at least every this many objects within a run "
-       "(and at least every 200,000 offset ranges, which records of many files interleaved make one per record)"),
-    _k("kafka_s3_assets.export.lease.ms", Type.LONG, 60000, F, at_least(1000),
-       "An export's lease on its topic-partition lasts this long and is renewed every third of it; a crashed "
-       "export on another host can be taken over once its lease has expired (on the same host, at once)"),
-    _k("kafka_s3_assets.progress.interval.ms", Type.LONG, 5000, F, at_least(1),
-       "A running export reports its progress (offset reached, records/s, objects, time left) this often, to "
-       "the Dagster run log and the command line"),
-    _k("kafka_s3_assets.lag.max.records", Type.LONG, 0, F, at_least(0),
-       "The lag check fails for a topic-partition with more records than this waiting to be exported "
-       "(0: no limit)"),
-    _k("kafka_s3_assets.lag.max.age.ms", Type.LONG, 0, F, at_least(0),
-       "The lag check fails for a topic-partition whose oldest record waiting to be exported is older than "
-       "this, by its Kafka timestamp (0: no limit)"),
-    _k("kafka_s3_assets.kafka.timeout.ms", Type.LONG, 30000, F, at_least(1),
-       "How long to wait for the broker before reporting it unreachable"),
-    _k("kafka_s3_assets.registry.timeout.ms", Type.LONG, 10000, F, at_least(1),
-       "HTTP timeout for schema registry requests"),
-    _k("kafka_s3_assets.block.gzip.compressed.block.size", Type.INT, 67108864, F, at_least(1),
-       doc="Block-GZIP: uncompressed bytes per gzip member (spredfast's compressed_block_size)"),
-    _k("kafka_s3_assets.avro.validate.datums", Type.BOOLEAN, True, F,
-       doc="Parse each Avro datum as AvroConverter does, so a corrupt or truncated record fails (or is tolerated) "
-           "naming its offset; false copies bytes unchecked on the fast path (several times faster, for trusted "
-           "producers)"),
-    _k(DURATION_KEY, Type.INT, DEFAULT_DURATION_SECONDS, F, between(1, AWS_MAX_DURATION_SECONDS),
-       "With AwsAssumeRoleCredentialsProvider: DurationSeconds of each AssumeRole call; the credentials refresh "
-       "themselves before they expire (AWS accepts 900 to the role's maximum session duration)"),
-    _k("kafka_s3_assets.commit.consumer.offsets", Type.BOOLEAN, True, F,
-       doc="After each manifest, also commit the offset to the consumer group connect-<name>"),
-    _k(MEMORY_BUDGET_KEY, Type.LONG, -1, F, at_least(-1),
-       "Bytes a task's open files may buffer in memory together; past it the largest buffers spill to local "
-       "disk (objects unchanged). -1: a quarter of the memory of one task slot (spark.executor.pyspark.memory's "
-       "share, else the host's or container's memory / its CPUs), at least 64 MiB; 0: no budget (docs/memory.md)"),
+    _k(
+        "kafka_s3_assets.manifests.prefix",
+        Type.STRING,
+        "_kafka_s3_assets/manifests",
+        F,
+        doc="Key prefix under which progress manifests are written (outside topics.dir)",
+    ),
+    _k(
+        "kafka_s3_assets.manifest.max.objects",
+        Type.INT,
+        500,
+        F,
+        at_least(1),
+        "Commit a manifest at least every this many objects within a run "
+        "(and at least every 200,000 offset ranges, which records of many files interleaved make one per record)",
+    ),
+    _k(
+        "kafka_s3_assets.export.lease.ms",
+        Type.LONG,
+        60000,
+        F,
+        at_least(1000),
+        "An export's lease on its topic-partition lasts this long and is renewed every third of it; a crashed "
+        "export on another host can be taken over once its lease has expired (on the same host, at once)",
+    ),
+    _k(
+        "kafka_s3_assets.progress.interval.ms",
+        Type.LONG,
+        5000,
+        F,
+        at_least(1),
+        "A running export reports its progress (offset reached, records/s, objects, time left) this often, to "
+        "the Dagster run log and the command line",
+    ),
+    _k(
+        "kafka_s3_assets.lag.max.records",
+        Type.LONG,
+        0,
+        F,
+        at_least(0),
+        "The lag check fails for a topic-partition with more records than this waiting to be exported (0: no limit)",
+    ),
+    _k(
+        "kafka_s3_assets.lag.max.age.ms",
+        Type.LONG,
+        0,
+        F,
+        at_least(0),
+        "The lag check fails for a topic-partition whose oldest record waiting to be exported is older than "
+        "this, by its Kafka timestamp (0: no limit)",
+    ),
+    _k(
+        "kafka_s3_assets.kafka.timeout.ms",
+        Type.LONG,
+        30000,
+        F,
+        at_least(1),
+        "How long to wait for the broker before reporting it unreachable",
+    ),
+    _k(
+        "kafka_s3_assets.registry.timeout.ms",
+        Type.LONG,
+        10000,
+        F,
+        at_least(1),
+        "HTTP timeout for schema registry requests",
+    ),
+    _k(
+        "kafka_s3_assets.block.gzip.compressed.block.size",
+        Type.INT,
+        67108864,
+        F,
+        at_least(1),
+        doc="Block-GZIP: uncompressed bytes per gzip member (spredfast's compressed_block_size)",
+    ),
+    _k(
+        "kafka_s3_assets.avro.validate.datums",
+        Type.BOOLEAN,
+        True,
+        F,
+        doc="Parse each Avro datum as AvroConverter does, so a corrupt or truncated record fails (or is tolerated) "
+        "naming its offset; false copies bytes unchecked on the fast path (several times faster, for trusted "
+        "producers)",
+    ),
+    _k(
+        DURATION_KEY,
+        Type.INT,
+        DEFAULT_DURATION_SECONDS,
+        F,
+        between(1, AWS_MAX_DURATION_SECONDS),
+        "With AwsAssumeRoleCredentialsProvider: DurationSeconds of each AssumeRole call; the credentials refresh "
+        "themselves before they expire (AWS accepts 900 to the role's maximum session duration)",
+    ),
+    _k(
+        "kafka_s3_assets.commit.consumer.offsets",
+        Type.BOOLEAN,
+        True,
+        F,
+        doc="After each manifest, also commit the offset to the consumer group connect-<name>",
+    ),
+    _k(
+        MEMORY_BUDGET_KEY,
+        Type.LONG,
+        -1,
+        F,
+        at_least(-1),
+        "Bytes a task's open files may buffer in memory together; past it the largest buffers spill to local "
+        "disk (objects unchanged). -1: a quarter of the memory of one task slot (spark.executor.pyspark.memory's "
+        "share, else the host's or container's memory / its CPUs), at least 64 MiB; 0: no budget (docs/memory.md)",
+    ),
     # The Iceberg table over the exported Parquet objects (docs/iceberg.md).
-    _k(ICEBERG_CATALOG_URI, Type.STRING, None, F,
-       doc="Turns the Iceberg table on (ParquetFormat only): a SQLAlchemy URL (sqlite:///path/catalog.db, "
-           "postgresql://...) is a SQL catalog, an http(s):// URL an Iceberg REST catalog"),
-    _k("kafka_s3_assets.iceberg.catalog.name", Type.STRING, "default", F,
-       doc="Name of the Iceberg catalog (a SQL catalog keeps it with each table)"),
+    _k(
+        ICEBERG_CATALOG_URI,
+        Type.STRING,
+        None,
+        F,
+        doc="Turns the Iceberg table on (ParquetFormat only): a SQLAlchemy URL (sqlite:///path/catalog.db, "
+        "postgresql://...) is a SQL catalog, an http(s):// URL an Iceberg REST catalog",
+    ),
+    _k(
+        "kafka_s3_assets.iceberg.catalog.name",
+        Type.STRING,
+        "default",
+        F,
+        doc="Name of the Iceberg catalog (a SQL catalog keeps it with each table)",
+    ),
     _k("kafka_s3_assets.iceberg.namespace", Type.STRING, "kafka", F, doc="Iceberg namespace of the tables"),
-    _k("kafka_s3_assets.iceberg.table", Type.STRING, None, F,
-       doc="Iceberg table name (default: the topic, characters outside [A-Za-z0-9_] as _)"),
-    _k("kafka_s3_assets.iceberg.warehouse", Type.STRING, None, F,
-       doc="Where new tables' metadata goes (default: s3://<bucket>/_kafka_s3_assets/iceberg); "
-           "kafka_s3_assets.iceberg.catalog.<property> keys are passed to the catalog"),
+    _k(
+        "kafka_s3_assets.iceberg.table",
+        Type.STRING,
+        None,
+        F,
+        doc="Iceberg table name (default: the topic, characters outside [A-Za-z0-9_] as _)",
+    ),
+    _k(
+        "kafka_s3_assets.iceberg.warehouse",
+        Type.STRING,
+        None,
+        F,
+        doc="Where new tables' metadata goes (default: s3://<bucket>/_kafka_s3_assets/iceberg); "
+        "kafka_s3_assets.iceberg.catalog.<property> keys are passed to the catalog",
+    ),
 ]
 
 # One line per key for the configuration reference of docs/configuration.md (generated: kafka-s3-assets
@@ -346,21 +519,20 @@ EXTENSION_KEYS = [
 DOCS = {
     "key.converter": "Converter of record keys (used when store.kafka.keys): Avro, JSON, String, ByteArray",
     "value.converter": "Converter of record values: AvroConverter, JsonConverter (with or without the "
-                       "schema/payload envelope), StringConverter, ByteArrayConverter",
-    "format.class": "AvroFormat, JsonFormat, ByteArrayFormat, ParquetFormat, or "
-                    "kafka_s3_assets.format.BlockGzipFormat",
+    "schema/payload envelope), StringConverter, ByteArrayConverter",
+    "format.class": "AvroFormat, JsonFormat, ByteArrayFormat, ParquetFormat, or kafka_s3_assets.format.BlockGzipFormat",
     "rotate.interval.ms": "Rotate when a record's timestamp is this far past the file's first (time-based "
-                          "partitioners)",
+    "partitioners)",
     "rotate.schedule.interval.ms": "Rotate on wall-clock boundaries from local midnight, taking a record's Kafka "
-                                   "timestamp as its arrival; quiet partitions are flushed too (needs timezone)",
+    "timestamp as its arrival; quiet partitions are flushed too (needs timezone)",
     "enhanced.avro.schema.support": "Avro file schemas: Connect strings that came from Avro enums are enums again "
-                                    "(false: strings)",
+    "(false: strings)",
     "connect.meta.data": "Avro file schemas carry AvroData's connect.* properties (connect.name, connect.version, "
-                         "connect.parameters, connect.doc, connect.default, connect.type) at every level",
+    "connect.parameters, connect.doc, connect.default, connect.type) at every level",
     "filename.offset.zero.pad.width": "Digits of the start offset in file names; longer offsets are not truncated",
     "avro.codec": "Avro container codec: null, deflate, snappy, bzip2 (zstandard, xz: our extension)",
     "parquet.codec": "Parquet codec: none, snappy, gzip, brotli, zstd, lz4_raw (lzo and Hadoop lz4 cannot be "
-                     "written by pyarrow)",
+    "written by pyarrow)",
     "storage.class": "io.confluent.connect.s3.storage.S3Storage",
     "topics.dir": "First key segment; blank for none",
     "directory.delim": "Separator between key segments and partition fields",
@@ -379,12 +551,12 @@ DOCS = {
     "s3.object.behavior.on.tagging.error": "ignore or fail when tagging fails",
     "s3.region": "AWS region",
     "s3.part.size": "Multipart part size, and the most an object being written holds before a part is uploaded "
-                    "(>= 5 MiB; in memory, or spilled to local disk past the memory budget)",
+    "(>= 5 MiB; in memory, or spilled to local disk past the memory budget)",
     "s3.credentials.provider.class": "AWS SDK v1/v2 credentials provider class, or Confluent's "
-                                     "AwsAssumeRoleCredentialsProvider (s3.credentials.provider.sts.*); see "
-                                     "docs/credentials.md",
+    "AwsAssumeRoleCredentialsProvider (s3.credentials.provider.sts.*); see "
+    "docs/credentials.md",
     "aws.access.key.id": "Static credentials (with a non-configurable provider), or the base credentials of "
-                         "AwsAssumeRoleCredentialsProvider",
+    "AwsAssumeRoleCredentialsProvider",
     "aws.secret.access.key": "Static credentials (never printed)",
     "s3.ssea.name": "Server-side encryption: AES256 (SSE-S3, or SSE-C with s3.sse.customer.key), aws:kms, aws:kms:dsse",
     "s3.sse.customer.key": "SSE-C key, base64 (with s3.ssea.name=AES256; never printed)",
@@ -406,7 +578,7 @@ DOCS = {
     "s3.path.style.access.enabled": "Path-style S3 addressing (needed by most S3-compatible servers)",
     "partitioner.max.open.files": "Commit all open files before one more would be opened (-1: no limit)",
     "s3.elastic.buffer.enable": "No effect: an object's buffer always grows with what is written, up to one part, "
-                                "within the task's memory budget (docs/memory.md)",
+    "within the task's memory budget (docs/memory.md)",
     "s3.elastic.buffer.init.capacity": "No effect (see s3.elastic.buffer.enable)",
 }
 
@@ -429,48 +601,124 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
         _k("auto.register.schemas", Type.BOOLEAN, True, I),
         _k("use.latest.version", Type.BOOLEAN, False, I),
         _k("latest.compatibility.strict", Type.BOOLEAN, True, I),
-        _k("enhanced.avro.schema.support", Type.BOOLEAN, False, F,
-           doc="AvroConverter: union branches of named types are named by full name in the Connect schema"),
-        _k("connect.meta.data", Type.BOOLEAN, True, F,
-           doc="AvroConverter: record, field and enum docs, the field-default flag, connect.doc and "
-               "connect.parameters become Connect schema attributes (so file schemas and schema.compatibility "
-               "see them)"),
+        _k(
+            "enhanced.avro.schema.support",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="AvroConverter: union branches of named types are named by full name in the Connect schema",
+        ),
+        _k(
+            "connect.meta.data",
+            Type.BOOLEAN,
+            True,
+            F,
+            doc="AvroConverter: record, field and enum docs, the field-default flag, connect.doc and "
+            "connect.parameters become Connect schema attributes (so file schemas and schema.compatibility "
+            "see them)",
+        ),
         # The subject whose version of the schema becomes connect.version (sink.schema.subject_names).
-        _k("value.subject.name.strategy", Type.CLASS, "io.confluent.kafka.serializers.subject.TopicNameStrategy", F,
-           known_class(*("io.confluent.kafka.serializers.subject." + n
-                         for n in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"))),
-           "AvroConverter (values): TopicNameStrategy (<topic>-value), RecordNameStrategy (<record full name>) or "
-           "TopicRecordNameStrategy (<topic>-<record full name>), io.confluent.kafka.serializers.subject.*"),
-        _k("key.subject.name.strategy", Type.CLASS, "io.confluent.kafka.serializers.subject.TopicNameStrategy", F,
-           known_class(*("io.confluent.kafka.serializers.subject." + n
-                         for n in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"))),
-           "AvroConverter (keys): as value.subject.name.strategy, with <topic>-key for TopicNameStrategy"),
+        _k(
+            "value.subject.name.strategy",
+            Type.CLASS,
+            "io.confluent.kafka.serializers.subject.TopicNameStrategy",
+            F,
+            known_class(
+                *(
+                    "io.confluent.kafka.serializers.subject." + n
+                    for n in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
+                )
+            ),
+            "AvroConverter (values): TopicNameStrategy (<topic>-value), RecordNameStrategy (<record full name>) or "
+            "TopicRecordNameStrategy (<topic>-<record full name>), io.confluent.kafka.serializers.subject.*",
+        ),
+        _k(
+            "key.subject.name.strategy",
+            Type.CLASS,
+            "io.confluent.kafka.serializers.subject.TopicNameStrategy",
+            F,
+            known_class(
+                *(
+                    "io.confluent.kafka.serializers.subject." + n
+                    for n in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
+                )
+            ),
+            "AvroConverter (keys): as value.subject.name.strategy, with <topic>-key for TopicNameStrategy",
+        ),
         # Schema registry client (AvroConverter). Secrets are PASSWORD keys: never printed.
-        _k("basic.auth.credentials.source", Type.STRING, "URL", F, one_of("URL", "USER_INFO"),
-           "Registry basic auth: URL (user:password@ in schema.registry.url) or USER_INFO (basic.auth.user.info)"),
+        _k(
+            "basic.auth.credentials.source",
+            Type.STRING,
+            "URL",
+            F,
+            one_of("URL", "USER_INFO"),
+            "Registry basic auth: URL (user:password@ in schema.registry.url) or USER_INFO (basic.auth.user.info)",
+        ),
         _k("basic.auth.user.info", Type.PASSWORD, None, F, doc="Registry basic auth user:password (USER_INFO)"),
-        _k("bearer.auth.credentials.source", Type.STRING, None, F, one_of("STATIC_TOKEN"),
-           "Registry bearer auth: STATIC_TOKEN (bearer.auth.token); excludes basic.auth.credentials.source"),
+        _k(
+            "bearer.auth.credentials.source",
+            Type.STRING,
+            None,
+            F,
+            one_of("STATIC_TOKEN"),
+            "Registry bearer auth: STATIC_TOKEN (bearer.auth.token); excludes basic.auth.credentials.source",
+        ),
         _k("bearer.auth.token", Type.PASSWORD, None, F, doc="Registry bearer token (STATIC_TOKEN)"),
-        _k("bearer.auth.logical.cluster", Type.STRING, None, F,
-           doc="With bearer auth: sent as the target-sr-cluster header (Confluent Cloud)"),
-        _k("bearer.auth.identity.pool.id", Type.STRING, None, F,
-           doc="With bearer auth: sent as the Confluent-Identity-Pool-Id header (Confluent Cloud)"),
+        _k(
+            "bearer.auth.logical.cluster",
+            Type.STRING,
+            None,
+            F,
+            doc="With bearer auth: sent as the target-sr-cluster header (Confluent Cloud)",
+        ),
+        _k(
+            "bearer.auth.identity.pool.id",
+            Type.STRING,
+            None,
+            F,
+            doc="With bearer auth: sent as the Confluent-Identity-Pool-Id header (Confluent Cloud)",
+        ),
         # PEM files, as Python's ssl and confluent-kafka-python take them; Java's JKS/PKCS12 truststore and
         # keystore settings (schema.registry.ssl.truststore.location, ...) are not read.
-        _k("schema.registry.ssl.ca.location", Type.STRING, None, F,
-           doc="PEM CA bundle that signs the registry's certificate (else the system CAs)"),
-        _k("schema.registry.ssl.certificate.location", Type.STRING, None, F,
-           doc="PEM client certificate for mutual TLS (may also hold the key)"),
-        _k("schema.registry.ssl.key.location", Type.STRING, None, F,
-           doc="PEM private key of the client certificate (unencrypted)"),
-        _k("max.retries", Type.INT, 3, F, at_least(0),
-           "Registry request retries per URL on connection errors, 408, 429, 500, 502, 503, 504"),
-        _k("retries.wait.ms", Type.INT, 1000, F, at_least(0),
-           "First retry backoff; doubles per retry, full jitter"),
+        _k(
+            "schema.registry.ssl.ca.location",
+            Type.STRING,
+            None,
+            F,
+            doc="PEM CA bundle that signs the registry's certificate (else the system CAs)",
+        ),
+        _k(
+            "schema.registry.ssl.certificate.location",
+            Type.STRING,
+            None,
+            F,
+            doc="PEM client certificate for mutual TLS (may also hold the key)",
+        ),
+        _k(
+            "schema.registry.ssl.key.location",
+            Type.STRING,
+            None,
+            F,
+            doc="PEM private key of the client certificate (unencrypted)",
+        ),
+        _k(
+            "max.retries",
+            Type.INT,
+            3,
+            F,
+            at_least(0),
+            "Registry request retries per URL on connection errors, 408, 429, 500, 502, 503, 504",
+        ),
+        _k("retries.wait.ms", Type.INT, 1000, F, at_least(0), "First retry backoff; doubles per retry, full jitter"),
         _k("retries.max.wait.ms", Type.INT, 20000, F, at_least(0), "Longest retry backoff"),
-        _k("decimal.format", Type.STRING, "BASE64", F, one_of("BASE64", "NUMERIC", case_sensitive=False),
-           "JsonConverter: how Kafka writes decimals; reading accepts base64 and numbers either way, as Kafka does"),
+        _k(
+            "decimal.format",
+            Type.STRING,
+            "BASE64",
+            F,
+            one_of("BASE64", "NUMERIC", case_sensitive=False),
+            "JsonConverter: how Kafka writes decimals; reading accepts base64 and numbers either way, as Kafka does",
+        ),
         _k("converter.type", Type.STRING, None, I),
         _k("encoding", Type.STRING, "UTF8", D),
     ]

@@ -51,8 +51,11 @@ ENV_PROVIDER = PROVIDER_PACKAGE + "EnvVarConfigProvider"
 BUILT_IN_PROVIDERS = {"file": FILE_PROVIDER, "env": ENV_PROVIDER, "directory": DIRECTORY_PROVIDER}
 ALLOWED_PATHS = "allowed.paths"
 ALLOWLIST_PATTERN = "allowlist.pattern"
-PROVIDER_PARAMS = {FILE_PROVIDER: (ALLOWED_PATHS,), DIRECTORY_PROVIDER: (ALLOWED_PATHS,),
-                   ENV_PROVIDER: (ALLOWLIST_PATTERN,)}
+PROVIDER_PARAMS = {
+    FILE_PROVIDER: (ALLOWED_PATHS,),
+    DIRECTORY_PROVIDER: (ALLOWED_PATHS,),
+    ENV_PROVIDER: (ALLOWLIST_PATTERN,),
+}
 
 
 class LookupFailed(Exception):
@@ -107,8 +110,9 @@ class AllowedPaths:
             return path
         normalised = os.path.normpath(path)
         if not any(PurePath(normalised).is_relative_to(root) for root in self.roots):
-            raise LookupFailed(f"may not read {path}: it is outside its {ALLOWED_PATHS} "
-                               f"({', '.join(str(r) for r in self.roots)})")
+            raise LookupFailed(
+                f"may not read {path}: it is outside its {ALLOWED_PATHS} ({', '.join(str(r) for r in self.roots)})"
+            )
         return normalised
 
 
@@ -132,8 +136,13 @@ class FileProvider:
                 with open(readable, encoding="utf-8") as f:
                     self._files[readable] = parse_properties(f.read())
             except (OSError, UnicodeDecodeError, MalformedProperties) as exc:
-                reason = exc.strerror if isinstance(exc, OSError) else \
-                    "not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+                reason = (
+                    exc.strerror
+                    if isinstance(exc, OSError)
+                    else "not UTF-8"
+                    if isinstance(exc, UnicodeDecodeError)
+                    else str(exc)
+                )
                 raise LookupFailed(f"could not read properties from file {path}: {reason}") from None
         properties = self._files[readable]
         if key not in properties:
@@ -171,8 +180,10 @@ class EnvProvider:
         if path:
             raise LookupFailed(f"Path is not supported for EnvVarConfigProvider, invalid value '{path}'")
         if self._allowlist is not None and not self._allowlist.fullmatch(key):
-            raise LookupFailed(f"may not read environment variable '{key}': its {ALLOWLIST_PATTERN} "
-                               f"'{self._allowlist.pattern}' does not match it")
+            raise LookupFailed(
+                f"may not read environment variable '{key}': its {ALLOWLIST_PATTERN} "
+                f"'{self._allowlist.pattern}' does not match it"
+            )
         if key not in self._env:
             raise LookupFailed(f"found no environment variable '{key}'")
         return self._env[key]
@@ -188,10 +199,12 @@ class UnrunnableProvider:
         self._class_key = class_key
 
     def lookup(self, path: str, key: str) -> str:
-        raise LookupFailed(f"cannot run here: its class {self._class_name} ({self._class_key}) is not one of "
-                           f"Kafka's {', '.join(c.rsplit('.', 1)[1] for c in BUILT_IN_PROVIDERS.values())}. "
-                           "Let your secret store write the value to a file, a mounted directory or an environment "
-                           "variable, and use ${file:…}, ${directory:…} or ${env:…}")
+        raise LookupFailed(
+            f"cannot run here: its class {self._class_name} ({self._class_key}) is not one of "
+            f"Kafka's {', '.join(c.rsplit('.', 1)[1] for c in BUILT_IN_PROVIDERS.values())}. "
+            "Let your secret store write the value to a file, a mounted directory or an environment "
+            "variable, and use ${file:…}, ${directory:…} or ${env:…}"
+        )
 
 
 def listed_providers(value: Any) -> list[str]:
@@ -200,8 +213,9 @@ def listed_providers(value: Any) -> list[str]:
     return [str(n).strip() for n in items if str(n).strip()]
 
 
-def configured_providers(config: Mapping[str, Any], env: Mapping[str, str],
-                         origin=lambda key: "") -> tuple[dict[str, ConfigProvider], list[ConfigProblem]]:
+def configured_providers(
+    config: Mapping[str, Any], env: Mapping[str, str], origin=lambda key: ""
+) -> tuple[dict[str, ConfigProvider], list[ConfigProblem]]:
     """The providers a config can use: Kafka's three under their usual names, and those it defines
     (which may reuse those names)."""
     problems: list[ConfigProblem] = []
@@ -211,26 +225,41 @@ def configured_providers(config: Mapping[str, Any], env: Mapping[str, str],
         key = str(key)
         if not key.startswith(PROVIDER_PREFIX):
             continue
-        name, _, setting = key[len(PROVIDER_PREFIX):].partition(".")
+        name, _, setting = key[len(PROVIDER_PREFIX) :].partition(".")
         if setting == "class":
             classes[name] = (str(value).strip(), key)
         elif setting.startswith("param.") and len(setting) > len("param."):
-            params.setdefault(name, {})[setting[len("param."):]] = (str(value), key)
+            params.setdefault(name, {})[setting[len("param.") :]] = (str(value), key)
         else:
-            problems.append(ConfigProblem(key, f"Unknown config provider setting '{key}'{origin(key)}: a provider "
-                                               f"has config.providers.{name or '<name>'}.class and "
-                                               f"config.providers.{name or '<name>'}.param.<parameter>"))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"Unknown config provider setting '{key}'{origin(key)}: a provider "
+                    f"has config.providers.{name or '<name>'}.class and "
+                    f"config.providers.{name or '<name>'}.param.<parameter>",
+                )
+            )
     listed = listed_providers(config.get(PROVIDERS_KEY))
     for name in listed:
         if name not in classes:
-            problems.append(ConfigProblem(PROVIDERS_KEY, f"Config provider '{name}' is listed in "
-                                                         f"{PROVIDERS_KEY}{origin(PROVIDERS_KEY)} but "
-                                                         f"{PROVIDER_PREFIX}{name}.class is not set"))
+            problems.append(
+                ConfigProblem(
+                    PROVIDERS_KEY,
+                    f"Config provider '{name}' is listed in "
+                    f"{PROVIDERS_KEY}{origin(PROVIDERS_KEY)} but "
+                    f"{PROVIDER_PREFIX}{name}.class is not set",
+                )
+            )
     for name in [*classes, *(n for n in params if n not in classes)]:
         if name not in listed:
             key = classes[name][1] if name in classes else next(iter(params[name].values()))[1]
-            problems.append(ConfigProblem(key, f"Config provider '{name}' is defined{origin(key)} but not listed in "
-                                               f"{PROVIDERS_KEY} (a Connect worker would not create it)"))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"Config provider '{name}' is defined{origin(key)} but not listed in "
+                    f"{PROVIDERS_KEY} (a Connect worker would not create it)",
+                )
+            )
 
     providers: dict[str, ConfigProvider] = {name: _provider(cls, {}, env) for name, cls in BUILT_IN_PROVIDERS.items()}
     for name in listed:
@@ -244,15 +273,21 @@ def configured_providers(config: Mapping[str, Any], env: Mapping[str, str],
         accepted = PROVIDER_PARAMS[class_name]
         for param, (_value, key) in given.items():
             if param not in accepted:
-                problems.append(ConfigProblem(key, f"Unknown parameter '{param}' of {class_name.rsplit('.', 1)[1]}"
-                                                   f"{origin(key)}: it takes {', '.join(accepted)}"))
+                problems.append(
+                    ConfigProblem(
+                        key,
+                        f"Unknown parameter '{param}' of {class_name.rsplit('.', 1)[1]}"
+                        f"{origin(key)}: it takes {', '.join(accepted)}",
+                    )
+                )
         try:
             providers[name] = _provider(class_name, {p: v for p, (v, _k) in given.items() if p in accepted}, env)
         except ValueError as exc:
             param = PROVIDER_PARAMS[class_name][0]
             key = given[param][1]
-            problems.append(ConfigProblem(key, f"Invalid value {given[param][0]} for configuration {key}"
-                                               f"{origin(key)}: {exc}"))
+            problems.append(
+                ConfigProblem(key, f"Invalid value {given[param][0]} for configuration {key}{origin(key)}: {exc}")
+            )
     return providers, problems
 
 
@@ -267,8 +302,9 @@ def _provider(class_name: str, params: Mapping[str, str], env: Mapping[str, str]
     return FileProvider(allowed) if class_name == FILE_PROVIDER else DirectoryProvider(allowed)
 
 
-def resolve_config_providers(config: Mapping[str, Any], env: Mapping[str, str] | None = None,
-                             sources: Mapping[str, str] | None = None) -> ResolvedConnectorConfig:
+def resolve_config_providers(
+    config: Mapping[str, Any], env: Mapping[str, str] | None = None, sources: Mapping[str, str] | None = None
+) -> ResolvedConnectorConfig:
     """Every placeholder of every value resolved, ``config.providers*`` keys consumed; one ConfigError
     listing every problem, each naming the key (and, in ``sources``, the file a key came from)."""
     if isinstance(config, ResolvedConnectorConfig):
@@ -288,31 +324,39 @@ def resolve_config_providers(config: Mapping[str, Any], env: Mapping[str, str] |
         if isinstance(value, str):
             value = _substitute(key, value, providers, problems, origin(key))
         elif isinstance(value, (list, tuple)):
-            value = [_substitute(key, v, providers, problems, origin(key)) if isinstance(v, str) else v
-                     for v in value]
+            value = [_substitute(key, v, providers, problems, origin(key)) if isinstance(v, str) else v for v in value]
         resolved[key] = value
     if problems:
         raise ConfigError(problems)
     return resolved
 
 
-def _substitute(key: str, value: str, providers: Mapping[str, ConfigProvider], problems: list[ConfigProblem],
-                origin: str) -> str:
+def _substitute(
+    key: str, value: str, providers: Mapping[str, ConfigProvider], problems: list[ConfigProblem], origin: str
+) -> str:
     def replacement(match: re.Match) -> str:
         [placeholder] = placeholders(match.group(0))
         provider = providers.get(placeholder.provider)
         if provider is None:
             defined = ", ".join(sorted(providers))
-            problems.append(ConfigProblem(key, f"Cannot resolve {placeholder.text}{origin}: config provider "
-                                               f"'{placeholder.provider}' is not defined (defined: {defined}; "
-                                               f"define others with {PROVIDERS_KEY} and "
-                                               f"{PROVIDER_PREFIX}<name>.class)"))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"Cannot resolve {placeholder.text}{origin}: config provider "
+                    f"'{placeholder.provider}' is not defined (defined: {defined}; "
+                    f"define others with {PROVIDERS_KEY} and "
+                    f"{PROVIDER_PREFIX}<name>.class)",
+                )
+            )
             return match.group(0)
         try:
             return provider.lookup(placeholder.path, placeholder.key)
         except LookupFailed as exc:
-            problems.append(ConfigProblem(key, f"Cannot resolve {placeholder.text}{origin}: config provider "
-                                               f"'{placeholder.provider}' {exc}"))
+            problems.append(
+                ConfigProblem(
+                    key, f"Cannot resolve {placeholder.text}{origin}: config provider '{placeholder.provider}' {exc}"
+                )
+            )
             return match.group(0)
 
     return PLACEHOLDER.sub(replacement, value)

@@ -78,8 +78,15 @@ class AvroConverter:
     the Avro schema the sink writes for that (``sink``: the connector's) are worked out once.
     """
 
-    def __init__(self, registry: SchemaSource, *, is_key: bool, converter: AvroDataConfig = CONVERTER_DEFAULTS,
-                 sink: AvroDataConfig = SINK_DEFAULTS, subject_strategy: SubjectNameStrategy = TOPIC_NAMES):
+    def __init__(
+        self,
+        registry: SchemaSource,
+        *,
+        is_key: bool,
+        converter: AvroDataConfig = CONVERTER_DEFAULTS,
+        sink: AvroDataConfig = SINK_DEFAULTS,
+        subject_strategy: SubjectNameStrategy = TOPIC_NAMES,
+    ):
         self._registry = registry
         self._is_key = is_key
         self._converter = converter
@@ -91,12 +98,14 @@ class AvroConverter:
         if data is None:
             return None
         if len(data) < WIRE_HEADER.size:
-            raise ConversionError(f"Failed to deserialize data for topic {topic} to Avro: "
-                                  f"{len(data)} bytes is shorter than the 5-byte Confluent header")
+            raise ConversionError(
+                f"Failed to deserialize data for topic {topic} to Avro: "
+                f"{len(data)} bytes is shorter than the 5-byte Confluent header"
+            )
         magic, schema_id = WIRE_HEADER.unpack_from(data)
         if magic != MAGIC_BYTE:
             raise ConversionError(f"Failed to deserialize data for topic {topic} to Avro: Unknown magic byte!")
-        return ConnectData(schema=self._schema(topic, schema_id), avro_datum=data[WIRE_HEADER.size:])
+        return ConnectData(schema=self._schema(topic, schema_id), avro_datum=data[WIRE_HEADER.size :])
 
     def cached_schema(self, topic: str, schema_id: int) -> AvroSchemaRef | None:
         """The schema of ``schema_id`` if a record of it was converted already (one object per topic and id)."""
@@ -147,9 +156,11 @@ class JsonEnvelopeConverter:
     turned into the Avro schema and datum AvroData would make of them, so every format writes them."""
 
     def __init__(self, *, sink: AvroDataConfig = SINK_DEFAULTS, cache_size: int = 1000):
-        self._reader = EnvelopeReader(connect_meta_data=sink.connect_meta_data,
-                                      enhanced_avro_schema_support=sink.enhanced_avro_schema_support,
-                                      cache_size=cache_size)
+        self._reader = EnvelopeReader(
+            connect_meta_data=sink.connect_meta_data,
+            enhanced_avro_schema_support=sink.enhanced_avro_schema_support,
+            cache_size=cache_size,
+        )
 
     def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:
         if data is None:
@@ -177,8 +188,9 @@ class ByteArrayConverter:
         return ConnectData(schema=OPTIONAL_BYTES, decoded=bytes(data), is_decoded=True)
 
 
-def build_converter(config: ConverterConfig, registry: SchemaSource | None, *, is_key: bool,
-                    sink: AvroDataConfig = SINK_DEFAULTS) -> Converter:
+def build_converter(
+    config: ConverterConfig, registry: SchemaSource | None, *, is_key: bool, sink: AvroDataConfig = SINK_DEFAULTS
+) -> Converter:
     """The converter ``config`` names, with its settings. ``sink`` is the connector's AvroData settings
     (``connect.meta.data``, ``enhanced.avro.schema.support``): they shape the Avro schemas written for
     AvroConverter and JsonConverter data."""
@@ -186,8 +198,9 @@ def build_converter(config: ConverterConfig, registry: SchemaSource | None, *, i
         if registry is None:
             raise ValueError("AvroConverter needs a schema registry")
         strategy = SubjectNameStrategy(config.settings.get(strategy_setting(is_key)) or TOPIC_NAME_STRATEGY)
-        return AvroConverter(registry, is_key=is_key, converter=converter_avro_data(config), sink=sink,
-                             subject_strategy=strategy)
+        return AvroConverter(
+            registry, is_key=is_key, converter=converter_avro_data(config), sink=sink, subject_strategy=strategy
+        )
     if config.class_name == JSON_CONVERTER:
         if config.schemas_enable:
             return JsonEnvelopeConverter(sink=sink, cache_size=int(config.settings.get("schemas.cache.size") or 1000))
@@ -203,8 +216,10 @@ def converter_avro_data(config: ConverterConfig) -> AvroDataConfig:
     """The AvroData settings of an AvroConverter: ``<prefix>connect.meta.data`` (default true) and
     ``<prefix>enhanced.avro.schema.support`` (default false)."""
     settings = config.settings
-    return AvroDataConfig(connect_meta_data=settings.get("connect.meta.data", True),
-                          enhanced_avro_schema_support=settings.get("enhanced.avro.schema.support", False))
+    return AvroDataConfig(
+        connect_meta_data=settings.get("connect.meta.data", True),
+        enhanced_avro_schema_support=settings.get("enhanced.avro.schema.support", False),
+    )
 
 
 class AvroDecoder:
@@ -230,11 +245,14 @@ class AvroDecoder:
         try:
             value = fastavro.schemaless_reader(buffer, parsed, None)
         except Exception as exc:  # truncated or corrupt bytes: fastavro raises EOFError, IndexError, ...
-            raise ConversionError(f"Corrupt Avro datum for schema id {schema.schema_id} "
-                                  f"({type(exc).__name__}: {exc})") from exc
+            raise ConversionError(
+                f"Corrupt Avro datum for schema id {schema.schema_id} ({type(exc).__name__}: {exc})"
+            ) from exc
         if buffer.tell() != len(data.avro_datum):
-            raise ConversionError(f"Avro datum has {len(data.avro_datum) - buffer.tell()} trailing bytes "
-                                  f"after decoding with schema id {schema.schema_id}")
+            raise ConversionError(
+                f"Avro datum has {len(data.avro_datum) - buffer.tell()} trailing bytes "
+                f"after decoding with schema id {schema.schema_id}"
+            )
         return value
 
 

@@ -135,9 +135,9 @@ def known_provider_class(_key: str, value: Any) -> str | None:
     return f"AWS credentials provider class {value} is not supported by kafka_s3_assets; {supported_classes_message()}"
 
 
-def credentials_provider_config(raw: Mapping[str, Any], class_name: str | None,
-                                duration_seconds: int | None) -> tuple[CredentialsProviderConfig | None,
-                                                                       list[ConfigProblem]]:
+def credentials_provider_config(
+    raw: Mapping[str, Any], class_name: str | None, duration_seconds: int | None
+) -> tuple[CredentialsProviderConfig | None, list[ConfigProblem]]:
     """The provider of a config whose ``s3.credentials.provider.class`` parsed to ``class_name`` (None when
     that key is invalid: then only the prefixed keys' own problems are reported).
 
@@ -147,8 +147,7 @@ def credentials_provider_config(raw: Mapping[str, Any], class_name: str | None,
     assume a role.
     """
     problems: list[ConfigProblem] = []
-    prefixed = {str(k)[len(PREFIX):]: v for k, v in raw.items()
-                if str(k).startswith(PREFIX) and str(k) != CLASS_KEY}
+    prefixed = {str(k)[len(PREFIX) :]: v for k, v in raw.items() if str(k).startswith(PREFIX) and str(k) != CLASS_KEY}
     provider = PROVIDER_CLASSES.get(class_name) if class_name is not None else None
     assume_role = provider is not None and provider.kind is ProviderKind.ASSUME_ROLE
     for name in sorted(prefixed):
@@ -156,15 +155,29 @@ def credentials_provider_config(raw: Mapping[str, Any], class_name: str | None,
             continue
         key = PREFIX + name
         if name in ASSUME_ROLE_KEYS:
-            problems.append(ConfigProblem(key, f"{key} is read only by {ASSUME_ROLE_CLASS}; with "
-                                               f"{CLASS_KEY}={class_name} it would have no effect"))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"{key} is read only by {ASSUME_ROLE_CLASS}; with {CLASS_KEY}={class_name} it would have no effect",
+                )
+            )
         else:
-            problems.append(ConfigProblem(key, f"Unknown configuration key '{key}' (keys under {PREFIX} are handed "
-                                               f"to the credentials provider; {ASSUME_ROLE_CLASS} reads "
-                                               f"{', '.join(ASSUME_ROLE_KEYS)})"))
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"Unknown configuration key '{key}' (keys under {PREFIX} are handed "
+                    f"to the credentials provider; {ASSUME_ROLE_CLASS} reads "
+                    f"{', '.join(ASSUME_ROLE_KEYS)})",
+                )
+            )
     if DURATION_KEY in raw and provider is not None and not assume_role:
-        problems.append(ConfigProblem(DURATION_KEY, f"{DURATION_KEY} applies to {ASSUME_ROLE_CLASS} only; with "
-                                                    f"{CLASS_KEY}={class_name} it would have no effect"))
+        problems.append(
+            ConfigProblem(
+                DURATION_KEY,
+                f"{DURATION_KEY} applies to {ASSUME_ROLE_CLASS} only; with "
+                f"{CLASS_KEY}={class_name} it would have no effect",
+            )
+        )
     if provider is None:
         return None, problems
     assert class_name is not None  # a provider is looked up by its class name only
@@ -174,18 +187,29 @@ def credentials_provider_config(raw: Mapping[str, Any], class_name: str | None,
     values = {name: _blank_to_none(prefixed.get(name)) for name in ASSUME_ROLE_KEYS}
     for name in ASSUME_ROLE_REQUIRED:
         if name not in prefixed or prefixed[name] is None:
-            problems.append(ConfigProblem(PREFIX + name, f'Missing required configuration "{name}" which has no '
-                                                         f"default value. ({ASSUME_ROLE_CLASS} reads it from "
-                                                         f"{PREFIX + name})"))
+            problems.append(
+                ConfigProblem(
+                    PREFIX + name,
+                    f'Missing required configuration "{name}" which has no '
+                    f"default value. ({ASSUME_ROLE_CLASS} reads it from "
+                    f"{PREFIX + name})",
+                )
+            )
     for name in (ROLE_ARN, ROLE_SESSION_NAME):
         if name in prefixed and prefixed[name] is not None and values[name] is None:
             problems.append(ConfigProblem(PREFIX + name, f"{PREFIX + name} must not be blank: AssumeRole needs it"))
     if problems:
         return None, problems
-    return CredentialsProviderConfig(class_name, provider.kind, provider.sdk, role_arn=values[ROLE_ARN],
-                                     role_session_name=values[ROLE_SESSION_NAME],
-                                     role_external_id=values[ROLE_EXTERNAL_ID], sts_region=values[STS_REGION],
-                                     duration_seconds=duration_seconds or DEFAULT_DURATION_SECONDS), problems
+    return CredentialsProviderConfig(
+        class_name,
+        provider.kind,
+        provider.sdk,
+        role_arn=values[ROLE_ARN],
+        role_session_name=values[ROLE_SESSION_NAME],
+        role_external_id=values[ROLE_EXTERNAL_ID],
+        sts_region=values[STS_REGION],
+        duration_seconds=duration_seconds or DEFAULT_DURATION_SECONDS,
+    ), problems
 
 
 def _blank_to_none(value: Any) -> str | None:

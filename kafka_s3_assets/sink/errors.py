@@ -32,8 +32,17 @@ class RecordError(Exception):
     (``__cause__``) is the error that says what was wrong with the record.
     """
 
-    def __init__(self, topic: str, partition: int, offset: int, reason: str, *, stage: str = "TASK_PUT",
-                 executing_class: str | None = None, skippable: bool = True):
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        reason: str,
+        *,
+        stage: str = "TASK_PUT",
+        executing_class: str | None = None,
+        skippable: bool = True,
+    ):
         self.topic = topic
         self.partition = partition
         self.offset = offset

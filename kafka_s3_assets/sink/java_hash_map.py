@@ -16,8 +16,8 @@ Results are cached per key sequence (objects of a topic mostly share their keys)
 from __future__ import annotations
 
 _DEFAULT_CAPACITY = 16
-_TREEIFY_THRESHOLD = 8      # a chain reaching 9 nodes is treeified (or the table grown)
-_UNTREEIFY_THRESHOLD = 6    # a split tree bin of at most 6 nodes becomes a chain again
+_TREEIFY_THRESHOLD = 8  # a chain reaching 9 nodes is treeified (or the table grown)
+_UNTREEIFY_THRESHOLD = 6  # a split tree bin of at most 6 nodes becomes a chain again
 _MIN_TREEIFY_CAPACITY = 64
 _CACHE_LIMIT = 4096
 

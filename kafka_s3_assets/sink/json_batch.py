@@ -46,8 +46,14 @@ class JsonValueBatch:
     @classmethod
     def run_of(cls, batch: RecordBatch, lines: JsonLines, start: int, stop: int) -> JsonValueBatch:
         """Records ``start`` to ``stop`` (exclusive) of ``batch``, none of them uncertain."""
-        return cls(batch.topic, batch.partition, batch.offsets[start:stop], lines.text,
-                   lines.bounds[start:stop + 1], lambda: batch.timestamps()[start:stop])
+        return cls(
+            batch.topic,
+            batch.partition,
+            batch.offsets[start:stop],
+            lines.text,
+            lines.bounds[start : stop + 1],
+            lambda: batch.timestamps()[start:stop],
+        )
 
     def sink_record(self, index: int) -> SinkRecord:
         """The ``index``-th record as the record-by-record path sees it (for naming a file it opens)."""
@@ -62,9 +68,9 @@ class JsonValueBatch:
         ``BlockWriteError`` naming the last of them."""
         bounds = self.bounds
         if isinstance(indexes, range) and indexes.step == 1:
-            text, run_bounds = self.text, bounds[indexes.start:indexes.stop + 1]
+            text, run_bounds = self.text, bounds[indexes.start : indexes.stop + 1]
         else:
-            text = b"".join([self.text[bounds[i]:bounds[i + 1]] for i in indexes])
+            text = b"".join([self.text[bounds[i] : bounds[i + 1]] for i in indexes])
             run_bounds = [0]
             for i in indexes:
                 run_bounds.append(run_bounds[-1] + bounds[i + 1] - bounds[i])
@@ -88,9 +94,13 @@ class JsonBatchPath:
         scheduled rotation, a partitioner that does not read values (Default; TimeBased, Daily, Hourly
         with the Wallclock or Record extractor). None otherwise: its records go one by one."""
         keyer = keyer_for(partitioner, avro_values=False)
-        if (keyer is not None and isinstance(formats.values, JsonFormat)
-                and formats.keys is None and formats.headers is None
-                and settings.rotate_schedule_interval_ms <= 0):
+        if (
+            keyer is not None
+            and isinstance(formats.values, JsonFormat)
+            and formats.keys is None
+            and formats.headers is None
+            and settings.rotate_schedule_interval_ms <= 0
+        ):
             return cls(keyer)
         return None
 

@@ -49,15 +49,26 @@ from .schema.connect_schema import (
     java_hash_map_order,
 )
 
-ENVELOPE_MESSAGE = ('JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain '
-                    "additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false "
-                    "in your converter configuration.")
+ENVELOPE_MESSAGE = (
+    'JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain '
+    "additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false "
+    "in your converter configuration."
+)
 
 # JsonSchema type names (as Kafka writes them) -> Connect Schema.Type.
 CONNECT_TYPES = {
-    "boolean": "BOOLEAN", "int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64",
-    "float": "FLOAT32", "double": "FLOAT64", "bytes": "BYTES", "string": "STRING",
-    "array": "ARRAY", "map": "MAP", "struct": "STRUCT",
+    "boolean": "BOOLEAN",
+    "int8": "INT8",
+    "int16": "INT16",
+    "int32": "INT32",
+    "int64": "INT64",
+    "float": "FLOAT32",
+    "double": "FLOAT64",
+    "bytes": "BYTES",
+    "string": "STRING",
+    "array": "ARRAY",
+    "map": "MAP",
+    "struct": "STRUCT",
 }
 INTEGER_RANGES = {"INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64}
 MILLIS_PER_DAY = 24 * 60 * 60 * 1000
@@ -85,8 +96,7 @@ class JsonEnvelopeSchema(AvroSchemaRef):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, JsonEnvelopeSchema):
             return NotImplemented
-        return (self.connect_schema == other.connect_schema
-                and self.header_schema_json == other.header_schema_json)
+        return self.connect_schema == other.connect_schema and self.header_schema_json == other.header_schema_json
 
     def __hash__(self) -> int:
         return hash((self.connect_schema, self.header_schema_json))
@@ -100,8 +110,9 @@ class EnvelopeReader:
     """Bytes -> ConnectData, caching the converted schema per distinct ``schema`` JSON (as Kafka's
     JsonConverter caches ``asConnectSchema`` results, bounded by ``schemas.cache.size``)."""
 
-    def __init__(self, *, connect_meta_data: bool = True, enhanced_avro_schema_support: bool = True,
-                 cache_size: int = 1000):
+    def __init__(
+        self, *, connect_meta_data: bool = True, enhanced_avro_schema_support: bool = True, cache_size: int = 1000
+    ):
         self._sink = AvroDataConfig(connect_meta_data, enhanced_avro_schema_support)
         self._cache_size = max(1, cache_size)
         # schema JSON -> (its schema, whether a payload holds union structs to turn into Avro datums)
@@ -109,8 +120,7 @@ class EnvelopeReader:
 
     def read(self, data: bytes) -> ConnectData | None:
         document = parse_json(data)
-        if not (isinstance(document, dict) and len(document) == 2 and "schema" in document
-                and "payload" in document):
+        if not (isinstance(document, dict) and len(document) == 2 and "schema" in document and "payload" in document):
             raise EnvelopeError(ENVELOPE_MESSAGE)
         schema_node, payload = document["schema"], document["payload"]
         if schema_node is None:  # "schema": null is schemaless data, as with schemas.enable=false
@@ -145,8 +155,13 @@ def envelope_schema(schema: ConnectSchema, sink: AvroDataConfig = SINK_DEFAULTS)
         header = writer if sink.connect_meta_data else avro_file_schema_json(schema, sink)
     except AvroSchemaError as exc:
         raise EnvelopeError(f"AvroData cannot write this schema: {exc}") from None
-    return JsonEnvelopeSchema(schema_id=None, version=schema.version, writer_schema=json.loads(writer),
-                              header_schema_json=header, connect_schema=schema)
+    return JsonEnvelopeSchema(
+        schema_id=None,
+        version=schema.version,
+        writer_schema=json.loads(writer),
+        header_schema_json=header,
+        connect_schema=schema,
+    )
 
 
 def parse_json(data: bytes) -> Any:
@@ -157,8 +172,9 @@ def parse_json(data: bytes) -> Any:
     try:
         return json.loads(data, parse_float=decimal.Decimal, parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise EnvelopeError(f"Converting byte[] to Kafka Connect data failed due to serialization error: "
-                            f"{exc}") from None
+        raise EnvelopeError(
+            f"Converting byte[] to Kafka Connect data failed due to serialization error: {exc}"
+        ) from None
 
 
 def _reject_constant(name: str) -> Any:
@@ -209,7 +225,7 @@ def parse_connect_schema(node: Any, path: str = "schema") -> ConnectSchema:
         connect_type,
         optional=node.get("optional") is True,
         name=name,
-        version=version if _is_int(version) and -2**31 <= version < 2**31 else None,
+        version=version if _is_int(version) and -(2**31) <= version < 2**31 else None,
         doc=node.get("doc") if isinstance(node.get("doc"), str) else None,
         parameters=_parameters(node.get("parameters"), path),
         **parts,
@@ -241,7 +257,7 @@ def _as_connect_holds_it(schema: ConnectSchema, value: Any) -> Any:
 
 def _struct_fields(fields: Any, path: str) -> tuple[tuple[str, ConnectSchema], ...]:
     if not isinstance(fields, list):
-        raise EnvelopeError(f"Struct schema's \"fields\" argument is not an array.{_at(path)}")
+        raise EnvelopeError(f'Struct schema\'s "fields" argument is not an array.{_at(path)}')
     out: list[tuple[str, ConnectSchema]] = []
     seen: set[str] = set()
     for i, item in enumerate(fields):
@@ -250,8 +266,7 @@ def _struct_fields(fields: Any, path: str) -> tuple[tuple[str, ConnectSchema], .
         if not isinstance(field_name, str):
             raise EnvelopeError(f"Struct schema's field name not specified properly{_at(field_path)}")
         if field_name in seen:
-            raise EnvelopeError(f"Cannot create field because of field name duplication {field_name}"
-                                f"{_at(field_path)}")
+            raise EnvelopeError(f"Cannot create field because of field name duplication {field_name}{_at(field_path)}")
         seen.add(field_name)
         out.append((field_name, parse_connect_schema(item, field_path)))
     return tuple(out)
@@ -269,21 +284,24 @@ def _parameters(node: Any, path: str) -> dict[str, str]:
 def _check_logical_type(schema: ConnectSchema, path: str) -> None:
     """Avro defines each logical type on one base type, and AvroData fails on any other; say so up front."""
     if schema.is_fixed and not _is_int_text(schema.parameters[FIXED_SIZE]):
-        raise EnvelopeError(f"Invalid fixed schema: {FIXED_SIZE} '{schema.parameters[FIXED_SIZE]}' is not an "
-                            f"integer{_at(path)}")
+        raise EnvelopeError(
+            f"Invalid fixed schema: {FIXED_SIZE} '{schema.parameters[FIXED_SIZE]}' is not an integer{_at(path)}"
+        )
     logical = schema.logical
     if logical is None:
         return
     base = LOGICAL_BASE_TYPES[logical]
     if schema.type != base:
-        raise EnvelopeError(f"Connect logical type {logical} must have type {base.lower()}, not "
-                            f"{schema.type.lower()}{_at(path)}")
+        raise EnvelopeError(
+            f"Connect logical type {logical} must have type {base.lower()}, not {schema.type.lower()}{_at(path)}"
+        )
     if logical == DECIMAL:
         decimal_scale(schema, path)
         precision = schema.parameter(DECIMAL_PRECISION)
         if precision is not None and not _is_int_text(precision):
-            raise EnvelopeError(f"Invalid Decimal schema: {DECIMAL_PRECISION} '{precision}' is not an integer"
-                                f"{_at(path)}")
+            raise EnvelopeError(
+                f"Invalid Decimal schema: {DECIMAL_PRECISION} '{precision}' is not an integer{_at(path)}"
+            )
 
 
 def decimal_scale(schema: ConnectSchema, path: Path = "schema") -> int:
@@ -325,9 +343,11 @@ def _integer(schema: ConnectSchema, node: Any, path: Path) -> int:
     if value is None:
         raise _type_error(schema, "a JSON integer", node, path)
     bits = INTEGER_RANGES[schema.type]
-    if not -2 ** (bits - 1) <= value < 2 ** (bits - 1):
-        raise EnvelopeError(f"Invalid value {value} for {schema.type}: out of range "
-                            f"[{-2 ** (bits - 1)}, {2 ** (bits - 1) - 1}]{_at(path)}")
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise EnvelopeError(
+            f"Invalid value {value} for {schema.type}: out of range "
+            f"[{-(2 ** (bits - 1))}, {2 ** (bits - 1) - 1}]{_at(path)}"
+        )
     return value
 
 
@@ -345,12 +365,15 @@ def _string(schema: ConnectSchema, node: Any, path: Path) -> str:
 
 def _bytes(schema: ConnectSchema, node: Any, path: Path) -> bytes:
     if not isinstance(node, str):
-        raise EnvelopeError(f"Invalid bytes field: expected a base64 JSON string, but found {_node_type(node)}"
-                            f"{_at(path)}")
+        raise EnvelopeError(
+            f"Invalid bytes field: expected a base64 JSON string, but found {_node_type(node)}{_at(path)}"
+        )
     value = _base64(node, "Invalid bytes field", path)
     if schema.is_fixed and len(value) != int(schema.parameters[FIXED_SIZE]):
-        raise EnvelopeError(f"Invalid value for fixed {schema.name}: {len(value)} bytes, the schema's size is "
-                            f"{schema.parameters[FIXED_SIZE]}{_at(path)}")
+        raise EnvelopeError(
+            f"Invalid value for fixed {schema.name}: {len(value)} bytes, the schema's size is "
+            f"{schema.parameters[FIXED_SIZE]}{_at(path)}"
+        )
     return value
 
 
@@ -366,22 +389,31 @@ def _map(schema: ConnectSchema, node: Any, path: Path) -> dict | list:
     entries: list[tuple[Any, Any]] = []
     if key_schema.type == "STRING":
         if not isinstance(node, dict):
-            raise EnvelopeError(f"Maps with string fields should be encoded as JSON objects, but found "
-                                f"{_node_type(node)}{_at(path)}")
+            raise EnvelopeError(
+                f"Maps with string fields should be encoded as JSON objects, but found {_node_type(node)}{_at(path)}"
+            )
         entries = [(k, connect_datum(value_schema, v, (path, k))) for k, v in node.items()]
     else:
         if not isinstance(node, list):
-            raise EnvelopeError(f"Maps with non-string fields should be encoded as JSON array of tuples, but "
-                                f"found {_node_type(node)}{_at(path)}")
+            raise EnvelopeError(
+                f"Maps with non-string fields should be encoded as JSON array of tuples, but "
+                f"found {_node_type(node)}{_at(path)}"
+            )
         for i, entry in enumerate(node):
             if not isinstance(entry, list):
-                raise EnvelopeError(f"Found invalid map entry instead of array tuple: {_node_type(entry)}"
-                                    f"{_at((path, i))}")
+                raise EnvelopeError(
+                    f"Found invalid map entry instead of array tuple: {_node_type(entry)}{_at((path, i))}"
+                )
             if len(entry) != 2:
-                raise EnvelopeError(f"Found invalid map entry, expected length 2 but found :{len(entry)}"
-                                    f"{_at((path, i))}")
-            entries.append((connect_datum(key_schema, entry[0], ((path, i), 0)),
-                            connect_datum(value_schema, entry[1], ((path, i), 1))))
+                raise EnvelopeError(
+                    f"Found invalid map entry, expected length 2 but found :{len(entry)}{_at((path, i))}"
+                )
+            entries.append(
+                (
+                    connect_datum(key_schema, entry[0], ((path, i), 0)),
+                    connect_datum(value_schema, entry[1], ((path, i), 1)),
+                )
+            )
     if schema.avro_map:
         return dict(entries)
     unique: dict[str, dict] = {}  # a Connect map holds each key once: the last entry wins
@@ -413,12 +445,16 @@ def _decimal(schema: ConnectSchema, node: Any, path: Path) -> bytes:
         assert isinstance(exponent, int)  # finite: JSON has no NaN or Infinity (parse_json refuses them)
         if -exponent != scale:
             # Decimal.fromLogical, called by AvroData (and by JsonFormat's BASE64 decimals).
-            raise EnvelopeError(f"BigDecimal has mismatching scale value for given Decimal schema: {node} has "
-                                f"scale {-exponent}, the schema {scale}{_at(path)}")
+            raise EnvelopeError(
+                f"BigDecimal has mismatching scale value for given Decimal schema: {node} has "
+                f"scale {-exponent}, the schema {scale}{_at(path)}"
+            )
         unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
     else:
-        raise EnvelopeError(f"Invalid type for Decimal, underlying representation should be numeric or bytes but "
-                            f"was {_node_type(node)}{_at(path)}")
+        raise EnvelopeError(
+            f"Invalid type for Decimal, underlying representation should be numeric or bytes but "
+            f"was {_node_type(node)}{_at(path)}"
+        )
     return unscaled_bytes(unscaled)
 
 
@@ -429,35 +465,49 @@ def unscaled_bytes(unscaled: int) -> bytes:
 
 
 def _date(schema: ConnectSchema, node: Any, path: Path) -> int:
-    if not _is_int(node) or not -2**31 <= node < 2**31:
-        raise EnvelopeError(f"Invalid type for Date, underlying representation should be integer but was "
-                            f"{_node_type(node)}{_at(path)}")
+    if not _is_int(node) or not -(2**31) <= node < 2**31:
+        raise EnvelopeError(
+            f"Invalid type for Date, underlying representation should be integer but was {_node_type(node)}{_at(path)}"
+        )
     return node
 
 
 def _time(schema: ConnectSchema, node: Any, path: Path) -> int:
-    if not _is_int(node) or not -2**31 <= node < 2**31:
-        raise EnvelopeError(f"Invalid type for Time, underlying representation should be integer but was "
-                            f"{_node_type(node)}{_at(path)}")
+    if not _is_int(node) or not -(2**31) <= node < 2**31:
+        raise EnvelopeError(
+            f"Invalid type for Time, underlying representation should be integer but was {_node_type(node)}{_at(path)}"
+        )
     if not 0 <= node <= MILLIS_PER_DAY:
-        raise EnvelopeError(f"Time values must use number of milliseconds greater than 0 and less than 86400000"
-                            f"{_at(path)}")
+        raise EnvelopeError(
+            f"Time values must use number of milliseconds greater than 0 and less than 86400000{_at(path)}"
+        )
     return node
 
 
 def _timestamp(schema: ConnectSchema, node: Any, path: Path) -> int:
     if not _is_int(node):
-        raise EnvelopeError(f"Invalid type for Timestamp, underlying representation should be integral but was "
-                            f"{_node_type(node)}{_at(path)}")
-    if not -2**63 <= node < 2**63:
+        raise EnvelopeError(
+            f"Invalid type for Timestamp, underlying representation should be integral but was "
+            f"{_node_type(node)}{_at(path)}"
+        )
+    if not -(2**63) <= node < 2**63:
         raise EnvelopeError(f"Invalid value {node} for Timestamp: out of the int64 range{_at(path)}")
     return node
 
 
 _DATUMS = {
-    "BOOLEAN": _boolean, "INT8": _integer, "INT16": _integer, "INT32": _integer, "INT64": _integer,
-    "FLOAT32": _floating, "FLOAT64": _floating, "STRING": _string, "BYTES": _bytes,
-    "ARRAY": _array, "MAP": _map, "STRUCT": _struct,
+    "BOOLEAN": _boolean,
+    "INT8": _integer,
+    "INT16": _integer,
+    "INT32": _integer,
+    "INT64": _integer,
+    "FLOAT32": _floating,
+    "FLOAT64": _floating,
+    "STRING": _string,
+    "BYTES": _bytes,
+    "ARRAY": _array,
+    "MAP": _map,
+    "STRUCT": _struct,
 }
 _LOGICAL_DATUMS = {DECIMAL: _decimal, DATE: _date, TIME: _time, TIMESTAMP: _timestamp}
 
@@ -505,8 +555,9 @@ def _node_type(node: Any) -> str:
 
 
 def _type_error(schema: ConnectSchema, expected: str, node: Any, path: Path) -> EnvelopeError:
-    return EnvelopeError(f"Invalid value for {schema.type}: expected {expected}, but found {_node_type(node)}"
-                         f"{_at(path)}")
+    return EnvelopeError(
+        f"Invalid value for {schema.type}: expected {expected}, but found {_node_type(node)}{_at(path)}"
+    )
 
 
 def _at(path: Path) -> str:

@@ -168,8 +168,7 @@ def _suspects(values: Sequence[bytes | None]) -> set[int]:
 _ESCAPE_BEYOND_BMP, _REWRITE, _UNCERTAIN = 1, 2, 3  # in order of precedence: a line takes the greatest
 
 
-def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int],
-               uncertain: list[int]) -> JsonLines:
+def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int], uncertain: list[int]) -> JsonLines:
     """The lines, with those orjson wrote otherwise than Jackson put right (see the module's docstring)."""
     fixes: dict[int, int] = {}
 
@@ -194,8 +193,8 @@ def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int]
     copied_to = 0  # out[:copied_to] is in text
     shift = {}  # record -> how much its line moved (lengths of the lines rewritten before it and its own)
     for i in sorted(fixes):
-        text += out[copied_to:bounds[i]]
-        rewritten = bytes(out[bounds[i]:bounds[i + 1]])
+        text += out[copied_to : bounds[i]]
+        rewritten = bytes(out[bounds[i] : bounds[i + 1]])
         fix = fixes[i]
         if fix == _ESCAPE_BEYOND_BMP:
             rewritten = _BEYOND_BMP.sub(_surrogate_pair_escape, rewritten)

@@ -53,9 +53,9 @@ class SpillFile:
         self.directory = directory
         self._file: IO[bytes] | None = None
         self._end = 0
-        self.live = 0           # bytes of segments not freed yet
-        self.written = 0        # bytes ever written (for the summary)
-        self.largest = 0        # the most the file ever held
+        self.live = 0  # bytes of segments not freed yet
+        self.written = 0  # bytes ever written (for the summary)
+        self.largest = 0  # the most the file ever held
 
     @property
     def size(self) -> int:
@@ -122,8 +122,8 @@ class MemoryBudget:
         self.limit = limit
         self._threshold = NO_LIMIT if limit is None else limit
         self.held = 0
-        self.peak = 0                    # the most ``held`` ever was (an append that passed the limit included)
-        self.spills = 0                  # holders spilled
+        self.peak = 0  # the most ``held`` ever was (an append that passed the limit included)
+        self.spills = 0  # holders spilled
         self.file = SpillFile(directory)
         self._holders: set = set()
 
@@ -161,12 +161,25 @@ class MemoryBudget:
         if self.file.written or self.peak:
             spilled = "nothing spilled"
             if self.file.written:
-                spilled = (f"{describe_bytes(self.file.written)} spilled to local disk in {self.spills} spills, at "
-                           f"most {describe_bytes(self.file.largest)} on disk at once")
-            log.info("Open files held at most %s in memory (budget %s); %s", describe_bytes(self.peak),
-                     "none" if self.limit is None else describe_bytes(self.limit), spilled,
-                     extra={"memory_budget": {"limit": self.limit, "peak": self.peak, "spilled": self.file.written,
-                                              "spills": self.spills, "largest_on_disk": self.file.largest}})
+                spilled = (
+                    f"{describe_bytes(self.file.written)} spilled to local disk in {self.spills} spills, at "
+                    f"most {describe_bytes(self.file.largest)} on disk at once"
+                )
+            log.info(
+                "Open files held at most %s in memory (budget %s); %s",
+                describe_bytes(self.peak),
+                "none" if self.limit is None else describe_bytes(self.limit),
+                spilled,
+                extra={
+                    "memory_budget": {
+                        "limit": self.limit,
+                        "peak": self.peak,
+                        "spilled": self.file.written,
+                        "spills": self.spills,
+                        "largest_on_disk": self.file.largest,
+                    }
+                },
+            )
         self.file.close()
         self._threshold = NO_LIMIT if self.limit is None else self.limit
 
@@ -187,7 +200,7 @@ class SpillBuffer:
         self._budget = budget
         self._memory = bytearray()
         self._segments: deque[list[int]] | None = None  # [position, length] in the spill file, oldest first
-        self.size = 0                                    # bytes held, in memory and spilled
+        self.size = 0  # bytes held, in memory and spilled
 
     def __len__(self) -> int:
         return self.size

@@ -17,7 +17,7 @@ class ObjectNaming:
     directory_delim: str = "/"
     file_delim: str = "+"
     zero_pad_width: int = 10
-    partition_width: int = 0      # digits of the Kafka partition in file names (0: as is)
+    partition_width: int = 0  # digits of the Kafka partition in file names (0: as is)
     topic_directory: bool = True  # a directory per topic above the encoded partition
 
     def partitioned_path(self, topic: str, encoded_partition: str) -> str:
@@ -33,8 +33,9 @@ class ObjectNaming:
         offset = f"{start_offset:0{self.zero_pad_width}d}"
         return f"{topic}{self.file_delim}{self.partition_name(kafka_partition)}{self.file_delim}{offset}{extension}"
 
-    def object_key(self, topic: str, encoded_partition: str, kafka_partition: int, start_offset: int,
-                   extension: str) -> str:
+    def object_key(
+        self, topic: str, encoded_partition: str, kafka_partition: int, start_offset: int, extension: str
+    ) -> str:
         directory = self.partitioned_path(topic, encoded_partition)
         name = self.file_name(topic, kafka_partition, start_offset, extension)
         # A blank topics.dir means no leading segment and no leading delimiter.
@@ -67,7 +68,7 @@ class ObjectNaming:
         key that is not this topic-partition's: listing it lists this topic-partition's objects in that
         directory."""
         match = self._name_match(key, topic, partition)
-        return key[:match.start(1)] if match else None
+        return key[: match.start(1)] if match else None
 
     def listing_from(self, prefix: str, offset: int) -> str:
         """A ListObjectsV2 StartAfter under ``prefix`` that skips names of offsets below ``offset`` and none

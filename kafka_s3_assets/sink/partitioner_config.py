@@ -96,8 +96,14 @@ def _time_based_problems(values: Mapping[str, Any], partitioner: str) -> list[Co
         if isinstance(duration, int) and duration < 0:
             problems.append(_invalid("partition.duration.ms", duration, "Partition duration needs to be a positive."))
         elif duration == 0:
-            problems.append(_invalid("partition.duration.ms", 0, "Partition duration needs to be a positive. (The "
-                                     "reference accepts 0, then fails every record dividing by zero.)"))
+            problems.append(
+                _invalid(
+                    "partition.duration.ms",
+                    0,
+                    "Partition duration needs to be a positive. (The "
+                    "reference accepts 0, then fails every record dividing by zero.)",
+                )
+            )
         path_format = values.get("path.format")
         if _blank(path_format) or path_format == delim:
             problems.append(_invalid("path.format", path_format, "Path format cannot be empty."))
@@ -127,8 +133,9 @@ def _time_based_problems(values: Mapping[str, Any], partitioner: str) -> list[Co
     if extractor not in BUILTIN_EXTRACTORS:
         problems.append(ConfigProblem("timestamp.extractor", f"Invalid timestamp extractor: {extractor}"))
     elif BUILTIN_EXTRACTORS[extractor] == RECORD_FIELD and _blank(values.get("timestamp.field")):
-        problems.append(_invalid("timestamp.field", values.get("timestamp.field"),
-                                 "The field to extract cannot be null or empty."))
+        problems.append(
+            _invalid("timestamp.field", values.get("timestamp.field"), "The field to extract cannot be null or empty.")
+        )
     return problems
 
 
@@ -149,15 +156,19 @@ def partitioner_problems(values: Mapping[str, Any]) -> list[ConfigProblem]:
     schedule = values.get("rotate.schedule.interval.ms")
     if isinstance(schedule, int) and schedule > 0:
         if timezone == "":
-            problems.append(ConfigProblem("timezone",
-                                          "timezone configuration must be set when using rotate.schedule.interval.ms"))
+            problems.append(
+                ConfigProblem("timezone", "timezone configuration must be set when using rotate.schedule.interval.ms")
+            )
         else:
             error = _zone_error(timezone)  # the writer resolves the value untrimmed
             if error is not None:
                 problems.append(_invalid("timezone", timezone, error))
     if partitioner == FIELD_PARTITIONER and not [f for f in values.get("partition.field.name") or [] if f.strip()]:
-        problems.append(ConfigProblem("partition.field.name",
-                                      "Partition field name cannot be null or empty when using FieldPartitioner."))
+        problems.append(
+            ConfigProblem(
+                "partition.field.name", "Partition field name cannot be null or empty when using FieldPartitioner."
+            )
+        )
     if partitioner in TIME_BASED_PARTITIONERS:
         problems.extend(_time_based_problems(values, partitioner))
     unique: list[ConfigProblem] = []

@@ -103,7 +103,8 @@ class FieldPartitioner(_Partitioner):
             if field_type.logical in (DATE, TIME, TIMESTAMP):
                 raise PartitionDataError(
                     f"Partition field '{name}' has Connect logical type {field_type.logical}, which FieldPartitioner "
-                    "cannot encode (the reference fails with a ClassCastException)")
+                    "cannot encode (the reference fails with a ClassCastException)"
+                )
             return f"{name}={value}"
         if field_type.type == STRING:
             return f"{name}={value}"
@@ -128,8 +129,10 @@ class FieldPartitioner(_Partitioner):
 def describe_record(record: SinkRecord) -> str:
     """Where a record is, without its contents (for messages that end up in logs)."""
     timestamp = "null" if record.timestamp is None else record.timestamp
-    return (f"SinkRecord{{topic='{record.topic}', kafkaPartition={record.partition}, "
-            f"kafkaOffset={record.offset}, timestamp={timestamp}}}")
+    return (
+        f"SinkRecord{{topic='{record.topic}', kafkaPartition={record.partition}, "
+        f"kafkaOffset={record.offset}, timestamp={timestamp}}}"
+    )
 
 
 class TimeBasedPartitioner(_Partitioner):
@@ -140,8 +143,9 @@ class TimeBasedPartitioner(_Partitioner):
     ``convertLocalToUTC`` (DST gaps and overlaps resolved as the reference does).
     """
 
-    def __init__(self, duration_ms: int, path_format: str, locale: str, zone: JodaZone,
-                 extractor: TimestampExtractor, delim: str):
+    def __init__(
+        self, duration_ms: int, path_format: str, locale: str, zone: JodaZone, extractor: TimestampExtractor, delim: str
+    ):
         super().__init__(delim)
         if duration_ms <= 0:
             raise ValueError(f"partition duration must be positive, got {duration_ms}")
@@ -156,8 +160,10 @@ class TimeBasedPartitioner(_Partitioner):
     def encode_partition(self, record: SinkRecord, now_ms: int) -> str:
         timestamp = self.timestamp_extractor.extract(record, now_ms)
         if timestamp is None:
-            raise PartitionError(f"Unable to determine timestamp using timestamp.extractor "
-                                 f"{self.timestamp_extractor.java_class} for record: {describe_record(record)}")
+            raise PartitionError(
+                f"Unable to determine timestamp using timestamp.extractor "
+                f"{self.timestamp_extractor.java_class} for record: {describe_record(record)}"
+            )
         return self.encode_timestamp(timestamp)
 
     def bucket_start(self, timestamp: int) -> int:
@@ -201,8 +207,9 @@ class TimeBasedPartitioner(_Partitioner):
             return timestamp, timestamp + 1
         bucket_local = local - local % self.duration_ms
         low, high = bucket_local - offset, bucket_local + self.duration_ms - offset
-        if not self.zone.is_fixed and (self.duration_ms > 86_400_000 or self.zone.offset(low) != offset
-                                       or self.zone.offset(high - 1) != offset):
+        if not self.zone.is_fixed and (
+            self.duration_ms > 86_400_000 or self.zone.offset(low) != offset or self.zone.offset(high - 1) != offset
+        ):
             return timestamp, timestamp + 1
         return low, high
 
@@ -241,10 +248,22 @@ def build_partitioner(config, decoder=None) -> Partitioner:
     ``config`` is a SinkConfig or a mapping of parsed values (missing keys take their defaults);
     ``decoder`` decodes Avro values for Field/RecordField partitioning (a new AvroDecoder if None).
     """
-    values = {key: setting(config, key) for key in (
-        "partitioner.class", "partition.field.name", "partition.duration.ms", "path.format", "locale", "timezone",
-        "timestamp.extractor", "timestamp.field", "directory.delim", "rotate.schedule.interval.ms",
-        "s3.schema.partition.affix.type")}
+    values = {
+        key: setting(config, key)
+        for key in (
+            "partitioner.class",
+            "partition.field.name",
+            "partition.duration.ms",
+            "path.format",
+            "locale",
+            "timezone",
+            "timestamp.extractor",
+            "timestamp.field",
+            "directory.delim",
+            "rotate.schedule.interval.ms",
+            "s3.schema.partition.affix.type",
+        )
+    }
     problems = partitioner_problems(values)
     if problems:
         raise ConfigError(problems)
@@ -261,9 +280,14 @@ def build_partitioner(config, decoder=None) -> Partitioner:
         partitioner = FieldPartitioner(values["partition.field.name"], delim, reader)
     elif name in TIME_BASED_PARTITIONERS:
         settings = time_based_settings(values)
-        partitioner = TimeBasedPartitioner(settings.duration_ms, settings.path_format, settings.locale,
-                                           zone_for_id(settings.timezone),
-                                           build_timestamp_extractor(values, values=reader), delim)
+        partitioner = TimeBasedPartitioner(
+            settings.duration_ms,
+            settings.path_format,
+            settings.locale,
+            zone_for_id(settings.timezone),
+            build_timestamp_extractor(values, values=reader),
+            delim,
+        )
     else:
         raise ValueError(f"partitioner.class {name} is not supported by kafka_s3_assets")
     affix = values["s3.schema.partition.affix.type"]
@@ -273,6 +297,14 @@ def build_partitioner(config, decoder=None) -> Partitioner:
 
 
 __all__ = [
-    "Partitioner", "PartitionError", "PartitionDataError", "TimestampFormatError", "DefaultPartitioner",
-    "FieldPartitioner", "TimeBasedPartitioner", "SchemaAffixPartitioner", "build_partitioner", "describe_record",
+    "Partitioner",
+    "PartitionError",
+    "PartitionDataError",
+    "TimestampFormatError",
+    "DefaultPartitioner",
+    "FieldPartitioner",
+    "TimeBasedPartitioner",
+    "SchemaAffixPartitioner",
+    "build_partitioner",
+    "describe_record",
 ]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .views import HeaderSchema
 
+
 @dataclass(frozen=True, slots=True)
 class KafkaRecord:
     """A record exactly as read from one topic-partition, bytes undecoded."""
@@ -62,18 +63,35 @@ class RecordBatch:
     def split(self, n: int) -> tuple[RecordBatch, RecordBatch]:
         """The first ``n`` records and the rest, as two batches."""
         build, stamps, record = self.build_records, self.timestamps, self.record
-        return (RecordBatch(self.topic, self.partition, self.offsets[:n], self.values[:n], lambda: build()[:n],
-                            lambda: stamps()[:n], record),
-                RecordBatch(self.topic, self.partition, self.offsets[n:], self.values[n:], lambda: build()[n:],
-                            lambda: stamps()[n:], lambda i: record(n + i)))
+        return (
+            RecordBatch(
+                self.topic,
+                self.partition,
+                self.offsets[:n],
+                self.values[:n],
+                lambda: build()[:n],
+                lambda: stamps()[:n],
+                record,
+            ),
+            RecordBatch(
+                self.topic,
+                self.partition,
+                self.offsets[n:],
+                self.values[n:],
+                lambda: build()[n:],
+                lambda: stamps()[n:],
+                lambda i: record(n + i),
+            ),
+        )
 
     @classmethod
     def of(cls, records: Sequence[KafkaRecord]) -> RecordBatch:
         """A batch of records already built (tests, and readers that have KafkaRecords)."""
         records = list(records)
         first = records[0]
-        return cls(first.topic, first.partition, [r.offset for r in records], [r.value for r in records],
-                   lambda: records)
+        return cls(
+            first.topic, first.partition, [r.offset for r in records], [r.value for r in records], lambda: records
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,10 +73,18 @@ _NO_FILE = object()
 class Rotation:
     """The rotation state of one topic-partition's open files (see the module's docstring)."""
 
-    def __init__(self, *, flush_size: int, rotate_interval_ms: int = -1, rotate_on_partition_change: bool = True,
-                 rotate_schedule_interval_ms: int = -1, timezone: str = "", max_open_files: int = -1,
-                 tombstone_partition: str | None = None,
-                 schema_rotates: Callable[[Any, Any], bool] = lambda schema, current: True):
+    def __init__(
+        self,
+        *,
+        flush_size: int,
+        rotate_interval_ms: int = -1,
+        rotate_on_partition_change: bool = True,
+        rotate_schedule_interval_ms: int = -1,
+        timezone: str = "",
+        max_open_files: int = -1,
+        tombstone_partition: str | None = None,
+        schema_rotates: Callable[[Any, Any], bool] = lambda schema, current: True,
+    ):
         """``rotate_interval_ms``: -1 when the partitioner has no timestamp extractor (the reference then
         ignores it); ``tombstone_partition``: None unless tombstones are written; ``schema_rotates(schema,
         current)``: whether a record of ``schema`` rotates a file of ``current`` (another object)."""
@@ -90,11 +98,11 @@ class Rotation:
         self._schema_rotates = schema_rotates
         # A rule besides flush.size and the schemas' is in force: each record must be checked.
         self._checks_each = bool(self._interval or self._schedule or max_open_files != -1)
-        self.count = 0                       # records in the open files
-        self.schemas: dict[str, Any] = {}    # encoded partition of each open file -> its schema, as opened
-        self.encoded: str | None = None      # the last record's encoded partition
-        self.base: int | None = None         # the first timestamp since the commit (rotate.interval.ms)
-        self.deadline: int | None = None     # the scheduled rotation of the open files
+        self.count = 0  # records in the open files
+        self.schemas: dict[str, Any] = {}  # encoded partition of each open file -> its schema, as opened
+        self.encoded: str | None = None  # the last record's encoded partition
+        self.base: int | None = None  # the first timestamp since the commit (rotate.interval.ms)
+        self.deadline: int | None = None  # the scheduled rotation of the open files
 
     def rotates_before(self, encoded: str, timestamp: int | None, arrival: int | None, schema: Any) -> str | None:
         """The rule by which this record rotates the open files before it (``NULL_SCHEMA`` ... ``MAX_OPEN``),
@@ -114,8 +122,12 @@ class Rotation:
             current = self.encoded
             # The reference tests a tombstone transition by substring, so a topic or topics.dir containing
             # "tombstone" misbehaves there; the encoded partitions are compared exactly here.
-            if (self._on_partition_change and current is not None and encoded != current
-                    and not (self._tombstone is not None and self._tombstone in (encoded, current))):
+            if (
+                self._on_partition_change
+                and current is not None
+                and encoded != current
+                and not (self._tombstone is not None and self._tombstone in (encoded, current))
+            ):
                 return PARTITION_CHANGE
         if self.deadline is not None and arrival is not None and arrival >= self.deadline:
             return SCHEDULE

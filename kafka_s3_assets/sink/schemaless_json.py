@@ -29,11 +29,11 @@ from .java_hash_map import hash_map_order
 
 __all__ = ["JacksonError", "read_connect_value", "connect_long", "connect_double", "connect_map"]
 
-_LONG_MIN, _LONG_MAX = -2**63, 2**63 - 1
-_MAX_DIGITS = 1000            # Jackson's longest number
-_MAX_DEPTH = 1000             # and deepest nesting
-_MAX_NAME_LENGTH = 50_000     # and longest member name
-_MAX_FAST_TEXT = 20_000_000   # (its longest string is 20,000,000 characters: left to the exact reader)
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_MAX_DIGITS = 1000  # Jackson's longest number
+_MAX_DEPTH = 1000  # and deepest nesting
+_MAX_NAME_LENGTH = 50_000  # and longest member name
+_MAX_FAST_TEXT = 20_000_000  # (its longest string is 20,000,000 characters: left to the exact reader)
 
 
 class _Unsure(Exception):
@@ -95,10 +95,12 @@ def _checked_map(members: list[tuple[str, Any]]) -> dict:
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python string: an escaped one (UTF-8 cannot hold it)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_DECODER = json.JSONDecoder(object_pairs_hook=connect_map, parse_int=_fast_long, parse_float=_fast_double,
-                            parse_constant=_refuse)
-_CHECKING_DECODER = json.JSONDecoder(object_pairs_hook=_checked_map, parse_int=_fast_long,
-                                     parse_float=_fast_double, parse_constant=_refuse)
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=connect_map, parse_int=_fast_long, parse_float=_fast_double, parse_constant=_refuse
+)
+_CHECKING_DECODER = json.JSONDecoder(
+    object_pairs_hook=_checked_map, parse_int=_fast_long, parse_float=_fast_double, parse_constant=_refuse
+)
 
 
 def read_connect_value(data: bytes) -> Any:
@@ -109,8 +111,9 @@ def read_connect_value(data: bytes) -> Any:
             text = data.decode("utf-8")
             # No deeper nesting than Jackson reads (Python's may be deeper or shallower: its stack), no
             # string longer than it reads.
-            if len(text) <= _MAX_DEPTH or (len(text) < _MAX_FAST_TEXT
-                                           and text.count("[") + text.count("{") <= _MAX_DEPTH):
+            if len(text) <= _MAX_DEPTH or (
+                len(text) < _MAX_FAST_TEXT and text.count("[") + text.count("{") <= _MAX_DEPTH
+            ):
                 checked = len(text) > _MAX_NAME_LENGTH or ("\\u" in text and _SURROGATE_ESCAPE.search(text))
                 return (_CHECKING_DECODER if checked else _DECODER).decode(text)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, _Unsure, ValueError):

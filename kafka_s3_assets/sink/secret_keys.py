@@ -42,11 +42,11 @@ def is_secret_key(key: str) -> bool:
         return definition.type == Type.PASSWORD
     for prefix in CONVERTER_PREFIXES:
         if key.startswith(prefix):
-            setting = CONVERTER_SETTINGS.get(key[len(prefix):])
+            setting = CONVERTER_SETTINGS.get(key[len(prefix) :])
             return setting is not None and setting.type == Type.PASSWORD
     if key.startswith(ICEBERG_CATALOG_PREFIX):
-        return is_secret_catalog_property(key[len(ICEBERG_CATALOG_PREFIX):])
-    return any(key.startswith(p) and key[len(p):] in KAFKA_CLIENT_SECRET_KEYS for p in CLIENT_PREFIXES)
+        return is_secret_catalog_property(key[len(ICEBERG_CATALOG_PREFIX) :])
+    return any(key.startswith(p) and key[len(p) :] in KAFKA_CLIENT_SECRET_KEYS for p in CLIENT_PREFIXES)
 
 
 def url_password(url: Any) -> str | None:

@@ -18,10 +18,19 @@ HIDDEN = "[hidden]"
 MIN_SCRUBBED_LENGTH = 4
 
 # Kafka client settings whose values are secrets, in Java (Connect) or librdkafka naming.
-KAFKA_CLIENT_SECRET_KEYS = frozenset({
-    "sasl.jaas.config", "sasl.password", "sasl.oauthbearer.client.secret", "sasl.oauthbearer.config",
-    "ssl.key.password", "ssl.key.pem", "ssl.keystore.password", "ssl.keystore.key", "ssl.truststore.password",
-})
+KAFKA_CLIENT_SECRET_KEYS = frozenset(
+    {
+        "sasl.jaas.config",
+        "sasl.password",
+        "sasl.oauthbearer.client.secret",
+        "sasl.oauthbearer.config",
+        "ssl.key.password",
+        "ssl.key.pem",
+        "ssl.keystore.password",
+        "ssl.keystore.key",
+        "ssl.truststore.password",
+    }
+)
 
 
 class Secret:

@@ -15,7 +15,9 @@ from .records import ConnectData, SinkRecord
 # Kafka Connect renders a header value with Values.convertToString; for the SimpleHeaderConverter's
 # usual inputs (text, numbers, booleans) that is the UTF-8 text itself.
 HEADER_ITEM_AVRO = {
-    "type": "record", "name": "Header", "namespace": "io.confluent.connect.s3",
+    "type": "record",
+    "name": "Header",
+    "namespace": "io.confluent.connect.s3",
     "fields": [{"name": "key", "type": "string"}, {"name": "value", "type": ["null", "string"]}],
 }
 HEADERS_AVRO = {"type": "array", "items": HEADER_ITEM_AVRO}
@@ -31,7 +33,7 @@ def sink_record_text(record: SinkRecord) -> str:
 
 
 class RecordView(Protocol):
-    name: str   # "value" | "keys" | "headers": also the manifest's label for the file
+    name: str  # "value" | "keys" | "headers": also the manifest's label for the file
     infix: str  # inserted before the format's extension
 
     def data(self, record: SinkRecord) -> ConnectData | None: ...

@@ -47,12 +47,12 @@ IGNORED_KEYS = {
     "offset.storage.partitions": "see offset.storage.topic",
     "offset.storage.replication.factor": "see offset.storage.topic",
     "offset.storage.file.filename": "connect-standalone's file of source connector offsets; a sink uses its "
-                                    "consumer group",
+    "consumer group",
     "status.storage.topic": "Connect's internal topic of task states; an export's state is its Dagster run",
     "status.storage.partitions": "see status.storage.topic",
     "status.storage.replication.factor": "see status.storage.topic",
     "offset.flush.timeout.ms": "bounds the wait for a source task's offset flush; sinks commit after each "
-                               "object batch is in S3",
+    "object batch is in S3",
     "task.shutdown.graceful.timeout.ms": "stopping tasks in the JVM; an export run ends when it is done",
     "plugin.path": "where the JVM finds connector jars; nothing is loaded here",
     "plugin.discovery": "see plugin.path",
@@ -62,7 +62,7 @@ IGNORED_KEYS = {
     "access.control.allow.methods": "see listeners",
     "response.http.headers.config": "see listeners",
     "connector.client.config.override.policy": "which connector client overrides the REST API accepts; the "
-                                               "connector's consumer/producer/admin overrides always apply here",
+    "connector's consumer/producer/admin overrides always apply here",
     "heartbeat.interval.ms": "membership of the distributed worker group",
     "session.timeout.ms": "see heartbeat.interval.ms",
     "rebalance.timeout.ms": "see heartbeat.interval.ms",
@@ -135,13 +135,13 @@ def read_worker_config(path: str | Path) -> WorkerConfig:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError([ConfigProblem("<worker config>", f"Cannot read worker config {path}: "
-                                                            f"{exc.strerror}")]) from exc
+        raise ConfigError(
+            [ConfigProblem("<worker config>", f"Cannot read worker config {path}: {exc.strerror}")]
+        ) from exc
     try:
         properties = parse_properties(text)
     except MalformedProperties as exc:
-        raise ConfigError([ConfigProblem("<worker config>", f"{path} is not a valid properties file: "
-                                                            f"{exc}")]) from None
+        raise ConfigError([ConfigProblem("<worker config>", f"{path} is not a valid properties file: {exc}")]) from None
     return worker_config(properties, str(path))
 
 
@@ -164,10 +164,11 @@ def worker_config(properties: Mapping[str, str], path: str) -> WorkerConfig:
         elif key in RENAMED_KEYS:
             settings.setdefault(RENAMED_KEYS[key], value)  # the worker's consumer.client.dns.lookup wins
         elif prefix := next((p for p in RENAMED_PREFIXES if key.startswith(p) and key != p), None):
-            settings[RENAMED_PREFIXES[prefix] + key[len(prefix):]] = value
+            settings[RENAMED_PREFIXES[prefix] + key[len(prefix) :]] = value
         else:
-            problems.append(ConfigProblem(key, f"Unknown Kafka Connect worker configuration key '{key}' in worker "
-                                               f"config {path}"))
+            problems.append(
+                ConfigProblem(key, f"Unknown Kafka Connect worker configuration key '{key}' in worker config {path}")
+            )
     if problems:
         raise ConfigError(problems)
     if ignored:
@@ -188,9 +189,12 @@ def merge_worker_config(worker: WorkerConfig, connector: Mapping[str, Any]) -> t
         elif converter in worker.settings:  # the worker's converter, configured by the worker's sub-keys only
             unused.extend(str(k) for k in connector if str(k).startswith(prefix))
     if unused:
-        log.warning("%s are not used: as in Kafka Connect, converter settings apply only with the converter class "
-                    "they configure, and the connector config does not set it (the worker config %s does)",
-                    ", ".join(unused), worker.path)
+        log.warning(
+            "%s are not used: as in Kafka Connect, converter settings apply only with the converter class "
+            "they configure, and the connector config does not set it (the worker config %s does)",
+            ", ".join(unused),
+            worker.path,
+        )
     for key, value in connector.items():
         if str(key) not in unused:
             merged[str(key)] = value

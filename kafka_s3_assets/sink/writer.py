@@ -63,15 +63,15 @@ class WriterSettings:
     timezone: str = ""
     rotate_on_partition_change: bool = True
     max_open_files: int = -1
-    null_behavior: str = "fail"           # fail | ignore | write
-    report_null_values: bool = True       # report.null.values.to.dlq: ignored nulls go to the reporter
+    null_behavior: str = "fail"  # fail | ignore | write
+    report_null_values: bool = True  # report.null.values.to.dlq: ignored nulls go to the reporter
     tombstone_partition: str = "tombstone"
     tagging: bool = False
     extra_tags: Mapping[str, str] = field(default_factory=dict)
-    tagging_error: str = "ignore"         # ignore | fail
+    tagging_error: str = "ignore"  # ignore | fail
     tagging_attempts: int = 3
-    compatibility: str = "NONE"           # schema.compatibility, looked up exactly as the reference does
-    connect_meta_data: bool = True        # the value converter's connect.meta.data
+    compatibility: str = "NONE"  # schema.compatibility, looked up exactly as the reference does
+    connect_meta_data: bool = True  # the value converter's connect.meta.data
 
     @classmethod
     def from_config(cls, config) -> WriterSettings:
@@ -149,7 +149,7 @@ class Commit:
 
 @dataclass
 class _OpenFile:
-    base_key: str           # the key without extension; each view adds its infix and extension
+    base_key: str  # the key without extension; each view adds its infix and extension
     writers: list[tuple[RecordView, Format, RecordWriter]]
     start_offset: int
     end_offset: int = -1
@@ -191,10 +191,20 @@ class _OpenFile:
 
 
 class TopicPartitionWriter:
-    def __init__(self, topic: str, partition: int, *, settings: WriterSettings, partitioner, formats: FileFormats,
-                 naming: ObjectNaming, store: ObjectStore,
-                 tagger: Callable[[str, dict[str, str]], None] | None = None,
-                 reporter: ErrantRecordReporter | None = None, memory: MemoryBudget | None = None):
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        *,
+        settings: WriterSettings,
+        partitioner,
+        formats: FileFormats,
+        naming: ObjectNaming,
+        store: ObjectStore,
+        tagger: Callable[[str, dict[str, str]], None] | None = None,
+        reporter: ErrantRecordReporter | None = None,
+        memory: MemoryBudget | None = None,
+    ):
         self.topic = topic
         self.partition = partition
         self._settings = settings
@@ -213,10 +223,12 @@ class TopicPartitionWriter:
             flush_size=settings.flush_size,
             rotate_interval_ms=settings.rotate_interval_ms if self._extractor is not None else -1,
             rotate_on_partition_change=settings.rotate_on_partition_change,
-            rotate_schedule_interval_ms=settings.rotate_schedule_interval_ms, timezone=settings.timezone,
+            rotate_schedule_interval_ms=settings.rotate_schedule_interval_ms,
+            timezone=settings.timezone,
             max_open_files=settings.max_open_files,
             tombstone_partition=settings.tombstone_partition if settings.null_behavior == "write" else None,
-            schema_rotates=lambda schema, current: self._decision(schema, current).rotate)
+            schema_rotates=lambda schema, current: self._decision(schema, current).rotate,
+        )
         self._last_written_offset: int | None = None
         self._unsettled_from: int | None = None  # first record held (or discarded by abort) since the last commit
         # When write() raises, the batches it had already committed (a rotation before the failing record):
@@ -225,9 +237,14 @@ class TopicPartitionWriter:
         self._decoder = AvroDecoder()
         self._decisions: dict[tuple, SchemaDecision] = {}
         # The batch record path of each kind of batch this writer's configuration lets through it.
-        self._batch_paths: dict[type, RecordBatchPath] = {kind: path for kind, path in (
-            (AvroValueBatch, BatchPath.for_writer(settings, partitioner, formats)),
-            (JsonValueBatch, JsonBatchPath.for_writer(settings, partitioner, formats))) if path is not None}
+        self._batch_paths: dict[type, RecordBatchPath] = {
+            kind: path
+            for kind, path in (
+                (AvroValueBatch, BatchPath.for_writer(settings, partitioner, formats)),
+                (JsonValueBatch, JsonBatchPath.for_writer(settings, partitioner, formats)),
+            )
+            if path is not None
+        }
 
     # ---- state the export layer reads -------------------------------------------------------------
 
@@ -270,8 +287,9 @@ class TopicPartitionWriter:
         at all under this writer's configuration (each batch is still judged by ``write_batch``)."""
         return kind in self._batch_paths
 
-    def write_avro_batch(self, batch: AvroValueBatch | None, now_ms: int,
-                         on_committed: Callable[[Commit], None]) -> bool:
+    def write_avro_batch(
+        self, batch: AvroValueBatch | None, now_ms: int, on_committed: Callable[[Commit], None]
+    ) -> bool:
         """``write_batch`` of a batch of Avro values (None: not one)."""
         return batch is not None and self.write_batch(batch, now_ms, on_committed)
 
@@ -293,8 +311,9 @@ class TopicPartitionWriter:
             self._append_in_runs(batch, prepared.rows, prepared.keys, on_committed)
         return True
 
-    def _append_checked(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys,
-                        on_committed: Callable[[Commit], None]) -> None:
+    def _append_checked(
+        self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys, on_committed: Callable[[Commit], None]
+    ) -> None:
         """Record by record, as ``_write`` asks the state machine, on the keys: a rotation before the record,
         its file, a commit after it; the rows of each file appended at once before each commit and at the
         end."""
@@ -315,8 +334,9 @@ class TopicPartitionWriter:
                 on_committed(self._commit_all())
         self._append_pending(batch, rows, pending)
 
-    def _append_in_runs(self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys,
-                        on_committed: Callable[[Commit], None]) -> None:
+    def _append_in_runs(
+        self, batch: WriterBatch, rows: BatchRows, keys: BatchKeys, on_committed: Callable[[Commit], None]
+    ) -> None:
         """Only ``flush.size`` can commit (``Rotation.checks_each_record``): runs of up to ``room`` records
         taken at once, each file's records of a run appended at once."""
         encoded_of, single, rotation = keys.encoded, keys.single, self._rotation
@@ -352,15 +372,18 @@ class TopicPartitionWriter:
         view, _fmt, values = file.writers[0]
         offsets = batch.offsets
         if isinstance(indexes, range):
-            file_offsets = offsets[indexes.start:indexes.stop]
+            file_offsets = offsets[indexes.start : indexes.stop]
         else:
             file_offsets = [offsets[i] for i in indexes]
         try:
             rows.append(values, indexes)
         except BlockWriteError as exc:
-            raise RecordError(batch.topic, batch.partition, file_offsets[exc.index],
-                              f"Failed to write {view.name} of record to {file.base_key}: {exc.cause}"
-                              ) from exc.cause
+            raise RecordError(
+                batch.topic,
+                batch.partition,
+                file_offsets[exc.index],
+                f"Failed to write {view.name} of record to {file.base_key}: {exc.cause}",
+            ) from exc.cause
         file.add_offsets(file_offsets)
         file.end_offset = file_offsets[-1]
         file.record_count += len(file_offsets)
@@ -375,12 +398,14 @@ class TopicPartitionWriter:
     def _write(self, record: SinkRecord, now_ms: int, committed: list[Commit]) -> None:
         tombstone = record.value is None
         if tombstone and self._settings.null_behavior == "fail":
-            raise RecordError(record.topic, record.partition, record.offset,
-                              NULL_VALUE_FAIL) from NullValueError(NULL_VALUE_FAIL)
+            raise RecordError(record.topic, record.partition, record.offset, NULL_VALUE_FAIL) from NullValueError(
+                NULL_VALUE_FAIL
+            )
         if tombstone and self._settings.null_behavior == "ignore":
             if self._reporter is not None and self._settings.report_null_values:
-                raise RecordError(record.topic, record.partition, record.offset,
-                                  NULL_VALUE_SKIPPED) from NullValueSkipped(NULL_VALUE_SKIPPED)
+                raise RecordError(
+                    record.topic, record.partition, record.offset, NULL_VALUE_SKIPPED
+                ) from NullValueSkipped(NULL_VALUE_SKIPPED)
             return
         self._check_views(record)
         timestamp = self._extract_timestamp(record, now_ms)
@@ -445,8 +470,9 @@ class TopicPartitionWriter:
         key = (_schema_key(schema), _schema_key(current))
         decision = self._decisions.get(key)
         if decision is None:
-            decision = decide(self._settings.compatibility, schema, current,
-                              connect_meta_data=self._settings.connect_meta_data)
+            decision = decide(
+                self._settings.compatibility, schema, current, connect_meta_data=self._settings.connect_meta_data
+            )
             self._decisions[key] = decision
         return decision
 
@@ -461,8 +487,9 @@ class TopicPartitionWriter:
         try:
             if not self._decision(schema, current).project:
                 return record
-            value = project_connect(schema_of(schema, meta), self._decoder.decode(record.value),
-                                    schema_of(current, meta))
+            value = project_connect(
+                schema_of(schema, meta), self._decoder.decode(record.value), schema_of(current, meta)
+            )
         except SchemaCompatibilityError as exc:
             raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
         return SinkRecord(record.raw, ConnectData(schema=current, decoded=value, is_decoded=True), record.key)
@@ -486,9 +513,13 @@ class TopicPartitionWriter:
                 # Skippable only if nothing of the record stays: a data error before any other view of an
                 # open file took it (a file opened for this record is discarded whole).
                 skippable = isinstance(exc, RecordDataError) and (i == 0 or not existed)
-                raise RecordError(record.topic, record.partition, record.offset,
-                                  f"Failed to write {view.name} of record to {file.base_key}: {exc}",
-                                  skippable=skippable) from exc
+                raise RecordError(
+                    record.topic,
+                    record.partition,
+                    record.offset,
+                    f"Failed to write {view.name} of record to {file.base_key}: {exc}",
+                    skippable=skippable,
+                ) from exc
         file.end_offset = record.offset
         file.record_count += 1
         file.add_offset(record.offset)
@@ -537,9 +568,20 @@ class TopicPartitionWriter:
             for view, _fmt, writer in file.writers:
                 stored = writer.commit()
                 for i, obj in enumerate(stored):
-                    objects.append(CommittedObject(obj.key, encoded, file.start_offset, file.end_offset,
-                                                   file.record_count, obj.size, obj.sha256, tuple(file.schema_ids),
-                                                   view.name if i == 0 else "index", ranges))
+                    objects.append(
+                        CommittedObject(
+                            obj.key,
+                            encoded,
+                            file.start_offset,
+                            file.end_offset,
+                            file.record_count,
+                            obj.size,
+                            obj.sha256,
+                            tuple(file.schema_ids),
+                            view.name if i == 0 else "index",
+                            ranges,
+                        )
+                    )
                     if i == 0:
                         self._tag(obj.key, file)
         assert self._last_written_offset is not None
@@ -553,8 +595,12 @@ class TopicPartitionWriter:
         s = self._settings
         if not s.tagging or self._tagger is None:
             return
-        tags = {"startOffset": str(file.start_offset), "endOffset": str(file.end_offset),
-                "recordCount": str(file.record_count), **s.extra_tags}
+        tags = {
+            "startOffset": str(file.start_offset),
+            "endOffset": str(file.end_offset),
+            "recordCount": str(file.record_count),
+            **s.extra_tags,
+        }
         last_error = None
         for _attempt in range(s.tagging_attempts):
             try:

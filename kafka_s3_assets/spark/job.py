@@ -53,8 +53,12 @@ def _apply_to_rows(items: list[T], function: Callable[[T], str], batches) -> Ite
 
     for batch in batches:
         indexes = batch.column("id").to_pylist()
-        yield pa.RecordBatch.from_pydict({"index": pa.array(indexes, pa.int64()),
-                                          "result": pa.array([function(items[i]) for i in indexes], pa.string())})
+        yield pa.RecordBatch.from_pydict(
+            {
+                "index": pa.array(indexes, pa.int64()),
+                "result": pa.array([function(items[i]) for i in indexes], pa.string()),
+            }
+        )
 
 
 def _export_task(request: PartitionExportRequest) -> str:
@@ -64,8 +68,10 @@ def _export_task(request: PartitionExportRequest) -> str:
 
 def run_exports(spark, requests: Iterable[PartitionExportRequest]) -> list[PartitionExportResult]:
     """Export every requested topic-partition in parallel; results in request order."""
-    return [PartitionExportResult.from_dict(json.loads(result))
-            for result in run_in_tasks(spark, list(requests), _export_task)]
+    return [
+        PartitionExportResult.from_dict(json.loads(result))
+        for result in run_in_tasks(spark, list(requests), _export_task)
+    ]
 
 
 JOB_TAG_PREFIX = "kafka_s3_assets"

@@ -190,7 +190,7 @@ def shared_session_url(url: str, config: Mapping[str, str], generation: int = 0)
     settings = sorted((key, value) for key, value in config.items() if key != "spark.remote")
     digest = hashlib.sha256(repr((version("kafka-s3-assets"), settings, generation)).encode()).digest()
     session_id = uuid.UUID(bytes=digest[:16], version=4)  # the client accepts version-4 UUIDs only
-    separator = ";" if "/" in url[len(SPARK_CONNECT_SCHEME):] else "/;"
+    separator = ";" if "/" in url[len(SPARK_CONNECT_SCHEME) :] else "/;"
     return f"{url}{separator}{SESSION_ID_PARAMETER}={session_id}"
 
 
@@ -204,9 +204,11 @@ def check_reachable(url: str) -> None:
     try:
         grpc.channel_ready_future(channel).result(timeout=CONNECT_TIMEOUT_S)
     except grpc.FutureTimeoutError:
-        raise SparkConnectUnreachable(f"The Spark Connect server {shown(url)} accepted no connection within "
-                                      f"{CONNECT_TIMEOUT_S} s: is it running, and is {SPARK_REMOTE_ENV} "
-                                      f"right?") from None
+        raise SparkConnectUnreachable(
+            f"The Spark Connect server {shown(url)} accepted no connection within "
+            f"{CONNECT_TIMEOUT_S} s: is it running, and is {SPARK_REMOTE_ENV} "
+            f"right?"
+        ) from None
     finally:
         channel.close()
 

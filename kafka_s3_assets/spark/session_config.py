@@ -44,7 +44,7 @@ DEFAULT_SPARK_CONFIG = {
     # threads compete with the start-up on a small machine: the session starts ~1 s sooner idle, ~4 s
     # sooner on a busy 2-core machine.
     "spark.driver.defaultJavaOptions": "-XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="
-                                       + (Path(__file__).resolve().parent / "log4j2.properties").as_uri(),
+    + (Path(__file__).resolve().parent / "log4j2.properties").as_uri(),
 }
 
 
@@ -56,8 +56,15 @@ LOCAL_DRIVER_CONFIG = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.ho
 # driver settings, fixed when it starts.
 SPARK_CONNECT_SERVER_CONFIG = {
     # As for a classic driver (a task failure is already reported in its result, never retried, ...).
-    **{key: DEFAULT_SPARK_CONFIG[key] for key in ("spark.task.maxFailures", "spark.python.worker.reuse",
-                                                  "spark.ui.enabled", "spark.sql.session.timeZone")},
+    **{
+        key: DEFAULT_SPARK_CONFIG[key]
+        for key in (
+            "spark.task.maxFailures",
+            "spark.python.worker.reuse",
+            "spark.ui.enabled",
+            "spark.sql.session.timeZone",
+        )
+    },
     # A session's Python worker daemon and idle workers serve its next tasks: a run's task gets a worker
     # that has imported this package already instead of starting an interpreter (~1 s of a small run).
     # Runs of the same settings share one session (``session.shared_session_url``), so the server keeps
@@ -81,8 +88,10 @@ def spark_config(master: str | None = None, extra: dict | None = None, *, remote
     if remote is not None:
         master = master or extra.get("spark.master")
         if master:
-            raise SparkTargetError(f"Both a Spark master (spark.master={master}) and a Spark Connect server "
-                                   f"(spark.remote={shown(remote)}) are given: a run uses one or the other")
+            raise SparkTargetError(
+                f"Both a Spark master (spark.master={master}) and a Spark Connect server "
+                f"(spark.remote={shown(remote)}) are given: a run uses one or the other"
+            )
         check_remote(remote, "spark.remote")
         return {"spark.remote": remote, **extra}
     config = dict(DEFAULT_SPARK_CONFIG)
@@ -104,10 +113,12 @@ def spark_config(master: str | None = None, extra: dict | None = None, *, remote
 def check_remote(remote: str, setting: str) -> None:
     """A Spark Connect URL is ``sc://host[:port][/;param=value...]``; anything else is refused here,
     naming ``setting``, rather than by the client's first request."""
-    host = remote[len(SPARK_CONNECT_SCHEME):].split("/", 1)[0].split(":", 1)[0]
+    host = remote[len(SPARK_CONNECT_SCHEME) :].split("/", 1)[0].split(":", 1)[0]
     if not remote.startswith(SPARK_CONNECT_SCHEME) or not host:
-        raise SparkTargetError(f"{setting}={shown(remote)} is not a Spark Connect URL: expected "
-                               f"{SPARK_CONNECT_SCHEME}host:port (e.g. sc://spark-connect:15002)")
+        raise SparkTargetError(
+            f"{setting}={shown(remote)} is not a Spark Connect URL: expected "
+            f"{SPARK_CONNECT_SCHEME}host:port (e.g. sc://spark-connect:15002)"
+        )
 
 
 def spark_config_from_env(env=None) -> dict:
@@ -116,9 +127,11 @@ def spark_config_from_env(env=None) -> dict:
     env = os.environ if env is None else env
     master, remote = env.get(SPARK_MASTER_ENV) or None, env.get(SPARK_REMOTE_ENV) or None
     if master and remote:
-        raise SparkTargetError(f"{SPARK_MASTER_ENV}={master} and {SPARK_REMOTE_ENV}={shown(remote)} are both "
-                               f"set: a run uses either a Spark master (classic Spark, a driver in the run's "
-                               f"process) or a Spark Connect server; unset one of them")
+        raise SparkTargetError(
+            f"{SPARK_MASTER_ENV}={master} and {SPARK_REMOTE_ENV}={shown(remote)} are both "
+            f"set: a run uses either a Spark master (classic Spark, a driver in the run's "
+            f"process) or a Spark Connect server; unset one of them"
+        )
     if remote:
         check_remote(remote, SPARK_REMOTE_ENV)
     return spark_config(master, remote=remote)

@@ -24,9 +24,9 @@ def group_members(pgid: int) -> list[str]:
             text = stat.read_text()
         except OSError:
             continue
-        fields = text[text.rindex(")") + 2:].split()
+        fields = text[text.rindex(")") + 2 :].split()
         if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(f"{stat.parent.name} {text[text.index('(') + 1:text.rindex(')')]}")
+            members.append(f"{stat.parent.name} {text[text.index('(') + 1 : text.rindex(')')]}")
     return members
 
 
@@ -44,10 +44,14 @@ class DagsterDev:
         self.log_path = home / "dev.log"
         self._log = self.log_path.open("w")
         self.port = port
-        self.process = subprocess.Popen([str(DAGSTER), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1",
-                                         "-p", str(port)], cwd=ROOT,
-                                        env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                        preexec_fn=restore_signals_and_detach)
+        self.process = subprocess.Popen(
+            [str(DAGSTER), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=restore_signals_and_detach,
+        )
 
     @classmethod
     def serving(cls, tmp_path: Path, name: str, config: dict, port: int) -> "DagsterDev":
@@ -58,8 +62,9 @@ class DagsterDev:
         home = tmp_path / "dagster_home"
         home.mkdir()
         shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
-        env = dict(os.environ, DAGSTER_HOME=str(home), KAFKA_S3_ASSETS_CONNECTORS=str(config_path),
-                   PYTHONPATH=str(ROOT))
+        env = dict(
+            os.environ, DAGSTER_HOME=str(home), KAFKA_S3_ASSETS_CONNECTORS=str(config_path), PYTHONPATH=str(ROOT)
+        )
         return cls(home, env, port)
 
     def log(self) -> str:
@@ -88,8 +93,9 @@ class DagsterDev:
                     return
             except OSError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"dagster-webserver does not answer on port {self.port}:\n"
-                                         f"{self.log()[-5000:]}") from None
+                    raise AssertionError(
+                        f"dagster-webserver does not answer on port {self.port}:\n{self.log()[-5000:]}"
+                    ) from None
                 time.sleep(0.2)
 
     def kill(self) -> None:

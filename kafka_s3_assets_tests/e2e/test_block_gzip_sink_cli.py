@@ -36,15 +36,17 @@ def run(capsys, *args):
     return code, captured.out, captured.err
 
 
-def test_that_sinks_properties_validate_plan_export_and_read(spark, devstack, kafka, s3_client, bucket, workdir,
-                                                             capsys):
+def test_that_sinks_properties_validate_plan_export_and_read(
+    spark, devstack, kafka, s3_client, bucket, workdir, capsys
+):
     topic = kafka.create_topic("sf_cli")
     values = [b"line-%d" % i for i in range(6)]
     kafka.produce(topic, values)
     write_as_that_sink(s3_client, bucket, "systest", "2025-01-01", topic, 0, values[:2], chunk_records=1)
     path = workdir / "s3-sink.properties"
-    path.write_text(PROPERTIES.format(name=f"sf-{topic}", topic=topic, bucket=bucket,
-                                      endpoint=devstack.s3_endpoint_url))
+    path.write_text(
+        PROPERTIES.format(name=f"sf-{topic}", topic=topic, bucket=bucket, endpoint=devstack.s3_endpoint_url)
+    )
 
     code, out, err = run(capsys, "validate", "--config", str(path))
     assert code == 0, err
@@ -66,8 +68,11 @@ def test_that_sinks_properties_validate_plan_export_and_read(spark, devstack, ka
     assert old_connector_next_offset(s3_client, bucket, "systest", topic) == 6
     assert list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/dir=systest/")
 
-    code, out, err = run(capsys, "read", "--config", str(path), "--topic", topic, "--partition", "0",
-                         "--offset", "3", "--count", "2")
+    code, out, err = run(
+        capsys, "read", "--config", str(path), "--topic", topic, "--partition", "0", "--offset", "3", "--count", "2"
+    )
     assert code == 0, err
-    assert [json.loads(line) for line in out.splitlines()] == [{"offset": 3, "value": "line-3"},
-                                                               {"offset": 4, "value": "line-4"}]
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"offset": 3, "value": "line-3"},
+        {"offset": 4, "value": "line-4"},
+    ]

@@ -22,8 +22,14 @@ from ..conftest import connector_config, list_keys
 from .dagster_dev import DagsterDev
 from .test_dagster_ui import free_port, graphql
 
-pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
-              pytest.mark.dagster]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.spark,
+    pytest.mark.dagster,
+]
 
 CONNECTOR = "checks-sink"
 LOCATION = "kafka_s3_assets"
@@ -94,13 +100,19 @@ class Ui:
     def launch(self, assets: bool, tags: dict[str, str]) -> dict:
         check = self.checks[COMPLETENESS_CHECK]
         asset = {"path": self.asset_path}
-        params = {"mode": "default", "runConfigData": "{}",
-                  "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in tags.items()]},
-                  "selector": {"repositoryLocationName": LOCATION, "repositoryName": self.repository,
-                               # ExecuteChecksButton: the first job common to the selected checks.
-                               "jobName": check["jobNames"][0],
-                               "assetSelection": [asset] if assets else [],
-                               "assetCheckSelection": [{"assetKey": asset, "name": COMPLETENESS_CHECK}]}}
+        params = {
+            "mode": "default",
+            "runConfigData": "{}",
+            "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in tags.items()]},
+            "selector": {
+                "repositoryLocationName": LOCATION,
+                "repositoryName": self.repository,
+                # ExecuteChecksButton: the first job common to the selected checks.
+                "jobName": check["jobNames"][0],
+                "assetSelection": [asset] if assets else [],
+                "assetCheckSelection": [{"assetKey": asset, "name": COMPLETENESS_CHECK}],
+            },
+        }
         launched = graphql(self.port, LAUNCH, {"params": params})["data"]["launchPipelineExecution"]
         assert launched["__typename"] == "LaunchRunSuccess", launched
         run_id = launched["run"]["runId"]
@@ -136,8 +148,9 @@ def served(kafka, bucket, tmp_path):
         dev.kill()
 
 
-def test_executing_only_the_check_for_a_partition_or_a_range_checks_them_and_exports_nothing(served, kafka,
-                                                                                          s3_client, bucket):
+def test_executing_only_the_check_for_a_partition_or_a_range_checks_them_and_exports_nothing(
+    served, kafka, s3_client, bucket
+):
     dev, topic = served
     ui = Ui(dev.port, ["kafka_s3", CONNECTOR, topic])
     assert ui.checks[COMPLETENESS_CHECK]["canExecuteIndividually"] == "CAN_EXECUTE"
@@ -162,11 +175,15 @@ def test_executing_only_the_check_for_a_partition_or_a_range_checks_them_and_exp
     assert evaluation["description"].startswith("1 manifest(s) cover offsets 0..5 without gap or overlap")
 
     # The check alone, for a range of keys: each checked, nothing exported.
-    ranged = ui.launch(assets=False, tags={"dagster/asset_partition_range_start": keys[1],
-                                           "dagster/asset_partition_range_end": keys[2]})
+    ranged = ui.launch(
+        assets=False,
+        tags={"dagster/asset_partition_range_start": keys[1], "dagster/asset_partition_range_end": keys[2]},
+    )
     assert ranged["status"] == "SUCCESS" and events(ranged, "MaterializationEvent") == []
     assert {k: (e["success"], e["description"]) for k, e in evaluations(ranged).items()} == {
-        keys[1]: (True, "Nothing exported yet"), keys[2]: (True, "Nothing exported yet")}
+        keys[1]: (True, "Nothing exported yet"),
+        keys[2]: (True, "Nothing exported yet"),
+    }
     assert list_keys(s3_client, bucket, f"topics/{topic}/") == objects
 
     # A broken history fails the check-only run: the check is blocking.
@@ -177,5 +194,6 @@ def test_executing_only_the_check_for_a_partition_or_a_range_checks_them_and_exp
     assert not evaluation["success"] and evaluation["description"] == f"missing object: {objects[0]}"
     [failure] = events(broken, "ExecutionStepFailureEvent")
     assert failure["failureMetadata"]["description"] == (
-        f"Blocking check {COMPLETENESS_CHECK} of {keys[0]} failed: missing object: {objects[0]}")
+        f"Blocking check {COMPLETENESS_CHECK} of {keys[0]} failed: missing object: {objects[0]}"
+    )
     assert list_keys(s3_client, bucket, f"topics/{topic}/") == objects[1:]

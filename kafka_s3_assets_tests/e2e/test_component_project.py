@@ -23,11 +23,17 @@ from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
-              pytest.mark.dagster]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.spark,
+    pytest.mark.dagster,
+]
 
 BIN = Path(sys.executable).parent
-USER_DEFS = '''
+USER_DEFS = """
 import dagster as dg
 from dagster_aws.s3 import S3Resource
 
@@ -40,7 +46,7 @@ def my_report():
 @dg.definitions
 def defs():
     return dg.Definitions(assets=[my_report], resources={"s3": S3Resource(region_name="us-east-1")})
-'''
+"""
 
 
 def run(argv: list[str], cwd: Path, env: dict, timeout_s: float = 300) -> subprocess.CompletedProcess:
@@ -73,8 +79,13 @@ class Shop:
 
     def env(self) -> dict:
         """dg's environment, from this process's as it is now (the devstack's endpoints, once started)."""
-        return dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", VIRTUAL_ENV=str(BIN.parent),
-                    DAGSTER_HOME=str(self.home), PYTHONPATH=str(self.project / "src"))
+        return dict(
+            os.environ,
+            PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+            VIRTUAL_ENV=str(BIN.parent),
+            DAGSTER_HOME=str(self.home),
+            PYTHONPATH=str(self.project / "src"),
+        )
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +98,7 @@ def shop(tmp_path_factory) -> Shop:
     return made
 
 
-def test_a_project_made_by_create_dagster_adds_two_components_checks_lists_and_launches(kafka, bucket, s3_client,
-                                                                                       shop):
+def test_a_project_made_by_create_dagster_adds_two_components_checks_lists_and_launches(kafka, bucket, s3_client, shop):
     topic = kafka.create_topic("component")
     kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(7)])
     other_bucket = f"{bucket}-two"
@@ -149,8 +159,9 @@ def test_dg_check_defs_fails_naming_the_connector_file_and_the_key_or_the_missin
     folder = shop.defs_dir / "broken_exports"
     folder.mkdir()
     try:
-        (folder / "defs.yaml").write_text("type: kafka_s3_assets.KafkaS3SinkComponent\n\n"
-                                          "attributes:\n  connector: connector.json\n")
+        (folder / "defs.yaml").write_text(
+            "type: kafka_s3_assets.KafkaS3SinkComponent\n\nattributes:\n  connector: connector.json\n"
+        )
         config = connector_config("orders", "bucket", **{"flush.size": "0"})
         config.pop("name")
         (folder / "connector.json").write_text(json.dumps({"name": "broken-sink", "config": config}))
@@ -160,7 +171,8 @@ def test_dg_check_defs_fails_naming_the_connector_file_and_the_key_or_the_missin
 
         (folder / "connector.json").unlink()
         output = failed_check(shop)
-        assert (f"{folder / 'defs.yaml'}: attribute `connector`: no such file: {folder / 'connector.json'}"
-                in output), output
+        assert f"{folder / 'defs.yaml'}: attribute `connector`: no such file: {folder / 'connector.json'}" in output, (
+            output
+        )
     finally:
         shutil.rmtree(folder)  # the project checks again for the module's other tests

@@ -23,20 +23,28 @@ def run_cli(capsys, *args) -> tuple[int, dict | str, str]:
 
 
 def test_an_export_whose_topic_bucket_and_credentials_come_from_env_file_and_directory(
-        spark, kafka, devstack, bucket, s3_client, workdir, capsys, monkeypatch):
+    spark, kafka, devstack, bucket, s3_client, workdir, capsys, monkeypatch
+):
     topic = kafka.create_topic("provided")
     kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(4)])
     monkeypatch.setenv("EXPORT_TOPIC", topic)
-    (workdir / "aws.properties").write_text(f"access.key.id={devstack.aws_access_key_id}\n"
-                                            f"secret.access.key={devstack.aws_secret_access_key}\n")
+    (workdir / "aws.properties").write_text(
+        f"access.key.id={devstack.aws_access_key_id}\nsecret.access.key={devstack.aws_secret_access_key}\n"
+    )
     (workdir / "mounted").mkdir()
     (workdir / "mounted" / "bucket").write_text(bucket)
     name = f"providers-{topic}"
-    config = connector_config(topic, bucket, **{
-        "name": name, "topics": "${env:EXPORT_TOPIC}",
-        "s3.bucket.name": f"${{directory:{workdir}/mounted:bucket}}",
-        "aws.access.key.id": f"${{file:{workdir}/aws.properties:access.key.id}}",
-        "aws.secret.access.key": f"${{file:{workdir}/aws.properties:secret.access.key}}"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "name": name,
+            "topics": "${env:EXPORT_TOPIC}",
+            "s3.bucket.name": f"${{directory:{workdir}/mounted:bucket}}",
+            "aws.access.key.id": f"${{file:{workdir}/aws.properties:access.key.id}}",
+            "aws.secret.access.key": f"${{file:{workdir}/aws.properties:secret.access.key}}",
+        },
+    )
     path = workdir / "connector.json"
     path.write_text(json.dumps({"name": name, "config": config}))
 
@@ -50,25 +58,29 @@ def test_an_export_whose_topic_bucket_and_credentials_come_from_env_file_and_dir
     assert list_keys(s3_client, bucket, f"topics/{topic}/") == [f"topics/{topic}/partition=0/{topic}+0+0000000000.avro"]
 
 
-def test_a_worker_config_gives_bootstrap_servers_and_converters(spark, kafka, devstack, bucket, s3_client, workdir,
-                                                                capsys, monkeypatch):
+def test_a_worker_config_gives_bootstrap_servers_and_converters(
+    spark, kafka, devstack, bucket, s3_client, workdir, capsys, monkeypatch
+):
     topic = kafka.create_topic("worker")
     kafka.produce(topic, [json.dumps({"n": i}).encode() for i in range(3)], keys=[b"k0", b"k1", b"k2"])
     (workdir / "worker.properties").write_text(
         f"bootstrap.servers={devstack.kafka_bootstrap_servers}\n"
         "group.id=connect-cluster\nplugin.path=/usr/share/java\noffset.storage.file.filename=/tmp/connect.offsets\n"
         "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
-        "value.converter=org.apache.kafka.connect.json.JsonConverter\nvalue.converter.schemas.enable=false\n")
+        "value.converter=org.apache.kafka.connect.json.JsonConverter\nvalue.converter.schemas.enable=false\n"
+    )
     name = f"worker-{topic}"
-    config = connector_config(topic, bucket, **{"name": name, "format.class":
-                                                "io.confluent.connect.s3.format.json.JsonFormat"})
+    config = connector_config(
+        topic, bucket, **{"name": name, "format.class": "io.confluent.connect.s3.format.json.JsonFormat"}
+    )
     path = workdir / "connector.properties"
     path.write_text("".join(f"{k}={v}\n" for k, v in config.items()))
     # The worker's bootstrap.servers is the one used: the environment's is a dead end.
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1")
 
-    code, out, err = run_cli(capsys, "validate", "--config", str(path), "--worker-config",
-                             str(workdir / "worker.properties"))
+    code, out, err = run_cli(
+        capsys, "validate", "--config", str(path), "--worker-config", str(workdir / "worker.properties")
+    )
     assert code == 0, err
     # Dagster and the CLI read $KAFKA_S3_ASSETS_WORKER_CONFIG when no --worker-config is given.
     monkeypatch.setenv(WORKER_CONFIG_ENV, str(workdir / "worker.properties"))
@@ -82,18 +94,28 @@ def test_a_worker_config_gives_bootstrap_servers_and_converters(spark, kafka, de
 
 
 def test_an_unknown_provider_and_a_provider_we_cannot_run_exit_2_naming_key_and_provider(bucket, workdir, capsys):
-    config = connector_config("orders", bucket, **{
-        "config.providers": "vault", "config.providers.vault.class": VAULT_PROVIDER,
-        "aws.access.key.id": "${secrets:aws/access-key}", "aws.secret.access.key": "${vault:secret/s3:key}"})
+    config = connector_config(
+        "orders",
+        bucket,
+        **{
+            "config.providers": "vault",
+            "config.providers.vault.class": VAULT_PROVIDER,
+            "aws.access.key.id": "${secrets:aws/access-key}",
+            "aws.secret.access.key": "${vault:secret/s3:key}",
+        },
+    )
     path = workdir / "c.json"
     path.write_text(json.dumps(config))
     for command in ("export", "validate"):
         code, out, err = run_cli(capsys, command, "--config", str(path))
         assert code == 2 and out == ""
-        assert ("aws.access.key.id: Cannot resolve ${secrets:aws/access-key}: config provider 'secrets' is not "
-                "defined") in err
-        assert (f"aws.secret.access.key: Cannot resolve ${{vault:secret/s3:key}}: config provider 'vault' cannot run "
-                f"here: its class {VAULT_PROVIDER} (config.providers.vault.class)") in err
+        assert (
+            "aws.access.key.id: Cannot resolve ${secrets:aws/access-key}: config provider 'secrets' is not defined"
+        ) in err
+        assert (
+            f"aws.secret.access.key: Cannot resolve ${{vault:secret/s3:key}}: config provider 'vault' cannot run "
+            f"here: its class {VAULT_PROVIDER} (config.providers.vault.class)"
+        ) in err
 
 
 def test_a_topic_placeholder_is_never_sent_to_kafka(bucket, workdir, capsys, monkeypatch):
@@ -101,6 +123,8 @@ def test_a_topic_placeholder_is_never_sent_to_kafka(bucket, workdir, capsys, mon
     path = workdir / "c.json"
     path.write_text(json.dumps(connector_config("${env:T}", bucket)))
     code, _out, err = run_cli(capsys, "export", "--config", str(path))
-    assert code == 2 and ("topics: Cannot resolve ${env:T}: config provider 'env' found no environment "
-                          "variable 'T'") in err
+    assert (
+        code == 2
+        and ("topics: Cannot resolve ${env:T}: config provider 'env' found no environment variable 'T'") in err
+    )
     assert "Metadata error" not in err

@@ -22,8 +22,14 @@ from kafka_s3_assets.sink.config import validate_connector_config
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
-              pytest.mark.dagster]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.spark,
+    pytest.mark.dagster,
+]
 
 
 def spec(config: dict) -> ConnectorSpec:
@@ -40,8 +46,7 @@ def materialize(connector, topic, partition, instance, spark):
     asset = build_export_asset(connector, topic)
     key = partition_key(topic, partition)
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [key])
-    return asset, dg.materialize([asset], partition_key=key, instance=instance,
-                                 raise_on_error=False)
+    return asset, dg.materialize([asset], partition_key=key, instance=instance, raise_on_error=False)
 
 
 def test_materialization_exports_and_records_metadata_and_check(spark, kafka, s3_client, bucket, instance):
@@ -59,18 +64,22 @@ def test_materialization_exports_and_records_metadata_and_check(spark, kafka, s3
     assert md["object_keys"]["keys"][0] == f"topics/{topic}/partition=0/{topic}+0+0000000000.avro"
     [check] = result.get_asset_check_evaluations()
     assert check.check_name == COMPLETENESS_CHECK and check.passed
-    status = instance.get_status_by_partition(export_asset_key(connector.name, topic), [partition_key(topic, 0)],
-                                              topic_partitions_def(connector.name, topic))
+    status = instance.get_status_by_partition(
+        export_asset_key(connector.name, topic), [partition_key(topic, 0)], topic_partitions_def(connector.name, topic)
+    )
     assert status[partition_key(topic, 0)] == dg.AssetPartitionStatus.MATERIALIZED
 
 
 # The demo schema (``f1``) with a new optional field: a compatible change.
-EVOLVED_SCHEMA = ('{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"},'
-                  '{"name":"f2","type":["null","long"],"default":null,"doc":"added later"}]}')
+EVOLVED_SCHEMA = (
+    '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"},'
+    '{"name":"f2","type":["null","long"],"default":null,"doc":"added later"}]}'
+)
 
 
-def test_the_partition_row_count_accumulates_and_the_column_schema_follows_the_value_schema(spark, kafka, bucket,
-                                                                                            instance):
+def test_the_partition_row_count_accumulates_and_the_column_schema_follows_the_value_schema(
+    spark, kafka, bucket, instance
+):
     topic = kafka.create_topic("evolving")
     kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(7)])
     connector = spec(connector_config(topic, bucket))
@@ -80,7 +89,8 @@ def test_the_partition_row_count_accumulates_and_the_column_schema_follows_the_v
     md = {k: v.value for k, v in mat.metadata.items()}
     assert (md["records"], md["dagster/partition_row_count"], md["next_offset"]) == (6, 6, 6)  # offset 6 waits
     assert [(c.name, c.type, c.constraints.nullable) for c in md["dagster/column_schema"].columns] == [
-        ("f1", "string", False)]
+        ("f1", "string", False)
+    ]
 
     kafka.produce_avro(topic, [{"f1": f"new{i}", "f2": i} for i in range(5)], schema=EVOLVED_SCHEMA)
     _asset, second = materialize(connector, topic, 0, instance, spark)
@@ -92,7 +102,9 @@ def test_the_partition_row_count_accumulates_and_the_column_schema_follows_the_v
     assert (md["records"], md["objects"], md["next_offset"]) == (4, 2, 10)
     assert md["dagster/partition_row_count"] == 6 + 4
     assert [(c.name, c.type, c.constraints.nullable, c.description) for c in md["dagster/column_schema"].columns] == [
-        ("f1", "string", False, None), ("f2", "int64", True, "added later")]
+        ("f1", "string", False, None),
+        ("f2", "int64", True, "added later"),
+    ]
     # Both are what the instance keeps for the partition: the latest materialization has the new columns.
     [latest] = instance.fetch_materializations(export_asset_key(connector.name, topic), limit=1).records
     stored = latest.asset_materialization.metadata
@@ -124,11 +136,10 @@ def test_failed_export_fails_the_run_with_the_records_coordinates(spark, kafka, 
     assert description.startswith(f"Export of {topic}/0 failed: Record topic={topic} partition=0 offset=0")
 
 
-def test_discovery_sensor_adds_partitions_and_export_sensor_requests_one_run_per_topic(spark, kafka, s3_client,
-                                                                                       bucket):
+def test_discovery_sensor_adds_partitions_and_export_sensor_requests_one_run_per_topic(spark, kafka, s3_client, bucket):
     topic = kafka.create_topic(partitions=4)
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(4)], partition=0)  # >= flush.size waiting
-    kafka.produce_avro(topic, [{"f1": "x"}], partition=1)                         # < flush.size waiting
+    kafka.produce_avro(topic, [{"f1": "x"}], partition=1)  # < flush.size waiting
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(5)], partition=2)  # >= flush.size waiting
     connector = spec(connector_config(topic, bucket))
     defs = build_definitions([connector])
@@ -161,14 +172,17 @@ def test_discovery_sensor_adds_partitions_and_export_sensor_requests_one_run_per
         node = defs.resolve_assets_def(export_asset_key(connector.name, topic)).node_def.name
         assert [m.partition for m in executed.asset_materializations_for_node(node)] == [keys[0], keys[2]]
         assert [k.rsplit("/", 2)[1] for k in list_keys(s3_client, bucket, f"topics/{topic}/")] == [
-            "partition=0", "partition=2"]
+            "partition=0",
+            "partition=2",
+        ]
 
 
 def test_the_export_sensor_skips_a_topic_only_while_the_same_connector_exports_it(kafka, bucket):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)])
-    first, second = (spec(connector_config(topic, bucket, name=f"{n}-{topic}", **{"topics.dir": n}))
-                     for n in ("one", "two"))
+    first, second = (
+        spec(connector_config(topic, bucket, name=f"{n}-{topic}", **{"topics.dir": n})) for n in ("one", "two")
+    )
     defs = build_definitions([first, second])
     with dg.instance_for_test() as instance:
         for connector in (first, second):
@@ -189,21 +203,28 @@ def four_partition_topic(kafka) -> str:
     return topic
 
 
-def test_one_run_exports_a_topics_partitions_with_a_materialization_and_check_each(spark, kafka, s3_client, bucket,
-                                                                                instance):
+def test_one_run_exports_a_topics_partitions_with_a_materialization_and_check_each(
+    spark, kafka, s3_client, bucket, instance
+):
     topic = four_partition_topic(kafka)
     connector = spec(connector_config(topic, bucket))
     keys = [partition_key(topic, p) for p in range(4)]
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
     asset = build_export_asset(connector, topic)
-    result = dg.materialize([asset], instance=instance, raise_on_error=False,
-                            tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]})
+    result = dg.materialize(
+        [asset],
+        instance=instance,
+        raise_on_error=False,
+        tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]},
+    )
     assert result.success
     [run] = instance.get_runs()
     # Launched without the export tag (as from the asset's page in the UI): the run adds it when it starts.
     assert run.tags[EXPORT_TAG] == f"sink-{topic}/{topic}"
-    md = {m.partition: {k: v.value for k, v in m.metadata.items()}
-          for m in result.asset_materializations_for_node(asset.node_def.name)}
+    md = {
+        m.partition: {k: v.value for k, v in m.metadata.items()}
+        for m in result.asset_materializations_for_node(asset.node_def.name)
+    }
     assert sorted(md) == keys
     for key, (records, objects, lag) in zip(keys, [(3, 1, 0), (6, 2, 0), (6, 2, 1), (9, 3, 0)]):
         assert (md[key]["records"], md[key]["objects"], md[key]["lag"]) == (records, objects, lag), key
@@ -212,14 +233,16 @@ def test_one_run_exports_a_topics_partitions_with_a_materialization_and_check_ea
     assert md[keys[3]]["object_keys"]["keys"][2] == f"topics/{topic}/partition=3/{topic}+3+0000000006.avro"
     checks = {c.partition: c for c in result.get_asset_check_evaluations()}
     assert sorted(checks) == keys and all(c.passed and c.check_name == COMPLETENESS_CHECK for c in checks.values())
-    status = instance.get_status_by_partition(export_asset_key(connector.name, topic), keys,
-                                              topic_partitions_def(connector.name, topic))
+    status = instance.get_status_by_partition(
+        export_asset_key(connector.name, topic), keys, topic_partitions_def(connector.name, topic)
+    )
     assert set(status.values()) == {dg.AssetPartitionStatus.MATERIALIZED}
 
     # Again with one new record in partition 1 only: nothing new is observed, not materialized again.
     kafka.produce_avro(topic, [{"f1": "late"}], partition=1)
-    again = dg.materialize([asset], instance=instance,
-                           tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]})
+    again = dg.materialize(
+        [asset], instance=instance, tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[3]}
+    )
     assert again.asset_materializations_for_node(asset.node_def.name) == []
     observed = {o.partition: o.metadata for o in again.asset_observations_for_node(asset.node_def.name)}
     assert sorted(observed) == keys and observed[keys[1]]["lag"].value == 1
@@ -227,20 +250,25 @@ def test_one_run_exports_a_topics_partitions_with_a_materialization_and_check_ea
     assert len(again.get_asset_check_evaluations()) == 4
 
 
-def test_one_failed_partition_fails_the_run_naming_it_and_the_others_are_recorded(spark, kafka, s3_client, bucket,
-                                                                                 instance):
+def test_one_failed_partition_fails_the_run_naming_it_and_the_others_are_recorded(
+    spark, kafka, s3_client, bucket, instance
+):
     topic = kafka.create_topic("failing", partitions=3)
     for partition in (0, 1):
         kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)], partition=partition)
     kafka.produce_avro(topic, [{"f1": "ok"}], partition=2)
-    kafka.produce(topic, [b"\x05nope"], partition=2)                # offset 1 of partition 2 cannot be converted
+    kafka.produce(topic, [b"\x05nope"], partition=2)  # offset 1 of partition 2 cannot be converted
     kafka.produce_avro(topic, [{"f1": "after"}], partition=2)
     connector = spec(connector_config(topic, bucket))
     keys = [partition_key(topic, p) for p in range(3)]
     instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, keys)
     asset = build_export_asset(connector, topic)
-    result = dg.materialize([asset], instance=instance, raise_on_error=False,
-                            tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[2]})
+    result = dg.materialize(
+        [asset],
+        instance=instance,
+        raise_on_error=False,
+        tags={PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[2]},
+    )
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
     description = failure.step_failure_data.user_failure_data.description
@@ -252,9 +280,16 @@ def test_one_failed_partition_fails_the_run_naming_it_and_the_others_are_recorde
     assert instance.get_materialized_partitions(asset_key) == set(keys[:2])
     for partition in (0, 1):
         assert list_keys(s3_client, bucket, f"topics/{topic}/partition={partition}/") == [
-            f"topics/{topic}/partition={partition}/{topic}+{partition}+0000000000.avro"]
-        assert len(list_keys(s3_client, bucket, f"_kafka_s3_assets/manifests/dir=topics/topic={topic}/"
-                                                f"partition={partition}/")) == 1
+            f"topics/{topic}/partition={partition}/{topic}+{partition}+0000000000.avro"
+        ]
+        assert (
+            len(
+                list_keys(
+                    s3_client, bucket, f"_kafka_s3_assets/manifests/dir=topics/topic={topic}/partition={partition}/"
+                )
+            )
+            == 1
+        )
     assert list_keys(s3_client, bucket, f"topics/{topic}/partition=2/") == []
 
 
@@ -269,8 +304,9 @@ def test_definitions_load_for_the_shipped_demo_connector(monkeypatch):
     assert defs.resolve_assets_def(dg.AssetKey(["kafka_s3", "s3-sink-demo", "s3_topic"]))
 
 
-def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_exports_the_others(spark, kafka, s3_client,
-                                                                                           bucket, instance):
+def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_exports_the_others(
+    spark, kafka, s3_client, bucket, instance
+):
     from kafka_s3_assets.clients.s3 import S3ObjectStore
     from kafka_s3_assets.ledger import LedgerLayout
     from kafka_s3_assets.ledger.lease import acquire
@@ -285,17 +321,27 @@ def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_expo
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     layout = LedgerLayout.from_config(settings.sink_config())
     # Another export (a CLI run, another deployment) owns partition 1's lease while this run starts.
-    lease = acquire(store, layout.lease_key(topic, 1), connector=connector.name, topic=topic, partition=1,
-                   run_id="elsewhere", resume_hint=0, read_resume=lambda: 0, plan_end=lambda start: 3,
-                   clock_ms=lambda: int(time.time() * 1000), lease_ms=60_000)
+    lease = acquire(
+        store,
+        layout.lease_key(topic, 1),
+        connector=connector.name,
+        topic=topic,
+        partition=1,
+        run_id="elsewhere",
+        resume_hint=0,
+        read_resume=lambda: 0,
+        plan_end=lambda start: 3,
+        clock_ms=lambda: int(time.time() * 1000),
+        lease_ms=60_000,
+    )
     asset = build_export_asset(connector, topic)
     range_tags = {PARTITION_RANGE_START_TAG: keys[0], PARTITION_RANGE_END_TAG: keys[1]}
-    result = dg.materialize([asset], instance=instance, raise_on_error=False,
-                            tags=range_tags)
+    result = dg.materialize([asset], instance=instance, raise_on_error=False, tags=range_tags)
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
     assert failure.step_failure_data.user_failure_data.description.startswith(
-        f"Export of {keys[1]} failed: Another export of {keys[1]} is running")
+        f"Export of {keys[1]} failed: Another export of {keys[1]} is running"
+    )
     assert [m.partition for m in result.asset_materializations_for_node(asset.node_def.name)] == [keys[0]]
     assert list_keys(s3_client, bucket, f"topics/{topic}/partition=1/") == []
 
@@ -304,8 +350,9 @@ def test_a_topic_partition_leased_by_another_export_fails_alone_and_the_run_expo
     assert [m.partition for m in again.asset_materializations_for_node(asset.node_def.name)] == [keys[1]]
 
 
-def test_a_run_of_only_the_check_checks_every_known_partition_and_exports_nothing(spark, kafka, s3_client, bucket,
-                                                                                 instance):
+def test_a_run_of_only_the_check_checks_every_known_partition_and_exports_nothing(
+    spark, kafka, s3_client, bucket, instance
+):
     topic = kafka.create_topic("checkonly", partitions=2)
     for partition in (0, 1):
         kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)], partition=partition)
@@ -318,8 +365,12 @@ def test_a_run_of_only_the_check_checks_every_known_partition_and_exports_nothin
     assert exported.success and len(list_keys(s3_client, bucket, f"topics/{topic}/")) == 1
     kafka.produce_avro(topic, [{"f1": "more"} for _ in range(3)], partition=0)  # waiting: not to be exported
 
-    checked = dg.materialize([asset], instance=instance, raise_on_error=False,
-                             selection=dg.AssetSelection.checks(dg.AssetCheckKey(asset_key, COMPLETENESS_CHECK)))
+    checked = dg.materialize(
+        [asset],
+        instance=instance,
+        raise_on_error=False,
+        selection=dg.AssetSelection.checks(dg.AssetCheckKey(asset_key, COMPLETENESS_CHECK)),
+    )
     assert checked.success
     assert checked.asset_materializations_for_node(asset.node_def.name) == []
     assert len(list_keys(s3_client, bucket, f"topics/{topic}/")) == 1  # nothing exported
@@ -329,11 +380,16 @@ def test_a_run_of_only_the_check_checks_every_known_partition_and_exports_nothin
 
     # A broken history fails the check-only run: the check is blocking, with ERROR severity.
     s3_client.delete_object(Bucket=bucket, Key=f"topics/{topic}/partition=0/{topic}+0+0000000000.avro")
-    broken = dg.materialize([asset], instance=instance, raise_on_error=False,
-                            selection=dg.AssetSelection.checks(dg.AssetCheckKey(asset_key, COMPLETENESS_CHECK)))
+    broken = dg.materialize(
+        [asset],
+        instance=instance,
+        raise_on_error=False,
+        selection=dg.AssetSelection.checks(dg.AssetCheckKey(asset_key, COMPLETENESS_CHECK)),
+    )
     assert not broken.success
     failed = {e.partition: e for e in broken.get_asset_check_evaluations() if not e.passed}
     assert list(failed) == [keys[0]] and failed[keys[0]].severity == dg.AssetCheckSeverity.ERROR
     [failure] = [e for e in broken.all_events if e.is_step_failure]
     assert failure.step_failure_data.user_failure_data.description.startswith(
-        f"Blocking check {COMPLETENESS_CHECK} of {keys[0]} failed: missing object")
+        f"Blocking check {COMPLETENESS_CHECK} of {keys[0]} failed: missing object"
+    )

@@ -45,20 +45,27 @@ def own_broker(devstack, s3_client):
 def test_dagster_dev_exits_promptly_on_sigterm_after_the_broker_is_gone(own_broker, bucket, tmp_path):
     topic = "shutdown_topic"
     create_topic(own_broker.bootstrap, topic)
-    config = connector_config(topic, bucket, **{"bootstrap.servers": own_broker.bootstrap,
-                                                "kafka_s3_assets.kafka.timeout.ms": EXPORT_KAFKA_TIMEOUT_MS})
+    config = connector_config(
+        topic,
+        bucket,
+        **{"bootstrap.servers": own_broker.bootstrap, "kafka_s3_assets.kafka.timeout.ms": EXPORT_KAFKA_TIMEOUT_MS},
+    )
     config.pop("name")
     config_path = tmp_path / "connector.json"
     config_path.write_text(json.dumps({"name": CONNECTOR, "config": config}))
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())
-    env = dict(os.environ, DAGSTER_HOME=str(home), KAFKA_S3_ASSETS_CONNECTORS=str(config_path),
-               PYTHONPATH=str(ROOT))
+    env = dict(os.environ, DAGSTER_HOME=str(home), KAFKA_S3_ASSETS_CONNECTORS=str(config_path), PYTHONPATH=str(ROOT))
     # The export sensor is off by default: turned on, both sensors tick against the broker.
-    started = subprocess.run([str(DAGSTER), "sensor", "start", "-w", "workspace.yaml",
-                              "export_new_records__shutdown_sink"], cwd=ROOT, env=env, capture_output=True, text=True,
-                             timeout=START_TIMEOUT_S)
+    started = subprocess.run(
+        [str(DAGSTER), "sensor", "start", "-w", "workspace.yaml", "export_new_records__shutdown_sink"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT_S,
+    )
     assert started.returncode == 0, started.stdout + started.stderr
 
     dev = DagsterDev(home, env, port=free_port())

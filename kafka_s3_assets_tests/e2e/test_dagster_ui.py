@@ -16,8 +16,14 @@ from kafka_s3_assets.cli import main
 
 from ..conftest import connector_config
 
-pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
-              pytest.mark.dagster]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.spark,
+    pytest.mark.dagster,
+]
 ROOT = Path(__file__).resolve().parents[2]
 
 QUERY = """
@@ -41,15 +47,18 @@ def free_port() -> int:
 
 
 def graphql(port: int, query: str, variables: dict) -> dict:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql",
-                                     data=json.dumps({"query": query, "variables": variables}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query, "variables": variables}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.load(response)
 
 
-def test_the_webserver_shows_the_cli_export_as_a_partition_materialization(spark, kafka, bucket, tmp_path,
-                                                                           monkeypatch, capsys):
+def test_the_webserver_shows_the_cli_export_as_a_partition_materialization(
+    spark, kafka, bucket, tmp_path, monkeypatch, capsys
+):
     topic = kafka.create_topic("ui")
     config_path = tmp_path / "connector.json"
     config = connector_config(topic, bucket)
@@ -67,8 +76,14 @@ def test_the_webserver_shows_the_cli_export_as_a_partition_materialization(spark
     env = dict(os.environ, DAGSTER_HOME=str(tmp_path / ".dagster_home"), KAFKA_S3_ASSETS_CONNECTORS=str(config_path))
     webserver = Path(sys.executable).parent / "dagster-webserver"
     log = (tmp_path / "webserver.log").open("w")
-    process = subprocess.Popen([str(webserver), "-h", "127.0.0.1", "-p", str(port), "-w", "workspace.yaml"],
-                               cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        [str(webserver), "-h", "127.0.0.1", "-p", str(port), "-w", "workspace.yaml"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 180
         while True:
@@ -77,8 +92,9 @@ def test_the_webserver_shows_the_cli_export_as_a_partition_materialization(spark
                     break
             except OSError as exc:
                 if time.monotonic() > deadline or process.poll() is not None:
-                    raise AssertionError("dagster-webserver did not start:\n"
-                                         + (tmp_path / "webserver.log").read_text()) from exc
+                    raise AssertionError(
+                        "dagster-webserver did not start:\n" + (tmp_path / "webserver.log").read_text()
+                    ) from exc
                 time.sleep(0.5)
         data = graphql(port, QUERY, {"path": ["kafka_s3", "ui-sink", topic]})
         materializations = data["data"]["assetOrError"].get("assetMaterializations")

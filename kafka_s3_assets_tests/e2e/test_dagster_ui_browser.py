@@ -27,8 +27,15 @@ from ..conftest import connector_config, list_keys
 from .dagster_dev import DagsterDev
 from .test_dagster_ui import free_port, graphql
 
-pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
-              pytest.mark.dagster, pytest.mark.browser]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.spark,
+    pytest.mark.dagster,
+    pytest.mark.browser,
+]
 
 CONNECTOR = "browser-sink"
 CHROMIUM = "/usr/bin/chromium"
@@ -70,10 +77,17 @@ const edges = [...graph.querySelectorAll('path[marker-end]')].map((path) => {
 return {nodes: nodes, groups: groups, edges: edges};
 """
 # A value schema with field docs and an optional field, for the asset's columns.
-ORDER_SCHEMA = json.dumps({"type": "record", "name": "order", "fields": [
-    {"name": "id", "type": "long", "doc": "Order number"},
-    {"name": "customer", "type": "string", "doc": "Who ordered"},
-    {"name": "note", "type": ["null", "string"], "default": None, "doc": "Free text, optional"}]})
+ORDER_SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "order",
+        "fields": [
+            {"name": "id", "type": "long", "doc": "Order number"},
+            {"name": "customer", "type": "string", "doc": "Who ordered"},
+            {"name": "note", "type": ["null", "string"], "default": None, "doc": "Free text, optional"},
+        ],
+    }
+)
 
 
 def browser(tmp_path: Path):
@@ -82,12 +96,18 @@ def browser(tmp_path: Path):
 
     for binary in (CHROMIUM, CHROMEDRIVER):
         if not Path(binary).exists():
-            raise AssertionError(f"{binary} is missing: run `bash scripts/setup` (it installs Debian's chromium and "
-                                 f"chromium-driver)")
+            raise AssertionError(
+                f"{binary} is missing: run `bash scripts/setup` (it installs Debian's chromium and chromium-driver)"
+            )
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1100",
-                     f"--user-data-dir={tmp_path / 'chromium-profile'}"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1100",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+    ):
         options.add_argument(argument)
     # The driver from the Debian package: Selenium must not try to download one.
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -177,8 +197,9 @@ class Page:
         except StaleElementReferenceException:
             return ""
 
-    def wait_for_lineage_edge(self, upstream: tuple[str, str, str], downstream: tuple[str, str, str],
-                              timeout_s: float = UI_TIMEOUT_S) -> dict:
+    def wait_for_lineage_edge(
+        self, upstream: tuple[str, str, str], downstream: tuple[str, str, str], timeout_s: float = UI_TIMEOUT_S
+    ) -> dict:
         """The lineage graph once it shows both nodes, each ``(group, name, kind)`` (its box inside its
         group's box), and an edge from the upstream node's right side to the downstream node's left side."""
         deadline = time.monotonic() + timeout_s
@@ -187,8 +208,10 @@ class Page:
             if graph is not None and lineage_edge(graph, upstream, downstream) is not None:
                 return graph
             if time.monotonic() > deadline:
-                raise AssertionError(f"no lineage edge {upstream} -> {downstream} on {self.driver.current_url}: "
-                                     f"{json.dumps(graph, indent=1)}")
+                raise AssertionError(
+                    f"no lineage edge {upstream} -> {downstream} on {self.driver.current_url}: "
+                    f"{json.dumps(graph, indent=1)}"
+                )
             time.sleep(0.3)
 
     def scroll_to(self, xpath: str) -> None:
@@ -202,15 +225,25 @@ class Page:
 
 
 def inside(inner: dict, outer: dict) -> bool:
-    return (outer["left"] <= inner["left"] and inner["right"] <= outer["right"]
-            and outer["top"] <= inner["top"] and inner["bottom"] <= outer["bottom"])
+    return (
+        outer["left"] <= inner["left"]
+        and inner["right"] <= outer["right"]
+        and outer["top"] <= inner["top"]
+        and inner["bottom"] <= outer["bottom"]
+    )
 
 
 def lineage_node(graph: dict, group: str, name: str, kind: str) -> dict | None:
     """The node of that name and kind drawn inside the box of that group."""
     boxes = [g["box"] for g in graph["groups"] if g["name"] == group]
-    return next((n for n in graph["nodes"] if (n["name"], n["kind"]) == (name, kind)
-                 and any(inside(n["box"], b) for b in boxes)), None)
+    return next(
+        (
+            n
+            for n in graph["nodes"]
+            if (n["name"], n["kind"]) == (name, kind) and any(inside(n["box"], b) for b in boxes)
+        ),
+        None,
+    )
 
 
 def lineage_edge(graph: dict, upstream: tuple[str, str, str], downstream: tuple[str, str, str]) -> dict | None:
@@ -220,11 +253,17 @@ def lineage_edge(graph: dict, upstream: tuple[str, str, str], downstream: tuple[
     if source is None or target is None:
         return None
     near = (source["box"]["right"] - source["box"]["left"]) / 20
-    return next((e for e in graph["edges"]
-                 if abs(e["start"]["x"] - source["box"]["right"]) <= near
-                 and source["box"]["top"] <= e["start"]["y"] <= source["box"]["bottom"]
-                 and abs(e["end"]["x"] - target["box"]["left"]) <= near
-                 and target["box"]["top"] <= e["end"]["y"] <= target["box"]["bottom"]), None)
+    return next(
+        (
+            e
+            for e in graph["edges"]
+            if abs(e["start"]["x"] - source["box"]["right"]) <= near
+            and source["box"]["top"] <= e["start"]["y"] <= source["box"]["bottom"]
+            and abs(e["end"]["x"] - target["box"]["left"]) <= near
+            and target["box"]["top"] <= e["end"]["y"] <= target["box"]["bottom"]
+        ),
+        None,
+    )
 
 
 def wait_for_run(port: int, predicate, timeout_s: float = RUN_TIMEOUT_S) -> dict:
@@ -248,8 +287,12 @@ def wait_for_run(port: int, predicate, timeout_s: float = RUN_TIMEOUT_S) -> dict
 def dagster_dev(kafka, bucket, tmp_path):
     topic = kafka.create_topic("browser", partitions=2)
     for partition in (0, 1):
-        kafka.produce_avro(topic, [{"id": i, "customer": f"c{partition}-{i}", "note": None if i % 2 else "gift"}
-                                   for i in range(7)], partition=partition, schema=ORDER_SCHEMA)
+        kafka.produce_avro(
+            topic,
+            [{"id": i, "customer": f"c{partition}-{i}", "note": None if i % 2 else "gift"} for i in range(7)],
+            partition=partition,
+            schema=ORDER_SCHEMA,
+        )
     config = connector_config(topic, bucket)
     config.pop("name")
     dev = DagsterDev.serving(tmp_path, CONNECTOR, config, port=free_port())
@@ -260,8 +303,9 @@ def dagster_dev(kafka, bucket, tmp_path):
         dev.kill()
 
 
-def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_browser(dagster_dev, kafka,
-                                                                                         s3_client, bucket, tmp_path):
+def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_browser(
+    dagster_dev, kafka, s3_client, bucket, tmp_path
+):
     dev, topic = dagster_dev
     screenshots = tmp_path / "screenshots"
     screenshots.mkdir()
@@ -284,8 +328,13 @@ def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_b
         page.wait_for_text("1 partition", "Launch 1 run")
         page.screenshot("02-launch-dialog")
         page.click("//button[contains(., 'Launch')]")
-        run = wait_for_run(dev.port, lambda run: f"{topic}/1" in (
-            run["tags"].get("dagster/partition"), run["tags"].get("dagster/asset_partition_range_start")))
+        run = wait_for_run(
+            dev.port,
+            lambda run: (
+                f"{topic}/1"
+                in (run["tags"].get("dagster/partition"), run["tags"].get("dagster/asset_partition_range_start"))
+            ),
+        )
         page.open(f"/runs/{run['runId']}")
         page.wait_for_text("Success")
         page.screenshot("03-run-succeeded")
@@ -293,9 +342,16 @@ def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_b
         # The partition's materialization metadata: 7 records, flush.size 3 -> 2 objects of 3, 6 records;
         # Dagster's standard keys: where the export lives, and the partition's records in S3 so far.
         page.open(asset_path + f"?view=partitions&partition={topic}%2F1")
-        body = page.wait_for_text("Materialized", "start_offset", "next_offset", "records", "objects",
-                                  f"topics/{topic}/partition=1/{topic}+1+0000000003.avro",
-                                  "dagster/uri", "dagster/partition_row_count")
+        body = page.wait_for_text(
+            "Materialized",
+            "start_offset",
+            "next_offset",
+            "records",
+            "objects",
+            f"topics/{topic}/partition=1/{topic}+1+0000000003.avro",
+            "dagster/uri",
+            "dagster/partition_row_count",
+        )
         lines = body.splitlines()
         assert lines[lines.index("next_offset") + 1] == "6"
         assert lines[lines.index("records") + 1] == "6"
@@ -308,8 +364,13 @@ def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_b
 
         # The completeness check's result for that partition.
         page.open(asset_path + "?view=checks")
-        page.wait_for_text("manifests_contiguous", "Passed", f"{topic}/1",
-                           "1 manifest(s) cover offsets 0..5 without gap or overlap", "blocking")
+        page.wait_for_text(
+            "manifests_contiguous",
+            "Passed",
+            f"{topic}/1",
+            "1 manifest(s) cover offsets 0..5 without gap or overlap",
+            "blocking",
+        )
         page.screenshot("05-completeness-check")
 
         # Execute the checks alone: every known topic-partition is checked, nothing is exported (partition
@@ -320,19 +381,39 @@ def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_b
         page.open(f"/runs/{checks_run['runId']}")
         # (The run's header and event types may be shortened with "…" to fit: the check's evaluation is
         # read from its event's message.)
-        page.wait_for_text("Success", "manifests_contiguous on kafka_s3", f"{CONNECTOR} / {topic}",
-                           "Check manifests_contiguous succeeded")
+        page.wait_for_text(
+            "Success",
+            "manifests_contiguous on kafka_s3",
+            f"{CONNECTOR} / {topic}",
+            "Check manifests_contiguous succeeded",
+        )
         page.screenshot("06-check-only-run")
         assert list_keys(s3_client, bucket, f"topics/{topic}/partition=0/") == []
 
         # The asset's columns: the value schema it wrote, with types, nullability and the fields' docs.
         page.open(asset_path)
-        body = page.wait_for_text("Columns", "Column name", "Order number", "Who ordered", "Free text, optional",
-                                  f"s3://{bucket}/topics/{topic}/")
-        columns = body[body.index("Column name Type Description"):].split("\n")
-        assert columns[1:12] == ["id", "int64", "non-nullable", "Order number",
-                                               "customer", "string", "non-nullable", "Who ordered",
-                                               "note", "string", "Free text, optional"]
+        body = page.wait_for_text(
+            "Columns",
+            "Column name",
+            "Order number",
+            "Who ordered",
+            "Free text, optional",
+            f"s3://{bucket}/topics/{topic}/",
+        )
+        columns = body[body.index("Column name Type Description") :].split("\n")
+        assert columns[1:12] == [
+            "id",
+            "int64",
+            "non-nullable",
+            "Order number",
+            "customer",
+            "string",
+            "non-nullable",
+            "Who ordered",
+            "note",
+            "string",
+            "Free text, optional",
+        ]
         page.screenshot("07-columns")
 
         # Its lineage: the topic's external asset (kafka/<topic>: a source node named after the topic, in the
@@ -355,8 +436,12 @@ def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_b
         page.click("//input[@type='checkbox']/..")  # the sensor's on/off switch
         page.wait_for_text("Running")
         page.screenshot("10-sensor-running")
-        kafka.produce_avro(topic, [{"id": 100 + i, "customer": "more", "note": None} for i in range(5)],
-                           partition=1, schema=ORDER_SCHEMA)
+        kafka.produce_avro(
+            topic,
+            [{"id": 100 + i, "customer": "more", "note": None} for i in range(5)],
+            partition=1,
+            schema=ORDER_SCHEMA,
+        )
         sensor_run = wait_for_run(dev.port, lambda run: "dagster/sensor_name" in run["tags"])
         assert sensor_run["tags"]["dagster/sensor_name"] == f"export_new_records__{CONNECTOR.replace('-', '_')}"
         page.open(f"/runs/{sensor_run['runId']}")
@@ -375,6 +460,16 @@ def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_b
     finally:
         driver.quit()
     assert sorted(p.name for p in screenshots.iterdir()) == [
-        "01-asset-partitions.png", "02-launch-dialog.png", "03-run-succeeded.png", "04-partition-metadata.png",
-        "05-completeness-check.png", "06-check-only-run.png", "07-columns.png", "08-lineage.png",
-        "09-topic-asset.png", "10-sensor-running.png", "11-sensor-run.png", "12-topic-observed.png"]
+        "01-asset-partitions.png",
+        "02-launch-dialog.png",
+        "03-run-succeeded.png",
+        "04-partition-metadata.png",
+        "05-completeness-check.png",
+        "06-check-only-run.png",
+        "07-columns.png",
+        "08-lineage.png",
+        "09-topic-asset.png",
+        "10-sensor-running.png",
+        "11-sensor-run.png",
+        "12-topic-observed.png",
+    ]

@@ -29,8 +29,14 @@ from ..integration.test_iceberg_table import (
 )
 from .test_dagster_asset import materialize, spec
 
-pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
-              pytest.mark.dagster]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.spark,
+    pytest.mark.dagster,
+]
 
 CLI = os.path.join(os.path.dirname(sys.executable), "kafka-s3-assets")
 
@@ -46,7 +52,8 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_materialization_names_the_table_its_snapshot_and_checks_the_registered_offsets(
-        spark, kafka, bucket, tmp_path, instance):
+    spark, kafka, bucket, tmp_path, instance
+):
     topic = kafka.create_topic("ice_dagster")
     produce(kafka, topic, events(0, 7))
     config = table_config(topic, bucket, tmp_path)
@@ -72,7 +79,8 @@ def test_table_sync_registers_what_a_killed_run_left_then_has_nothing_new(kafka,
     produce(kafka, topic, events(20, 3), partition=1)  # 16:40, 17:00, 17:20: two hours, two objects
     config = table_config(topic, bucket, tmp_path)
     code, _result, err = finish(
-        topic_run_process.spawn(config, topic, [0, 1], env={CRASH_AT_ENV: "before_table_commit"}))
+        topic_run_process.spawn(config, topic, [0, 1], env={CRASH_AT_ENV: "before_table_commit"})
+    )
     assert code == -9, err
     assert data_files(the_table(config, topic)) == []  # created from the first file, nothing committed
     config_file = tmp_path / "connector.json"
@@ -97,8 +105,9 @@ def test_table_sync_registers_what_a_killed_run_left_then_has_nothing_new(kafka,
 
 def test_table_sync_without_a_table_or_with_another_format_exits_2_naming_the_key(kafka, bucket, tmp_path):
     topic = kafka.create_topic("ice_cli_config")
-    no_table = {k: v for k, v in table_config(topic, bucket, tmp_path).items()
-                if not k.startswith("kafka_s3_assets.iceberg.")}
+    no_table = {
+        k: v for k, v in table_config(topic, bucket, tmp_path).items() if not k.startswith("kafka_s3_assets.iceberg.")
+    }
     avro = {**table_config(topic, bucket, tmp_path), "format.class": "io.confluent.connect.s3.format.avro.AvroFormat"}
     for name, config in (("none.json", no_table), ("avro.json", avro)):
         (tmp_path / name).write_text(json.dumps(config))

@@ -20,8 +20,10 @@ from ..exporting import export
 pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.dagster]
 
 HOUR_MS = 3_600_000
-BYTES = {"format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
-         "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+BYTES = {
+    "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+    "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+}
 
 
 def spec(config: dict) -> ConnectorSpec:
@@ -36,12 +38,18 @@ def test_sensor_observes_lag_of_idle_and_busy_partitions_and_checks_it_against_t
     idle = kafka.create_topic("idle", partitions=4)
     busy = kafka.create_topic("busy")
     now_ms = int(time.time() * 1000)
-    kafka.produce(idle, values(5), partition=0)                                   # 0..2 exported below: 2 wait
-    kafka.produce(idle, values(4), partition=1)                                   # nothing exported: 4 wait
+    kafka.produce(idle, values(5), partition=0)  # 0..2 exported below: 2 wait
+    kafka.produce(idle, values(4), partition=1)  # nothing exported: 4 wait
     kafka.produce(idle, values(2), partition=2, timestamps=[now_ms - 2 * HOUR_MS] * 2)  # 2 wait, 2 h old
-    kafka.produce(busy, values(1))                                                # partition 3 of idle: empty
-    config = connector_config(idle, bucket, name=f"lag-{idle}", topics=f"{idle},{busy}", **BYTES, **{
-        "kafka_s3_assets.lag.max.records": "3", "kafka_s3_assets.lag.max.age.ms": str(HOUR_MS)})
+    kafka.produce(busy, values(1))  # partition 3 of idle: empty
+    config = connector_config(
+        idle,
+        bucket,
+        name=f"lag-{idle}",
+        topics=f"{idle},{busy}",
+        **BYTES,
+        **{"kafka_s3_assets.lag.max.records": "3", "kafka_s3_assets.lag.max.age.ms": str(HOUR_MS)},
+    )
     exported = export(config, idle)
     assert exported.next_offset == 3, exported.error
     connector = spec(config)
@@ -49,11 +57,15 @@ def test_sensor_observes_lag_of_idle_and_busy_partitions_and_checks_it_against_t
     sensor = defs.resolve_sensor_def(f"export_new_records__lag_{idle}")
     with dg.instance_for_test() as instance:
         for topic, count in ((idle, 4), (busy, 1)):
-            instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name,
-                                            [partition_key(topic, p) for p in range(count)])
+            instance.add_dynamic_partitions(
+                topic_partitions_def(connector.name, topic).name, [partition_key(topic, p) for p in range(count)]
+            )
         # A run of the busy topic in flight: no new run for it, but its lag is still observed.
-        instance.create_run_for_job(defs.resolve_job_def(export_job_name(connector.name, busy)),
-                                    status=dg.DagsterRunStatus.STARTED, tags=export_tag(connector.name, busy))
+        instance.create_run_for_job(
+            defs.resolve_job_def(export_job_name(connector.name, busy)),
+            status=dg.DagsterRunStatus.STARTED,
+            tags=export_tag(connector.name, busy),
+        )
         ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)
         data = sensor.evaluate_tick(ctx)
         for event in data.asset_events:  # what the daemon does with a tick's events
@@ -61,29 +73,44 @@ def test_sensor_observes_lag_of_idle_and_busy_partitions_and_checks_it_against_t
 
         [run] = data.run_requests
         assert run.tags[EXPORT_TAG] == f"{connector.name}/{idle}"
-        observations = {e.partition: {k: v.value for k, v in e.metadata.items()}
-                        for e in data.asset_events if isinstance(e, dg.AssetObservation) and e.partition}
+        observations = {
+            e.partition: {k: v.value for k, v in e.metadata.items()}
+            for e in data.asset_events
+            if isinstance(e, dg.AssetObservation) and e.partition
+        }
         # The topics are observed too, with their watermarks.
         assert {e.asset_key for e in data.asset_events if not e.partition} == {
-            dg.AssetKey(["kafka", idle]), dg.AssetKey(["kafka", busy])}
+            dg.AssetKey(["kafka", idle]),
+            dg.AssetKey(["kafka", busy]),
+        }
         assert {k: (md["lag"], md["next_offset"], md["high_watermark"]) for k, md in observations.items()} == {
-            f"{idle}/0": (2, 3, 5), f"{idle}/1": (4, 0, 4), f"{idle}/2": (2, 0, 2), f"{idle}/3": (0, 0, 0),
-            f"{busy}/0": (1, 0, 1)}
+            f"{idle}/0": (2, 3, 5),
+            f"{idle}/1": (4, 0, 4),
+            f"{idle}/2": (2, 0, 2),
+            f"{idle}/3": (0, 0, 0),
+            f"{busy}/0": (1, 0, 1),
+        }
         assert observations[f"{idle}/3"]["oldest_waiting_age_ms"] == 0
         assert 2 * HOUR_MS <= observations[f"{idle}/2"]["oldest_waiting_age_ms"] < 3 * HOUR_MS
         assert observations[f"{idle}/0"]["oldest_waiting_age_ms"] < HOUR_MS
 
         checks = {e.partition: e for e in data.asset_events if isinstance(e, dg.AssetCheckEvaluation)}
         assert {k: c.passed for k, c in checks.items()} == {
-            f"{idle}/0": True, f"{idle}/1": False, f"{idle}/2": False, f"{idle}/3": True, f"{busy}/0": True}
+            f"{idle}/0": True,
+            f"{idle}/1": False,
+            f"{idle}/2": False,
+            f"{idle}/3": True,
+            f"{busy}/0": True,
+        }
         assert "4 records waiting, more than kafka_s3_assets.lag.max.records=3" in checks[f"{idle}/1"].description
         assert "kafka_s3_assets.lag.max.age.ms=3600000" in checks[f"{idle}/2"].description
         assert all(c.check_name == LAG_CHECK for c in checks.values())
 
         # Recorded in the instance: the asset's partitions have lag observations to plot, and check results.
         idle_key = export_asset_key(connector.name, idle)
-        recorded = instance.fetch_observations(dg.AssetRecordsFilter(asset_key=idle_key,
-                                                                     asset_partitions=[f"{idle}/1"]), limit=5)
+        recorded = instance.fetch_observations(
+            dg.AssetRecordsFilter(asset_key=idle_key, asset_partitions=[f"{idle}/1"]), limit=5
+        )
         [record] = recorded.records
         assert record.asset_observation.metadata["lag"].value == 4
         check_key = dg.AssetCheckKey(idle_key, LAG_CHECK)
@@ -96,7 +123,8 @@ def test_sensor_observes_lag_without_a_lag_check_when_no_limit_is_set(kafka, buc
     connector = spec(connector_config(topic, bucket, **BYTES))
     defs = build_definitions([connector])
     assert not defs.resolve_assets_def(export_asset_key(connector.name, topic)).check_keys - {
-        dg.AssetCheckKey(export_asset_key(connector.name, topic), "manifests_contiguous")}
+        dg.AssetCheckKey(export_asset_key(connector.name, topic), "manifests_contiguous")
+    }
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(topic_partitions_def(connector.name, topic).name, [partition_key(topic, 0)])
         ctx = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), definitions=defs)

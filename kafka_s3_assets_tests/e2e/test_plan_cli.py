@@ -44,8 +44,9 @@ def commit_group_offset(bootstrap: str, group: str, topic: str, partition: int, 
 def group_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> list[int]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
     try:
-        return [tp.offset for tp in consumer.committed([TopicPartition(topic, p) for p in range(partitions)],
-                                                       timeout=10)]
+        return [
+            tp.offset for tp in consumer.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=10)
+        ]
     finally:
         consumer.close()
 
@@ -93,8 +94,7 @@ def test_plan_reports_resume_point_lag_and_ready_objects_per_partition(three_par
     assert code == 0 and [p["partition"] for p in out["partitions"]] == [f"{topic}/2"]
 
 
-def test_plan_writes_nothing_and_starts_neither_dagster_nor_spark(three_partitions, kafka, s3_client, bucket,
-                                                                  tmp_path):
+def test_plan_writes_nothing_and_starts_neither_dagster_nor_spark(three_partitions, kafka, s3_client, bucket, tmp_path):
     topic, config = three_partitions
     config_path = write_config(tmp_path / "c.json", dict(config))
     group = f"connect-{config['name']}"
@@ -105,15 +105,23 @@ def test_plan_writes_nothing_and_starts_neither_dagster_nor_spark(three_partitio
     before = (bucket_state(s3_client, bucket), group_offsets(kafka.bootstrap, group, topic, 3))
     workdir = tmp_path / "project"
     workdir.mkdir()
-    probe = ("import sys; from kafka_s3_assets.cli import main; code = main(sys.argv[1:]); "
-             "print('STARTED', 'pyspark' in sys.modules, file=sys.stderr); sys.exit(code)")
+    probe = (
+        "import sys; from kafka_s3_assets.cli import main; code = main(sys.argv[1:]); "
+        "print('STARTED', 'pyspark' in sys.modules, file=sys.stderr); sys.exit(code)"
+    )
     env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
-    done = subprocess.run([sys.executable, "-c", probe, "plan", "--config", str(config_path)], cwd=workdir,
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "plan", "--config", str(config_path)],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert f"{topic}/0" in done.stdout and "NEXT OFFSET" in done.stdout and "LAG" in done.stdout
     assert "STARTED False" in done.stderr  # no Spark session (PySpark never imported)
-    assert list(workdir.iterdir()) == []   # no Dagster instance (the CLI's runs create ./.dagster_home)
+    assert list(workdir.iterdir()) == []  # no Dagster instance (the CLI's runs create ./.dagster_home)
     assert (bucket_state(s3_client, bucket), group_offsets(kafka.bootstrap, group, topic, 3)) == before
 
 
@@ -123,25 +131,41 @@ def test_plan_names_the_export_owning_a_partitions_lease(three_partitions, capsy
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     layout = LedgerLayout.from_config(settings.sink_config())
     run_id = f"run-{uuid.uuid4().hex[:6]}"
-    lease = acquire(store, layout.lease_key(topic, 2),
-                    connector=config["name"], topic=topic, partition=2, run_id=run_id, resume_hint=0,
-                    read_resume=lambda: 0, plan_end=lambda start: 5, clock_ms=lambda: int(time.time() * 1000),
-                    lease_ms=60_000)
+    lease = acquire(
+        store,
+        layout.lease_key(topic, 2),
+        connector=config["name"],
+        topic=topic,
+        partition=2,
+        run_id=run_id,
+        resume_hint=0,
+        read_resume=lambda: 0,
+        plan_end=lambda start: 5,
+        clock_ms=lambda: int(time.time() * 1000),
+        lease_ms=60_000,
+    )
     try:
         code, out, err = plan_json(capsys, write_config(tmp_path / "c.json", dict(config)))
     finally:
         lease.release()
     assert code == 0, err
     leased = {p["partition"]: p["leased_by"] for p in out["partitions"]}
-    assert (leased[f"{topic}/0"] is None and run_id in leased[f"{topic}/2"]
-            and f"pid {os.getpid()}" in leased[f"{topic}/2"])
+    assert (
+        leased[f"{topic}/0"] is None and run_id in leased[f"{topic}/2"] and f"pid {os.getpid()}" in leased[f"{topic}/2"]
+    )
     assert leased[f"{topic}/1"] is None
 
 
-@pytest.mark.parametrize("overrides", [
-    {"rotate.interval.ms": "60000", "timestamp.extractor": "Record"},
-    {"partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner", "partition.field.name": "f1"},
-])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"rotate.interval.ms": "60000", "timestamp.extractor": "Record"},
+        {
+            "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+            "partition.field.name": "f1",
+        },
+    ],
+)
 def test_objects_ready_is_null_where_rotation_depends_on_contents_or_time(kafka, bucket, capsys, tmp_path, overrides):
     topic = kafka.create_topic("plan")
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(7)])
@@ -154,11 +178,17 @@ def test_objects_ready_is_null_where_rotation_depends_on_contents_or_time(kafka,
 def test_objects_ready_counts_key_and_header_objects_of_each_file(kafka, bucket, capsys, tmp_path):
     topic = kafka.create_topic("plan")
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(7)], keys=[b"k"] * 7, headers=[[("h", b"v")]] * 7)
-    config = connector_config(topic, bucket, **{
-        "store.kafka.keys": "true", "store.kafka.headers": "true",
-        "keys.format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "headers.format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "store.kafka.keys": "true",
+            "store.kafka.headers": "true",
+            "keys.format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+            "headers.format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        },
+    )
     code, out, err = plan_json(capsys, write_config(tmp_path / "c.json", config))
     assert code == 0, err
     assert out["partitions"][0]["objects_ready"] == 2 * 3  # two files of values, keys and headers
@@ -175,8 +205,12 @@ def test_plan_errors_name_the_problem_with_exports_exit_codes(kafka, bucket, cap
     assert main(["plan", "--config", str(missing)]) == 1
     assert "Non-existent S3 bucket" in capsys.readouterr().err
 
-    unreachable = write_config(tmp_path / "u.json", connector_config(topic, bucket, **{
-        "bootstrap.servers": "127.0.0.1:9", "kafka_s3_assets.kafka.timeout.ms": "1500"}))
+    unreachable = write_config(
+        tmp_path / "u.json",
+        connector_config(
+            topic, bucket, **{"bootstrap.servers": "127.0.0.1:9", "kafka_s3_assets.kafka.timeout.ms": "1500"}
+        ),
+    )
     assert main(["plan", "--config", str(unreachable)]) == 2
     assert "Kafka broker unreachable at 127.0.0.1:9" in capsys.readouterr().err
 

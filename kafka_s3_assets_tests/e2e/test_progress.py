@@ -22,10 +22,16 @@ RECORDS = 40_000
 
 
 def progress_config(topic: str, bucket: str) -> dict:
-    return connector_config(topic, bucket, **{
-        "flush.size": "1000", "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "kafka_s3_assets.progress.interval.ms": "20"})
+    return connector_config(
+        topic,
+        bucket,
+        **{
+            "flush.size": "1000",
+            "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+            "kafka_s3_assets.progress.interval.ms": "20",
+        },
+    )
 
 
 def produce_many(kafka, topic: str) -> None:
@@ -45,11 +51,16 @@ def test_run_log_shows_each_partitions_progress_while_the_export_runs(spark, kaf
         assert result.success
         messages = [e.user_message for e in instance.all_logs(result.run_id)]
     lines = [m for m in messages if m.startswith(f"Progress {topic}/0: offset ")]
-    assert [line for line in lines if "(100.0%)" not in line], messages   # reported while it ran
+    assert [line for line in lines if "(100.0%)" not in line], messages  # reported while it ran
     assert lines[-1].startswith(f"Progress {topic}/0: offset {RECORDS:,} of {RECORDS:,} (100.0%), ")  # and when done
     assert f", {RECORDS // 1000} objects committed, 0s left" in lines[-1]
-    assert all(f" of {RECORDS:,} (" in line and " records/s, " in line and " objects committed, " in line
-               and line.endswith(" left") for line in lines)
+    assert all(
+        f" of {RECORDS:,} (" in line
+        and " records/s, " in line
+        and " objects committed, " in line
+        and line.endswith(" left")
+        for line in lines
+    )
     # Its report is removed once the export ends.
     assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/") == []
 
@@ -67,7 +78,7 @@ def test_cli_prints_plain_progress_lines_when_not_on_a_terminal(spark, kafka, bu
     assert code == 0, captured.err
     assert json.loads(captured.out)["partitions"][0]["records"] == RECORDS  # stdout: the results only
     lines = [line for line in captured.err.splitlines() if line.startswith(f"progress {topic}/0: offset ")]
-    assert [line for line in lines if "(100.0%)" not in line], captured.err   # reported while it ran
+    assert [line for line in lines if "(100.0%)" not in line], captured.err  # reported while it ran
     assert "(100.0%)" in lines[-1]
     assert "\x1b[" not in captured.err  # plain text: no live display's escape codes in a pipe or file
 
@@ -84,6 +95,6 @@ def test_cli_shows_a_live_progress_display_on_a_terminal(spark, kafka, bucket, w
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert json.loads(captured.out)["partitions"][0]["records"] == RECORDS
-    assert "\x1b[" in captured.err and "━" in captured.err       # redrawn in place, with a bar
+    assert "\x1b[" in captured.err and "━" in captured.err  # redrawn in place, with a bar
     assert f"{topic}/0" in captured.err and "100.0%" in captured.err and "records/s" in captured.err
-    assert f"progress {topic}/0" not in captured.err               # not the plain lines
+    assert f"progress {topic}/0" not in captured.err  # not the plain lines

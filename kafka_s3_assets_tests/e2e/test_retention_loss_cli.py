@@ -15,8 +15,14 @@ from ..conftest import Kafka, connector_config
 from ..faults.kafka_retention_proxy import BrokerBehindRetentionProxy
 from .test_cli import run_cli
 
-pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
-              pytest.mark.dagster]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.spark,
+    pytest.mark.dagster,
+]
 
 
 @pytest.fixture
@@ -39,14 +45,21 @@ def latest_run_outcome(instance: dg.DagsterInstance):
     return instance.get_runs(limit=1)[0].status, check, (failures[0] if failures else None)
 
 
-def test_cli_export_reports_offsets_deleted_before_export(spark, retention_broker, devstack, bucket, workdir,
-                                                          capsys):
+def test_cli_export_reports_offsets_deleted_before_export(spark, retention_broker, devstack, bucket, workdir, capsys):
     kafka = Kafka(retention_broker.bootstrap_servers, devstack.schema_registry_url)
     topic = kafka.create_topic("retained")
     name = f"ret-{topic}"
     config_path = workdir / "connector.json"
-    config_path.write_text(json.dumps({"name": name, "config": connector_config(
-        topic, bucket, name=name, **{"bootstrap.servers": retention_broker.bootstrap_servers})}))
+    config_path.write_text(
+        json.dumps(
+            {
+                "name": name,
+                "config": connector_config(
+                    topic, bucket, name=name, **{"bootstrap.servers": retention_broker.bootstrap_servers}
+                ),
+            }
+        )
+    )
     kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(6)])
     code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
     assert code == 0 and out["partitions"][0]["completeness_check_passed"] is True, err
@@ -68,11 +81,15 @@ def test_cli_export_reports_offsets_deleted_before_export(spark, retention_broke
     [check] = [e.event_specific_data for e in events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
     assert check.asset_key == export_asset_key(name, topic) and check.check_name == COMPLETENESS_CHECK
     assert not check.passed
-    assert check.description == ("3 offset(s) deleted by the broker (retention) before they were exported: "
-                                 "offsets 6..8 (3 offset(s))")
+    assert check.description == (
+        "3 offset(s) deleted by the broker (retention) before they were exported: offsets 6..8 (3 offset(s))"
+    )
     assert check.metadata["lost_offsets"].value == 3
-    warnings = [e.message for e in instance.all_logs(instance.get_runs(limit=1)[0].run_id)
-                if e.level == 30 and "deleted by the broker" in (e.user_message or "")]
+    warnings = [
+        e.message
+        for e in instance.all_logs(instance.get_runs(limit=1)[0].run_id)
+        if e.level == 30 and "deleted by the broker" in (e.user_message or "")
+    ]
     assert warnings, "the run's event log carries the WARNING"
     # The check is blocking: the run that first reports the loss fails, naming it.
     status, check, failure = latest_run_outcome(instance)
@@ -108,6 +125,8 @@ def test_cli_export_reports_offsets_deleted_before_export(spark, retention_broke
     assert (status, failure) == (dg.DagsterRunStatus.SUCCESS, None)
     assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
     assert check.metadata["lost_offsets"].value == 5 and check.metadata["new_lost_offsets"].value == 0
-    assert check.description == ("5 offset(s) deleted by the broker (retention) before they were exported: "
-                                 "offsets 6..8 (3 offset(s)), reported by an earlier check, "
-                                 "offsets 12..13 (2 offset(s)), reported by an earlier check")
+    assert check.description == (
+        "5 offset(s) deleted by the broker (retention) before they were exported: "
+        "offsets 6..8 (3 offset(s)), reported by an earlier check, "
+        "offsets 12..13 (2 offset(s)), reported by an earlier check"
+    )

@@ -46,12 +46,21 @@ CONNECTORS = [connector("one", "orders,payments,refunds"), connector("two", "ord
 DEFS = build_definitions(CONNECTORS)
 
 
-def queue(instance: dg.DagsterInstance, connector_name: str, topic: str,
-          status: dg.DagsterRunStatus = dg.DagsterRunStatus.QUEUED) -> dg.DagsterRun:
+def queue(
+    instance: dg.DagsterInstance,
+    connector_name: str,
+    topic: str,
+    status: dg.DagsterRunStatus = dg.DagsterRunStatus.QUEUED,
+) -> dg.DagsterRun:
     """A run of the topic's export job as a sensor or the UI submits it: the job's tags, queued."""
     job = DEFS.resolve_job_def(export_job_name(connector_name, topic))
-    origin = RemoteJobOrigin(RemoteRepositoryOrigin(InProcessCodeLocationOrigin(
-        LoadableTargetOrigin(module_name="kafka_s3_assets.definitions")), "__repository__"), job.name)
+    origin = RemoteJobOrigin(
+        RemoteRepositoryOrigin(
+            InProcessCodeLocationOrigin(LoadableTargetOrigin(module_name="kafka_s3_assets.definitions")),
+            "__repository__",
+        ),
+        job.name,
+    )
     return instance.create_run_for_job(job, status=status, tags=job.tags, remote_job_origin=origin)
 
 
@@ -60,8 +69,9 @@ def runs_the_daemon_launches(instance: dg.DagsterInstance) -> list[str]:
     daemon._logger = logging.getLogger("queued_run_coordinator")
     # Dagster creates a pool's default limit on the first pass that sees it; the second pass applies it.
     daemon._get_runs_to_dequeue(instance, instance.get_concurrency_config(), None)
-    return [run.tags[EXPORT_TAG] for run in daemon._get_runs_to_dequeue(instance, instance.get_concurrency_config(),
-                                                                       None)]
+    return [
+        run.tags[EXPORT_TAG] for run in daemon._get_runs_to_dequeue(instance, instance.get_concurrency_config(), None)
+    ]
 
 
 def test_every_export_run_is_in_the_spark_pool_and_at_most_two_start(instance):
@@ -96,17 +106,28 @@ def test_every_export_job_carries_its_connector_and_topic_tag():
 def test_a_backfill_of_a_topics_partitions_launched_as_the_ui_does_is_one_run(tmp_path, instance):
     code = tmp_path / "code_location.py"
     code.write_text("from kafka_s3_assets_tests.e2e.test_run_queue import DEFS as defs\n")
-    origin = InProcessCodeLocationOrigin(LoadableTargetOrigin(python_file=str(code), attribute="defs",
-                                                              working_directory=str(Path(__file__).parents[2])))
+    origin = InProcessCodeLocationOrigin(
+        LoadableTargetOrigin(python_file=str(code), attribute="defs", working_directory=str(Path(__file__).parents[2]))
+    )
     keys = [f"orders/{p}" for p in range(6)]
     instance.add_dynamic_partitions(topic_partitions_def("one", "orders").name, keys)
     with create_test_daemon_workspace_context(InProcessWorkspaceLoadTarget(origin), instance) as context:
         # What the UI's "Materialize" dialog submits for a selection of partitions of one asset.
-        instance.add_backfill(PartitionBackfill.from_asset_partitions(
-            backfill_id="ui0001", asset_graph=context.create_request_context().asset_graph,
-            partition_names=keys[1:5], asset_selection=[export_asset_key("one", "orders")],
-            backfill_timestamp=time.time(), tags={}, dynamic_partitions_store=instance, all_partitions=False,
-            title=None, description=None, run_config=None))
+        instance.add_backfill(
+            PartitionBackfill.from_asset_partitions(
+                backfill_id="ui0001",
+                asset_graph=context.create_request_context().asset_graph,
+                partition_names=keys[1:5],
+                asset_selection=[export_asset_key("one", "orders")],
+                backfill_timestamp=time.time(),
+                tags={},
+                dynamic_partitions_store=instance,
+                all_partitions=False,
+                title=None,
+                description=None,
+                run_config=None,
+            )
+        )
         list(execute_backfill_iteration(context, logging.getLogger("backfill")))
     [run] = instance.get_runs()
     assert (run.tags[PARTITION_RANGE_START_TAG], run.tags[PARTITION_RANGE_END_TAG]) == ("orders/1", "orders/4")

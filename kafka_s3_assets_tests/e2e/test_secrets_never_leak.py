@@ -46,8 +46,16 @@ ENV_SASL_PASSWORD = f"SENTINEL-env-sasl-password-{RUN}"
 SSL_KEY_PASSWORD = f"SENTINEL-ssl-key-password-{RUN}"
 PROXY_PASSWORD = f"SENTINEL-proxy-password-{RUN}"
 EXTERNAL_ID = f"SENTINEL-external-id-{RUN}"
-SENTINELS = (AWS_SECRET, REGISTRY_PASSWORD, REGISTRY_TOKEN, SASL_PASSWORD, ENV_SASL_PASSWORD, SSL_KEY_PASSWORD,
-             PROXY_PASSWORD, EXTERNAL_ID)
+SENTINELS = (
+    AWS_SECRET,
+    REGISTRY_PASSWORD,
+    REGISTRY_TOKEN,
+    SASL_PASSWORD,
+    ENV_SASL_PASSWORD,
+    SSL_KEY_PASSWORD,
+    PROXY_PASSWORD,
+    EXTERNAL_ID,
+)
 # What a careless client would print instead of the value itself.
 ENCODED = tuple(base64.b64encode(f"sink:{s}".encode()).decode() for s in (REGISTRY_PASSWORD,))
 
@@ -80,22 +88,27 @@ def write_config(workdir, name: str, config: dict):
     return path
 
 
-def test_a_successful_export_shows_no_secret(spark, kafka, devstack, bucket, s3_client, workdir, capfd, caplog,
-                                             monkeypatch):
+def test_a_successful_export_shows_no_secret(
+    spark, kafka, devstack, bucket, s3_client, workdir, capfd, caplog, monkeypatch
+):
     monkeypatch.setenv("KAFKA_SASL_PASSWORD", ENV_SASL_PASSWORD)
     topic = kafka.create_topic("secret")
     kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(7)])
-    config = connector_config(topic, bucket, **{
-        "aws.access.key.id": devstack.aws_access_key_id,
-        "aws.secret.access.key": AWS_SECRET,
-        "value.converter.basic.auth.credentials.source": "USER_INFO",
-        "value.converter.basic.auth.user.info": f"sink:{REGISTRY_PASSWORD}",
-        "consumer.override.security.protocol": "PLAINTEXT",
-        "consumer.override.sasl.mechanism": "PLAIN",
-        "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
-                                              f'username="sink" password="{SASL_PASSWORD}";',
-        "consumer.override.ssl.key.password": SSL_KEY_PASSWORD,
-    })
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "aws.access.key.id": devstack.aws_access_key_id,
+            "aws.secret.access.key": AWS_SECRET,
+            "value.converter.basic.auth.credentials.source": "USER_INFO",
+            "value.converter.basic.auth.user.info": f"sink:{REGISTRY_PASSWORD}",
+            "consumer.override.security.protocol": "PLAINTEXT",
+            "consumer.override.sasl.mechanism": "PLAIN",
+            "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f'username="sink" password="{SASL_PASSWORD}";',
+            "consumer.override.ssl.key.password": SSL_KEY_PASSWORD,
+        },
+    )
     path = write_config(workdir, f"ok-{topic}", config)
     with caplog.at_level(logging.DEBUG):
         code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--json")
@@ -106,8 +119,15 @@ def test_a_successful_export_shows_no_secret(spark, kafka, devstack, bucket, s3_
     # two objects, their manifest, the pointer to it and the check's progress: the secrets had to be there
     # to write them
     assert len(objects) == 5
-    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
-                    **dagster_home_files(workdir), **objects})
+    assert_nowhere(
+        {
+            "stdout": out,
+            "stderr": err,
+            "log records": "\n".join(r.getMessage() for r in caplog.records),
+            **dagster_home_files(workdir),
+            **objects,
+        }
+    )
 
 
 @pytest.fixture
@@ -123,19 +143,29 @@ def client_pki(tmp_path):
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sentinel test CA")])
 
     def cert(name, key, ca):
-        return (x509.CertificateBuilder().subject_name(name).issuer_name(ca_name).public_key(key.public_key())
-                .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-                .not_valid_after(now + datetime.timedelta(days=1))
-                .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-                .sign(ca_key, hashes.SHA256()))
+        return (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(ca_name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+            .sign(ca_key, hashes.SHA256())
+        )
 
     paths = {name: tmp_path / f"{name}.pem" for name in ("ca", "cert", "key")}
     paths["ca"].write_bytes(cert(ca_name, ca_key, True).public_bytes(serialization.Encoding.PEM))
     client_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sink")])
     paths["cert"].write_bytes(cert(client_name, client_key, False).public_bytes(serialization.Encoding.PEM))
-    paths["key"].write_bytes(client_key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.BestAvailableEncryption(SSL_KEY_PASSWORD.encode())))
+    paths["key"].write_bytes(
+        client_key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(SSL_KEY_PASSWORD.encode()),
+        )
+    )
     return {k: str(v) for k, v in paths.items()}
 
 
@@ -143,18 +173,22 @@ def test_a_kafka_connection_that_fails_shows_no_secret(spark, kafka, bucket, wor
     """SASL_SSL with SCRAM and a client certificate against the PLAINTEXT devstack broker: librdkafka
     loads the encrypted key with its password, then the TLS handshake fails."""
     topic = kafka.create_topic("secret_kafka")
-    config = connector_config(topic, bucket, **{
-        "kafka_s3_assets.kafka.timeout.ms": "3000",
-        "consumer.override.security.protocol": "SASL_SSL",
-        "consumer.override.sasl.mechanism": "SCRAM-SHA-512",
-        "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
-                                              f'username="sink" password="{SASL_PASSWORD}";',
-        "consumer.override.ssl.truststore.type": "PEM",
-        "consumer.override.ssl.truststore.location": client_pki["ca"],
-        "consumer.override.ssl.keystore.type": "PEM",
-        "consumer.override.ssl.keystore.location": client_pki["cert"],
-        "consumer.override.ssl.key.password": SSL_KEY_PASSWORD,
-    })
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "kafka_s3_assets.kafka.timeout.ms": "3000",
+            "consumer.override.security.protocol": "SASL_SSL",
+            "consumer.override.sasl.mechanism": "SCRAM-SHA-512",
+            "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="sink" password="{SASL_PASSWORD}";',
+            "consumer.override.ssl.truststore.type": "PEM",
+            "consumer.override.ssl.truststore.location": client_pki["ca"],
+            "consumer.override.ssl.keystore.type": "PEM",
+            "consumer.override.ssl.keystore.location": client_pki["cert"],
+            "consumer.override.ssl.key.password": SSL_KEY_PASSWORD,
+        },
+    )
     # The keystore file of a PEM keystore holds the key and the chain; here they are separate files.
     config["consumer.override.ssl.key.location"] = client_pki["key"]
     config["consumer.override.ssl.certificate.location"] = client_pki["cert"]
@@ -164,8 +198,14 @@ def test_a_kafka_connection_that_fails_shows_no_secret(spark, kafka, bucket, wor
         code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", f"{topic}/0")
     assert code == 1
     assert f"error: export of {topic}/0 failed: KafkaUnavailableError: Kafka broker unreachable" in err
-    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
-                    **dagster_home_files(workdir)})
+    assert_nowhere(
+        {
+            "stdout": out,
+            "stderr": err,
+            "log records": "\n".join(r.getMessage() for r in caplog.records),
+            **dagster_home_files(workdir),
+        }
+    )
 
 
 class AuthenticatingRegistry:
@@ -183,8 +223,11 @@ class AuthenticatingRegistry:
                     answer = requests.get(upstream + self.path, timeout=10)
                     status, body = answer.status_code, answer.content
                 else:
-                    decoded = (base64.b64decode(auth.removeprefix("Basic ")).decode(errors="replace")
-                               if auth.startswith("Basic ") else "")
+                    decoded = (
+                        base64.b64decode(auth.removeprefix("Basic ")).decode(errors="replace")
+                        if auth.startswith("Basic ")
+                        else ""
+                    )
                     status = 401
                     body = json.dumps({"error_code": 401, "message": f"Unauthorized: {auth} {decoded}"}).encode()
                 self.send_response(status)
@@ -214,26 +257,47 @@ def authenticating_registry(devstack):
     registry.close()
 
 
-@pytest.mark.parametrize("auth", [
-    {"value.converter.basic.auth.credentials.source": "USER_INFO",
-     "value.converter.basic.auth.user.info": f"sink:{REGISTRY_PASSWORD}"},
-    {"value.converter.bearer.auth.credentials.source": "STATIC_TOKEN",
-     "value.converter.bearer.auth.token": REGISTRY_TOKEN},
-], ids=["basic", "bearer"])
-def test_a_registry_that_rejects_the_credentials_shows_no_secret(spark, kafka, bucket, workdir, capfd, caplog,
-                                                                 authenticating_registry, auth):
+@pytest.mark.parametrize(
+    "auth",
+    [
+        {
+            "value.converter.basic.auth.credentials.source": "USER_INFO",
+            "value.converter.basic.auth.user.info": f"sink:{REGISTRY_PASSWORD}",
+        },
+        {
+            "value.converter.bearer.auth.credentials.source": "STATIC_TOKEN",
+            "value.converter.bearer.auth.token": REGISTRY_TOKEN,
+        },
+    ],
+    ids=["basic", "bearer"],
+)
+def test_a_registry_that_rejects_the_credentials_shows_no_secret(
+    spark, kafka, bucket, workdir, capfd, caplog, authenticating_registry, auth
+):
     topic = kafka.create_topic("secret_registry")
     kafka.produce_avro(topic, [{"f1": "value1"}])
-    config = connector_config(topic, bucket, **{
-        "value.converter.schema.registry.url": authenticating_registry.url, "value.converter.max.retries": "0",
-        **auth})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "value.converter.schema.registry.url": authenticating_registry.url,
+            "value.converter.max.retries": "0",
+            **auth,
+        },
+    )
     path = write_config(workdir, f"registry-{topic}", config)
     with caplog.at_level(logging.DEBUG):
         code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", f"{topic}/0")
     assert code == 1
     assert "answered 401" in err and "[hidden]" in err  # the echoed credentials, scrubbed
-    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
-                    **dagster_home_files(workdir)})
+    assert_nowhere(
+        {
+            "stdout": out,
+            "stderr": err,
+            "log records": "\n".join(r.getMessage() for r in caplog.records),
+            **dagster_home_files(workdir),
+        }
+    )
 
 
 @pytest.fixture
@@ -247,9 +311,19 @@ def authenticating_broker():
     from kafka_s3_assets.devstack.tansu import tansu_binary
 
     [port] = pick_free_ports(1)
-    process = subprocess.Popen([tansu_binary(), "broker", "--listener-url", f"tcp://127.0.0.1:{port}",
-                                "--advertised-listener-url", f"tcp://127.0.0.1:{port}", "--authentication"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            tansu_binary(),
+            "broker",
+            "--listener-url",
+            f"tcp://127.0.0.1:{port}",
+            "--advertised-listener-url",
+            f"tcp://127.0.0.1:{port}",
+            "--authentication",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = datetime.datetime.now() + datetime.timedelta(seconds=30)
         while not accepts_connections(port):
@@ -260,30 +334,43 @@ def authenticating_broker():
         process.wait(timeout=10)
 
 
-def test_a_broker_that_rejects_the_sasl_credentials_shows_no_secret(spark, bucket, workdir, capfd, caplog,
-                                                                    authenticating_broker):
-    config = connector_config("orders", bucket, **{
-        "bootstrap.servers": authenticating_broker,
-        "kafka_s3_assets.kafka.timeout.ms": "3000",
-        "consumer.override.security.protocol": "SASL_PLAINTEXT",
-        "consumer.override.sasl.mechanism": "SCRAM-SHA-512",
-        "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
-                                              f'username="sink" password="{SASL_PASSWORD}";',
-    })
+def test_a_broker_that_rejects_the_sasl_credentials_shows_no_secret(
+    spark, bucket, workdir, capfd, caplog, authenticating_broker
+):
+    config = connector_config(
+        "orders",
+        bucket,
+        **{
+            "bootstrap.servers": authenticating_broker,
+            "kafka_s3_assets.kafka.timeout.ms": "3000",
+            "consumer.override.security.protocol": "SASL_PLAINTEXT",
+            "consumer.override.sasl.mechanism": "SCRAM-SHA-512",
+            "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="sink" password="{SASL_PASSWORD}";',
+        },
+    )
     path = write_config(workdir, "sasl-orders", config)
     with caplog.at_level(logging.DEBUG):
         code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", "orders/0")
     assert code == 1
     assert "error: export of orders/0 failed: KafkaUnavailableError: Kafka broker unreachable" in err
     # The broker got our SCRAM login (user "sink"), and refused it; librdkafka says so in its log.
-    assert any("SASL SCRAM authentication failed: broker responded with unknown-user" in r.getMessage()
-               for r in caplog.records)
-    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
-                    **dagster_home_files(workdir)})
+    assert any(
+        "SASL SCRAM authentication failed: broker responded with unknown-user" in r.getMessage() for r in caplog.records
+    )
+    assert_nowhere(
+        {
+            "stdout": out,
+            "stderr": err,
+            "log records": "\n".join(r.getMessage() for r in caplog.records),
+            **dagster_home_files(workdir),
+        }
+    )
 
 
-def test_secrets_resolved_by_config_providers_show_nowhere(spark, kafka, devstack, bucket, workdir, capfd, caplog,
-                                                           authenticating_registry):
+def test_secrets_resolved_by_config_providers_show_nowhere(
+    spark, kafka, devstack, bucket, workdir, capfd, caplog, authenticating_registry
+):
     """The registry password from a properties file read by a provider that a worker config defines, the AWS
     secret key from a mounted directory: sent (the registry saw the password), then never shown."""
     topic = kafka.create_topic("secret_provided")
@@ -293,45 +380,74 @@ def test_secrets_resolved_by_config_providers_show_nowhere(spark, kafka, devstac
     (workdir / "mounted" / "aws_secret").write_text(AWS_SECRET)
     (workdir / "mounted" / "proxy_password").write_text(PROXY_PASSWORD)
     worker = workdir / "worker.properties"
-    worker.write_text("config.providers=secrets\n"
-                      "config.providers.secrets.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
-                      f"config.providers.secrets.param.allowed.paths={workdir}\n")
-    config = connector_config(topic, bucket, **{
-        "value.converter.schema.registry.url": authenticating_registry.url, "value.converter.max.retries": "0",
-        "value.converter.basic.auth.credentials.source": "USER_INFO",
-        "value.converter.basic.auth.user.info": f"${{secrets:{workdir}/registry.properties:user.info}}",
-        "aws.access.key.id": devstack.aws_access_key_id,
-        "aws.secret.access.key": f"${{directory:{workdir}/mounted:aws_secret}}"})
+    worker.write_text(
+        "config.providers=secrets\n"
+        "config.providers.secrets.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
+        f"config.providers.secrets.param.allowed.paths={workdir}\n"
+    )
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "value.converter.schema.registry.url": authenticating_registry.url,
+            "value.converter.max.retries": "0",
+            "value.converter.basic.auth.credentials.source": "USER_INFO",
+            "value.converter.basic.auth.user.info": f"${{secrets:{workdir}/registry.properties:user.info}}",
+            "aws.access.key.id": devstack.aws_access_key_id,
+            "aws.secret.access.key": f"${{directory:{workdir}/mounted:aws_secret}}",
+        },
+    )
     path = write_config(workdir, f"provided-{topic}", config)
     with caplog.at_level(logging.DEBUG):
-        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--worker-config", str(worker),
-                                 "--partition", f"{topic}/0")
+        code, out, err = run_cli(
+            capfd,
+            "--verbose",
+            "export",
+            "--config",
+            str(path),
+            "--worker-config",
+            str(worker),
+            "--partition",
+            f"{topic}/0",
+        )
     assert code == 1
     sent = "Basic " + base64.b64encode(f"sink:{REGISTRY_PASSWORD}".encode()).decode()
     assert sent in authenticating_registry.received  # resolved, and sent where it belongs
     assert "answered 401" in err and "[hidden]" in err
-    texts = {"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
-             **dagster_home_files(workdir)}
+    texts = {
+        "stdout": out,
+        "stderr": err,
+        "log records": "\n".join(r.getMessage() for r in caplog.records),
+        **dagster_home_files(workdir),
+    }
 
     # A config error on a secret key's resolved value names the key, not the value.
-    path = write_config(workdir, f"proxy-{topic}", {
-        **config, "s3.proxy.password": f"${{directory:{workdir}/mounted:proxy_password}}"})
+    path = write_config(
+        workdir, f"proxy-{topic}", {**config, "s3.proxy.password": f"${{directory:{workdir}/mounted:proxy_password}}"}
+    )
     code, out, err = run_cli(capfd, "validate", "--config", str(path), "--worker-config", str(worker))
     assert code == 2 and "'s3.proxy.password=[hidden]' is not supported yet" in err
     assert_nowhere({**texts, "validate stdout": out, "validate stderr": err})
 
 
 def assume_role_config(topic, bucket) -> dict:
-    return connector_config(topic, bucket, **{
-        "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
-        "s3.credentials.provider.sts.role.arn": "arn:aws:iam::123456789012:role/s3-sink-writer",
-        "s3.credentials.provider.sts.role.session.name": "secret-test",
-        "s3.credentials.provider.sts.role.external.id": EXTERNAL_ID,
-        "aws.access.key.id": "AKIABASE", "aws.secret.access.key": AWS_SECRET})
+    return connector_config(
+        topic,
+        bucket,
+        **{
+            "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
+            "s3.credentials.provider.sts.role.arn": "arn:aws:iam::123456789012:role/s3-sink-writer",
+            "s3.credentials.provider.sts.role.session.name": "secret-test",
+            "s3.credentials.provider.sts.role.external.id": EXTERNAL_ID,
+            "aws.access.key.id": "AKIABASE",
+            "aws.secret.access.key": AWS_SECRET,
+        },
+    )
 
 
-def test_an_export_that_assumes_a_role_shows_no_secret(spark, kafka, devstack, bucket, s3_client, workdir, capfd,
-                                                       caplog, monkeypatch):
+def test_an_export_that_assumes_a_role_shows_no_secret(
+    spark, kafka, devstack, bucket, s3_client, workdir, capfd, caplog, monkeypatch
+):
     topic = kafka.create_topic("secret_role")
     kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(7)])
     with StsRecorder(devstack.s3_endpoint_url) as sts:
@@ -345,12 +461,21 @@ def test_an_export_that_assumes_a_role_shows_no_secret(spark, kafka, devstack, b
     granted = [c for c in sts.of("AssumeRole") if c.status == 200]
     assert granted and all(c.params["ExternalId"] == EXTERNAL_ID for c in granted)
     session_secrets = tuple(s for c in granted for s in (c.granted_secret_key, c.granted_session_token))
-    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
-                    **dagster_home_files(workdir), **bucket_objects(s3_client, bucket)}, session_secrets)
+    assert_nowhere(
+        {
+            "stdout": out,
+            "stderr": err,
+            "log records": "\n".join(r.getMessage() for r in caplog.records),
+            **dagster_home_files(workdir),
+            **bucket_objects(s3_client, bucket),
+        },
+        session_secrets,
+    )
 
 
-def test_an_sts_that_echoes_the_external_id_in_its_refusal_shows_no_secret(spark, kafka, devstack, bucket, workdir,
-                                                                           capfd, caplog, monkeypatch):
+def test_an_sts_that_echoes_the_external_id_in_its_refusal_shows_no_secret(
+    spark, kafka, devstack, bucket, workdir, capfd, caplog, monkeypatch
+):
     topic = kafka.create_topic("secret_refused")
     kafka.produce_avro(topic, [{"f1": f"value{i}"} for i in range(4)])
     with StsRecorder(devstack.s3_endpoint_url, echo_error=True) as sts:
@@ -360,7 +485,16 @@ def test_an_sts_that_echoes_the_external_id_in_its_refusal_shows_no_secret(spark
             code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--json")
     assert code in (1, 2)
     assert sts.calls and all(c.params["ExternalId"] == EXTERNAL_ID for c in sts.calls)  # it had it to echo
-    assert "AssumeRole of arn:aws:iam::123456789012:role/s3-sink-writer for s3.credentials.provider.class=" \
-           "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider failed" in err
-    assert_nowhere({"stdout": out, "stderr": err, "log records": "\n".join(r.getMessage() for r in caplog.records),
-                    "log tracebacks": caplog.text, **dagster_home_files(workdir)})
+    assert (
+        "AssumeRole of arn:aws:iam::123456789012:role/s3-sink-writer for s3.credentials.provider.class="
+        "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider failed" in err
+    )
+    assert_nowhere(
+        {
+            "stdout": out,
+            "stderr": err,
+            "log records": "\n".join(r.getMessage() for r in caplog.records),
+            "log tracebacks": caplog.text,
+            **dagster_home_files(workdir),
+        }
+    )

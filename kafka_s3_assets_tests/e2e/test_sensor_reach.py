@@ -90,8 +90,11 @@ def test_definitions_use_only_public_dagster_modules():
     private = []
     for path in sorted(DEFS_DIR.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             private += [f"{path.name}: {n}" for n in names if n.startswith("dagster") and "._" in n]
     assert private == []
 
@@ -100,9 +103,11 @@ def test_definitions_use_only_public_dagster_modules():
 def test_discovery_skips_naming_kafka_when_the_broker_is_unreachable(broker, bucket):
     with silent_listener() as silent:
         bootstrap = closed_port() if broker == "closed port" else silent
-        config = connector_config("t_unreachable", bucket,
-                                  **{"bootstrap.servers": bootstrap,
-                                     "kafka_s3_assets.kafka.timeout.ms": EXPORT_KAFKA_TIMEOUT_MS})
+        config = connector_config(
+            "t_unreachable",
+            bucket,
+            **{"bootstrap.servers": bootstrap, "kafka_s3_assets.kafka.timeout.ms": EXPORT_KAFKA_TIMEOUT_MS},
+        )
         defs = build_definitions([spec(config)])
         discover = defs.resolve_sensor_def("discover_partitions__sink_t_unreachable")
         result, _elapsed = evaluate_within(discover, sensor_context(defs, dg.DagsterInstance.ephemeral()), TICK_BOUND_S)
@@ -120,8 +125,11 @@ def export_tick(config: dict, topic: str, **connections):
 
 def test_export_sensor_skips_naming_kafka_when_the_broker_is_unreachable(bucket):
     bootstrap = closed_port()
-    config = connector_config("t_nobroker", bucket, **{"bootstrap.servers": bootstrap,
-                                                       "kafka_s3_assets.kafka.timeout.ms": EXPORT_KAFKA_TIMEOUT_MS})
+    config = connector_config(
+        "t_nobroker",
+        bucket,
+        **{"bootstrap.servers": bootstrap, "kafka_s3_assets.kafka.timeout.ms": EXPORT_KAFKA_TIMEOUT_MS},
+    )
     result = export_tick(config, "t_nobroker", kafka=KafkaResource())
     assert result.skip_message.startswith(f"Kafka broker unreachable at {bootstrap}"), result.skip_message
 

@@ -17,8 +17,14 @@ from ..conftest import connector_config, list_keys
 from .console import SPARK_START_UP_NOISE
 from .test_cli import run_cli_process as run_cli_in_a_process
 
-pytestmark = [pytest.mark.e2e, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark,
-              pytest.mark.dagster]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.spark,
+    pytest.mark.dagster,
+]
 
 PARTITIONS = 2
 
@@ -30,12 +36,15 @@ def run_cli_process(workdir, *args, env_extra: dict) -> subprocess.CompletedProc
 
 
 def objects(s3_client, bucket: str) -> dict[str, bytes]:
-    return {key: s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
-            for key in list_keys(s3_client, bucket, "topics/")}
+    return {
+        key: s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        for key in list_keys(s3_client, bucket, "topics/")
+    }
 
 
-def test_the_export_runs_on_the_spark_connect_server_and_writes_what_local_spark_writes(spark, spark_remote, kafka,
-                                                                                         s3_client, workdir):
+def test_the_export_runs_on_the_spark_connect_server_and_writes_what_local_spark_writes(
+    spark, spark_remote, kafka, s3_client, workdir
+):
     topic = kafka.create_topic(partitions=PARTITIONS)
     for p in range(PARTITIONS):
         kafka.produce_avro(topic, [{"f1": f"p{p}-{i}"} for i in range(4 + p)], partition=p)
@@ -43,18 +52,21 @@ def test_the_export_runs_on_the_spark_connect_server_and_writes_what_local_spark
     for bucket in (local_bucket, cli_bucket):
         s3_client.create_bucket(Bucket=bucket)
     settings = resolve_settings(connector_config(topic, local_bucket, name=f"local-{topic}"))
-    assert [r.status for r in run_exports(spark, [PartitionExportRequest(settings, topic, p)
-                                                  for p in range(PARTITIONS)])] == ["exported"] * PARTITIONS
+    assert [
+        r.status for r in run_exports(spark, [PartitionExportRequest(settings, topic, p) for p in range(PARTITIONS)])
+    ] == ["exported"] * PARTITIONS
     config = workdir / "connector.json"
     config.write_text(json.dumps(connector_config(topic, cli_bucket, name=f"cli-{topic}")))
 
-    result = run_cli_process(workdir, "export", "--config", str(config), "--json",
-                             env_extra={SPARK_REMOTE_ENV: spark_remote})
+    result = run_cli_process(
+        workdir, "export", "--config", str(config), "--json", env_extra={SPARK_REMOTE_ENV: spark_remote}
+    )
 
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
-    assert [(p["partition"], p["success"], p["records"], p["completeness_check_passed"])
-            for p in report["partitions"]] == [(f"{topic}/0", True, 3, True), (f"{topic}/1", True, 3, True)]
+    assert [
+        (p["partition"], p["success"], p["records"], p["completeness_check_passed"]) for p in report["partitions"]
+    ] == [(f"{topic}/0", True, 3, True), (f"{topic}/1", True, 3, True)]
     exported = objects(s3_client, cli_bucket)
     assert len(exported) == 2 and exported == objects(s3_client, local_bucket)
     assert [noise for noise in SPARK_START_UP_NOISE if noise in result.stdout + result.stderr] == []

@@ -24,15 +24,23 @@ class RestartableBroker:
         bucket = f"broker-{uuid.uuid4().hex[:10]}"
         s3_client.create_bucket(Bucket=bucket)
         [port] = pick_free_ports(1)
-        self._spec = kafka_spec(ports={MAIN_PORT: port}, s3_storage=S3Storage(
-            devstack.s3_endpoint_url, bucket, devstack.aws_access_key_id, devstack.aws_secret_access_key,
-            devstack.aws_region))
+        self._spec = kafka_spec(
+            ports={MAIN_PORT: port},
+            s3_storage=S3Storage(
+                devstack.s3_endpoint_url,
+                bucket,
+                devstack.aws_access_key_id,
+                devstack.aws_secret_access_key,
+                devstack.aws_region,
+            ),
+        )
         self.bootstrap = f"127.0.0.1:{port}"
         self._process: subprocess.Popen | None = None
 
     def start(self) -> RestartableBroker:
-        self._process = subprocess.Popen(self._spec.argv, env=self._spec.env, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL)
+        self._process = subprocess.Popen(
+            self._spec.argv, env=self._spec.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:  # until it answers a metadata request (readiness, not a guess at a duration)
             try:

@@ -25,9 +25,9 @@ LEASES = "_kafka_s3_assets/manifests/_leases/"
 class BucketState:
     """What exports left in a bucket, without what legitimately differs between runs (times, run ids)."""
 
-    objects: dict[str, str]                            # data key -> sha256 of its bytes
+    objects: dict[str, str]  # data key -> sha256 of its bytes
     manifests: list[tuple[int, int, tuple[str, ...]]]  # (start, end, object keys)
-    leases: list[str]                                  # leases of exports that did not finish
+    leases: list[str]  # leases of exports that did not finish
     open_uploads: int
 
     @property
@@ -41,10 +41,12 @@ def bucket_state(s3_client, bucket: str) -> BucketState:
 
     manifests = [Manifest.from_json_bytes(body(k)) for k in list_keys(s3_client, bucket, MANIFESTS)]
     assert check_contiguity(manifests).ok
-    return BucketState({k: hashlib.sha256(body(k)).hexdigest() for k in list_keys(s3_client, bucket, "topics/")},
-                       [(m.start_offset, m.end_offset, tuple(o.key for o in m.objects)) for m in manifests],
-                       list_keys(s3_client, bucket, LEASES),
-                       len(s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])))
+    return BucketState(
+        {k: hashlib.sha256(body(k)).hexdigest() for k in list_keys(s3_client, bucket, "topics/")},
+        [(m.start_offset, m.end_offset, tuple(o.key for o in m.objects)) for m in manifests],
+        list_keys(s3_client, bucket, LEASES),
+        len(s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])),
+    )
 
 
 @dataclass(frozen=True)
@@ -56,16 +58,25 @@ class ExactlyOnceCounts:
 
 def exactly_once_counts(s3_client, bucket: str, expected_offsets: range, partition: int = 0) -> ExactlyOnceCounts:
     """Lost and duplicated offsets of ``partition``; orphans of the whole bucket."""
-    manifests = [Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=k)["Body"].read())
-                 for k in list_keys(s3_client, bucket, MANIFESTS)]
+    manifests = [
+        Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=k)["Body"].read())
+        for k in list_keys(s3_client, bucket, MANIFESTS)
+    ]
     objects = [o for m in manifests for o in m.objects]
-    copies = Counter(offset for m in manifests if m.partition == partition
-                     for o in m.objects if o.view == "value" for offset in o.offsets())
+    copies = Counter(
+        offset
+        for m in manifests
+        if m.partition == partition
+        for o in m.objects
+        if o.view == "value"
+        for offset in o.offsets()
+    )
     listed = {o.key for o in objects}
     return ExactlyOnceCounts(
         lost=sum(1 for offset in expected_offsets if copies[offset] == 0),
         duplicated=sum(n - 1 for n in copies.values() if n > 1),
-        orphans=sum(1 for key in list_keys(s3_client, bucket, "topics/") if key not in listed))
+        orphans=sum(1 for key in list_keys(s3_client, bucket, "topics/") if key not in listed),
+    )
 
 
 def object_versions(s3_client, bucket: str, prefix: str = "") -> dict[str, list[tuple[str, str]]]:

@@ -22,23 +22,35 @@ from ..exporting import export
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
-def spawn(config: dict, topic: str, *, clock_ms: int | None = None, env: dict | None = None, partition: int = 0
-          ) -> subprocess.Popen:
+def spawn(
+    config: dict, topic: str, *, clock_ms: int | None = None, env: dict | None = None, partition: int = 0
+) -> subprocess.Popen:
     """Start one export of ``topic``/``partition`` in a process of its own."""
-    process = subprocess.Popen([sys.executable, "-m", __name__], cwd=PROJECT_ROOT, text=True,
-                               env={**os.environ, **(env or {})},
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", __name__],
+        cwd=PROJECT_ROOT,
+        text=True,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     process.stdin.write(json.dumps({"config": config, "topic": topic, "partition": partition, "clock_ms": clock_ms}))
     process.stdin.close()
     return process
 
 
-def spawn_paused(config: dict, topic: str, point: str, pause: Path, *, clock_ms: int | None = None,
-                 partition: int = 0) -> subprocess.Popen:
+def spawn_paused(
+    config: dict, topic: str, point: str, pause: Path, *, clock_ms: int | None = None, partition: int = 0
+) -> subprocess.Popen:
     """Start an export that pauses at ``point`` until ``pause`` is removed; return once it has paused."""
     pause.touch()
-    return once_paused(spawn(config, topic, clock_ms=clock_ms, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)},
-                             partition=partition), pause)
+    return once_paused(
+        spawn(
+            config, topic, clock_ms=clock_ms, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)}, partition=partition
+        ),
+        pause,
+    )
 
 
 def once_paused(process: subprocess.Popen, pause: Path) -> subprocess.Popen:
@@ -64,8 +76,14 @@ def finish(process: subprocess.Popen) -> tuple[int, dict | None, str]:
 
 def main() -> int:
     request = json.load(sys.stdin)
-    result = export(request["config"], request["topic"], request.get("partition", 0),
-                    end_offset=request.get("end_offset"), run_id=request.get("run_id"), now_ms=request.get("clock_ms"))
+    result = export(
+        request["config"],
+        request["topic"],
+        request.get("partition", 0),
+        end_offset=request.get("end_offset"),
+        run_id=request.get("run_id"),
+        now_ms=request.get("clock_ms"),
+    )
     print(json.dumps(result.to_dict()))
     return 0 if result.status != "failed" else 1
 

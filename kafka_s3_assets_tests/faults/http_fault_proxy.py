@@ -57,9 +57,12 @@ def _handler(proxy: HttpFaultProxy) -> type[BaseHTTPRequestHandler]:
                 return
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else None
-            request = urllib.request.Request(proxy._upstream + self.path, data=body, method=self.command,
-                                             headers={k: v for k, v in self.headers.items()
-                                                      if k.lower() not in ("host", "content-length")})
+            request = urllib.request.Request(
+                proxy._upstream + self.path,
+                data=body,
+                method=self.command,
+                headers={k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")},
+            )
             try:
                 with urllib.request.urlopen(request, timeout=30) as response:
                     self._answer(response.status, response.read(), response.headers.get("Content-Type"))

@@ -33,8 +33,8 @@ from .kafka_traffic_proxy import BrokerBehindProxy, LoopbackProxy, close_socket,
 LOOPBACK = "127.0.0.1"
 API_FETCH = 1
 API_VERSIONS = 18
-MAX_FETCH_VERSION = 11   # the last non-flexible Fetch version
-MIN_FETCH_VERSION = 5    # the first with log_start_offset
+MAX_FETCH_VERSION = 11  # the last non-flexible Fetch version
+MIN_FETCH_VERSION = 5  # the first with log_start_offset
 OFFSET_OUT_OF_RANGE = 1
 
 
@@ -52,12 +52,12 @@ class _Reader:
         length = self.take(">h")
         if length < 0:
             return None
-        value = self.data[self.pos:self.pos + length].decode()
+        value = self.data[self.pos : self.pos + length].decode()
         self.pos += length
         return value
 
     def raw(self, length: int) -> bytes:
-        value = self.data[self.pos:self.pos + length]
+        value = self.data[self.pos : self.pos + length]
         self.pos += length
         return value
 
@@ -206,7 +206,7 @@ class KafkaRetentionProxy(LoopbackProxy):
                         self.out_of_range_answers += 1
                 out.append(struct.pack(">ihqqqi", partition, error_code, high, last_stable, start, aborted_count))
                 out.append(aborted + preferred + struct.pack(">i", records_length) + records)
-        out.append(r.data[r.pos:])
+        out.append(r.data[r.pos :])
         return b"".join(out)
 
 

@@ -165,9 +165,17 @@ class BrokerBehindProxy:
         self.proxy = proxy
         [broker_port] = pick_free_ports(1, avoid={proxy.port})
         self._process = subprocess.Popen(
-            [tansu_binary, "broker", "--listener-url", f"tcp://{LOOPBACK}:{broker_port}",
-             "--advertised-listener-url", f"tcp://{LOOPBACK}:{proxy.port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                tansu_binary,
+                "broker",
+                "--listener-url",
+                f"tcp://{LOOPBACK}:{broker_port}",
+                "--advertised-listener-url",
+                f"tcp://{LOOPBACK}:{proxy.port}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         proxy.connect_to(broker_port)
         deadline = time.monotonic() + ready_timeout_s
         while True:  # readiness: a metadata request through the proxy answers

@@ -31,18 +31,29 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 LOOPBACK = "127.0.0.1"
-_HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-                         "upgrade", "expect", "content-length"})
+_HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "expect",
+        "content-length",
+    }
+)
 
 
 class Fault(Enum):
     HTTP_500 = "500 InternalError"
     SLOW_DOWN_503 = "503 SlowDown"
     TOO_MANY_REQUESTS_429 = "429 TooManyRequests"
-    FORBIDDEN_403 = "403 AccessDenied"      # not a fault but an answer: shows what is *not* retried
-    CONNECTION_RESET = "connection reset"   # the request is read, then the socket is reset: no answer at all
-    TIMEOUT = "timeout"                     # the request is read and held, unanswered, past the client's timeout
-    ANSWER_LOST = "answer lost"             # S3 does the request, then the socket is reset: its answer never arrives
+    FORBIDDEN_403 = "403 AccessDenied"  # not a fault but an answer: shows what is *not* retried
+    CONNECTION_RESET = "connection reset"  # the request is read, then the socket is reset: no answer at all
+    TIMEOUT = "timeout"  # the request is read and held, unanswered, past the client's timeout
+    ANSWER_LOST = "answer lost"  # S3 does the request, then the socket is reset: its answer never arrives
 
 
 # status, S3 error code, message. 429's code is deliberately not a throttling code: the status alone
@@ -77,8 +88,11 @@ def classify(method: str, path: str, query: str) -> tuple[str, str, str]:
     if not key:
         operation = {
             "HEAD": "HeadBucket",
-            "GET": "ListObjectsV2" if params.get("list-type") == ["2"] else
-                   "ListMultipartUploads" if has("uploads") else "ListObjects",
+            "GET": "ListObjectsV2"
+            if params.get("list-type") == ["2"]
+            else "ListMultipartUploads"
+            if has("uploads")
+            else "ListObjects",
             "PUT": "CreateBucket",
             "POST": "DeleteObjects" if has("delete") else "PostBucket",
             "DELETE": "DeleteBucket",
@@ -88,11 +102,21 @@ def classify(method: str, path: str, query: str) -> tuple[str, str, str]:
     elif method == "GET":
         operation = "ListParts" if has("uploadId") else "GetObjectTagging" if has("tagging") else "GetObject"
     elif method == "PUT":
-        operation = ("UploadPart" if has("partNumber") and has("uploadId") else
-                     "PutObjectTagging" if has("tagging") else "PutObject")
+        operation = (
+            "UploadPart"
+            if has("partNumber") and has("uploadId")
+            else "PutObjectTagging"
+            if has("tagging")
+            else "PutObject"
+        )
     elif method == "POST":
-        operation = ("CreateMultipartUpload" if has("uploads") else
-                     "CompleteMultipartUpload" if has("uploadId") else "PostObject")
+        operation = (
+            "CreateMultipartUpload"
+            if has("uploads")
+            else "CompleteMultipartUpload"
+            if has("uploadId")
+            else "PostObject"
+        )
     elif method == "DELETE":
         operation = "AbortMultipartUpload" if has("uploadId") else "DeleteObject"
     else:
@@ -109,8 +133,10 @@ class _Rule:
 
 
 def _error_body(code: str, message: str, resource: str, request_id: str) -> bytes:
-    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
-            f"<Resource>{resource}</Resource><RequestId>{request_id}</RequestId></Error>").encode()
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
+        f"<Resource>{resource}</Resource><RequestId>{request_id}</RequestId></Error>"
+    ).encode()
 
 
 class S3FaultProxy:
@@ -143,8 +169,9 @@ class S3FaultProxy:
         server = ThreadingHTTPServer((LOOPBACK, 0), _handler_for(self))
         server.daemon_threads = True
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="s3-fault-proxy", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="s3-fault-proxy", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -233,8 +260,18 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         signed_by = re.search(r"Credential=([^/]+)/", self.headers.get("Authorization") or "")
 
         def record(status: int | None) -> None:
-            self.proxy._record(S3Request(operation, self.command, bucket, key, url.query, fault, status,
-                                         signed_by.group(1) if signed_by else None))
+            self.proxy._record(
+                S3Request(
+                    operation,
+                    self.command,
+                    bucket,
+                    key,
+                    url.query,
+                    fault,
+                    status,
+                    signed_by.group(1) if signed_by else None,
+                )
+            )
 
         if fault is None:
             self._forward(body, record)

@@ -25,9 +25,15 @@ from .export_process import PROJECT_ROOT, once_paused
 
 
 def spawn(config: dict, topic: str, partitions: list[int], env: dict | None = None) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-m", __name__], cwd=PROJECT_ROOT, text=True,
-                               env={**os.environ, **(env or {})},
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", __name__],
+        cwd=PROJECT_ROOT,
+        text=True,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     process.stdin.write(json.dumps({"config": config, "topic": topic, "partitions": partitions}))
     process.stdin.close()
     return process
@@ -36,23 +42,37 @@ def spawn(config: dict, topic: str, partitions: list[int], env: dict | None = No
 def spawn_paused(config: dict, topic: str, partitions: list[int], point: str, pause: Path) -> subprocess.Popen:
     """A topic run paused at ``point`` until ``pause`` is removed; returns once it has paused."""
     pause.touch()
-    return once_paused(spawn(config, topic, partitions, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)}),
-                       pause)
+    return once_paused(spawn(config, topic, partitions, env={CRASH_AT_ENV: point, PAUSE_FILE_ENV: str(pause)}), pause)
 
 
 def main() -> int:
     request = json.load(sys.stdin)
     job = ExportJob(run=lambda requests: [export_partition(r) for r in requests], cancel=lambda: None)
-    outcomes = export_topic(resolve_settings(request["config"]), request["topic"], request["partitions"], None,
-                            lambda: job, logging.getLogger(__name__))
+    outcomes = export_topic(
+        resolve_settings(request["config"]),
+        request["topic"],
+        request["partitions"],
+        None,
+        lambda: job,
+        logging.getLogger(__name__),
+    )
     table = outcomes[0].table if outcomes else None
-    print(json.dumps({
-        "partitions": {o.plan.partition: {"status": o.result.status, "error": o.error,
-                                          "registered_next_offset": o.table_registered_next_offset}
-                       for o in outcomes},
-        "table_attempts": table.attempts if table else None,
-        "table_committed": table.committed if table else None,
-    }))
+    print(
+        json.dumps(
+            {
+                "partitions": {
+                    o.plan.partition: {
+                        "status": o.result.status,
+                        "error": o.error,
+                        "registered_next_offset": o.table_registered_next_offset,
+                    }
+                    for o in outcomes
+                },
+                "table_attempts": table.attempts if table else None,
+                "table_committed": table.committed if table else None,
+            }
+        )
+    )
     return 0 if all(o.error is None for o in outcomes) else 1
 
 

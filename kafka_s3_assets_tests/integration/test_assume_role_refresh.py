@@ -27,8 +27,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest
 RECORDS, FLUSH_SIZE = 8000, 10  # 800 objects: a few seconds of S3 requests, many one-second sessions
 
 
-def test_an_export_that_outlives_its_role_sessions_refreshes_them_in_the_task(spark, kafka, devstack, bucket,
-                                                                              monkeypatch):
+def test_an_export_that_outlives_its_role_sessions_refreshes_them_in_the_task(
+    spark, kafka, devstack, bucket, monkeypatch
+):
     topic = kafka.create_topic("refresh")
     kafka.produce(topic, [b"record-%d" % i for i in range(RECORDS)])
     driver_calls = []
@@ -41,17 +42,23 @@ def test_an_export_that_outlives_its_role_sessions_refreshes_them_in_the_task(sp
     monkeypatch.setattr(aws_credentials, "call_assume_role", counted)  # this process only, not Spark's workers
     with StsRecorder(devstack.s3_endpoint_url) as sts, S3FaultProxy(devstack.s3_endpoint_url) as s3:
         monkeypatch.setenv("AWS_ENDPOINT_URL_STS", sts.url)  # resolved here, on the driver, and shipped
-        config = connector_config(topic, bucket, **{
-            "store.url": s3.url, "flush.size": str(FLUSH_SIZE),
-            "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
-            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-            "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
-            "s3.credentials.provider.sts.role.arn": "arn:aws:iam::123456789012:role/s3-sink-writer",
-            "s3.credentials.provider.sts.role.session.name": f"refresh-{uuid.uuid4().hex[:8]}",
-            "s3.credentials.provider.sts.role.external.id": "refresh-test-external-id",
-            "aws.access.key.id": "AKIABASE", "aws.secret.access.key": "base-secret",
-            "kafka_s3_assets.sts.role.duration.seconds": "1",
-        })
+        config = connector_config(
+            topic,
+            bucket,
+            **{
+                "store.url": s3.url,
+                "flush.size": str(FLUSH_SIZE),
+                "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+                "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+                "s3.credentials.provider.class": "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
+                "s3.credentials.provider.sts.role.arn": "arn:aws:iam::123456789012:role/s3-sink-writer",
+                "s3.credentials.provider.sts.role.session.name": f"refresh-{uuid.uuid4().hex[:8]}",
+                "s3.credentials.provider.sts.role.external.id": "refresh-test-external-id",
+                "aws.access.key.id": "AKIABASE",
+                "aws.secret.access.key": "base-secret",
+                "kafka_s3_assets.sts.role.duration.seconds": "1",
+            },
+        )
         settings = resolve_settings(config)
         started = time.time()
         [result] = run_exports(spark, [PartitionExportRequest(settings, topic, 0)])
@@ -70,6 +77,6 @@ def test_an_export_that_outlives_its_role_sessions_refreshes_them_in_the_task(sp
     requests = s3.requests()
     signed_by = {r.access_key_id for r in requests}
     assert signed_by <= granted  # nothing signed with the base keys, nor with anything STS did not grant
-    assert len(signed_by) >= 3   # the task's requests went on with sessions it refreshed
+    assert len(signed_by) >= 3  # the task's requests went on with sessions it refreshed
     # Refreshed before expiry, in proportion to the session: not once per request.
     assert len(calls) * 2 < len(requests), (len(calls), len(requests))

@@ -32,9 +32,16 @@ def test_rich_schema_exported_to_avro_and_parquet(kafka, s3_client, bucket):
         rows.extend(reader)
     assert rows == values
 
-    parquet = connector_config(topic, bucket, **{
-        "name": f"parquet-{topic}", "flush.size": "6", "topics.dir": "parquet",
-        "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat"})
+    parquet = connector_config(
+        topic,
+        bucket,
+        **{
+            "name": f"parquet-{topic}",
+            "flush.size": "6",
+            "topics.dir": "parquet",
+            "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+        },
+    )
     export(parquet, topic, succeed=True)
     (key,) = list_keys(s3_client, bucket, "parquet/")
     table = pq.read_table(io.BytesIO(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()))
@@ -44,5 +51,10 @@ def test_rich_schema_exported_to_avro_and_parquet(kafka, s3_client, bucket):
     assert [dict(r["attrs"]) for r in parquet_rows] == [v["attrs"] for v in values]
     # parquet-avro's union group: one optional member per non-null branch, in branch order.
     assert [r["code"] for r in parquet_rows] == [
-        None if v["code"] is None else {"member0": v["code"], "member1": None} if isinstance(v["code"], int)
-        else {"member0": None, "member1": v["code"]} for v in values]
+        None
+        if v["code"] is None
+        else {"member0": v["code"], "member1": None}
+        if isinstance(v["code"], int)
+        else {"member0": None, "member1": v["code"]}
+        for v in values
+    ]

@@ -25,15 +25,30 @@ PART = "io.confluent.connect.storage.partitioner."
 HOUR = 3_600_000
 T0 = 1_743_555_600_000  # 2025-04-02T01:00:00Z
 RECORDS = 3000
-SCHEMA = json.dumps({"type": "record", "name": "order", "namespace": "com.example", "fields": [
-    {"name": "country", "type": "string"}, {"name": "n", "type": "int"},
-    {"name": "note", "type": ["null", "string"]}]})
+SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "order",
+        "namespace": "com.example",
+        "fields": [
+            {"name": "country", "type": "string"},
+            {"name": "n", "type": "int"},
+            {"name": "note", "type": ["null", "string"]},
+        ],
+    }
+)
 COUNTRIES = ("fr", "de", "jp")
 CONFIGS = {
     "field": {"partitioner.class": PART + "FieldPartitioner", "partition.field.name": "country"},
-    "time": {"partitioner.class": PART + "TimeBasedPartitioner", "timestamp.extractor": "Record",
-             "path.format": "'day'=dd/'hour'=HH", "partition.duration.ms": str(HOUR), "locale": "en",
-             "timezone": "Europe/Paris", "rotate.interval.ms": str(HOUR // 2)},
+    "time": {
+        "partitioner.class": PART + "TimeBasedPartitioner",
+        "timestamp.extractor": "Record",
+        "path.format": "'day'=dd/'hour'=HH",
+        "partition.duration.ms": str(HOUR),
+        "locale": "en",
+        "timezone": "Europe/Paris",
+        "rotate.interval.ms": str(HOUR // 2),
+    },
 }
 
 
@@ -62,8 +77,11 @@ def bucket_contents(s3_client, bucket: str) -> dict[str, bytes | dict]:
 
 
 def manifests(s3_client, bucket: str) -> list[Manifest]:
-    return [Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read())
-            for key in list_keys(s3_client, bucket) if is_manifest(key)]
+    return [
+        Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        for key in list_keys(s3_client, bucket)
+        if is_manifest(key)
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -82,10 +100,17 @@ def test_batch_path_writes_the_record_paths_objects(name, orders_topic, kafka, s
         s3_client.create_bucket(Bucket=bucket)
         if path == "one by one":
             monkeypatch.setattr(BatchPath, "for_writer", classmethod(lambda cls, *args: None))
-        config = connector_config(orders_topic, bucket, **CONFIGS[name], **{
-            "name": f"sink-{bucket}", "flush.size": "400", "value.converter": "io.confluent.connect.avro.AvroConverter",
-            "value.converter.schema.registry.url": kafka.registry_url,
-        })
+        config = connector_config(
+            orders_topic,
+            bucket,
+            **CONFIGS[name],
+            **{
+                "name": f"sink-{bucket}",
+                "flush.size": "400",
+                "value.converter": "io.confluent.connect.avro.AvroConverter",
+                "value.converter.schema.registry.url": kafka.registry_url,
+            },
+        )
         result = export(config, orders_topic, now_ms=T0 + 10 * HOUR, succeed=True)
         assert result.records_read == RECORDS
         contents[path] = bucket_contents(s3_client, bucket)
@@ -97,13 +122,20 @@ def test_batch_path_writes_the_record_paths_objects(name, orders_topic, kafka, s
 
 def test_a_manifest_is_written_every_so_many_offset_ranges(orders_topic, kafka, s3_client, bucket, monkeypatch):
     monkeypatch.setattr(manifest_committer, "MANIFEST_MAX_RANGES", 1000)
-    config = connector_config(orders_topic, bucket, **CONFIGS["field"], **{
-        "flush.size": "600", "value.converter": "io.confluent.connect.avro.AvroConverter",
-        "value.converter.schema.registry.url": kafka.registry_url})
+    config = connector_config(
+        orders_topic,
+        bucket,
+        **CONFIGS["field"],
+        **{
+            "flush.size": "600",
+            "value.converter": "io.confluent.connect.avro.AvroConverter",
+            "value.converter.schema.registry.url": kafka.registry_url,
+        },
+    )
     export(config, orders_topic, succeed=True)
     written = sorted(manifests(s3_client, bucket), key=lambda m: m.start_offset)
     # Countries cycle fr, de, jp: a range per record. 600 records a commit: a manifest every two commits.
     assert [(m.start_offset, m.end_offset) for m in written] == [(s, s + 1199) for s in range(0, 2400, 1200)] + [
-        (2400, 2999)]
+        (2400, 2999)
+    ]
     assert all(sum(len(o.offset_ranges) for o in m.objects) == m.record_count for m in written)
-

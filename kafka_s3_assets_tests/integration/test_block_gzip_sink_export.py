@@ -31,17 +31,27 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 ALREADY_BYTES = "com.spredfast.kafka.connect.s3.AlreadyBytesConverter"
 DAY = 86_400_000
-CLOCK = 1_795_392_000_000 + 3_600_000      # 2026-11-23T01:00Z
+CLOCK = 1_795_392_000_000 + 3_600_000  # 2026-11-23T01:00Z
 DATE = "2026-11-23"
 
 
 def sink_config(devstack, topic: str, bucket: str, **overrides) -> dict:
     """The issue's example config, pointed at this topic, bucket and S3 server."""
-    config = {"name": f"sf-{uuid.uuid4().hex[:8]}", "connector.class": SPREDFAST_CONNECTOR, "tasks.max": "1",
-              "topics": topic, "s3.bucket": bucket, "s3.prefix": "systest", "s3.endpoint": devstack.s3_endpoint_url,
-              "s3.path_style": "true", "local.buffer.dir": "/tmp/connect-system-test", "compressed_block_size": "1000",
-              "key.converter": ALREADY_BYTES, "value.converter": ALREADY_BYTES,
-              "kafka_s3_assets.kafka.timeout.ms": "10000"}
+    config = {
+        "name": f"sf-{uuid.uuid4().hex[:8]}",
+        "connector.class": SPREDFAST_CONNECTOR,
+        "tasks.max": "1",
+        "topics": topic,
+        "s3.bucket": bucket,
+        "s3.prefix": "systest",
+        "s3.endpoint": devstack.s3_endpoint_url,
+        "s3.path_style": "true",
+        "local.buffer.dir": "/tmp/connect-system-test",
+        "compressed_block_size": "1000",
+        "key.converter": ALREADY_BYTES,
+        "value.converter": ALREADY_BYTES,
+        "kafka_s3_assets.kafka.timeout.ms": "10000",
+    }
     config.update(overrides)
     return config
 
@@ -66,8 +76,9 @@ def old_connector_next_offset(s3_client, bucket: str, prefix: str, topic: str) -
 def test_the_same_objects_index_and_cursor_as_that_sink(devstack, kafka, s3_client, bucket, connector_class):
     topic = kafka.create_topic("sf_golden")
     kafka.produce(topic, [line[:-1] for line in LINES], keys=[b"a", b"b", b"c"])
-    config = sink_config(devstack, topic, bucket, **{"connector.class": connector_class,
-                                                     "compressed_block_size": "300"})
+    config = sink_config(
+        devstack, topic, bucket, **{"connector.class": connector_class, "compressed_block_size": "300"}
+    )
 
     result = export(config, topic, now_ms=CLOCK, succeed=True)
 
@@ -81,7 +92,7 @@ def test_the_same_objects_index_and_cursor_as_that_sink(devstack, kafka, s3_clie
         start, length = chunk["byte_offset"], chunk["byte_length"]
         part = body(s3_client, bucket, data_key, f"bytes={start}-{start + length - 1}")
         assert len(part) == length
-        assert gzip.decompress(part) == b"".join(LINES[chunk["first_record_offset"]:][:chunk["num_records"]])
+        assert gzip.decompress(part) == b"".join(LINES[chunk["first_record_offset"] :][: chunk["num_records"]])
     assert body(s3_client, bucket, f"systest/last_chunk_index.{topic}-00000.txt") == index_key.encode()
     assert old_connector_next_offset(s3_client, bucket, "systest", topic) == 3
     manifests = list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/dir=systest/")
@@ -103,43 +114,58 @@ def test_one_object_per_run_with_chunks_and_the_cursor_following_each_run(devsta
 
     assert first.records_exported == 40 and second.records_exported == 10 and again.status == "up_to_date"
     data_keys = [k for k in first.object_keys + second.object_keys if k.endswith(".gz")]
-    assert data_keys == [f"systest/{DATE}/{topic}-00000-000000000000.gz",
-                         f"systest/2026-11-24/{topic}-00000-000000000040.gz"]
+    assert data_keys == [
+        f"systest/{DATE}/{topic}-00000-000000000000.gz",
+        f"systest/2026-11-24/{topic}-00000-000000000040.gz",
+    ]
     index = json.loads(body(s3_client, bucket, data_keys[0][:-3] + ".index.json"))
     assert len(index["chunks"]) == 10 and sum(c["num_records"] for c in index["chunks"]) == 40
     assert all(c["byte_length_uncompressed"] <= 1000 for c in index["chunks"])
     assert gzip.decompress(body(s3_client, bucket, data_keys[0])) == b"".join(v + b"\n" for v in values[:40])
-    assert body(s3_client, bucket, f"systest/last_chunk_index.{topic}-00000.txt") == \
-        data_keys[1][:-3].encode() + b".index.json"
+    assert (
+        body(s3_client, bucket, f"systest/last_chunk_index.{topic}-00000.txt")
+        == data_keys[1][:-3].encode() + b".index.json"
+    )
     assert old_connector_next_offset(s3_client, bucket, "systest", topic) == 50
 
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     sink = settings.sink_config()
-    report = check_partition(PartitionLedger(store, LedgerLayout.from_config(sink), topic, 0),
-                             naming=ObjectNaming.from_config(sink))
+    report = check_partition(
+        PartitionLedger(store, LedgerLayout.from_config(sink), topic, 0), naming=ObjectNaming.from_config(sink)
+    )
     assert report.passed, report.describe()
     read = list(read_from_offset(store, sink, topic, 0, 38, count=4))
     assert [(r.offset, r.value) for r in read] == [(o, values[o].decode()) for o in range(38, 42)]
 
 
-def write_as_that_sink(s3_client, bucket: str, prefix: str, date: str, topic: str, first: int, values: list[bytes],
-                       chunk_records: int) -> str:
+def write_as_that_sink(
+    s3_client, bucket: str, prefix: str, date: str, topic: str, first: int, values: list[bytes], chunk_records: int
+) -> str:
     """An object, its index and the cursor as that sink leaves them: gzip members of ``chunk_records``
     text records each, the index in ChunkDescriptor's field order, the cursor naming the index."""
     chunks, data = [], b""
     for i in range(0, len(values), chunk_records):
-        raw = b"".join(v + b"\n" for v in values[i:i + chunk_records])
+        raw = b"".join(v + b"\n" for v in values[i : i + chunk_records])
         member = gzip.compress(raw, mtime=0)
-        chunks.append({"byte_length_uncompressed": len(raw), "num_records": len(values[i:i + chunk_records]),
-                       "byte_length": len(member), "byte_offset": len(data), "first_record_offset": first + i})
+        chunks.append(
+            {
+                "byte_length_uncompressed": len(raw),
+                "num_records": len(values[i : i + chunk_records]),
+                "byte_length": len(member),
+                "byte_offset": len(data),
+                "first_record_offset": first + i,
+            }
+        )
         data += member
     base = f"{prefix}/{date}/{topic}-00000-{first:012d}"
     s3_client.put_object(Bucket=bucket, Key=base + ".gz", Body=data)
-    s3_client.put_object(Bucket=bucket, Key=base + ".index.json",
-                         Body=json.dumps({"chunks": chunks}, separators=(",", ":")).encode())
-    s3_client.put_object(Bucket=bucket, Key=f"{prefix}/last_chunk_index.{topic}-00000.txt",
-                         Body=(base + ".index.json").encode())
+    s3_client.put_object(
+        Bucket=bucket, Key=base + ".index.json", Body=json.dumps({"chunks": chunks}, separators=(",", ":")).encode()
+    )
+    s3_client.put_object(
+        Bucket=bucket, Key=f"{prefix}/last_chunk_index.{topic}-00000.txt", Body=(base + ".index.json").encode()
+    )
     return base
 
 
@@ -165,8 +191,9 @@ def test_the_first_export_resumes_after_what_that_sink_left(devstack, kafka, s3_
     assert {old + ".gz", old + ".index.json"} <= set(list_keys(s3_client, bucket, "systest/"))  # left as it was
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     sink = settings.sink_config()
-    report = check_partition(PartitionLedger(store, LedgerLayout.from_config(sink), topic, 0),
-                             naming=ObjectNaming.from_config(sink))
+    report = check_partition(
+        PartitionLedger(store, LedgerLayout.from_config(sink), topic, 0), naming=ObjectNaming.from_config(sink)
+    )
     assert report.passed, report.describe()  # that sink's object is history, not an unlisted object of ours
     assert [r.value for r in read_from_offset(store, sink, topic, 0, 5)] == ["value-5", "value-6", "value-7"]
 
@@ -188,17 +215,29 @@ def test_without_a_cursor_the_first_export_starts_at_the_consumer_group(devstack
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 
 
-@pytest.mark.parametrize("overrides, expected", [
-    ({"format.key.delimiter": "\t", "value.converter": STRING, "key.converter": STRING},
-     b"k0\tv0\n\tv1\n" + b"k2\t\n"),
-    ({"format": "binary"}, b"\x00\x00\x00\x02v0" b"\x00\x00\x00\x02v1" b"\x00\x00\x00\x00"),
-    ({"format": "binary", "format.include.keys": "true"},
-     b"\x00\x00\x00\x02k0\x00\x00\x00\x02v0" b"\x00\x00\x00\x00\x00\x00\x00\x02v1"
-     b"\x00\x00\x00\x02k2\x00\x00\x00\x00"),
-    ({"format": "com.spredfast.kafka.connect.s3.ByteLengthFormat", "format.include.keys": "true",
-      "key.converter": None}, b"\x00\x00\x00\x00\x00\x00\x00\x02v0" b"\x00\x00\x00\x00\x00\x00\x00\x02v1"
-                              b"\x00\x00\x00\x00\x00\x00\x00\x00"),
-], ids=["text-keys", "binary", "binary-keys", "binary-keys-without-key-converter"])
+@pytest.mark.parametrize(
+    "overrides, expected",
+    [
+        (
+            {"format.key.delimiter": "\t", "value.converter": STRING, "key.converter": STRING},
+            b"k0\tv0\n\tv1\n" + b"k2\t\n",
+        ),
+        ({"format": "binary"}, b"\x00\x00\x00\x02v0\x00\x00\x00\x02v1\x00\x00\x00\x00"),
+        (
+            {"format": "binary", "format.include.keys": "true"},
+            b"\x00\x00\x00\x02k0\x00\x00\x00\x02v0\x00\x00\x00\x00\x00\x00\x00\x02v1\x00\x00\x00\x02k2\x00\x00\x00\x00",
+        ),
+        (
+            {
+                "format": "com.spredfast.kafka.connect.s3.ByteLengthFormat",
+                "format.include.keys": "true",
+                "key.converter": None,
+            },
+            b"\x00\x00\x00\x00\x00\x00\x00\x02v0\x00\x00\x00\x00\x00\x00\x00\x02v1\x00\x00\x00\x00\x00\x00\x00\x00",
+        ),
+    ],
+    ids=["text-keys", "binary", "binary-keys", "binary-keys-without-key-converter"],
+)
 def test_text_and_binary_records_with_and_without_keys(devstack, kafka, s3_client, bucket, overrides, expected):
     topic = kafka.create_topic("sf_format")
     kafka.produce(topic, [b"v0", b"v1", None], keys=[b"k0", None, b"k2"])
@@ -236,16 +275,21 @@ def test_a_crash_then_a_rerun_leaves_exactly_the_uninterrupted_objects_and_curso
         assert code == 0 and result["status"] in ("exported", "up_to_date"), err
         keys = [k for k in list_keys(s3_client, bucket, "systest/") if "/_kafka_s3_assets/" not in k]
         manifests = list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/dir=")
-        state[run] = ({k: body(s3_client, bucket, k) for k in keys}, len(manifests),
-                      committed_offset(resolve_settings(config).kafka, f"connect-{config['name']}", topic, 0))
+        state[run] = (
+            {k: body(s3_client, bucket, k) for k in keys},
+            len(manifests),
+            committed_offset(resolve_settings(config).kafka, f"connect-{config['name']}", topic, 0),
+        )
     objects, manifest_count, offset = state["crashed"]
     assert objects == state["reference"][0]
     assert manifest_count == state["reference"][1] == 1  # one manifest
     assert list_keys(s3_client, bucket, "systest/_kafka_s3_assets/manifests/_leases/") == []  # no lease left
     assert offset == 12
-    assert sorted(objects) == [f"systest/{DATE}/{topic}-00000-000000000000.gz",
-                               f"systest/{DATE}/{topic}-00000-000000000000.index.json",
-                               f"systest/last_chunk_index.{topic}-00000.txt"]
+    assert sorted(objects) == [
+        f"systest/{DATE}/{topic}-00000-000000000000.gz",
+        f"systest/{DATE}/{topic}-00000-000000000000.index.json",
+        f"systest/last_chunk_index.{topic}-00000.txt",
+    ]
 
 
 def test_a_cursor_naming_a_missing_index_fails_the_export_naming_both(devstack, kafka, s3_client, bucket):

@@ -48,14 +48,18 @@ def topic(broker) -> str:
 
 
 def config_for(broker: RestartableBroker, topic: str, bucket: str) -> dict:
-    return connector_config(topic, bucket, **{
-        "name": f"broker-faults-{uuid.uuid4().hex[:8]}",
-        "bootstrap.servers": broker.bootstrap,
-        "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "kafka_s3_assets.manifest.max.objects": "1",  # a manifest per object: some commit before the fault
-        "kafka_s3_assets.kafka.timeout.ms": "3000",
-    })
+    return connector_config(
+        topic,
+        bucket,
+        **{
+            "name": f"broker-faults-{uuid.uuid4().hex[:8]}",
+            "bootstrap.servers": broker.bootstrap,
+            "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+            "kafka_s3_assets.manifest.max.objects": "1",  # a manifest per object: some commit before the fault
+            "kafka_s3_assets.kafka.timeout.ms": "3000",
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +73,7 @@ def reference(broker, topic, s3_client) -> BucketState:
     return state
 
 
-def test_a_broker_restart_in_the_middle_of_a_read_is_ridden_out(broker, topic, reference, s3_client, bucket,
-                                                                 tmp_path):
+def test_a_broker_restart_in_the_middle_of_a_read_is_ridden_out(broker, topic, reference, s3_client, bucket, tmp_path):
     config = config_for(broker, topic, bucket)
     pause = tmp_path / "pause"
     process = spawn_paused(config, topic, "record_read:5", pause)
@@ -90,7 +93,8 @@ def test_a_broker_restart_in_the_middle_of_a_read_is_ridden_out(broker, topic, r
 
 
 def test_a_broker_gone_longer_than_the_timeout_fails_the_run_cleanly_and_a_rerun_completes(
-        broker, topic, reference, s3_client, bucket, tmp_path):
+    broker, topic, reference, s3_client, bucket, tmp_path
+):
     config = config_for(broker, topic, bucket)
     pause = tmp_path / "pause"
     process = spawn_paused(config, topic, "record_read:5", pause)
@@ -123,12 +127,17 @@ def test_a_broker_gone_longer_than_the_timeout_fails_the_run_cleanly_and_a_rerun
 
 
 def registry_config(topic: str, bucket: str, registry_url: str) -> dict:
-    return connector_config(topic, bucket, **{
-        "name": f"registry-faults-{uuid.uuid4().hex[:8]}",
-        "value.converter": "io.confluent.connect.avro.AvroConverter",
-        "value.converter.schema.registry.url": registry_url,
-        "value.converter.max.retries": "2", "value.converter.retries.wait.ms": "5",
-    })
+    return connector_config(
+        topic,
+        bucket,
+        **{
+            "name": f"registry-faults-{uuid.uuid4().hex[:8]}",
+            "value.converter": "io.confluent.connect.avro.AvroConverter",
+            "value.converter.schema.registry.url": registry_url,
+            "value.converter.max.retries": "2",
+            "value.converter.retries.wait.ms": "5",
+        },
+    )
 
 
 def test_transient_registry_errors_are_retried_and_the_export_completes(kafka, devstack, s3_client, bucket):
@@ -144,7 +153,8 @@ def test_transient_registry_errors_are_retried_and_the_export_completes(kafka, d
 
 
 def test_a_registry_failing_past_its_retries_fails_the_run_naming_the_record_and_commits_nothing(
-        kafka, devstack, s3_client, bucket):
+    kafka, devstack, s3_client, bucket
+):
     topic = kafka.create_topic("registry_down")
     kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(6)])
     with HttpFaultProxy(devstack.schema_registry_url) as proxy:

@@ -23,16 +23,30 @@ PART = "io.confluent.connect.storage.partitioner."
 HOUR = 3_600_000
 T0 = 1_743_555_600_000  # 2025-04-02T01:00:00Z
 RECORDS = 3000
-SCHEMA = json.dumps({"type": "record", "name": "reading", "namespace": "com.example", "fields": [
-    {"name": "sensor", "type": "string"}, {"name": "n", "type": "int"},
-    {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-    {"name": "value", "type": ["null", "double"]},
-    {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
-    {"name": "tags", "type": {"type": "map", "values": "string"}},
-    {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}}]})
+SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "reading",
+        "namespace": "com.example",
+        "fields": [
+            {"name": "sensor", "type": "string"},
+            {"name": "n", "type": "int"},
+            {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+            {"name": "value", "type": ["null", "double"]},
+            {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+            {"name": "tags", "type": {"type": "map", "values": "string"}},
+            {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}},
+        ],
+    }
+)
 SENSORS = ("s1", "s2", "s3")
-TIME = {"partitioner.class": PART + "TimeBasedPartitioner", "path.format": "'day'=dd/'hour'=HH",
-        "partition.duration.ms": str(HOUR), "locale": "en", "timezone": "UTC"}
+TIME = {
+    "partitioner.class": PART + "TimeBasedPartitioner",
+    "path.format": "'day'=dd/'hour'=HH",
+    "partition.duration.ms": str(HOUR),
+    "locale": "en",
+    "timezone": "UTC",
+}
 CONFIGS = {
     "default": {},
     "field": {"partitioner.class": PART + "FieldPartitioner", "partition.field.name": "sensor"},
@@ -48,9 +62,18 @@ def readings_topic(kafka) -> str:
 
     topic = kafka.create_topic("columnar")
     # ts over three hours, stepping back now and then: several hourly files open at once.
-    values = [{"sensor": SENSORS[(i * 7) % 3], "n": i, "ts": T0 + (i * 3_600) % (3 * HOUR),
-               "value": None if i % 5 == 0 else i / 8, "price": Decimal(i) / 4, "tags": {"i": str(i)} if i % 2 else {},
-               "kind": "AB"[i % 2]} for i in range(RECORDS)]
+    values = [
+        {
+            "sensor": SENSORS[(i * 7) % 3],
+            "n": i,
+            "ts": T0 + (i * 3_600) % (3 * HOUR),
+            "value": None if i % 5 == 0 else i / 8,
+            "price": Decimal(i) / 4,
+            "tags": {"i": str(i)} if i % 2 else {},
+            "kind": "AB"[i % 2],
+        }
+        for i in range(RECORDS)
+    ]
     kafka.produce_avro(topic, values, schema=SCHEMA, timestamps=[T0 + i * 1000 for i in range(RECORDS)])
     return topic
 
@@ -71,11 +94,19 @@ def test_the_columnar_path_writes_the_record_paths_parquet_objects(name, reading
         s3_client.create_bucket(Bucket=bucket)
         if path == "one by one":
             monkeypatch.setattr(BatchPath, "for_writer", classmethod(lambda cls, *args: None))
-        config = connector_config(readings_topic, bucket, **CONFIGS[name], **{
-            "name": f"sink-{bucket}", "flush.size": "400", "value.converter": "io.confluent.connect.avro.AvroConverter",
-            "value.converter.schema.registry.url": kafka.registry_url,
-            "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat", "parquet.codec": "snappy",
-        })
+        config = connector_config(
+            readings_topic,
+            bucket,
+            **CONFIGS[name],
+            **{
+                "name": f"sink-{bucket}",
+                "flush.size": "400",
+                "value.converter": "io.confluent.connect.avro.AvroConverter",
+                "value.converter.schema.registry.url": kafka.registry_url,
+                "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+                "parquet.codec": "snappy",
+            },
+        )
         result = export(config, readings_topic, now_ms=T0 + 10 * HOUR, succeed=True)
         assert result.records_read == RECORDS
         contents[path] = bucket_contents(s3_client, bucket)

@@ -35,9 +35,9 @@ from ..faults.s3_fault_proxy import Fault, S3FaultProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.s3]
 
-PART = 5 * 1024 * 1024                         # the smallest part S3 accepts (but for the last)
+PART = 5 * 1024 * 1024  # the smallest part S3 accepts (but for the last)
 SMALL = b"one PutObject"
-BIG = os.urandom(PART) + b"and a last part"    # two parts
+BIG = os.urandom(PART) + b"and a last part"  # two parts
 REPEATED_COMPLETION = {"moto": 200, "seaweedfs": 412}  # a CompleteMultipartUpload sent again after it succeeded
 
 
@@ -66,9 +66,16 @@ def versioned(server) -> tuple[str, object]:
 
 
 def store(endpoint: str, bucket: str, **encryption) -> S3ObjectStore:
-    settings = S3Settings(bucket=bucket, region=s3_servers.REGION, endpoint_url=endpoint, part_size=PART,
-                          access_key_id=s3_servers.ACCESS_KEY_ID, secret_access_key=s3_servers.SECRET_ACCESS_KEY,
-                          retry_backoff_ms=1, **encryption)
+    settings = S3Settings(
+        bucket=bucket,
+        region=s3_servers.REGION,
+        endpoint_url=endpoint,
+        part_size=PART,
+        access_key_id=s3_servers.ACCESS_KEY_ID,
+        secret_access_key=s3_servers.SECRET_ACCESS_KEY,
+        retry_backoff_ms=1,
+        **encryption,
+    )
     return S3ObjectStore(settings.client(), settings)
 
 
@@ -109,8 +116,9 @@ def test_a_key_holding_the_same_bytes_is_that_object(body, server, versioned):
     assert open_uploads(client, bucket) == []
 
 
-@pytest.mark.parametrize("operation, body", [("PutObject", SMALL), ("CompleteMultipartUpload", BIG)],
-                         ids=["put", "multipart"])
+@pytest.mark.parametrize(
+    "operation, body", [("PutObject", SMALL), ("CompleteMultipartUpload", BIG)], ids=["put", "multipart"]
+)
 def test_a_lost_answer_makes_the_retry_meet_the_objects_own_write(operation, body, server, versioned):
     bucket, client = versioned
     with S3FaultProxy(server[1]) as proxy:
@@ -131,8 +139,13 @@ def test_an_object_encrypted_with_a_customer_key_is_compared_through_that_key(sa
     """SSE-C: the stored object is read back (with the key) when the ETags do not settle it."""
     bucket, client = versioned
     key = os.urandom(32)
-    client.put_object(Bucket=bucket, Key="k", Body=SMALL if same else bytes(reversed(SMALL)),
-                      SSECustomerAlgorithm="AES256", SSECustomerKey=key)
+    client.put_object(
+        Bucket=bucket,
+        Key="k",
+        Body=SMALL if same else bytes(reversed(SMALL)),
+        SSECustomerAlgorithm="AES256",
+        SSECustomerKey=key,
+    )
     before = object_versions(client, bucket)
     sse_c = store(server[1], bucket, sse_algorithm="AES256", sse_customer_key=base64.b64encode(key).decode())
 
@@ -154,8 +167,10 @@ def object_key(topic: str, offset: int) -> str:
 
 
 def manifests(s3_client, bucket: str) -> list[Manifest]:
-    return [Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=k)["Body"].read())
-            for k in list_keys(s3_client, bucket, MANIFESTS)]
+    return [
+        Manifest.from_json_bytes(s3_client.get_object(Bucket=bucket, Key=k)["Body"].read())
+        for k in list_keys(s3_client, bucket, MANIFESTS)
+    ]
 
 
 def assert_manifests_describe_the_objects(s3_client, bucket: str) -> None:
@@ -167,8 +182,7 @@ def assert_manifests_describe_the_objects(s3_client, bucket: str) -> None:
 
 @pytest.mark.kafka
 @pytest.mark.registry
-def test_an_export_that_meets_another_exports_object_stops_there_and_the_next_one_takes_over(
-        kafka, s3_client, bucket):
+def test_an_export_that_meets_another_exports_object_stops_there_and_the_next_one_takes_over(kafka, s3_client, bucket):
     s3_client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     topic = kafka.create_topic("taken")
     kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(RECORDS)])
@@ -181,10 +195,14 @@ def test_an_export_that_meets_another_exports_object_stops_there_and_the_next_on
     stopped = export(config, topic)
 
     assert stopped.status == "failed" and stopped.error_type == "ObjectExistsError", stopped.error
-    assert stopped.error.startswith(f"Export of {topic}/0 stopped at the object of offsets from 3: "
-                                    f"s3://{bucket}/{foreign} already exists with other bytes"), stopped.error
-    assert ("this export committed nothing from offset 3 on, and its lease is marked abandoned, so the next "
-            "export takes over") in stopped.error
+    assert stopped.error.startswith(
+        f"Export of {topic}/0 stopped at the object of offsets from 3: "
+        f"s3://{bucket}/{foreign} already exists with other bytes"
+    ), stopped.error
+    assert (
+        "this export committed nothing from offset 3 on, and its lease is marked abandoned, so the next "
+        "export takes over"
+    ) in stopped.error
     assert [(m.start_offset, m.end_offset) for m in manifests(s3_client, bucket)] == [(0, 2)]
     assert stopped.next_offset == 3
     assert object_versions(s3_client, bucket)[foreign] == foreign_version  # never replaced
@@ -209,13 +227,21 @@ def test_an_export_that_meets_its_own_objects_keeps_them(kafka, s3_client, bucke
     kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(RECORDS)])
     reference = f"ref-{uuid.uuid4().hex[:10]}"
     s3_client.create_bucket(Bucket=reference)
-    assert export(connector_config(topic, reference, **{"flush.size": "3", "kafka_s3_assets.commit.consumer.offsets":
-                                                        "false"}), topic).status == "exported"
+    assert (
+        export(
+            connector_config(
+                topic, reference, **{"flush.size": "3", "kafka_s3_assets.commit.consumer.offsets": "false"}
+            ),
+            topic,
+        ).status
+        == "exported"
+    )
     s3_client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     for offset in (0, 6):
         key = object_key(topic, offset)
-        s3_client.put_object(Bucket=bucket, Key=key,
-                             Body=s3_client.get_object(Bucket=reference, Key=key)["Body"].read())
+        s3_client.put_object(
+            Bucket=bucket, Key=key, Body=s3_client.get_object(Bucket=reference, Key=key)["Body"].read()
+        )
     already = object_versions(s3_client, bucket)
 
     result = export(connector_config(topic, bucket, **{"flush.size": "3"}), topic)

@@ -20,10 +20,22 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest
 
 FMT = "io.confluent.connect.s3.format."
 PART = "io.confluent.connect.storage.partitioner."
-EVENT_SCHEMA = json.dumps({"type": "record", "name": "event", "namespace": "com.example", "fields": [
-    {"name": "country", "type": "string"}, {"name": "n", "type": "int"},
-    {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-    {"name": "user", "type": {"type": "record", "name": "user", "fields": [{"name": "tier", "type": "string"}]}}]})
+EVENT_SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "event",
+        "namespace": "com.example",
+        "fields": [
+            {"name": "country", "type": "string"},
+            {"name": "n", "type": "int"},
+            {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+            {
+                "name": "user",
+                "type": {"type": "record", "name": "user", "fields": [{"name": "tier", "type": "string"}]},
+            },
+        ],
+    }
+)
 HOUR = 3_600_000
 T0 = 1_743_555_600_000  # 2025-04-02T01:00:00Z
 
@@ -51,13 +63,16 @@ def test_avro_codecs(kafka, s3_client, bucket, codec):
     assert records[0]["user"] == {"tier": "free"}
 
 
-@pytest.mark.parametrize("compression, ext, unpack", [
-    ("none", ".json", lambda b: b), ("gzip", ".json.gz", gzip.decompress), ("zstd", ".json.zst", zstd.decompress)])
+@pytest.mark.parametrize(
+    "compression, ext, unpack",
+    [("none", ".json", lambda b: b), ("gzip", ".json.gz", gzip.decompress), ("zstd", ".json.zst", zstd.decompress)],
+)
 def test_json_from_avro_with_compression(kafka, s3_client, bucket, compression, ext, unpack):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [event(i) for i in range(3)], schema=EVENT_SCHEMA)
-    config = connector_config(topic, bucket, **{"format.class": FMT + "json.JsonFormat",
-                                                "s3.compression.type": compression})
+    config = connector_config(
+        topic, bucket, **{"format.class": FMT + "json.JsonFormat", "s3.compression.type": compression}
+    )
     [key] = export(config, topic).object_keys
     assert key.endswith("+0000000000" + ext)
     lines = unpack(body(s3_client, bucket, key)).decode().splitlines()
@@ -67,18 +82,33 @@ def test_json_from_avro_with_compression(kafka, s3_client, bucket, compression, 
 def test_bytearray_with_separator_extension_and_gzip(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce(topic, [b"alpha", b"beta", b"gamma"])
-    config = connector_config(topic, bucket, **{
-        "format.class": FMT + "bytearray.ByteArrayFormat", "format.bytearray.separator": "|",
-        "format.bytearray.extension": ".raw", "s3.compression.type": "gzip",
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "format.class": FMT + "bytearray.ByteArrayFormat",
+            "format.bytearray.separator": "|",
+            "format.bytearray.extension": ".raw",
+            "s3.compression.type": "gzip",
+            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+        },
+    )
     [key] = export(config, topic).object_keys
     assert key.endswith("+0000000000.raw.gz")
     assert gzip.decompress(body(s3_client, bucket, key)) == b"alpha|beta|gamma|"
 
 
-@pytest.mark.parametrize("codec, ext", [("snappy", ".snappy.parquet"), ("none", ".parquet"), ("gzip", ".gz.parquet"),
-                                        ("zstd", ".zstd.parquet"), ("brotli", ".br.parquet"),
-                                        ("lz4_raw", ".lz4raw.parquet")])
+@pytest.mark.parametrize(
+    "codec, ext",
+    [
+        ("snappy", ".snappy.parquet"),
+        ("none", ".parquet"),
+        ("gzip", ".gz.parquet"),
+        ("zstd", ".zstd.parquet"),
+        ("brotli", ".br.parquet"),
+        ("lz4_raw", ".lz4raw.parquet"),
+    ],
+)
 def test_parquet_codecs(kafka, s3_client, bucket, codec, ext):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [event(i) for i in range(3)], schema=EVENT_SCHEMA)
@@ -96,16 +126,23 @@ def test_block_gzip_objects_have_an_index_and_are_read_by_offset_with_ranged_get
 
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [event(i) for i in range(9)], schema=EVENT_SCHEMA)
-    config = connector_config(topic, bucket, **{"format.class": "kafka_s3_assets.format.BlockGzipFormat",
-                                                "flush.size": "9",
-                                                "kafka_s3_assets.block.gzip.compressed.block.size": "150"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "format.class": "kafka_s3_assets.format.BlockGzipFormat",
+            "flush.size": "9",
+            "kafka_s3_assets.block.gzip.compressed.block.size": "150",
+        },
+    )
     result = export(config, topic)
     data_key, index_key = result.object_keys
     assert data_key.endswith("+0000000000.gz") and index_key.endswith("+0000000000.index.json")
     index = json.loads(body(s3_client, bucket, index_key))
     assert len(index["chunks"]) > 2 and sum(c["num_records"] for c in index["chunks"]) == 9
-    assert [json.loads(line)["n"]
-            for line in gzip.decompress(body(s3_client, bucket, data_key)).splitlines()] == list(range(9))
+    assert [json.loads(line)["n"] for line in gzip.decompress(body(s3_client, bucket, data_key)).splitlines()] == list(
+        range(9)
+    )
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     ranges = []
@@ -119,33 +156,61 @@ def test_block_gzip_objects_have_an_index_and_are_read_by_offset_with_ranged_get
 def test_field_partitioner_with_nested_fields(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [event(0, "NL"), event(1, "DE"), event(2, "NL"), event(3, "DE")], schema=EVENT_SCHEMA)
-    config = connector_config(topic, bucket, **{"partitioner.class": PART + "FieldPartitioner",
-                                                "partition.field.name": "country,user.tier", "flush.size": "4"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "partitioner.class": PART + "FieldPartitioner",
+            "partition.field.name": "country,user.tier",
+            "flush.size": "4",
+        },
+    )
     keys = export(config, topic).object_keys
-    assert keys == [f"topics/{topic}/country=NL/user.tier=free/{topic}+0+0000000000.avro",
-                    f"topics/{topic}/country=DE/user.tier=gold/{topic}+0+0000000001.avro"]
+    assert keys == [
+        f"topics/{topic}/country=NL/user.tier=free/{topic}+0+0000000000.avro",
+        f"topics/{topic}/country=DE/user.tier=gold/{topic}+0+0000000001.avro",
+    ]
     assert [r["n"] for r in avro(s3_client, bucket, keys[0])[0]] == [0, 2]
 
 
 def test_field_partitioner_on_schemaless_json_maps(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce(topic, [json.dumps({"region": r, "v": i}).encode() for i, r in enumerate(["eu", "us", "eu"])])
-    config = connector_config(topic, bucket, **{
-        "partitioner.class": PART + "FieldPartitioner", "partition.field.name": "region",
-        "format.class": FMT + "json.JsonFormat", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter.schemas.enable": "false"})
-    assert export(config, topic).object_keys == [f"topics/{topic}/region=eu/{topic}+0+0000000000.json",
-                                                 f"topics/{topic}/region=us/{topic}+0+0000000001.json"]
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "partitioner.class": PART + "FieldPartitioner",
+            "partition.field.name": "region",
+            "format.class": FMT + "json.JsonFormat",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+        },
+    )
+    assert export(config, topic).object_keys == [
+        f"topics/{topic}/region=eu/{topic}+0+0000000000.json",
+        f"topics/{topic}/region=us/{topic}+0+0000000001.json",
+    ]
 
 
 def test_time_based_partitioner_on_record_timestamps_with_rotate_interval(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     stamps = [T0, T0 + 60_000, T0 + HOUR, T0 + HOUR + 1]
     kafka.produce_avro(topic, [event(i) for i in range(4)], schema=EVENT_SCHEMA, timestamps=stamps)
-    config = connector_config(topic, bucket, **{
-        "partitioner.class": PART + "TimeBasedPartitioner", "partition.duration.ms": str(HOUR),
-        "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", "locale": "en", "timezone": "America/Los_Angeles",
-        "timestamp.extractor": "Record", "rotate.interval.ms": str(HOUR), "flush.size": "100"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "partitioner.class": PART + "TimeBasedPartitioner",
+            "partition.duration.ms": str(HOUR),
+            "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+            "locale": "en",
+            "timezone": "America/Los_Angeles",
+            "timestamp.extractor": "Record",
+            "rotate.interval.ms": str(HOUR),
+            "flush.size": "100",
+        },
+    )
     result = export(config, topic)
     # 01:00Z = 18:00 the day before in Los Angeles (PDT); the record an hour later rotates and starts the next file.
     assert result.object_keys == [f"topics/{topic}/year=2025/month=04/day=01/hour=18/{topic}+0+0000000000.avro"]
@@ -155,20 +220,40 @@ def test_time_based_partitioner_on_record_timestamps_with_rotate_interval(kafka,
 def test_hourly_partitioner_with_a_record_field_timestamp(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [event(i, ts=T0 + i * HOUR) for i in range(3)], schema=EVENT_SCHEMA)
-    config = connector_config(topic, bucket, **{
-        "partitioner.class": PART + "HourlyPartitioner", "locale": "en", "timezone": "UTC",
-        "timestamp.extractor": "RecordField", "timestamp.field": "ts", "flush.size": "3"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "partitioner.class": PART + "HourlyPartitioner",
+            "locale": "en",
+            "timezone": "UTC",
+            "timestamp.extractor": "RecordField",
+            "timestamp.field": "ts",
+            "flush.size": "3",
+        },
+    )
     keys = export(config, topic).object_keys
     assert [k.split(f"topics/{topic}/")[1].rsplit("/", 1)[0] for k in keys] == [
-        "year=2025/month=04/day=02/hour=01", "year=2025/month=04/day=02/hour=02", "year=2025/month=04/day=02/hour=03"]
+        "year=2025/month=04/day=02/hour=01",
+        "year=2025/month=04/day=02/hour=02",
+        "year=2025/month=04/day=02/hour=03",
+    ]
 
 
 def test_daily_wallclock_partitioner_uses_the_run_clock_and_schema_affix(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [event(i) for i in range(3)], schema=EVENT_SCHEMA)
-    config = connector_config(topic, bucket, **{
-        "partitioner.class": PART + "DailyPartitioner", "locale": "en", "timezone": "UTC",
-        "timestamp.extractor": "Wallclock", "s3.schema.partition.affix.type": "PREFIX"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "partitioner.class": PART + "DailyPartitioner",
+            "locale": "en",
+            "timezone": "UTC",
+            "timestamp.extractor": "Wallclock",
+            "s3.schema.partition.affix.type": "PREFIX",
+        },
+    )
     [key] = export(config, topic, now_ms=T0 + 5 * 24 * HOUR).object_keys
     assert key == f"topics/{topic}/schema_name=com.example.event/year=2025/month=04/day=07/{topic}+0+0000000000.avro"
 
@@ -176,8 +261,9 @@ def test_daily_wallclock_partitioner_uses_the_run_clock_and_schema_affix(kafka, 
 def test_scheduled_rotation_flushes_a_quiet_partition_once_its_boundary_passes(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [event(i) for i in range(2)], schema=EVENT_SCHEMA, timestamps=[T0 + 5, T0 + 6])
-    config = connector_config(topic, bucket, **{"rotate.schedule.interval.ms": str(HOUR), "timezone": "UTC",
-                                                "flush.size": "100"})
+    config = connector_config(
+        topic, bucket, **{"rotate.schedule.interval.ms": str(HOUR), "timezone": "UTC", "flush.size": "100"}
+    )
     early = export(config, topic, now_ms=T0 + HOUR - 1)
     assert early.object_keys == [] and early.next_offset == 0
     due = export(config, topic, now_ms=T0 + HOUR)  # no new record: the boundary alone commits the waiting file
@@ -187,39 +273,73 @@ def test_scheduled_rotation_flushes_a_quiet_partition_once_its_boundary_passes(k
 def test_max_open_files(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [event(i, c) for i, c in enumerate(["A", "B", "C", "A"])], schema=EVENT_SCHEMA)
-    config = connector_config(topic, bucket, **{"partitioner.class": PART + "FieldPartitioner",
-                                                "partition.field.name": "country", "partitioner.max.open.files": "2",
-                                                "flush.size": "100"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "partitioner.class": PART + "FieldPartitioner",
+            "partition.field.name": "country",
+            "partitioner.max.open.files": "2",
+            "flush.size": "100",
+        },
+    )
     result = export(config, topic)
     assert [k.split("/")[2] for k in result.object_keys] == ["country=A", "country=B"] and result.next_offset == 2
 
 
 def test_keys_headers_and_tombstones(kafka, s3_client, bucket):
     topic = kafka.create_topic()
-    kafka.produce_avro(topic, [event(0), None, event(2)], schema=EVENT_SCHEMA, keys=[b"k0", b"k1", b"k2"],
-                       headers=[[("trace", b"t0")], [("trace", b"t1")], [("trace", b"t2")]])
-    config = connector_config(topic, bucket, **{
-        "store.kafka.keys": "true", "store.kafka.headers": "true", "behavior.on.null.values": "write",
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "headers.format.class": FMT + "json.JsonFormat", "flush.size": "3"})
+    kafka.produce_avro(
+        topic,
+        [event(0), None, event(2)],
+        schema=EVENT_SCHEMA,
+        keys=[b"k0", b"k1", b"k2"],
+        headers=[[("trace", b"t0")], [("trace", b"t1")], [("trace", b"t2")]],
+    )
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "store.kafka.keys": "true",
+            "store.kafka.headers": "true",
+            "behavior.on.null.values": "write",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "headers.format.class": FMT + "json.JsonFormat",
+            "flush.size": "3",
+        },
+    )
     keys = export(config, topic).object_keys
     base = f"topics/{topic}/partition=0/{topic}+0+0000000000"
     tomb = f"topics/{topic}/tombstone/{topic}+0+0000000001"
-    assert keys == [base + ".avro", base + ".keys.avro", base + ".headers.json", tomb + ".keys.avro",
-                    tomb + ".headers.json"]
+    assert keys == [
+        base + ".avro",
+        base + ".keys.avro",
+        base + ".headers.json",
+        tomb + ".keys.avro",
+        tomb + ".headers.json",
+    ]
     key_records, key_reader = avro(s3_client, bucket, base + ".keys.avro")
     assert key_records == ["k0", "k2"] and key_reader.writer_schema == ["null", "string"]
     assert body(s3_client, bucket, base + ".headers.json").decode().splitlines() == [
-        '{"headers":[{"key":"trace","value":"t0"}]}', '{"headers":[{"key":"trace","value":"t2"}]}']
+        '{"headers":[{"key":"trace","value":"t0"}]}',
+        '{"headers":[{"key":"trace","value":"t2"}]}',
+    ]
     assert avro(s3_client, bucket, tomb + ".keys.avro")[0] == ["k1"]
 
 
 def test_tagging_encryption_and_acl(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     kafka.produce_avro(topic, [event(i) for i in range(3)], schema=EVENT_SCHEMA)
-    config = connector_config(topic, bucket, **{"s3.object.tagging": "true",
-                                                "s3.object.tagging.key.value.pairs": "team:data,env:test",
-                                                "s3.ssea.name": "AES256", "s3.acl.canned": "bucket-owner-full-control"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "s3.object.tagging": "true",
+            "s3.object.tagging.key.value.pairs": "team:data,env:test",
+            "s3.ssea.name": "AES256",
+            "s3.acl.canned": "bucket-owner-full-control",
+        },
+    )
     [key] = export(config, topic).object_keys
     tags = {t["Key"]: t["Value"] for t in s3_client.get_object_tagging(Bucket=bucket, Key=key)["TagSet"]}
     assert tags == {"startOffset": "0", "endOffset": "2", "recordCount": "3", "team": "data", "env": "test"}
@@ -235,8 +355,10 @@ def test_read_back_by_offset_through_the_cli(kafka, s3_client, bucket, tmp_path,
     export(config, topic)
     path = tmp_path / "c.json"
     path.write_text(json.dumps(config))
-    assert main(["read", "--config", str(path), "--topic", topic, "--partition", "0", "--offset", "2",
-                 "--count", "3"]) == 0
+    assert (
+        main(["read", "--config", str(path), "--topic", topic, "--partition", "0", "--offset", "2", "--count", "3"])
+        == 0
+    )
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(line["offset"], line["value"]["n"]) for line in lines] == [(2, 2), (3, 3), (4, 4)]
     assert main(["read", "--config", str(path), "--topic", topic, "--partition", "0", "--offset", "99"]) == 1
@@ -260,13 +382,26 @@ def test_customer_key_encryption_is_sent_on_every_write_and_part(devstack, bucke
     from kafka_s3_assets.clients.s3 import S3ObjectStore, S3Settings
 
     key_b64 = base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
-    settings = S3Settings(bucket=bucket, region="us-east-1", endpoint_url=devstack.s3_endpoint_url,
-                          part_size=5 * 1024 * 1024, sse_algorithm="AES256", sse_customer_key=key_b64)
+    settings = S3Settings(
+        bucket=bucket,
+        region="us-east-1",
+        endpoint_url=devstack.s3_endpoint_url,
+        part_size=5 * 1024 * 1024,
+        sse_algorithm="AES256",
+        sse_customer_key=key_b64,
+    )
     client = settings.client()
     sent = []
-    client.meta.events.register("before-send.s3", lambda request, **_: sent.append(
-        (request.method, request.url, {k: v.decode() if isinstance(v, bytes) else v
-                                       for k, v in request.headers.items()})))
+    client.meta.events.register(
+        "before-send.s3",
+        lambda request, **_: sent.append(
+            (
+                request.method,
+                request.url,
+                {k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()},
+            )
+        ),
+    )
     store = S3ObjectStore(client, settings)
     small = store.create("small.bin")
     small.write(b"x")
@@ -277,8 +412,9 @@ def test_customer_key_encryption_is_sent_on_every_write_and_part(devstack, bucke
     md5 = base64.b64encode(hashlib.md5(b"0123456789abcdef0123456789abcdef").digest()).decode()
     # PutObject and UploadPart are PUTs; CreateMultipartUpload is the POST with "?uploads".
     writes = [h for method, url, h in sent if method == "PUT" or (method == "POST" and url.endswith("?uploads"))]
-    assert len(writes) == 4 and all(h.get("x-amz-server-side-encryption-customer-algorithm") == "AES256"
-                                    for h in writes)
+    assert len(writes) == 4 and all(
+        h.get("x-amz-server-side-encryption-customer-algorithm") == "AES256" for h in writes
+    )
     assert all(h.get("x-amz-server-side-encryption-customer-key-MD5") == md5 for h in writes)
     assert key_b64 not in repr(settings)
     # Data is read with the key; manifests, written without it, are read without it (S3 would refuse).

@@ -37,11 +37,17 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest
 FMT = "io.confluent.connect.s3.format."
 PART = "io.confluent.connect.storage.partitioner."
 HOUR = 3_600_000
-T0 = 1_743_555_600_000                 # 2025-04-02T01:00:00Z
-CRASH_CLOCK = T0 + 30 * 24 * HOUR      # the crashed attempt's wall-clock time
-RERUN_CLOCK = CRASH_CLOCK + 5 * HOUR   # the rerun's own clock, which must not matter
-EVENT_SCHEMA = json.dumps({"type": "record", "name": "event", "namespace": "com.example", "fields": [
-    {"name": "country", "type": "string"}, {"name": "n", "type": "int"}]})
+T0 = 1_743_555_600_000  # 2025-04-02T01:00:00Z
+CRASH_CLOCK = T0 + 30 * 24 * HOUR  # the crashed attempt's wall-clock time
+RERUN_CLOCK = CRASH_CLOCK + 5 * HOUR  # the rerun's own clock, which must not matter
+EVENT_SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "event",
+        "namespace": "com.example",
+        "fields": [{"name": "country", "type": "string"}, {"name": "n", "type": "int"}],
+    }
+)
 BIG = 900 * 1024
 
 
@@ -53,30 +59,60 @@ class Scenario:
     rerun_clock: int = RERUN_CLOCK
 
 
-SCENARIOS = {s.name: s for s in [
-    Scenario("field-keys-headers", {
-        "partitioner.class": PART + "FieldPartitioner", "partition.field.name": "country", "flush.size": "4",
-        "store.kafka.keys": "true", "store.kafka.headers": "true",
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "headers.format.class": FMT + "json.JsonFormat",
-        "kafka_s3_assets.manifest.max.objects": "6",  # several manifests per run
-    }, ("record_read:5", "object_stored:2", "before_manifest", "after_manifest", "before_release")),
-    Scenario("wallclock-hourly", {
-        "partitioner.class": PART + "TimeBasedPartitioner", "timestamp.extractor": "Wallclock",
-        "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", "partition.duration.ms": str(HOUR),
-        "locale": "en", "timezone": "UTC", "flush.size": "3", "kafka_s3_assets.manifest.max.objects": "2",
-    }, ("record_read:5", "object_stored:2", "before_manifest", "after_manifest:2", "before_release")),
-    Scenario("scheduled-rotation", {
-        "rotate.schedule.interval.ms": str(HOUR), "timezone": "UTC", "flush.size": "100",
-    }, ("record_read:5", "object_stored:2", "before_manifest", "after_manifest", "before_release"),
-        # Before the boundary that closes the last file: a rerun going by its own clock would not flush it.
-        rerun_clock=T0 + 2 * HOUR),
-    Scenario("multipart-bytearray", {
-        "format.class": FMT + "bytearray.ByteArrayFormat",
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "flush.size": "6", "s3.part.size": str(5 * 1024 * 1024),
-    }, ("part_uploaded", "object_stored", "before_manifest", "after_manifest")),
-]}
+SCENARIOS = {
+    s.name: s
+    for s in [
+        Scenario(
+            "field-keys-headers",
+            {
+                "partitioner.class": PART + "FieldPartitioner",
+                "partition.field.name": "country",
+                "flush.size": "4",
+                "store.kafka.keys": "true",
+                "store.kafka.headers": "true",
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                "headers.format.class": FMT + "json.JsonFormat",
+                "kafka_s3_assets.manifest.max.objects": "6",  # several manifests per run
+            },
+            ("record_read:5", "object_stored:2", "before_manifest", "after_manifest", "before_release"),
+        ),
+        Scenario(
+            "wallclock-hourly",
+            {
+                "partitioner.class": PART + "TimeBasedPartitioner",
+                "timestamp.extractor": "Wallclock",
+                "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+                "partition.duration.ms": str(HOUR),
+                "locale": "en",
+                "timezone": "UTC",
+                "flush.size": "3",
+                "kafka_s3_assets.manifest.max.objects": "2",
+            },
+            ("record_read:5", "object_stored:2", "before_manifest", "after_manifest:2", "before_release"),
+        ),
+        Scenario(
+            "scheduled-rotation",
+            {
+                "rotate.schedule.interval.ms": str(HOUR),
+                "timezone": "UTC",
+                "flush.size": "100",
+            },
+            ("record_read:5", "object_stored:2", "before_manifest", "after_manifest", "before_release"),
+            # Before the boundary that closes the last file: a rerun going by its own clock would not flush it.
+            rerun_clock=T0 + 2 * HOUR,
+        ),
+        Scenario(
+            "multipart-bytearray",
+            {
+                "format.class": FMT + "bytearray.ByteArrayFormat",
+                "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+                "flush.size": "6",
+                "s3.part.size": str(5 * 1024 * 1024),
+            },
+            ("part_uploaded", "object_stored", "before_manifest", "after_manifest"),
+        ),
+    ]
+}
 CASES = [pytest.param(s.name, point, id=f"{s.name}-{point}") for s in SCENARIOS.values() for point in s.crash_points]
 
 
@@ -86,15 +122,23 @@ def topics(kafka) -> dict[str, str]:
     made = {}
     countries = ["NL", "BE", "NL", "FR", "BE", "NL", "NL", "FR", "BE", "BE", "NL", "FR", "NL", "BE"]
     made["field-keys-headers"] = topic = kafka.create_topic("crash_field")
-    kafka.produce_avro(topic, [{"country": c, "n": i} for i, c in enumerate(countries)], schema=EVENT_SCHEMA,
-                       keys=[b"k%d" % i for i in range(len(countries))],
-                       headers=[[("trace", b"t%d" % i)] for i in range(len(countries))])
+    kafka.produce_avro(
+        topic,
+        [{"country": c, "n": i} for i, c in enumerate(countries)],
+        schema=EVENT_SCHEMA,
+        keys=[b"k%d" % i for i in range(len(countries))],
+        headers=[[("trace", b"t%d" % i)] for i in range(len(countries))],
+    )
     made["wallclock-hourly"] = topic = kafka.create_topic("crash_wallclock")
     kafka.produce_avro(topic, [{"country": "NL", "n": i} for i in range(11)], schema=EVENT_SCHEMA)
     made["scheduled-rotation"] = topic = kafka.create_topic("crash_schedule")
     # Record timestamps 20 minutes apart cross three hourly boundaries; the clock then flushes the tail.
-    kafka.produce_avro(topic, [{"country": "NL", "n": i} for i in range(11)], schema=EVENT_SCHEMA,
-                       timestamps=[T0 + i * 20 * 60_000 for i in range(11)])
+    kafka.produce_avro(
+        topic,
+        [{"country": "NL", "n": i} for i in range(11)],
+        schema=EVENT_SCHEMA,
+        timestamps=[T0 + i * 20 * 60_000 for i in range(11)],
+    )
     made["multipart-bytearray"] = topic = kafka.create_topic("crash_multipart")
     kafka.produce(topic, [bytes([65 + i]) * BIG for i in range(6)] + [b"small-%d" % i for i in range(6)])
     return made
@@ -127,7 +171,10 @@ def test_the_scenarios_exercise_what_they_claim(references):
     """Several manifests per run, several encoded partitions, the clock in the keys, a multipart object."""
     field, _ = references["field-keys-headers"]
     assert len(field.manifests) >= 2 and {k.split("/")[2] for k in field.objects} == {
-        "country=NL", "country=BE", "country=FR"}
+        "country=NL",
+        "country=BE",
+        "country=FR",
+    }
     wallclock, _ = references["wallclock-hourly"]
     assert all("/year=2025/month=05/day=02/hour=01/" in k for k in wallclock.objects)  # CRASH_CLOCK's hour
     schedule, offset = references["scheduled-rotation"]
@@ -138,7 +185,8 @@ def test_the_scenarios_exercise_what_they_claim(references):
 
 @pytest.mark.parametrize("scenario, point", CASES)
 def test_a_crash_at_any_step_then_a_rerun_leaves_exactly_the_uninterrupted_result(
-        scenario, point, topics, references, s3_client, bucket):
+    scenario, point, topics, references, s3_client, bucket
+):
     topic = topics[scenario]
     name = f"crash-{uuid.uuid4().hex[:8]}"
     config = config_for(scenario, topic, bucket, name)
@@ -165,7 +213,8 @@ def test_a_crash_at_any_step_then_a_rerun_leaves_exactly_the_uninterrupted_resul
 
 
 def test_two_exports_at_once_exactly_one_commits_and_the_other_leaves_nothing(
-        topics, references, s3_client, bucket, tmp_path):
+    topics, references, s3_client, bucket, tmp_path
+):
     """Bypassing Dagster's run queue: the second export, started while the first owns the partition's lease
     (paused with all its objects stored, before its manifest), fails at once and writes nothing."""
     scenario = "field-keys-headers"
@@ -209,8 +258,7 @@ def test_two_exports_racing_from_the_start_commit_once(topics, references, s3_cl
     assert bucket_state(s3_client, bucket) == references[scenario][0]
 
 
-def test_an_export_taken_over_while_stalled_stops_before_its_manifest(topics, references, s3_client, bucket,
-                                                                      tmp_path):
+def test_an_export_taken_over_while_stalled_stops_before_its_manifest(topics, references, s3_client, bucket, tmp_path):
     """A zombie: the first export stalls (SIGSTOP) after storing its objects; its lease expires (the second
     export's clock is past it); the second takes over and commits. Resumed, the first finds its lease
     taken over at the fence before its manifest and stops without committing anything."""
@@ -235,4 +283,3 @@ def test_an_export_taken_over_while_stalled_stops_before_its_manifest(topics, re
     assert code == 1 and stopped["error_type"] == "ExportTakenOverError", err
     assert stopped["manifest_keys"] == []
     assert bucket_state(s3_client, bucket) == references[scenario][0]
-

@@ -24,8 +24,13 @@ from kafka_s3_assets.devstack import cli, processes, s3_servers, spark_connect_s
 from kafka_s3_assets.devstack.ports import wait_until_free
 from kafka_s3_assets.devstack.state import StackLayout, load_state, save_state
 
-pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry,
-              pytest.mark.timeout(300)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.timeout(300),
+]
 
 RECORD = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
 ENV_KEYS = {
@@ -48,18 +53,14 @@ def unique(prefix: str) -> str:
 
 def create_topic(bootstrap: str, topic: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics(
-        [NewTopic(topic, num_partitions=1, replication_factor=1)]
-    ).values():
+    for future in admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)]).values():
         future.result(timeout=30)
 
 
 def produce(bootstrap: str, topic: str, value: bytes, key: bytes = b"k") -> None:
     producer = Producer({"bootstrap.servers": bootstrap})
     delivered = []
-    producer.produce(
-        topic, value=value, key=key, on_delivery=lambda err, msg: delivered.append(err)
-    )
+    producer.produce(topic, value=value, key=key, on_delivery=lambda err, msg: delivered.append(err))
     assert producer.flush(30) == 0
     assert delivered == [None]
 
@@ -98,18 +99,14 @@ def check_s3(endpoint: str) -> None:
     part_1 = b"a" * (5 * 1024 * 1024)  # every part but the last must be >= 5 MiB
     part_2 = b"b" * 1000
     etags = [
-        client.upload_part(
-            Bucket=bucket, Key="multi", UploadId=upload["UploadId"], PartNumber=n, Body=body
-        )["ETag"]
+        client.upload_part(Bucket=bucket, Key="multi", UploadId=upload["UploadId"], PartNumber=n, Body=body)["ETag"]
         for n, body in ((1, part_1), (2, part_2))
     ]
     client.complete_multipart_upload(
         Bucket=bucket,
         Key="multi",
         UploadId=upload["UploadId"],
-        MultipartUpload={
-            "Parts": [{"PartNumber": n, "ETag": e} for n, e in zip((1, 2), etags, strict=True)]
-        },
+        MultipartUpload={"Parts": [{"PartNumber": n, "ETag": e} for n, e in zip((1, 2), etags, strict=True)]},
     )
     assert client.get_object(Bucket=bucket, Key="multi")["Body"].read() == part_1 + part_2
 
@@ -291,11 +288,7 @@ def test_cli_without_a_stack(tmp_path):
     assert code == 1 and "no devstack recorded" in err
     code, out, _ = run_cli("down", "--dir", str(empty))
     assert code == 0 and "nothing to stop" in out
-    assert (
-        stack.down(empty) == []
-        and stack.status(empty) == {}
-        and stack.read_endpoints(empty) is None
-    )
+    assert stack.down(empty) == [] and stack.status(empty) == {} and stack.read_endpoints(empty) is None
 
 
 # ---------------------------------------------------------------- ports taken by others
@@ -385,15 +378,12 @@ def test_down_stops_exactly_the_recorded_processes(tmp_path):
 def test_seaweedfs_backend_with_persistent_kafka(tmp_path):
     state_dir = tmp_path / ".devstack"
     started = time.monotonic()
-    with stack.running_devstack(
-        state_dir, s3_backend="seaweedfs", persistent_kafka=True
-    ) as endpoints:
+    with stack.running_devstack(state_dir, s3_backend="seaweedfs", persistent_kafka=True) as endpoints:
         up_seconds = time.monotonic() - started
         assert up_seconds < 30, f"seaweedfs devstack took {up_seconds:.1f}s to start"
         check_s3(endpoints.s3_endpoint_url)
         assert "devstack-kafka" in {
-            b["Name"]
-            for b in s3_servers.s3_client(endpoints.s3_endpoint_url).list_buckets()["Buckets"]
+            b["Name"] for b in s3_servers.s3_client(endpoints.s3_endpoint_url).list_buckets()["Buckets"]
         }
 
         topic = unique("persisted-topic")
@@ -405,9 +395,7 @@ def test_seaweedfs_backend_with_persistent_kafka(tmp_path):
         report = stack.bring_up(state_dir, s3_backend="seaweedfs", persistent_kafka=True)
         assert report.started == ("kafka",)
         assert report.endpoints == endpoints  # back on its port
-        assert [m.value() for m in consume_all(endpoints.kafka_bootstrap_servers, topic, 1)] == [
-            b"survives"
-        ]
+        assert [m.value() for m in consume_all(endpoints.kafka_bootstrap_servers, topic, 1)] == [b"survives"]
 
         # A crashed S3 server comes back with its objects, and the broker restarts with it.
         client = s3_servers.s3_client(endpoints.s3_endpoint_url)
@@ -420,14 +408,10 @@ def test_seaweedfs_backend_with_persistent_kafka(tmp_path):
         assert report.endpoints == endpoints
         assert processes.inspect(old_kafka).state is processes.ProcessState.EXITED
         assert (
-            s3_servers.s3_client(endpoints.s3_endpoint_url)
-            .get_object(Bucket="kept-bucket", Key="k")["Body"]
-            .read()
+            s3_servers.s3_client(endpoints.s3_endpoint_url).get_object(Bucket="kept-bucket", Key="k")["Body"].read()
             == b"on disk"
         )
-        assert [m.value() for m in consume_all(endpoints.kafka_bootstrap_servers, topic, 1)] == [
-            b"survives"
-        ]
+        assert [m.value() for m in consume_all(endpoints.kafka_bootstrap_servers, topic, 1)] == [b"survives"]
     assert list((state_dir / "data" / "seaweedfs").iterdir())  # data stays after down
 
 

@@ -69,10 +69,16 @@ class History:
 
     def __init__(self, topic: str, bucket: str):
         self.topic = topic
-        self.config = connector_config(topic, bucket, **{
-            "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
-            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-            "flush.size": "1", "kafka_s3_assets.commit.consumer.offsets": "false"})
+        self.config = connector_config(
+            topic,
+            bucket,
+            **{
+                "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+                "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+                "flush.size": "1",
+                "kafka_s3_assets.commit.consumer.offsets": "false",
+            },
+        )
         self.settings = resolve_settings(self.config)
         sink_config = self.settings.sink_config()
         self.layout, self.naming = LedgerLayout.from_config(sink_config), ObjectNaming.from_config(sink_config)
@@ -83,19 +89,30 @@ class History:
         """A store with a client of its own (so that its requests are counted where it is made)."""
         return S3ObjectStore(self.settings.s3.client(), self.settings.s3)
 
-    def object(self, offset: int, size: int = 8, *, stored: bool = True, stored_size: int | None = None
-               ) -> CommittedObject:
+    def object(
+        self, offset: int, size: int = 8, *, stored: bool = True, stored_size: int | None = None
+    ) -> CommittedObject:
         key = self.naming.object_key(self.topic, "partition=0", 0, offset, ".bin")
         body = bytes([offset % 256]) * (size if stored_size is None else stored_size)
         if stored:
             self.writer.client.put_object(Bucket=self.settings.s3.bucket, Key=key, Body=body)
-        return CommittedObject(key, "partition=0", offset, offset, 1, size, hashlib.sha256(body).hexdigest(), (),
-                               offset_ranges=((offset, offset),))
+        return CommittedObject(
+            key,
+            "partition=0",
+            offset,
+            offset,
+            1,
+            size,
+            hashlib.sha256(body).hexdigest(),
+            (),
+            offset_ranges=((offset, offset),),
+        )
 
     def manifest(self, start: int, objects: list[CommittedObject], end: int | None = None, lost=()) -> str:
         end = start if end is None else end
-        manifest = Manifest(self.config["name"], self.topic, 0, start, end, tuple(objects), len(objects), 0,
-                            lost_ranges=tuple(lost))
+        manifest = Manifest(
+            self.config["name"], self.topic, 0, start, end, tuple(objects), len(objects), 0, lost_ranges=tuple(lost)
+        )
         key = self.layout.manifest_key(self.topic, 0, start)
         self.writer.put_if_absent(key, manifest.to_json_bytes())
         self.next_offset = max(self.next_offset, end + 1)
@@ -141,13 +158,15 @@ def costs_after(manifests: int, kafka, s3_client, counted) -> dict[str, tuple[di
     history = History(topic, bucket)
     history.append(manifests)
     assert history.check().passed  # the check after the export that wrote them
-    history.append(1)              # the next export
+    history.append(1)  # the next export
 
     costs = {}
     counted.current = RequestCounter()
     store = history.store()
-    assert resume_offset(PartitionExportRequest(history.settings, topic, 0), history.ledger(store),
-                         "unused") == manifests + 1
+    assert (
+        resume_offset(PartitionExportRequest(history.settings, topic, 0), history.ledger(store), "unused")
+        == manifests + 1
+    )
     costs["resume"] = counted.current.cost()
     counted.current = RequestCounter()
     [plan] = plan_partitions(history.settings, [(topic, 0)])
@@ -193,8 +212,10 @@ def test_without_a_pointer_the_manifests_are_listed_once_and_the_pointer_is_crea
     counted.current = RequestCounter()
     assert history.ledger().last_manifest().start_offset == 3
     assert counted.current.keys_listed == 4
-    assert history.store().get_json(history.layout.pointer_key(history.topic, 0)) == \
-        LastManifestPointer(keys[-1], 4).to_json_bytes()
+    assert (
+        history.store().get_json(history.layout.pointer_key(history.topic, 0))
+        == LastManifestPointer(keys[-1], 4).to_json_bytes()
+    )
 
     counted.current = RequestCounter()
     assert history.ledger().last_manifest().start_offset == 3
@@ -234,22 +255,31 @@ def test_the_check_verifies_only_new_manifests_and_moves_its_state_on(history, c
     # two new ones)
     assert counted.current.cost() == ({"GetObject": 6, "ListObjectsV2": 1, "PutObject": 1}, 3)
     assert report.passed and report.checked_from == 4 and verified_through(history) == new[-1]
-    assert (report.contiguity.manifests, report.contiguity.first_offset, report.contiguity.next_offset,
-            report.contiguity.records, report.objects_listed) == (6, 0, 6, 6, 6)
+    assert (
+        report.contiguity.manifests,
+        report.contiguity.first_offset,
+        report.contiguity.next_offset,
+        report.contiguity.records,
+        report.objects_listed,
+    ) == (6, 0, 6, 6, 6)
     assert "verified from offset 4 on" in report.describe()
 
 
-@pytest.mark.parametrize("damage, problem", [
-    ("gap_at_the_boundary", "gap: offsets 6..6 are in no manifest"),
-    ("overlap_at_the_boundary", "overlap: manifest starting at 5 repeats offsets from 5 (expected 6)"),
-    ("gap_between_new_manifests", "gap: offsets 7..7 are in no manifest"),
-    ("missing_object", "missing object: topics/"),
-    ("size_mismatch", "bytes, manifest says 8"),
-    ("unlisted_object_after_the_boundary", "object in no manifest (left by a failed export; the next export "
-                                           "removes it): topics/"),
-])
-def test_the_incremental_check_fails_on_damage_after_the_verified_manifest_and_keeps_failing(history, damage,
-                                                                                             problem):
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        ("gap_at_the_boundary", "gap: offsets 6..6 are in no manifest"),
+        ("overlap_at_the_boundary", "overlap: manifest starting at 5 repeats offsets from 5 (expected 6)"),
+        ("gap_between_new_manifests", "gap: offsets 7..7 are in no manifest"),
+        ("missing_object", "missing object: topics/"),
+        ("size_mismatch", "bytes, manifest says 8"),
+        (
+            "unlisted_object_after_the_boundary",
+            "object in no manifest (left by a failed export; the next export removes it): topics/",
+        ),
+    ],
+)
+def test_the_incremental_check_fails_on_damage_after_the_verified_manifest_and_keeps_failing(history, damage, problem):
     history.append(3)
     verified = history.manifest(3, [history.object(3)], end=5)  # offsets 3..5, one object
     history.point_to(verified)
@@ -334,8 +364,10 @@ def test_the_check_command_checks_what_is_new_or_on_demand_everything(history, k
     command = ["check", "--config", str(config_path), "--partition", f"{history.topic}/0"]
 
     assert main(command) == 0
-    assert capsys.readouterr().out == (f"{history.topic}/0: passed: 4 manifest(s) cover offsets 0..3 without gap or "
-                                       f"overlap; all 4 object(s) present with their recorded sizes\n")
+    assert capsys.readouterr().out == (
+        f"{history.topic}/0: passed: 4 manifest(s) cover offsets 0..3 without gap or "
+        f"overlap; all 4 object(s) present with their recorded sizes\n"
+    )
     old = Manifest.from_json_bytes(history.store().get_json(keys[0])).objects[0]
     s3_client.delete_object(Bucket=history.settings.s3.bucket, Key=old.key)
     assert main(command) == 0 and "verified from offset 4 on" in capsys.readouterr().out

@@ -35,32 +35,48 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest
 
 log = logging.getLogger(__name__)
 
-EVENT_SCHEMA = {"type": "record", "name": "Event", "namespace": "com.acme", "fields": [
-    {"name": "id", "type": "long"},
-    {"name": "name", "type": "string"},
-    {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-]}
-EVENT_SCHEMA_V2 = {**EVENT_SCHEMA, "fields": EVENT_SCHEMA["fields"] + [
-    {"name": "color", "type": ["null", "string"], "default": None}]}
+EVENT_SCHEMA = {
+    "type": "record",
+    "name": "Event",
+    "namespace": "com.acme",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "name", "type": "string"},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    ],
+}
+EVENT_SCHEMA_V2 = {
+    **EVENT_SCHEMA,
+    "fields": EVENT_SCHEMA["fields"] + [{"name": "color", "type": ["null", "string"], "default": None}],
+}
 HOUR = datetime.datetime(2024, 5, 1, 10, tzinfo=datetime.UTC)
 
 
 def table_config(topic: str, bucket: str, catalog_dir, **overrides) -> dict:
     """ParquetFormat, TimeBased hourly on the record field ``at`` in UTC, a SQLite catalog."""
-    return connector_config(topic, bucket, **{
-        "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-        "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
-        "partition.duration.ms": "3600000",
-        "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
-        "locale": "en-US", "timezone": "UTC",
-        "timestamp.extractor": "RecordField", "timestamp.field": "at",
-        "kafka_s3_assets.iceberg.catalog.uri": f"sqlite:///{catalog_dir}/catalog.db",
-        **overrides})
+    return connector_config(
+        topic,
+        bucket,
+        **{
+            "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+            "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+            "partition.duration.ms": "3600000",
+            "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+            "locale": "en-US",
+            "timezone": "UTC",
+            "timestamp.extractor": "RecordField",
+            "timestamp.field": "at",
+            "kafka_s3_assets.iceberg.catalog.uri": f"sqlite:///{catalog_dir}/catalog.db",
+            **overrides,
+        },
+    )
 
 
 def events(start: int, count: int, minutes_apart: int = 20) -> list[dict]:
-    return [{"id": i, "name": f"event {i}", "at": HOUR + datetime.timedelta(minutes=minutes_apart * i)}
-            for i in range(start, start + count)]
+    return [
+        {"id": i, "name": f"event {i}", "at": HOUR + datetime.timedelta(minutes=minutes_apart * i)}
+        for i in range(start, start + count)
+    ]
 
 
 def produce(kafka, topic, values, partition=0, schema=EVENT_SCHEMA):
@@ -80,8 +96,10 @@ def run_topic(config: dict, topic: str, partitions: list[int]):
 
 def the_table(config: dict, topic: str):
     settings = resolve_settings(config)
-    return load_table(open_catalog(table_settings(settings.sink_config(), settings.s3, topic)),
-                      table_settings(settings.sink_config(), settings.s3, topic))
+    return load_table(
+        open_catalog(table_settings(settings.sink_config(), settings.s3, topic)),
+        table_settings(settings.sink_config(), settings.s3, topic),
+    )
 
 
 def committed_objects(config: dict, topic: str, partitions: list[int]) -> list[str]:
@@ -89,8 +107,12 @@ def committed_objects(config: dict, topic: str, partitions: list[int]) -> list[s
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     layout = LedgerLayout.from_config(settings.sink_config())
-    return [f"s3://{settings.s3.bucket}/{o.key}" for p in partitions
-            for m in PartitionLedger(store, layout, topic, p).manifests() for o in value_objects(m)]
+    return [
+        f"s3://{settings.s3.bucket}/{o.key}"
+        for p in partitions
+        for m in PartitionLedger(store, layout, topic, p).manifests()
+        for o in value_objects(m)
+    ]
 
 
 def data_files(table) -> list[str]:
@@ -111,9 +133,10 @@ def by_id(rows: list[dict]) -> list[dict]:
 
 
 def test_hourly_record_field_two_partitions_the_table_holds_exactly_the_committed_objects_and_records(
-        kafka, s3_client, bucket, tmp_path):
+    kafka, s3_client, bucket, tmp_path
+):
     topic = kafka.create_topic("ice_hourly", partitions=2)
-    produce(kafka, topic, events(0, 8), partition=0)       # 10:00 .. 12:20: three hours, objects of <= 3
+    produce(kafka, topic, events(0, 8), partition=0)  # 10:00 .. 12:20: three hours, objects of <= 3
     produce(kafka, topic, events(100, 4, minutes_apart=1), partition=1)
     config = table_config(topic, bucket, tmp_path)
 
@@ -128,14 +151,17 @@ def test_hourly_record_field_two_partitions_the_table_holds_exactly_the_committe
     # Partitioned by hour(at): each file's partition value is the hour of its objects' path.
     assert [f.transform.__class__.__name__ for f in table.spec().fields] == ["HourTransform"]
     for task in table.scan().plan_files():
-        y, mo, d, h = map(int, re.search(r"/year=(\d+)/month=(\d+)/day=(\d+)/hour=(\d+)/",
-                                         task.file.file_path).groups())
+        y, mo, d, h = map(
+            int, re.search(r"/year=(\d+)/month=(\d+)/day=(\d+)/hour=(\d+)/", task.file.file_path).groups()
+        )
         hour_of_path = datetime.datetime(y, mo, d, h, tzinfo=datetime.UTC)
         assert task.file.partition[0] == int(hour_of_path.timestamp()) // 3600
     # The snapshot summary records each partition's last registered manifest and next offset.
     registered = read_registered(table, config["name"])
     assert {p: r.next_offset for (t, p), r in registered.items()} == {
-        0: outcomes[0].result.next_offset, 1: outcomes[1].result.next_offset}
+        0: outcomes[0].result.next_offset,
+        1: outcomes[1].result.next_offset,
+    }
     assert [o.table_registered_next_offset for o in outcomes] == [o.result.next_offset for o in outcomes]
 
     # Partition filters prune by hour.
@@ -152,7 +178,8 @@ def test_hourly_record_field_two_partitions_the_table_holds_exactly_the_committe
 
 
 def test_a_backward_compatible_new_optional_field_joins_the_table_in_the_commit_of_its_first_files(
-        kafka, s3_client, bucket, tmp_path):
+    kafka, s3_client, bucket, tmp_path
+):
     topic = kafka.create_topic("ice_evolve")
     config = table_config(topic, bucket, tmp_path, **{"schema.compatibility": "BACKWARD", "flush.size": "2"})
     produce(kafka, topic, events(0, 2, minutes_apart=1))
@@ -160,8 +187,9 @@ def test_a_backward_compatible_new_optional_field_joins_the_table_in_the_commit_
     before = the_table(config, topic)
     assert before.schema().find_column_name(4) is None  # id, name, at: 3 columns
 
-    produce(kafka, topic, [{**e, "color": f"c{e['id']}"} for e in events(2, 2, minutes_apart=1)],
-            schema=EVENT_SCHEMA_V2)
+    produce(
+        kafka, topic, [{**e, "color": f"c{e['id']}"} for e in events(2, 2, minutes_apart=1)], schema=EVENT_SCHEMA_V2
+    )
     outcome = run_topic(config, topic, [0])[0]
 
     assert outcome.error is None
@@ -176,14 +204,17 @@ def test_a_backward_compatible_new_optional_field_joins_the_table_in_the_commit_
 
 
 def test_an_incompatible_schema_change_is_an_error_naming_the_record_and_nothing_past_it_is_registered(
-        kafka, s3_client, bucket, tmp_path):
+    kafka, s3_client, bucket, tmp_path
+):
     topic = kafka.create_topic("ice_incompatible")
     config = table_config(topic, bucket, tmp_path, **{"flush.size": "2"})  # schema.compatibility=NONE
     SchemaRegistryClient({"url": kafka.registry_url}).set_compatibility(f"{topic}-value", "NONE")
     produce(kafka, topic, events(0, 2, minutes_apart=1))
     assert run_topic(config, topic, [0])[0].error is None
-    retyped = {**EVENT_SCHEMA, "fields": [EVENT_SCHEMA["fields"][0], {"name": "name", "type": "long"},
-                                          EVENT_SCHEMA["fields"][2]]}
+    retyped = {
+        **EVENT_SCHEMA,
+        "fields": [EVENT_SCHEMA["fields"][0], {"name": "name", "type": "long"}, EVENT_SCHEMA["fields"][2]],
+    }
     produce(kafka, topic, [{**e, "name": 7} for e in events(2, 4, minutes_apart=1)], schema=retyped)
 
     outcome = run_topic(config, topic, [0])[0]
@@ -205,8 +236,9 @@ def test_history_exported_before_the_table_was_turned_on_is_registered_once(kafk
     topic = kafka.create_topic("ice_history", partitions=2)
     produce(kafka, topic, events(0, 7), partition=0)
     produce(kafka, topic, events(10, 4, minutes_apart=2), partition=1)
-    without_table = {k: v for k, v in table_config(topic, bucket, tmp_path).items()
-                     if not k.startswith("kafka_s3_assets.iceberg.")}
+    without_table = {
+        k: v for k, v in table_config(topic, bucket, tmp_path).items() if not k.startswith("kafka_s3_assets.iceberg.")
+    }
     for partition in (0, 1):
         export(without_table, topic, partition, succeed=True)
     config = table_config(topic, bucket, tmp_path)
@@ -225,15 +257,15 @@ def test_history_exported_before_the_table_was_turned_on_is_registered_once(kafk
 
 
 def test_a_run_killed_between_its_manifests_and_the_table_commit_is_registered_by_the_next_run_once(
-        kafka, s3_client, bucket, tmp_path):
+    kafka, s3_client, bucket, tmp_path
+):
     topic = kafka.create_topic("ice_crash")
     config = table_config(topic, bucket, tmp_path)
     produce(kafka, topic, events(0, 6))
     assert run_topic(config, topic, [0])[0].error is None
     produce(kafka, topic, events(6, 6))
 
-    code, result, err = finish(
-        topic_run_process.spawn(config, topic, [0], env={CRASH_AT_ENV: "before_table_commit"}))
+    code, result, err = finish(topic_run_process.spawn(config, topic, [0], env={CRASH_AT_ENV: "before_table_commit"}))
 
     assert code == -9 and result is None, err
     committed = committed_objects(config, topic, [0])
@@ -273,22 +305,34 @@ def test_two_runs_of_different_partitions_racing_on_the_table_commit_both_land(k
     assert len(table.scan().to_arrow()) == 12
 
 
-ORDER_SCHEMA = {"type": "record", "name": "Order", "fields": [
-    {"name": "id", "type": "long"},
-    {"name": "region", "type": "string"},
-    {"name": "shop", "type": {"type": "record", "name": "Shop", "fields": [{"name": "number", "type": "int"}]}},
-]}
+ORDER_SCHEMA = {
+    "type": "record",
+    "name": "Order",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "region", "type": "string"},
+        {"name": "shop", "type": {"type": "record", "name": "Shop", "fields": [{"name": "number", "type": "int"}]}},
+    ],
+}
 
 
 def test_field_partitioner_top_level_fields_are_identity_partitions_taken_from_each_files_statistics(
-        kafka, s3_client, bucket, tmp_path):
+    kafka, s3_client, bucket, tmp_path
+):
     topic = kafka.create_topic("ice_field")
     long_region = "north-east-region-with-a-name-longer-than-statistics-truncation"
-    produce(kafka, topic, [{"id": i, "region": (long_region, "south")[i % 2], "shop": {"number": i % 3}}
-                           for i in range(12)], schema=ORDER_SCHEMA)
-    config = {**table_config(topic, bucket, tmp_path),
-              "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-              "partition.field.name": "region,shop.number", "flush.size": "12"}  # one commit: six objects of 2
+    produce(
+        kafka,
+        topic,
+        [{"id": i, "region": (long_region, "south")[i % 2], "shop": {"number": i % 3}} for i in range(12)],
+        schema=ORDER_SCHEMA,
+    )
+    config = {
+        **table_config(topic, bucket, tmp_path),
+        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+        "partition.field.name": "region,shop.number",
+        "flush.size": "12",
+    }  # one commit: six objects of 2
 
     assert run_topic(config, topic, [0])[0].error is None
 
@@ -310,8 +354,10 @@ def test_field_partitioner_top_level_fields_are_identity_partitions_taken_from_e
 def test_daily_partitioner_on_a_record_field_is_a_day_partition(kafka, s3_client, bucket, tmp_path):
     topic = kafka.create_topic("ice_daily")
     produce(kafka, topic, events(0, 6, minutes_apart=600))  # 10:00 on 1 May .. 12:00 on 3 May
-    config = {**table_config(topic, bucket, tmp_path),
-              "partitioner.class": "io.confluent.connect.storage.partitioner.DailyPartitioner"}
+    config = {
+        **table_config(topic, bucket, tmp_path),
+        "partitioner.class": "io.confluent.connect.storage.partitioner.DailyPartitioner",
+    }
 
     assert run_topic(config, topic, [0])[0].error is None
 
@@ -324,7 +370,8 @@ def test_daily_partitioner_on_a_record_field_is_a_day_partition(kafka, s3_client
 
 
 def test_a_second_connector_registering_the_same_objects_in_the_same_table_is_refused(
-        kafka, s3_client, bucket, tmp_path):
+    kafka, s3_client, bucket, tmp_path
+):
     topic = kafka.create_topic("ice_twice")
     produce(kafka, topic, events(0, 3))
     config = table_config(topic, bucket, tmp_path)

@@ -26,11 +26,21 @@ from ..exporting import export
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 RECORDS = 25_000  # more than one consume() batch (10,000)
-ODD = [b'{"big": 123456789012345678901234567890}', b'\xef\xbb\xbf{"bom": 1}', b'{"tiny": 1e-7, "huge": 1e400}',
-       b'{"s": "\\ud83d\\ude00 caf\\u00e9 \\/ \\u2028 \\u001f", "lone": "\\ud800"}', b'"top-level string"', b'null',
-       b'-0.0', b'007', b'{"a": 1} trailing', '{"utf16": "\u00e9"}'.encode("utf-16"), b'',
-       json.dumps({"Aa" * 3 + k: 1 for k in ("AaAa", "AaBB", "BBAa", "BBBB")}).encode()]  # keys of one hash
-BAD = [b'{not json', b'{"n": NaN}', b'[1,]']  # converter errors
+ODD = [
+    b'{"big": 123456789012345678901234567890}',
+    b'\xef\xbb\xbf{"bom": 1}',
+    b'{"tiny": 1e-7, "huge": 1e400}',
+    b'{"s": "\\ud83d\\ude00 caf\\u00e9 \\/ \\u2028 \\u001f", "lone": "\\ud800"}',
+    b'"top-level string"',
+    b"null",
+    b"-0.0",
+    b"007",
+    b'{"a": 1} trailing',
+    '{"utf16": "\u00e9"}'.encode("utf-16"),
+    b"",
+    json.dumps({"Aa" * 3 + k: 1 for k in ("AaAa", "AaBB", "BBAa", "BBBB")}).encode(),
+]  # keys of one hash
+BAD = [b"{not json", b'{"n": NaN}', b"[1,]"]  # converter errors
 
 
 def values(bad_from: int) -> list[bytes]:
@@ -42,8 +52,17 @@ def values(bad_from: int) -> list[bytes]:
         elif i >= bad_from and i % 4001 == 17:
             out.append(BAD[(i // 4001) % len(BAD)])
         else:
-            out.append(json.dumps({"id": f"{i:08x}", "seq": i, "amount": round(i * 0.37, 2), "ok": i % 2 == 0,
-                                   "tags": ["a", "ü"][: i % 3]}).encode())
+            out.append(
+                json.dumps(
+                    {
+                        "id": f"{i:08x}",
+                        "seq": i,
+                        "amount": round(i * 0.37, 2),
+                        "ok": i % 2 == 0,
+                        "tags": ["a", "ü"][: i % 3],
+                    }
+                ).encode()
+            )
     return out
 
 
@@ -89,12 +108,20 @@ def test_batch_path_writes_the_record_paths_objects(tolerance, kafka, s3_client,
         s3_client.create_bucket(Bucket=bucket)
         if path == "one by one":
             monkeypatch.setattr(JsonBatchPath, "for_writer", classmethod(lambda cls, *args: None))
-        config = connector_config(topic, bucket, **{
-            "name": f"sink-{bucket}", "flush.size": "4000", "format.class":
-            "io.confluent.connect.s3.format.json.JsonFormat", "s3.compression.type": "gzip",
-            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter.schemas.enable": "false", "errors.tolerance": tolerance,
-            "behavior.on.null.values": "ignore"})
+        config = connector_config(
+            topic,
+            bucket,
+            **{
+                "name": f"sink-{bucket}",
+                "flush.size": "4000",
+                "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                "s3.compression.type": "gzip",
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable": "false",
+                "errors.tolerance": tolerance,
+                "behavior.on.null.values": "ignore",
+            },
+        )
         result = export(config, topic, now_ms=1_750_000_000_000)  # the manifests' written_at_ms
         outcomes[path] = (result.status, result.error, result.next_offset, result.records_exported)
         contents[path] = bucket_contents(s3_client, bucket)
@@ -109,7 +136,7 @@ def test_batch_path_writes_the_record_paths_objects(tolerance, kafka, s3_client,
     if tolerance == "all":
         lines = [line for line in map(connect_line, values(bad_from=0)) if line is not None]
         assert outcomes["batch"][0] != "failed" and len(objects) == len(lines) // 4000
-        assert written == b"".join(lines[:len(objects) * 4000])  # Connect's lines, null values skipped
+        assert written == b"".join(lines[: len(objects) * 4000])  # Connect's lines, null values skipped
     else:
         status, error, _next, _exported = outcomes["batch"]
         assert status == "failed" and "offset=12020:" in error

@@ -43,7 +43,7 @@ def test_watermark_probe_tells_the_timestamp_of_the_first_record_at_the_position
     kafka.produce(topic, [b"a", b"b", b"c"], timestamps=[1_000_000, 2_000_000, 3_000_000])
     at = {offset: probe_watermarks(settings, {(topic, 0): offset})[(topic, 0)] for offset in (0, 1, 2, 3)}
     assert [at[o].first_timestamp_ms for o in (0, 1, 2)] == [1_000_000, 2_000_000, 3_000_000]
-    assert at[3].first_timestamp_ms is None and at[3].high == 3      # at the end: nothing waits
+    assert at[3].first_timestamp_ms is None and at[3].high == 3  # at the end: nothing waits
     assert probe_watermarks(settings, {(topic, 1): 0})[(topic, 1)].first_timestamp_ms is None  # empty
 
 

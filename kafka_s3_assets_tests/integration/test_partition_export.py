@@ -43,7 +43,8 @@ def test_first_export_then_nothing_new_then_only_the_next_object(kafka, s3_clien
     assert first.object_keys == [prefix + "0000000000.avro", prefix + "0000000003.avro", prefix + "0000000006.avro"]
     assert (first.start_offset, first.next_offset, first.records_exported) == (0, 9, 9)
     assert [avro_values(s3_client, bucket, k) for k in first.object_keys] == [
-        [{"f1": f"value{i}"} for i in range(n, n + 3)] for n in (1, 4, 7)]
+        [{"f1": f"value{i}"} for i in range(n, n + 3)] for n in (1, 4, 7)
+    ]
     assert data_keys(s3_client, bucket) == first.object_keys
     after_first = list_keys(s3_client, bucket)
     assert len(after_first) == 5  # three objects, one manifest, the pointer to it
@@ -91,9 +92,16 @@ def test_json_format_with_gzip_from_schemaless_json(kafka, s3_client, bucket):
 
     topic = kafka.create_topic()
     kafka.produce(topic, [json.dumps({"n": i}).encode() for i in range(3)])
-    config = connector_config(topic, bucket, **{
-        "format.class": "io.confluent.connect.s3.format.json.JsonFormat", "s3.compression.type": "gzip",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+            "s3.compression.type": "gzip",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+        },
+    )
     [key] = export(config, topic).object_keys
     assert key.endswith("+0000000000.json.gz")
     body = s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
@@ -145,8 +153,9 @@ def test_missing_bucket_fails_with_the_reference_message(kafka, s3_client):
 
 
 def test_unreachable_broker_fails_clearly(s3_client, bucket):
-    config = connector_config("t", bucket, **{"bootstrap.servers": "127.0.0.1:1",
-                                              "kafka_s3_assets.kafka.timeout.ms": "2000"})
+    config = connector_config(
+        "t", bucket, **{"bootstrap.servers": "127.0.0.1:1", "kafka_s3_assets.kafka.timeout.ms": "2000"}
+    )
     result = export(config, "t")
     assert result.status == "failed"
     assert result.error.startswith("Kafka broker unreachable at 127.0.0.1:1")
@@ -194,8 +203,9 @@ def test_transaction_markers_leave_offset_gaps_that_the_export_steps_over(kafka,
     for batch in range(3):
         producer.begin_transaction()
         for i in range(2):
-            producer.produce(topic, value=serializer({"f1": f"{batch}-{i}"},
-                                                     SerializationContext(topic, MessageField.VALUE)))
+            producer.produce(
+                topic, value=serializer({"f1": f"{batch}-{i}"}, SerializationContext(topic, MessageField.VALUE))
+            )
         producer.commit_transaction(30)
     result = export(connector_config(topic, bucket, **{"flush.size": "2"}), topic)
     prefix = f"topics/{topic}/partition=0/{topic}+0+"
@@ -224,5 +234,6 @@ def test_the_completeness_check_flags_objects_of_the_partition_that_no_manifest_
     report = check_partition(PartitionLedger(store, layout, topic, 0), naming=naming)
 
     assert not report.passed and report.unlisted_objects == (f"{directory}{topic}+0+0000000003.avro",)
-    assert (f"object in no manifest (left by a failed export; the next export removes it): {directory}"
-            in report.describe())
+    assert (
+        f"object in no manifest (left by a failed export; the next export removes it): {directory}" in report.describe()
+    )

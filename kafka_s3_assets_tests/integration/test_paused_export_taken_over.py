@@ -41,15 +41,20 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest
 
 PART = "io.confluent.connect.storage.partitioner."
 HOUR = 3_600_000
-T0 = 1_743_555_600_000      # 2025-04-02T01:00:00Z: the zombie's clock
+T0 = 1_743_555_600_000  # 2025-04-02T01:00:00Z: the zombie's clock
 TAKE_OVER_CLOCK = T0 + 5 * HOUR  # far past the zombie's lease (T0 + 1 s)
-RECORDS = 30                # flush.size 3: ten objects, one manifest at the end
-STORED = 4                  # objects the zombie completed before it was stopped
+RECORDS = 30  # flush.size 3: ten objects, one manifest at the end
+STORED = 4  # objects the zombie completed before it was stopped
 PARTITIONERS = {
     "default": {},
-    "wallclock": {"partitioner.class": PART + "TimeBasedPartitioner", "timestamp.extractor": "Wallclock",
-                  "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", "partition.duration.ms": str(HOUR),
-                  "locale": "en", "timezone": "UTC"},
+    "wallclock": {
+        "partitioner.class": PART + "TimeBasedPartitioner",
+        "timestamp.extractor": "Wallclock",
+        "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+        "partition.duration.ms": str(HOUR),
+        "locale": "en",
+        "timezone": "UTC",
+    },
 }
 # Where the zombie is stopped, and what the export taking over changes in the configuration.
 MOMENTS = {
@@ -68,8 +73,10 @@ def stop(process) -> None:
 
 
 def current_bytes(s3_client, bucket: str) -> dict[str, str]:
-    return {key: hashlib.sha256(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()).hexdigest()
-            for key in list_keys(s3_client, bucket, "topics/")}
+    return {
+        key: hashlib.sha256(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()).hexdigest()
+        for key in list_keys(s3_client, bucket, "topics/")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -81,13 +88,18 @@ def zombie_s3(devstack):
 
 @pytest.mark.parametrize("moment", MOMENTS)
 @pytest.mark.parametrize("partitioner", PARTITIONERS)
-def test_a_paused_export_taken_over_and_resumed_replaces_nothing(partitioner, moment, kafka, s3_client, bucket,
-                                                                 tmp_path, zombie_s3):
+def test_a_paused_export_taken_over_and_resumed_replaces_nothing(
+    partitioner, moment, kafka, s3_client, bucket, tmp_path, zombie_s3
+):
     s3_client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     topic = kafka.create_topic("paused")
     kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(RECORDS)])
-    config = connector_config(topic, bucket, name=f"paused-{uuid.uuid4().hex[:8]}", **{
-        "flush.size": "3", "kafka_s3_assets.export.lease.ms": "1000", **PARTITIONERS[partitioner]})
+    config = connector_config(
+        topic,
+        bucket,
+        name=f"paused-{uuid.uuid4().hex[:8]}",
+        **{"flush.size": "3", "kafka_s3_assets.export.lease.ms": "1000", **PARTITIONERS[partitioner]},
+    )
     point, changed = MOMENTS[moment]
     pause = tmp_path / "pause"
 
@@ -116,8 +128,11 @@ def test_a_paused_export_taken_over_and_resumed_replaces_nothing(partitioner, mo
             zombie.wait()
 
     assert code == 1 and result is not None, err
-    late_writes = [(r.operation, r.status) for r in zombie_s3.requests()[resumed:]
-                   if r.operation in WRITES and r.bucket == bucket and r.key.startswith("topics/")]
+    late_writes = [
+        (r.operation, r.status)
+        for r in zombie_s3.requests()[resumed:]
+        if r.operation in WRITES and r.bucket == bucket and r.key.startswith("topics/")
+    ]
     if moment == "between-objects":
         assert late_writes == []  # its lease check stopped it before its next object
     else:  # the one request already past the check, refused: the key was taken
@@ -125,14 +140,16 @@ def test_a_paused_export_taken_over_and_resumed_replaces_nothing(partitioner, mo
     assert result["status"] == "failed" and result["manifest_keys"] == [], result
     if changed:  # its object met the taker's, which holds other records
         assert result["error_type"] == "ObjectExistsError", result["error"]
-        assert f"Export of {topic}/0 stopped at the object of offsets from {3 * STORED}: s3://{bucket}/" \
-               in result["error"]
+        assert (
+            f"Export of {topic}/0 stopped at the object of offsets from {3 * STORED}: s3://{bucket}/" in result["error"]
+        )
         assert "already exists with other bytes" in result["error"]
         assert "another export had taken its lease over" in result["error"]
     else:
         assert result["error_type"] == "ExportTakenOverError", result["error"]
-        assert result["error"].startswith(f"Export of {topic}/0 stopped: its lease was taken over by another "
-                                          f"export"), result["error"]
+        assert result["error"].startswith(f"Export of {topic}/0 stopped: its lease was taken over by another export"), (
+            result["error"]
+        )
     # Nothing the zombie did after it was resumed changed anything.
     assert object_versions(s3_client, bucket, "topics/") == committed
     assert current_bytes(s3_client, bucket) == committed_bytes
@@ -144,7 +161,8 @@ def test_a_paused_export_taken_over_and_resumed_replaces_nothing(partitioner, mo
     assert s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     if not changed:
         # The replay made the zombie's very objects again: no key ever held two different objects.
-        assert all(len({etag for _version, etag in history if etag != "deleted"}) == 1
-                   for history in committed.values()), committed
+        assert all(
+            len({etag for _version, etag in history if etag != "deleted"}) == 1 for history in committed.values()
+        ), committed
         if partitioner == "wallclock":  # the zombie's hour, not the take-over's
             assert all("/year=2025/month=04/day=02/hour=01/" in key for key in committed)

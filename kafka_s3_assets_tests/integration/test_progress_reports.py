@@ -25,14 +25,21 @@ RECORDS = 3000
 PAUSED_AT = 1501  # the 1501st record read: offsets 0..1499 are through the writer
 
 
-def test_driver_reads_progress_of_a_running_export_and_nothing_is_left_behind(kafka, s3_client, bucket, tmp_path,
-                                                                               monkeypatch):
+def test_driver_reads_progress_of_a_running_export_and_nothing_is_left_behind(
+    kafka, s3_client, bucket, tmp_path, monkeypatch
+):
     topic = kafka.create_topic("progress")
     kafka.produce(topic, [f"v{i}".encode() for i in range(RECORDS)])
-    config = connector_config(topic, bucket, **{
-        "flush.size": "100", "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "kafka_s3_assets.progress.interval.ms": "10"})
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "flush.size": "100",
+            "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+            "kafka_s3_assets.progress.interval.ms": "10",
+        },
+    )
     settings = resolve_settings(config)
     pause = tmp_path / "pause"
     pause.touch()
@@ -44,8 +51,11 @@ def test_driver_reads_progress_of_a_running_export_and_nothing_is_left_behind(ka
     layout = LedgerLayout.from_config(settings.sink_config())
     poller = ProgressPoller([PartitionLedger(store, layout, topic, 0)], run_id="run-1")
     results = []
-    export = threading.Thread(target=lambda: results.append(export_partition(
-        PartitionExportRequest(settings, topic, 0, end_offset=RECORDS, run_id="run-1"))))
+    export = threading.Thread(
+        target=lambda: results.append(
+            export_partition(PartitionExportRequest(settings, topic, 0, end_offset=RECORDS, run_id="run-1"))
+        )
+    )
     export.start()
     try:
         seen = []  # until a report of the paused export (reports taken on the way may stand between two counters)
@@ -58,10 +68,10 @@ def test_driver_reads_progress_of_a_running_export_and_nothing_is_left_behind(ka
         assert (held.start_offset, held.end_offset) == (0, RECORDS)
         # Paused before the PAUSED_AT-th record (offset PAUSED_AT - 1): written up to there, that many read.
         assert (held.position, held.records_read) == (PAUSED_AT - 1, PAUSED_AT - 1)
-        assert held.objects == 15          # offsets 0..1499 made 15 objects of flush.size 100
+        assert held.objects == 15  # offsets 0..1499 made 15 objects of flush.size 100
         assert held.fraction == (PAUSED_AT - 1) / RECORDS and held.records_per_s > 0
         assert held.eta_s is not None and held.eta_s > 0
-        assert [p.position for p in seen] == sorted(p.position for p in seen)   # never backwards
+        assert [p.position for p in seen] == sorted(p.position for p in seen)  # never backwards
     finally:
         pause.unlink()
         export.join(timeout=120)
@@ -71,6 +81,9 @@ def test_driver_reads_progress_of_a_running_export_and_nothing_is_left_behind(ka
     # Finished: its report is gone, and none was ever taken for a manifest or an object.
     assert list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/_leases/") == []
     assert len(list_keys(s3_client, bucket, f"topics/{topic}/")) == RECORDS // 100
-    report = check_partition(PartitionLedger(store, layout, topic, 0), low_watermark=0, naming=ObjectNaming.from_config(
-        settings.sink_config()))
+    report = check_partition(
+        PartitionLedger(store, layout, topic, 0),
+        low_watermark=0,
+        naming=ObjectNaming.from_config(settings.sink_config()),
+    )
     assert report.passed, report.describe()

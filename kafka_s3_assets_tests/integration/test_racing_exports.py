@@ -34,12 +34,17 @@ HOUR = 3_600_000
 T0 = 1_743_555_600_000  # 2025-04-02T01:00:00Z
 ROUNDS = 5
 PARTITIONS = 4
-RECORDS = 10            # per partition and round: two objects each with flush.size 5, nothing left open
+RECORDS = 10  # per partition and round: two objects each with flush.size 5, nothing left open
 PARTITIONERS = {
     "default": {},
-    "wallclock": {"partitioner.class": PART + "TimeBasedPartitioner", "timestamp.extractor": "Wallclock",
-                  "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", "partition.duration.ms": str(HOUR),
-                  "locale": "en", "timezone": "UTC"},
+    "wallclock": {
+        "partitioner.class": PART + "TimeBasedPartitioner",
+        "timestamp.extractor": "Wallclock",
+        "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+        "partition.duration.ms": str(HOUR),
+        "locale": "en",
+        "timezone": "UTC",
+    },
 }
 
 
@@ -76,8 +81,9 @@ def check_loser(result: dict, topic: str, partition: int) -> None:
 def test_racing_exports_never_write_a_committed_object_again(partitioner, kafka, s3_client, bucket, tmp_path):
     s3_client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     topic = kafka.create_topic("race", partitions=PARTITIONS)
-    config = connector_config(topic, bucket, name=f"race-{uuid.uuid4().hex[:8]}", **{
-        "flush.size": "5", **PARTITIONERS[partitioner]})
+    config = connector_config(
+        topic, bucket, name=f"race-{uuid.uuid4().hex[:8]}", **{"flush.size": "5", **PARTITIONERS[partitioner]}
+    )
     seen: dict[str, tuple[str, str]] = {}
 
     for round_ in range(ROUNDS):
@@ -86,8 +92,10 @@ def test_racing_exports_never_write_a_committed_object_again(partitioner, kafka,
         clock = T0 + 3 * round_ * HOUR
         pauses = [tmp_path / f"pause-{round_}-{p}" for p in range(PARTITIONS)]
         # Two hours apart: under Wallclock the late export would name its objects differently.
-        late = [spawn_paused(config, topic, "before_lease", pauses[p], clock_ms=clock + 2 * HOUR, partition=p)
-                for p in range(PARTITIONS)]
+        late = [
+            spawn_paused(config, topic, "before_lease", pauses[p], clock_ms=clock + 2 * HOUR, partition=p)
+            for p in range(PARTITIONS)
+        ]
         try:
             early = [spawn(config, topic, clock_ms=clock, partition=p) for p in range(PARTITIONS)]
             free_race = round_ % 2 == 1
@@ -114,8 +122,7 @@ def test_racing_exports_never_write_a_committed_object_again(partitioner, kafka,
         now = current_objects(s3_client, bucket)
         changed = {key: (before, now.get(key)) for key, before in seen.items() if now.get(key) != before}
         assert changed == {}, f"round {round_}: committed objects were written again or removed: {changed}"
-        rewritten = {key: versions for key, versions in object_versions(s3_client, bucket).items()
-                     if len(versions) > 1}
+        rewritten = {key: versions for key, versions in object_versions(s3_client, bucket).items() if len(versions) > 1}
         assert rewritten == {}, f"round {round_}: keys written more than once: {rewritten}"
         for p in range(PARTITIONS):
             counts = exactly_once_counts(s3_client, bucket, range((round_ + 1) * RECORDS), partition=p)

@@ -228,12 +228,8 @@ def test_parallel_registrations_get_distinct_ids(registry, subject):
     results: dict[int, int] = {}
 
     def register(n: int) -> None:
-        schema = json.dumps(
-            {"type": "record", "name": f"r{n}", "fields": [{"name": "a", "type": "int"}]}
-        )
-        results[n] = SchemaRegistryClient({"url": registry.url}).register_schema(
-            f"{subject}-{n}", Schema(schema)
-        )
+        schema = json.dumps({"type": "record", "name": f"r{n}", "fields": [{"name": "a", "type": "int"}]})
+        results[n] = SchemaRegistryClient({"url": registry.url}).register_schema(f"{subject}-{n}", Schema(schema))
 
     threads = [threading.Thread(target=register, args=(n,)) for n in range(16)]
     for thread in threads:

@@ -51,12 +51,14 @@ def manifests(s3_client, bucket):
 def completeness(config, topic, low_watermark=None):
     settings = resolve_settings(config)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
-    return check_partition(PartitionLedger(store, LedgerLayout.from_config(settings.sink_config()), topic, 0),
-                           low_watermark)
+    return check_partition(
+        PartitionLedger(store, LedgerLayout.from_config(settings.sink_config()), topic, 0), low_watermark
+    )
 
 
-def test_export_records_the_deleted_range_continues_and_the_check_fails(rkafka, retention_broker, s3_client,
-                                                                        bucket, caplog):
+def test_export_records_the_deleted_range_continues_and_the_check_fails(
+    rkafka, retention_broker, s3_client, bucket, caplog
+):
     topic = rkafka.create_topic("retained")
     config = connector_config(topic, bucket, **{"bootstrap.servers": rkafka.bootstrap})
     rkafka.produce_avro(topic, values(0, 6))
@@ -65,22 +67,27 @@ def test_export_records_the_deleted_range_continues_and_the_check_fails(rkafka, 
 
     rkafka.produce_avro(topic, values(6, 12))
     retention_broker.proxy.delete_before(topic, 0, 9)  # offsets 6, 7, 8 were never exported
-    assert probe_watermarks(resolve_settings(config).kafka, {(topic, 0): 6})[(topic, 0)] .low == 9
+    assert probe_watermarks(resolve_settings(config).kafka, {(topic, 0): 6})[(topic, 0)].low == 9
     with caplog.at_level(logging.WARNING, logger="kafka_s3_assets.export.retention_loss"):
         second = export(config, topic)
     assert second.status == "exported", second.error
     assert second.lost_ranges == [[6, 8]]
     assert second.object_keys == [f"topics/{topic}/partition=0/{topic}+0+0000000009.avro"]
     assert second.next_offset == 12 and retention_broker.proxy.out_of_range_answers >= 1
-    assert [f"{topic}/0: offsets 6..8 (3 offset(s)) were deleted by the broker (retention) before they were "
-            f"exported" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [True]
+    assert [
+        f"{topic}/0: offsets 6..8 (3 offset(s)) were deleted by the broker (retention) before they were "
+        f"exported" in r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING
+    ] == [True]
 
     [old, new] = manifests(s3_client, bucket)
     assert old.lost_ranges == () and (new.start_offset, new.end_offset, new.lost_ranges) == (6, 11, ((6, 8),))
     report = completeness(config, topic)
     assert not report.passed and report.offsets_lost == 3
-    assert report.describe() == ("3 offset(s) deleted by the broker (retention) before they were exported: "
-                                 "offsets 6..8 (3 offset(s))")
+    assert report.describe() == (
+        "3 offset(s) deleted by the broker (retention) before they were exported: offsets 6..8 (3 offset(s))"
+    )
     assert report.new_lost_ranges == (LostRange(6, 8),)  # this check is the first to report it
     assert committed_offset(resolve_settings(config).kafka, f"connect-sink-{topic}", topic, 0) == 12
 
@@ -106,8 +113,9 @@ def test_resuming_from_the_consumer_group_below_the_log_start(rkafka, retention_
     assert (m.start_offset, m.lost_ranges, [o.start_offset for o in m.objects]) == (2, ((2, 4),), [5])
 
 
-def test_loss_after_the_last_manifest_with_nothing_left_to_read_is_found_by_the_plan(rkafka, retention_broker,
-                                                                                   s3_client, bucket):
+def test_loss_after_the_last_manifest_with_nothing_left_to_read_is_found_by_the_plan(
+    rkafka, retention_broker, s3_client, bucket
+):
     topic = rkafka.create_topic("drained")
     config = connector_config(topic, bucket, **{"bootstrap.servers": rkafka.bootstrap})
     rkafka.produce_avro(topic, values(0, 5))

@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
 PART_SIZE = 5 * 1024 * 1024
 BIG_VALUE_SIZE = 900 * 1024  # under librdkafka's 1 MB message.max.bytes; six of them exceed one part
-READ_TIMEOUT_S = 1.0         # what Fault.TIMEOUT outlasts
+READ_TIMEOUT_S = 1.0  # what Fault.TIMEOUT outlasts
 FAULTS_IN_A_ROW = 2
 MANIFEST_ROOT = "_kafka_s3_assets/manifests"
 MANIFESTS = MANIFEST_ROOT + "/dir="
@@ -77,16 +77,18 @@ RECOVERY_MATRIX = [pytest.param(name, fault, id=f"{name}-{fault.name}") for name
 # ... and for the failure (which costs a failed export and a rerun) every request with an error answer and
 # with no answer at all, the kinds taking turns: the three error answers go through the same code path,
 # as do a reset and a timeout, and the unit tests cover which faults are retried.
-FAILURE_MATRIX = [pytest.param(name, fault, id=f"{name}-{fault.name}")
-                  for i, name in enumerate(n for n in TARGETS if n not in AFTER_THE_COMMIT)
-                  for fault in (TRANSIENT[i % 3], TRANSIENT[3 + i % 2])]
+FAILURE_MATRIX = [
+    pytest.param(name, fault, id=f"{name}-{fault.name}")
+    for i, name in enumerate(n for n in TARGETS if n not in AFTER_THE_COMMIT)
+    for fault in (TRANSIENT[i % 3], TRANSIENT[3 + i % 2])
+]
 
 
 @dataclasses.dataclass(frozen=True)
 class BucketState:
     """What an export left in S3, without what legitimately differs between runs (times, run ids)."""
 
-    objects: dict[str, str]                     # data key -> sha256 of its bytes
+    objects: dict[str, str]  # data key -> sha256 of its bytes
     manifests: list[tuple[int, int, tuple[str, ...]]]
     open_uploads: int
 
@@ -95,7 +97,7 @@ class BucketState:
 class Reference:
     topic: str
     state: BucketState
-    request_counts: dict[str, int]              # target name -> requests of a fault-free export
+    request_counts: dict[str, int]  # target name -> requests of a fault-free export
     total_requests: int
 
     @property
@@ -128,16 +130,20 @@ def topic(kafka) -> str:
 
 
 def export_settings(proxy: S3FaultProxy, topic: str, bucket: str, attempts: int) -> ExportSettings:
-    config = connector_config(topic, bucket, **{
-        "name": f"faults-{topic}",
-        "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "flush.size": "6",
-        "s3.part.size": str(PART_SIZE),
-        "s3.part.retries": str(attempts),
-        "s3.retry.backoff.ms": "2",
-        "kafka_s3_assets.commit.consumer.offsets": "false",  # resume from the manifests only
-    })
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "name": f"faults-{topic}",
+            "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+            "flush.size": "6",
+            "s3.part.size": str(PART_SIZE),
+            "s3.part.retries": str(attempts),
+            "s3.retry.backoff.ms": "2",
+            "kafka_s3_assets.commit.consumer.offsets": "false",  # resume from the manifests only
+        },
+    )
     settings = resolve_settings(config, s3_endpoint_url=proxy.url)
     return dataclasses.replace(settings, s3=dataclasses.replace(settings.s3, read_timeout_s=READ_TIMEOUT_S))
 
@@ -160,8 +166,9 @@ def bucket_state(s3_client, bucket: str) -> BucketState:
     objects = {k: hashlib.sha256(body(k)).hexdigest() for k in list_keys(s3_client, bucket, "topics/")}
     manifests = [Manifest.from_json_bytes(body(k)) for k in list_keys(s3_client, bucket, MANIFESTS)]
     uploads = s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
-    return BucketState(objects, [(m.start_offset, m.end_offset, tuple(o.key for o in m.objects)) for m in manifests],
-                       len(uploads))
+    return BucketState(
+        objects, [(m.start_offset, m.end_offset, tuple(o.key for o in m.objects)) for m in manifests], len(uploads)
+    )
 
 
 def target_requests(proxy: S3FaultProxy, target: Target):
@@ -204,7 +211,8 @@ def failed_request(name: str, reference: Reference, bucket: str) -> str:
 
 @pytest.mark.parametrize("name, fault", RECOVERY_MATRIX)
 def test_transient_faults_within_the_attempts_leave_exactly_the_fault_free_result(
-        name, fault, proxy, reference, s3_client, bucket):
+    name, fault, proxy, reference, s3_client, bucket
+):
     target = TARGETS[name]
     proxy.inject(target.operation, fault, times=FAULTS_IN_A_ROW, key_prefix=target.key_prefix)
 
@@ -221,7 +229,8 @@ def test_transient_faults_within_the_attempts_leave_exactly_the_fault_free_resul
 
 @pytest.mark.parametrize("name, fault", FAILURE_MATRIX)
 def test_faults_beyond_the_attempts_fail_clearly_leave_nothing_half_done_and_a_rerun_completes(
-        name, fault, proxy, reference, s3_client, bucket):
+    name, fault, proxy, reference, s3_client, bucket
+):
     target = TARGETS[name]
     proxy.inject(target.operation, fault, times=FAULTS_IN_A_ROW, key_prefix=target.key_prefix)
     settings = export_settings(proxy, reference.topic, bucket, attempts=FAULTS_IN_A_ROW)

@@ -23,8 +23,12 @@ TOKEN = "resource-session-token-abcdef"
 
 def settings_for(bucket: str, s3: S3Resource, **config_overrides):
     config = connector_config("t", bucket, **config_overrides)
-    return export_settings(ConnectorSpec(config, validate_connector_config(config), "<test>"), KafkaResource(), s3,
-                           SchemaRegistryResource())
+    return export_settings(
+        ConnectorSpec(config, validate_connector_config(config), "<test>"),
+        KafkaResource(),
+        s3,
+        SchemaRegistryResource(),
+    )
 
 
 def sent_requests(client) -> list:
@@ -36,8 +40,11 @@ def sent_requests(client) -> list:
 
 def signing(request) -> tuple[str, str]:
     """(access key id, region) of a SigV4 Authorization header."""
-    authorization = request.headers["Authorization"].decode() if isinstance(request.headers["Authorization"], bytes) \
+    authorization = (
+        request.headers["Authorization"].decode()
+        if isinstance(request.headers["Authorization"], bytes)
         else request.headers["Authorization"]
+    )
     credential = authorization.split("Credential=")[1].split(",")[0]
     key_id, _date, region, _service, _kind = credential.split("/")
     return key_id, region
@@ -49,8 +56,13 @@ def header(request, name: str) -> str | None:
 
 
 def test_region_and_static_credentials_of_the_resource_are_what_each_request_is_signed_with(devstack, bucket):
-    s3 = S3Resource(endpoint_url=devstack.s3_endpoint_url, region_name="eu-central-1",
-                    aws_access_key_id="AKIARESOURCE", aws_secret_access_key=SECRET, aws_session_token=TOKEN)
+    s3 = S3Resource(
+        endpoint_url=devstack.s3_endpoint_url,
+        region_name="eu-central-1",
+        aws_access_key_id="AKIARESOURCE",
+        aws_secret_access_key=SECRET,
+        aws_session_token=TOKEN,
+    )
     settings = settings_for(bucket, s3, **{"aws.access.key.id": "AKIACONNECTOR", "aws.secret.access.key": "c-secret"})
     client = settings.s3.client()
     sent = sent_requests(client)
@@ -61,8 +73,12 @@ def test_region_and_static_credentials_of_the_resource_are_what_each_request_is_
 
 
 def test_resource_secrets_stay_secret_and_survive_pickling_to_spark_tasks(devstack, bucket):
-    s3 = S3Resource(endpoint_url=devstack.s3_endpoint_url, aws_access_key_id="AKIARESOURCE",
-                    aws_secret_access_key=SECRET, aws_session_token=TOKEN)
+    s3 = S3Resource(
+        endpoint_url=devstack.s3_endpoint_url,
+        aws_access_key_id="AKIARESOURCE",
+        aws_secret_access_key=SECRET,
+        aws_session_token=TOKEN,
+    )
     settings = settings_for(bucket, s3)
     for shown in (repr(settings), str(settings), repr(settings.s3), f"{settings.s3.__dict__}"):
         assert SECRET not in shown and TOKEN not in shown
@@ -74,19 +90,24 @@ def test_resource_secrets_stay_secret_and_survive_pickling_to_spark_tasks(devsta
     assert signing(sent[-1])[0] == "AKIARESOURCE" and header(sent[-1], "X-Amz-Security-Token") == TOKEN
 
 
-def test_a_profile_is_resolved_on_the_driver_so_tasks_need_no_aws_config_file(devstack, bucket, tmp_path,
-                                                                              monkeypatch):
+def test_a_profile_is_resolved_on_the_driver_so_tasks_need_no_aws_config_file(devstack, bucket, tmp_path, monkeypatch):
     config_file = tmp_path / "config"
-    config_file.write_text("[profile exporter]\nregion = ap-southeast-2\n"
-                           f"aws_access_key_id = AKIAPROFILE\naws_secret_access_key = {SECRET}\n")
+    config_file.write_text(
+        "[profile exporter]\nregion = ap-southeast-2\n"
+        f"aws_access_key_id = AKIAPROFILE\naws_secret_access_key = {SECRET}\n"
+    )
     monkeypatch.setenv("AWS_CONFIG_FILE", str(config_file))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "absent"))
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):  # which win over a profile's region, as in boto3
         monkeypatch.delenv(name, raising=False)
     config = {k: v for k, v in connector_config("t", bucket).items() if k != "s3.region"}
     spec = ConnectorSpec(config, validate_connector_config(config), "<test>")
-    settings = export_settings(spec, KafkaResource(), S3Resource(endpoint_url=devstack.s3_endpoint_url,
-                                                                 profile_name="exporter"), SchemaRegistryResource())
+    settings = export_settings(
+        spec,
+        KafkaResource(),
+        S3Resource(endpoint_url=devstack.s3_endpoint_url, profile_name="exporter"),
+        SchemaRegistryResource(),
+    )
     shipped = pickle.loads(pickle.dumps(settings))
     config_file.unlink()  # an executor on another host has no such file
     client = shipped.s3.client()
@@ -132,8 +153,9 @@ def test_max_attempts_replaces_s3_part_retries_and_its_default_leaves_them(bucke
 
 
 def test_an_unsigned_session_sends_no_credentials(devstack, bucket):
-    client = settings_for(bucket, S3Resource(endpoint_url=devstack.s3_endpoint_url,
-                                             use_unsigned_session=True)).s3.client()
+    client = settings_for(
+        bucket, S3Resource(endpoint_url=devstack.s3_endpoint_url, use_unsigned_session=True)
+    ).s3.client()
     sent = sent_requests(client)
     client.list_objects_v2(Bucket=bucket)
     assert "Authorization" not in sent[-1].headers

@@ -24,7 +24,7 @@ def test_objects_larger_than_a_part_are_uploaded_in_parts_as_written(store, s3_c
     data = os.urandom(PART * 2 + 1234)
     output = store.create("big.bin")
     for i in range(0, len(data), 1 << 20):
-        output.write(data[i:i + (1 << 20)])
+        output.write(data[i : i + (1 << 20)])
         if i == PART + (1 << 20):
             # Two parts are already uploaded while writing: memory holds at most one part.
             uploads = s3_client.list_multipart_uploads(Bucket=bucket)["Uploads"]

@@ -13,8 +13,13 @@ from ..exporting import export
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry]
 
-FIELDS = [{"name": "boolean", "type": "boolean"}, {"name": "int", "type": "int"}, {"name": "long", "type": "long"},
-          {"name": "float", "type": "float"}, {"name": "double", "type": "double"}]
+FIELDS = [
+    {"name": "boolean", "type": "boolean"},
+    {"name": "int", "type": "int"},
+    {"name": "long", "type": "long"},
+    {"name": "float", "type": "float"},
+    {"name": "double", "type": "double"},
+]
 V1 = {"type": "record", "name": "record", "fields": FIELDS}
 V2 = {"type": "record", "name": "record", "fields": FIELDS + [{"name": "string", "type": "string", "default": "abc"}]}
 
@@ -91,18 +96,26 @@ def test_an_unknown_schema_id_fails_naming_the_record(kafka, s3_client, bucket):
 
 def test_enum_evolution_under_backward_projects_old_symbols(kafka, s3_client, bucket):
     topic = kafka.create_topic()
-    small = {"type": "record", "name": "e", "fields": [{"name": "c", "type": {"type": "enum", "name": "colour",
-                                                                              "symbols": ["RED", "GREEN"]}}]}
-    large = {"type": "record", "name": "e", "fields": [{"name": "c", "type": {"type": "enum", "name": "colour",
-                                                                              "symbols": ["RED", "GREEN", "BLUE"]}}]}
+    small = {
+        "type": "record",
+        "name": "e",
+        "fields": [{"name": "c", "type": {"type": "enum", "name": "colour", "symbols": ["RED", "GREEN"]}}],
+    }
+    large = {
+        "type": "record",
+        "name": "e",
+        "fields": [{"name": "c", "type": {"type": "enum", "name": "colour", "symbols": ["RED", "GREEN", "BLUE"]}}],
+    }
     client = SchemaRegistryClient({"url": kafka.registry_url})
     client.register_schema(f"{topic}-value", Schema(json.dumps(small), "AVRO"))
     client.register_schema(f"{topic}-value", Schema(json.dumps(large), "AVRO"))
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     ctx = SerializationContext(topic, MessageField.VALUE)
-    payloads = [kafka.avro_serializer(json.dumps(large))({"c": "BLUE"}, ctx),
-                kafka.avro_serializer(json.dumps(small))({"c": "RED"}, ctx)]
+    payloads = [
+        kafka.avro_serializer(json.dumps(large))({"c": "BLUE"}, ctx),
+        kafka.avro_serializer(json.dumps(small))({"c": "RED"}, ctx),
+    ]
     kafka.produce(topic, payloads)
     result = export(connector_config(topic, bucket, **{"schema.compatibility": "BACKWARD", "flush.size": "2"}), topic)
     assert result.error is None, result.error
@@ -114,8 +127,11 @@ def test_enum_evolution_under_backward_projects_old_symbols(kafka, s3_client, bu
 def test_nested_record_evolution_projects_inner_defaults(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     inner1 = {"type": "record", "name": "inner", "fields": [{"name": "a", "type": "int"}]}
-    inner2 = {"type": "record", "name": "inner", "fields": [{"name": "a", "type": "int"},
-                                                            {"name": "b", "type": "string", "default": "x"}]}
+    inner2 = {
+        "type": "record",
+        "name": "inner",
+        "fields": [{"name": "a", "type": "int"}, {"name": "b", "type": "string", "default": "x"}],
+    }
     v1 = {"type": "record", "name": "outer", "fields": [{"name": "in", "type": inner1}]}
     v2 = {"type": "record", "name": "outer", "fields": [{"name": "in", "type": inner2}]}
     client = SchemaRegistryClient({"url": kafka.registry_url})
@@ -124,8 +140,13 @@ def test_nested_record_evolution_projects_inner_defaults(kafka, s3_client, bucke
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     ctx = SerializationContext(topic, MessageField.VALUE)
-    kafka.produce(topic, [kafka.avro_serializer(json.dumps(v2))({"in": {"a": 1, "b": "y"}}, ctx),
-                          kafka.avro_serializer(json.dumps(v1))({"in": {"a": 2}}, ctx)])
+    kafka.produce(
+        topic,
+        [
+            kafka.avro_serializer(json.dumps(v2))({"in": {"a": 1, "b": "y"}}, ctx),
+            kafka.avro_serializer(json.dumps(v1))({"in": {"a": 2}}, ctx),
+        ],
+    )
     config = connector_config(topic, bucket, **{"schema.compatibility": "BACKWARD", "flush.size": "2"})
     [key] = export(config, topic).object_keys
     reader = fastavro.reader(io.BytesIO(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()))
@@ -143,16 +164,25 @@ def _good_avro(kafka, topic):
     return [serializer(value(i, False), SerializationContext(topic, MessageField.VALUE)) for i in range(2)]
 
 
-@pytest.mark.parametrize("kind, overrides, message", [
-    ("truncated avro datum", {}, "Failed to deserialize data for topic"),
-    ("json that does not parse", {"value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "false",
-                                  "format.class": JSON_FORMAT},
-     "Converting byte[] to Kafka Connect data failed due to serialization error"),
-    ("value not matching its schema", {"value.converter": JSON_CONVERTER, "format.class": JSON_FORMAT},
-     "value.converter"),
-])
-def test_bad_records_fail_naming_the_record_after_the_last_good_object(kafka, s3_client, bucket, kind,
-                                                                       overrides, message):
+@pytest.mark.parametrize(
+    "kind, overrides, message",
+    [
+        ("truncated avro datum", {}, "Failed to deserialize data for topic"),
+        (
+            "json that does not parse",
+            {"value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "false", "format.class": JSON_FORMAT},
+            "Converting byte[] to Kafka Connect data failed due to serialization error",
+        ),
+        (
+            "value not matching its schema",
+            {"value.converter": JSON_CONVERTER, "format.class": JSON_FORMAT},
+            "value.converter",
+        ),
+    ],
+)
+def test_bad_records_fail_naming_the_record_after_the_last_good_object(
+    kafka, s3_client, bucket, kind, overrides, message
+):
     from ..conftest import list_keys
 
     topic = kafka.create_topic()

@@ -39,13 +39,18 @@ FAST = {"retries_wait_ms": 1, "retries_max_wait_ms": 2}  # retries without waiti
 
 
 def order_schema(name: str) -> str:
-    return json.dumps({"type": "record", "name": name, "namespace": "com.acme",
-                       "fields": [{"name": "id", "type": "long"}]})
+    return json.dumps(
+        {"type": "record", "name": name, "namespace": "com.acme", "fields": [{"name": "id", "type": "long"}]}
+    )
 
 
 def register(registry_url: str, subject: str, schema: str) -> int:
-    response = requests.post(f"{registry_url}/subjects/{subject}/versions", json={"schema": schema},
-                             headers={"Content-Type": CONTENT_TYPE}, timeout=10)
+    response = requests.post(
+        f"{registry_url}/subjects/{subject}/versions",
+        json={"schema": schema},
+        headers={"Content-Type": CONTENT_TYPE},
+        timeout=10,
+    )
     response.raise_for_status()
     return response.json()["id"]
 
@@ -66,8 +71,13 @@ def registered(devstack):
     schema = order_schema(name)
     schema_id = register(devstack.schema_registry_url, f"{topic}-value", schema)
     assert register(devstack.schema_registry_url, f"com.acme.{name}", schema) == schema_id
-    return {"id": schema_id, "schema": schema, "topic": topic, "record": f"com.acme.{name}",
-            "url": devstack.schema_registry_url}
+    return {
+        "id": schema_id,
+        "schema": schema,
+        "topic": topic,
+        "record": f"com.acme.{name}",
+        "url": devstack.schema_registry_url,
+    }
 
 
 # ---- tiny local servers -----------------------------------------------------------------------------
@@ -133,6 +143,7 @@ def proxy_to(target: str) -> Callable[[int, str, dict], Reply]:
     def respond(_n, path, _headers) -> Reply:
         answer = requests.get(target + path, timeout=10)
         return answer.status_code, answer.content
+
     return respond
 
 
@@ -141,6 +152,7 @@ def failing_then(failures: int, status: int, then: Callable[[int, str, dict], Re
         if n < failures:
             return status, json.dumps({"error_code": status * 100, "message": "try later"}).encode()
         return then(n, path, headers)
+
     return respond
 
 
@@ -163,6 +175,7 @@ def full_text(error: BaseException) -> str:
 
 # ---- the real registry ------------------------------------------------------------------------------
 
+
 def test_schema_by_id_and_its_version_in_each_subject(registered):
     client = SchemaRegistryClient(RegistrySettings(registered["url"]))
     found = client.schema_by_id(registered["id"])
@@ -170,8 +183,10 @@ def test_schema_by_id_and_its_version_in_each_subject(registered):
     assert client.version_in_subject(registered["id"], f"{registered['topic']}-value") == 1
     assert client.version_in_subject(registered["id"], registered["record"]) == 1
     assert client.version_in_subject(registered["id"], "no-such-subject") is None
-    assert set(client.versions_of_id(registered["id"])) == {(f"{registered['topic']}-value", 1),
-                                                            (registered["record"], 1)}
+    assert set(client.versions_of_id(registered["id"])) == {
+        (f"{registered['topic']}-value", 1),
+        (registered["record"], 1),
+    }
 
 
 def test_an_unknown_id_is_not_found(devstack):
@@ -196,8 +211,9 @@ def test_lookups_are_cached_per_process_and_shared_by_clients(registered, server
     assert second.version_in_subject(registered["id"], "later-subject") is None
     assert len(proxy.requests) == 3
     # Other credentials are another identity: their own lookups.
-    SchemaRegistryClient(RegistrySettings(proxy.url, basic_auth_credentials_source="USER_INFO",
-                                          basic_auth_user_info="u:p")).schema_by_id(registered["id"])
+    SchemaRegistryClient(
+        RegistrySettings(proxy.url, basic_auth_credentials_source="USER_INFO", basic_auth_user_info="u:p")
+    ).schema_by_id(registered["id"])
     assert len(proxy.requests) == 4
 
 
@@ -223,6 +239,7 @@ def test_concurrent_lookups_from_threads(registered, servers):
 
 # ---- retries and failover ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("status", [503, 429, 500, 502, 504, 408])
 def test_transient_errors_are_retried_then_the_request_succeeds(registered, servers, status):
     flaky = servers(failing_then(2, status, proxy_to(registered["url"])))
@@ -238,11 +255,15 @@ def test_retries_are_bounded_and_back_off_exponentially(servers, monkeypatch):
     # record the sleeps and take the jitter's upper bound.
     monkeypatch.setattr(library_client, "time", types.SimpleNamespace(sleep=delays.append))
     monkeypatch.setattr(library_backoff, "random", types.SimpleNamespace(random=lambda: 1.0))
-    client = SchemaRegistryClient(RegistrySettings(down.url, max_retries=2, retries_wait_ms=100,
-                                                   retries_max_wait_ms=150))
-    with pytest.raises(SchemaRegistryError, match=r"^Schema registry unreachable at http://127.0.0.1:\d+: GET "
-                                                  r"/schemas/ids/1 failed after 2 retries per URL "
-                                                  r"\(http://127.0.0.1:\d+: 503"):
+    client = SchemaRegistryClient(
+        RegistrySettings(down.url, max_retries=2, retries_wait_ms=100, retries_max_wait_ms=150)
+    )
+    with pytest.raises(
+        SchemaRegistryError,
+        match=r"^Schema registry unreachable at http://127.0.0.1:\d+: GET "
+        r"/schemas/ids/1 failed after 2 retries per URL "
+        r"\(http://127.0.0.1:\d+: 503",
+    ):
         client.schema_by_id(1)
     assert len(down.requests) == 3
     assert delays == [0.1, 0.15]  # 100 ms, then 200 ms capped at 150 ms
@@ -295,6 +316,7 @@ def test_a_refused_connection_is_retried_and_reported(devstack):
 
 # ---- authentication -----------------------------------------------------------------------------------
 
+
 def capture(servers) -> LocalServer:
     return servers(lambda _n, _path, _headers: (200, json.dumps({"schema": '"string"'}).encode()))
 
@@ -320,7 +342,8 @@ def test_basic_auth_from_the_url_user_info(servers):
 def test_basic_auth_from_user_info(servers):
     server = capture(servers)
     settings = RegistrySettings.from_converter_settings(
-        server.url, {"basic.auth.credentials.source": "USER_INFO", "basic.auth.user.info": f"sr-user:{PASSWORD}"})
+        server.url, {"basic.auth.credentials.source": "USER_INFO", "basic.auth.user.info": f"sr-user:{PASSWORD}"}
+    )
     SchemaRegistryClient(settings).schema_by_id(1)
     assert authorization(server) == basic(f"sr-user:{PASSWORD}")
 
@@ -342,9 +365,15 @@ def test_each_url_carries_its_own_user_info(servers):
 
 def test_bearer_token_with_confluent_cloud_headers(servers):
     server = capture(servers)
-    settings = RegistrySettings.from_converter_settings(server.url, {
-        "bearer.auth.credentials.source": "STATIC_TOKEN", "bearer.auth.token": TOKEN,
-        "bearer.auth.logical.cluster": "lsrc-123", "bearer.auth.identity.pool.id": "pool-1"})
+    settings = RegistrySettings.from_converter_settings(
+        server.url,
+        {
+            "bearer.auth.credentials.source": "STATIC_TOKEN",
+            "bearer.auth.token": TOKEN,
+            "bearer.auth.logical.cluster": "lsrc-123",
+            "bearer.auth.identity.pool.id": "pool-1",
+        },
+    )
     SchemaRegistryClient(settings).schema_by_id(1)
     headers = {k.lower(): v for k, v in server.requests[-1][1].items()}
     assert headers["authorization"] == f"Bearer {TOKEN}"
@@ -359,11 +388,13 @@ def test_secrets_never_reach_errors_or_reprs(servers):
 
     server = servers(echo)
     host = server.url.removeprefix("http://")
-    for settings in (RegistrySettings(f"http://sr-user:{PASSWORD.replace('@', '%40')}@{host}", **FAST),
-                     RegistrySettings(server.url, basic_auth_credentials_source="USER_INFO",
-                                      basic_auth_user_info=f"sr-user:{PASSWORD}"),
-                     RegistrySettings(server.url, bearer_auth_credentials_source="STATIC_TOKEN",
-                                      bearer_auth_token=TOKEN)):
+    for settings in (
+        RegistrySettings(f"http://sr-user:{PASSWORD.replace('@', '%40')}@{host}", **FAST),
+        RegistrySettings(
+            server.url, basic_auth_credentials_source="USER_INFO", basic_auth_user_info=f"sr-user:{PASSWORD}"
+        ),
+        RegistrySettings(server.url, bearer_auth_credentials_source="STATIC_TOKEN", bearer_auth_token=TOKEN),
+    ):
         client = SchemaRegistryClient(settings)
         with pytest.raises(SchemaRegistryError) as error:
             client.schema_by_id(1)
@@ -386,6 +417,7 @@ def test_secrets_in_an_unreachable_url_never_reach_the_error():
 
 # ---- TLS ---------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory):
     """A CA, a server certificate for 127.0.0.1 and a client certificate, as PEM files."""
@@ -398,21 +430,25 @@ def pki(tmp_path_factory):
     now = datetime.datetime.now(datetime.UTC)
 
     def certificate(common_name, key, issuer_name, issuer_key, *, ca=False, san=None, usage=None):
-        builder = (x509.CertificateBuilder()
-                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
-                   .issuer_name(issuer_name).public_key(key.public_key())
-                   .serial_number(x509.random_serial_number())
-                   .not_valid_before(now - datetime.timedelta(minutes=5))
-                   .not_valid_after(now + datetime.timedelta(days=1))
-                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
+            .issuer_name(issuer_name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
         if ca:
-            builder = builder.add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False, False),
-                                            critical=True)
-            builder = builder.add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
-                                            critical=False)
+            builder = builder.add_extension(
+                x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True
+            )
+            builder = builder.add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         else:
             builder = builder.add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False)
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False
+            )
         if san:
             builder = builder.add_extension(x509.SubjectAlternativeName(san), critical=False)
         if usage:
@@ -422,17 +458,25 @@ def pki(tmp_path_factory):
     def save(name, cert, key):
         cert_path, key_path = directory / f"{name}.crt", directory / f"{name}.key"
         cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
+        key_path.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
         return str(cert_path), str(key_path)
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test registry CA")])
     ca_cert = certificate("test registry CA", ca_key, ca_name, ca_key, ca=True)
     server_key, client_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    server_cert = certificate("127.0.0.1", server_key, ca_name, ca_key,
-                              san=[x509.IPAddress(ipaddress.ip_address("127.0.0.1"))],
-                              usage=ExtendedKeyUsageOID.SERVER_AUTH)
+    server_cert = certificate(
+        "127.0.0.1",
+        server_key,
+        ca_name,
+        ca_key,
+        san=[x509.IPAddress(ipaddress.ip_address("127.0.0.1"))],
+        usage=ExtendedKeyUsageOID.SERVER_AUTH,
+    )
     client_cert = certificate("sink", client_key, ca_name, ca_key, usage=ExtendedKeyUsageOID.CLIENT_AUTH)
     ca_path, _ = save("ca", ca_cert, ca_key)
     server_paths, client_paths = save("server", server_cert, server_key), save("client", client_cert, client_key)
@@ -449,64 +493,120 @@ def mutual_tls_server(pki, servers) -> LocalServer:
 
 
 def test_tls_with_a_ca_bundle_and_a_client_certificate(pki, mutual_tls_server):
-    settings = RegistrySettings.from_converter_settings(mutual_tls_server.url, {
-        "schema.registry.ssl.ca.location": pki["ca"],
-        "schema.registry.ssl.certificate.location": pki["client"][0],
-        "schema.registry.ssl.key.location": pki["client"][1]})
+    settings = RegistrySettings.from_converter_settings(
+        mutual_tls_server.url,
+        {
+            "schema.registry.ssl.ca.location": pki["ca"],
+            "schema.registry.ssl.certificate.location": pki["client"][0],
+            "schema.registry.ssl.key.location": pki["client"][1],
+        },
+    )
     assert SchemaRegistryClient(settings).schema_by_id(1).schema == '"string"'
     assert "tls=client-cert" in repr(settings)
 
 
-@pytest.mark.parametrize("settings", [
-    {},  # the system CAs do not know the test CA
-    {"schema.registry.ssl.ca.location": "CA"},  # trusted, but no client certificate
-])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},  # the system CAs do not know the test CA
+        {"schema.registry.ssl.ca.location": "CA"},  # trusted, but no client certificate
+    ],
+)
 def test_tls_failures_are_clear_and_not_failed_over(pki, mutual_tls_server, settings):
     settings = {k: pki["ca"] if v == "CA" else v for k, v in settings.items()}
-    client = SchemaRegistryClient(RegistrySettings.from_converter_settings(
-        mutual_tls_server.url, {**settings, "max.retries": 3, "retries.wait.ms": 1}))
-    with pytest.raises(SchemaRegistryError, match=r"TLS with the schema registry at https://127.0.0.1:\d+ failed "
-                                                  r"\(check schema.registry.ssl.\*\)"):
+    client = SchemaRegistryClient(
+        RegistrySettings.from_converter_settings(
+            mutual_tls_server.url, {**settings, "max.retries": 3, "retries.wait.ms": 1}
+        )
+    )
+    with pytest.raises(
+        SchemaRegistryError,
+        match=r"TLS with the schema registry at https://127.0.0.1:\d+ failed "
+        r"\(check schema.registry.ssl.\*\)",
+    ):
         client.schema_by_id(1)
 
 
 # ---- settings ----------------------------------------------------------------------------------------
 
+
 def test_settings_stay_constructible_as_before_and_pickle():
     settings = RegistrySettings("http://u:pw@registry:8081/", 2.5)
     assert settings.urls == ["http://u:pw@registry:8081"] and settings.timeout_s == 2.5
     assert pickle.loads(pickle.dumps(settings)) == settings
-    assert repr(settings) == ("RegistrySettings(url='http://registry:8081', basic=URL, max_retries=3, "
-                              "timeout_s=2.5)")
+    assert repr(settings) == ("RegistrySettings(url='http://registry:8081', basic=URL, max_retries=3, timeout_s=2.5)")
 
 
 def test_settings_from_converter_settings():
     settings = RegistrySettings.from_converter_settings(
-        "https://a:8081, https://b:8081", {"max.retries": 5, "retries.wait.ms": 10, "retries.max.wait.ms": 100,
-                                           "schema.registry.url": "ignored", "schemas.enable": True}, timeout_s=3)
+        "https://a:8081, https://b:8081",
+        {
+            "max.retries": 5,
+            "retries.wait.ms": 10,
+            "retries.max.wait.ms": 100,
+            "schema.registry.url": "ignored",
+            "schemas.enable": True,
+        },
+        timeout_s=3,
+    )
     assert settings.urls == ["https://a:8081", "https://b:8081"]
     assert (settings.max_retries, settings.retries_wait_ms, settings.retries_max_wait_ms, settings.timeout_s) == (
-        5, 10, 100, 3)
+        5,
+        10,
+        100,
+        3,
+    )
 
 
-@pytest.mark.parametrize("url, settings, setting, message", [
-    ("http://r", {"basic.auth.credentials.source": "URL", "bearer.auth.credentials.source": "STATIC_TOKEN",
-                  "bearer.auth.token": "t"},
-     "bearer.auth.credentials.source", "Only one of 'basic.auth.credentials.source' and "
-                                       "'bearer.auth.credentials.source' may be specified"),
-    ("http://r", {"basic.auth.credentials.source": "USER_INFO"}, "basic.auth.user.info", "needs basic.auth.user.info"),
-    ("http://r", {"basic.auth.credentials.source": "SASL_INHERIT"}, "basic.auth.credentials.source",
-     "basic.auth.credentials.source=SASL_INHERIT is not supported: use URL or USER_INFO"),
-    ("http://r", {"bearer.auth.credentials.source": "STATIC_TOKEN"}, "bearer.auth.token", "needs bearer.auth.token"),
-    ("http://r", {"bearer.auth.credentials.source": "OAUTHBEARER"}, "bearer.auth.credentials.source",
-     "not supported: use STATIC_TOKEN"),
-    ("http://r", {"schema.registry.ssl.key.location": "k.pem"}, "schema.registry.ssl.key.location",
-     "needs schema.registry.ssl.certificate.location"),
-    ("http://r", {"max.retries": -1}, "max.retries", "must be at least 0"),
-    ("registry:8081", {}, "schema.registry.url", "Invalid schema registry URL 'registry:8081'"),
-    ("http://u:pw@registry:port", {}, "schema.registry.url", "Invalid schema registry URL 'http://registry:port'"),
-    (" , ", {}, "schema.registry.url", "No schema registry URL"),
-])
+@pytest.mark.parametrize(
+    "url, settings, setting, message",
+    [
+        (
+            "http://r",
+            {
+                "basic.auth.credentials.source": "URL",
+                "bearer.auth.credentials.source": "STATIC_TOKEN",
+                "bearer.auth.token": "t",
+            },
+            "bearer.auth.credentials.source",
+            "Only one of 'basic.auth.credentials.source' and 'bearer.auth.credentials.source' may be specified",
+        ),
+        (
+            "http://r",
+            {"basic.auth.credentials.source": "USER_INFO"},
+            "basic.auth.user.info",
+            "needs basic.auth.user.info",
+        ),
+        (
+            "http://r",
+            {"basic.auth.credentials.source": "SASL_INHERIT"},
+            "basic.auth.credentials.source",
+            "basic.auth.credentials.source=SASL_INHERIT is not supported: use URL or USER_INFO",
+        ),
+        (
+            "http://r",
+            {"bearer.auth.credentials.source": "STATIC_TOKEN"},
+            "bearer.auth.token",
+            "needs bearer.auth.token",
+        ),
+        (
+            "http://r",
+            {"bearer.auth.credentials.source": "OAUTHBEARER"},
+            "bearer.auth.credentials.source",
+            "not supported: use STATIC_TOKEN",
+        ),
+        (
+            "http://r",
+            {"schema.registry.ssl.key.location": "k.pem"},
+            "schema.registry.ssl.key.location",
+            "needs schema.registry.ssl.certificate.location",
+        ),
+        ("http://r", {"max.retries": -1}, "max.retries", "must be at least 0"),
+        ("registry:8081", {}, "schema.registry.url", "Invalid schema registry URL 'registry:8081'"),
+        ("http://u:pw@registry:port", {}, "schema.registry.url", "Invalid schema registry URL 'http://registry:port'"),
+        (" , ", {}, "schema.registry.url", "No schema registry URL"),
+    ],
+)
 def test_invalid_settings_name_the_setting(url, settings, setting, message):
     with pytest.raises(RegistryConfigError, match=message) as error:
         RegistrySettings.from_converter_settings(url, settings)

@@ -26,8 +26,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest
 # with their code (the Spark Connect server's workers could import it, local Spark's not always).
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-SCHEMA = json.dumps({"type": "record", "name": "order", "fields": [
-    {"name": "id", "type": "long"}, {"name": "region", "type": "string"}]})
+SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "order",
+        "fields": [{"name": "id", "type": "long"}, {"name": "region", "type": "string"}],
+    }
+)
 REGIONS = ("eu", "us", "apac")
 MANIFEST_FIELDS_OF_THE_RUN = ("connector", "run_id", "written_at_ms", "extra")
 
@@ -45,8 +50,10 @@ def orders(partition: int) -> list[dict]:
 def exported(s3_client, bucket: str) -> tuple[dict[str, bytes], dict[str, dict]]:
     """The data objects with their bytes, and the manifests without what records the run that wrote
     them (its connector name, run id, time)."""
-    objects = {key: s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
-               for key in list_keys(s3_client, bucket, "topics/")}
+    objects = {
+        key: s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        for key in list_keys(s3_client, bucket, "topics/")
+    }
     manifests = {}
     for key in list_keys(s3_client, bucket, "_kafka_s3_assets/manifests/dir="):  # not the pointers beside them
         manifest = json.loads(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read())
@@ -63,13 +70,21 @@ def test_spark_connect_writes_the_same_objects_and_manifests_as_local_spark(spar
     for name, session in (("local", spark), ("connect", spark_connect)):
         bucket = f"{name}-{topic.replace('_', '-')}"
         s3_client.create_bucket(Bucket=bucket)
-        config = connector_config(topic, bucket, name=f"{name}-{topic}", **{
-            "flush.size": "2", "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-            "partition.field.name": "region"})
+        config = connector_config(
+            topic,
+            bucket,
+            name=f"{name}-{topic}",
+            **{
+                "flush.size": "2",
+                "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+                "partition.field.name": "region",
+            },
+        )
         results = run_exports(session, [PartitionExportRequest(resolve_settings(config), topic, p) for p in range(3)])
         assert [(r.partition, r.status, r.error) for r in results] == [(p, "exported", None) for p in range(3)]
-        outputs.append(([(r.next_offset, r.records_exported, r.object_keys) for r in results],
-                        *exported(s3_client, bucket)))
+        outputs.append(
+            ([(r.next_offset, r.records_exported, r.object_keys) for r in results], *exported(s3_client, bucket))
+        )
 
     (local_results, local_objects, local_manifests), (connect_results, connect_objects, connect_manifests) = outputs
     assert [next_offset for next_offset, _, _ in local_results] == [4, 6, 8]  # the rest waits in open files
@@ -116,8 +131,9 @@ def meet_the_others(item: tuple[str, int, int]) -> str:
 
 def test_each_item_is_a_task_of_its_own_and_the_tasks_run_at_once(session, tmp_path):
     count = 2  # the cores of the smallest machine these tests run on
-    answers = [json.loads(a) for a in run_in_tasks(session, [(str(tmp_path), i, count) for i in range(count)],
-                                                   meet_the_others)]
+    answers = [
+        json.loads(a) for a in run_in_tasks(session, [(str(tmp_path), i, count) for i in range(count)], meet_the_others)
+    ]
     assert sorted(a["partition"] for a in answers) == list(range(count))
     assert [a["together"] for a in answers] == [True] * count
 
@@ -173,8 +189,9 @@ class BlackHole:
 def test_cancel_stops_the_running_export_and_its_task(session, s3_client, bucket):
     hole = BlackHole()
     try:
-        config = connector_config("stalled", bucket, **{"bootstrap.servers": hole.address,
-                                                        "kafka_s3_assets.kafka.timeout.ms": "900000"})
+        config = connector_config(
+            "stalled", bucket, **{"bootstrap.servers": hole.address, "kafka_s3_assets.kafka.timeout.ms": "900000"}
+        )
         request = PartitionExportRequest(resolve_settings(config), "stalled", 0, end_offset=10)
         job = spark_export_job(session)
         outcome = {}
@@ -221,8 +238,12 @@ print(session.session_id, run_in_tasks(session, [0], lambda _: str(os.getpid()))
 def run_in_a_process_of_its_own(spark_remote: str, shuffle_partitions: str) -> tuple[str, int]:
     """As an export run does: a new process, a Spark Connect session, one task; its session id and the
     process id of the Python worker that ran the task."""
-    done = subprocess.run([sys.executable, "-c", RUN_IN_A_PROCESS_OF_ITS_OWN, spark_remote, shuffle_partitions],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_IN_A_PROCESS_OF_ITS_OWN, spark_remote, shuffle_partitions],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     session_id, worker = done.stdout.split()
     return session_id, int(worker)

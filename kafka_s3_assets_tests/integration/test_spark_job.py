@@ -16,15 +16,21 @@ def test_partitions_export_in_parallel_tasks(spark, kafka, s3_client, bucket):
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(6)], partition=0)
     kafka.produce_avro(topic, [{"f1": str(i)} for i in range(3)], partition=1)
     settings = resolve_settings(connector_config(topic, bucket))
-    results = run_exports(spark, [PartitionExportRequest(settings, topic, 0),
-                                  PartitionExportRequest(settings, topic, 1)])
+    results = run_exports(
+        spark, [PartitionExportRequest(settings, topic, 0), PartitionExportRequest(settings, topic, 1)]
+    )
     assert [r.error for r in results] == [None, None]
     assert [(r.partition, r.status, r.next_offset, r.records_exported) for r in results] == [  # noqa
-        (0, "exported", 6, 6), (1, "exported", 3, 3)]
+        (0, "exported", 6, 6),
+        (1, "exported", 3, 3),
+    ]
     assert list_keys(s3_client, bucket, "topics/") == sorted(
-        [f"topics/{topic}/partition=0/{topic}+0+0000000000.avro",
-         f"topics/{topic}/partition=0/{topic}+0+0000000003.avro",
-         f"topics/{topic}/partition=1/{topic}+1+0000000000.avro"])
+        [
+            f"topics/{topic}/partition=0/{topic}+0+0000000000.avro",
+            f"topics/{topic}/partition=0/{topic}+0+0000000003.avro",
+            f"topics/{topic}/partition=1/{topic}+1+0000000000.avro",
+        ]
+    )
 
 
 def test_a_failing_task_comes_back_as_a_clear_result_not_a_java_trace(spark, kafka, bucket):

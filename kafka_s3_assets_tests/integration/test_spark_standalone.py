@@ -46,8 +46,9 @@ spark.stop()
 
 def start(args, log: Path) -> subprocess.Popen:
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1")
-    return subprocess.Popen([str(SPARK_CLASS), *args], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [str(SPARK_CLASS), *args], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True
+    )
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -61,18 +62,33 @@ def stop(process: subprocess.Popen) -> None:
 @dataclass(frozen=True)
 class StandaloneCluster:
     url: str  # spark://host:port, for spark.master
-    ui: str   # the master's web UI, whose /json/ reports workers and applications
+    ui: str  # the master's web UI, whose /json/ reports workers and applications
 
 
 @pytest.fixture(scope="module")
 def standalone_master(devstack, tmp_path_factory):
     logs = tmp_path_factory.mktemp("spark-standalone")
     port, ui, worker_ui = pick_free_ports(3)  # distinct: a master UI and a worker UI on one port answer each other
-    master = start(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-                    "--webui-port", str(ui)], logs / "master.log")
+    master = start(
+        ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
+        logs / "master.log",
+    )
     url = f"spark://127.0.0.1:{port}"
-    worker = start(["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
-                    "--memory", "1g", "--webui-port", str(worker_ui)], logs / "worker.log")
+    worker = start(
+        [
+            "org.apache.spark.deploy.worker.Worker",
+            url,
+            "--host",
+            "127.0.0.1",
+            "--cores",
+            "1",
+            "--memory",
+            "1g",
+            "--webui-port",
+            str(worker_ui),
+        ],
+        logs / "worker.log",
+    )
     try:
         deadline = time.monotonic() + 90
         while True:  # ready when the master reports an alive worker
@@ -84,9 +100,11 @@ def standalone_master(devstack, tmp_path_factory):
             except (OSError, ValueError):
                 pass
             if time.monotonic() > deadline or master.poll() is not None or worker.poll() is not None:
-                raise RuntimeError(f"Spark standalone cluster did not come up; logs in {logs}:\n"
-                                   + (logs / "master.log").read_text()[-2000:]
-                                   + (logs / "worker.log").read_text()[-2000:])
+                raise RuntimeError(
+                    f"Spark standalone cluster did not come up; logs in {logs}:\n"
+                    + (logs / "master.log").read_text()[-2000:]
+                    + (logs / "worker.log").read_text()[-2000:]
+                )
             time.sleep(0.5)
         yield StandaloneCluster(url, f"http://127.0.0.1:{ui}")
     finally:
@@ -95,8 +113,17 @@ def standalone_master(devstack, tmp_path_factory):
 
 
 PARTITIONS = 3
-SCHEMA = json.dumps({"type": "record", "name": "order", "fields": [
-    {"name": "id", "type": "long"}, {"name": "region", "type": "string"}, {"name": "note", "type": "string"}]})
+SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "order",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "region", "type": "string"},
+            {"name": "note", "type": "string"},
+        ],
+    }
+)
 REGIONS = ("eu", "us", "apac")
 FLUSH_SIZE = 2
 
@@ -104,8 +131,10 @@ FLUSH_SIZE = 2
 def orders(partition: int) -> list[dict]:
     """A different count per partition, spread over three regions: several objects per partition and
     directory."""
-    return [{"id": partition * 100 + i, "region": REGIONS[(i * (partition + 1)) % 3], "note": f"order {i}"}
-            for i in range(7 + 4 * partition)]
+    return [
+        {"id": partition * 100 + i, "region": REGIONS[(i * (partition + 1)) % 3], "note": f"order {i}"}
+        for i in range(7 + 4 * partition)
+    ]
 
 
 def committed_offsets() -> list[int]:
@@ -117,10 +146,17 @@ def committed_offsets() -> list[int]:
 def field_partitioned(topic: str, bucket: str, name: str) -> dict:
     """The same connector in every run but for its name (each run has its own consumer group, which an
     export without manifests resumes from) and its bucket."""
-    return connector_config(topic, bucket, **{
-        "name": name, "flush.size": str(FLUSH_SIZE), "schema.compatibility": "NONE",
-        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-        "partition.field.name": "region"})
+    return connector_config(
+        topic,
+        bucket,
+        **{
+            "name": name,
+            "flush.size": str(FLUSH_SIZE),
+            "schema.compatibility": "NONE",
+            "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+            "partition.field.name": "region",
+        },
+    )
 
 
 def driver_environment(**extra) -> dict:
@@ -131,13 +167,20 @@ def driver_environment(**extra) -> dict:
 
 def run_driver(master: str, config: dict, topic: str, cwd) -> None:
     """``run_exports`` of every partition in a Spark driver process on ``master``."""
-    result = subprocess.run([sys.executable, "-c", DRIVER, master, json.dumps(config), topic, str(PARTITIONS)],
-                            capture_output=True, text=True, timeout=300, cwd=cwd, env=driver_environment())
+    result = subprocess.run(
+        [sys.executable, "-c", DRIVER, master, json.dumps(config), topic, str(PARTITIONS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=driver_environment(),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     [line] = [out for out in result.stdout.splitlines() if out.startswith("RESULTS ")]
-    results = json.loads(line[len("RESULTS "):])
+    results = json.loads(line[len("RESULTS ") :])
     assert [(r["partition"], r["status"], r["next_offset"], r["error"]) for r in results] == [
-        (p, "exported", offset, None) for p, offset in enumerate(committed_offsets())]
+        (p, "exported", offset, None) for p, offset in enumerate(committed_offsets())
+    ]
 
 
 def new_bucket(s3_client, run: str, topic: str) -> str:
@@ -148,8 +191,10 @@ def new_bucket(s3_client, run: str, topic: str) -> str:
 
 def exported_objects(s3_client, bucket: str) -> dict[str, bytes]:
     """The data objects (not the manifests, which record run ids and times) with their bytes."""
-    return {key: s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
-            for key in list_keys(s3_client, bucket, "topics/")}
+    return {
+        key: s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        for key in list_keys(s3_client, bucket, "topics/")
+    }
 
 
 def applications(cluster: StandaloneCluster) -> list[str]:
@@ -166,8 +211,9 @@ def exported_locally(devstack, kafka, s3_client, tmp_path_factory) -> tuple[str,
     for p in range(PARTITIONS):
         kafka.produce_avro(topic, orders(p), partition=p, schema=SCHEMA)
     bucket = new_bucket(s3_client, "local", topic)
-    run_driver("local[*]", field_partitioned(topic, bucket, f"local-{topic}"), topic,
-               tmp_path_factory.mktemp("local-driver"))
+    run_driver(
+        "local[*]", field_partitioned(topic, bucket, f"local-{topic}"), topic, tmp_path_factory.mktemp("local-driver")
+    )
     objects = exported_objects(s3_client, bucket)
     keys = [key.split("/") for key in objects]
     assert {directory for _, _, directory, _ in keys} == {f"region={r}" for r in REGIONS}
@@ -188,8 +234,9 @@ def test_the_cluster_writes_the_same_objects_as_local(standalone_master, exporte
     assert cluster == local
 
 
-def test_the_dagster_pyspark_resource_runs_the_cli_export_on_the_cluster(standalone_master, exported_locally,
-                                                                         s3_client, tmp_path):
+def test_the_dagster_pyspark_resource_runs_the_cli_export_on_the_cluster(
+    standalone_master, exported_locally, s3_client, tmp_path
+):
     topic, local = exported_locally
     bucket = new_bucket(s3_client, "cli", topic)
     config = tmp_path / "connector.json"
@@ -197,13 +244,20 @@ def test_the_dagster_pyspark_resource_runs_the_cli_export_on_the_cluster(standal
     (tmp_path / "dagster_home").mkdir()
     before = applications(standalone_master)
 
-    result = subprocess.run([sys.executable, "-m", "kafka_s3_assets.cli", "export", "--config", str(config), "--json"],
-                            capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                            env=driver_environment(KAFKA_S3_ASSETS_SPARK_MASTER=standalone_master.url,
-                                                   DAGSTER_HOME=str(tmp_path / "dagster_home")))
+    result = subprocess.run(
+        [sys.executable, "-m", "kafka_s3_assets.cli", "export", "--config", str(config), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=driver_environment(
+            KAFKA_S3_ASSETS_SPARK_MASTER=standalone_master.url, DAGSTER_HOME=str(tmp_path / "dagster_home")
+        ),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
     assert sorted((p["partition"], p["success"], p["next_offset"]) for p in report["partitions"]) == [
-        (f"{topic}/{p}", True, offset) for p, offset in enumerate(committed_offsets())]
+        (f"{topic}/{p}", True, offset) for p, offset in enumerate(committed_offsets())
+    ]
     assert len(applications(standalone_master)) > len(before)  # the export's Spark job ran on the cluster
     assert exported_objects(s3_client, bucket) == local

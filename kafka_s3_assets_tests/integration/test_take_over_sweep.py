@@ -27,14 +27,19 @@ pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest
 PART = "io.confluent.connect.storage.partitioner."
 HOUR = 3_600_000
 T0 = 1_743_555_600_000  # 2025-04-02T01:00:00Z
-HISTORY = 20            # offsets committed by the first export
-CRASHED = 12            # offsets the killed export was to write
-OTHERS = 400            # objects of other partitions and other hours
+HISTORY = 20  # offsets committed by the first export
+CRASHED = 12  # offsets the killed export was to write
+OTHERS = 400  # objects of other partitions and other hours
 PARTITIONERS = {
     "default": {},
-    "wallclock": {"partitioner.class": PART + "TimeBasedPartitioner", "timestamp.extractor": "Wallclock",
-                  "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", "partition.duration.ms": str(HOUR),
-                  "locale": "en", "timezone": "UTC"},
+    "wallclock": {
+        "partitioner.class": PART + "TimeBasedPartitioner",
+        "timestamp.extractor": "Wallclock",
+        "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+        "partition.duration.ms": str(HOUR),
+        "locale": "en",
+        "timezone": "UTC",
+    },
 }
 
 
@@ -49,17 +54,20 @@ def other_objects(topic: str, partitioner: str) -> list[str]:
             day, hour = 1 + i // 24 % 28, i % 24
             p = 0 if i % 4 == 0 else partition
             offset = i % HISTORY if p == 0 else offset
-            keys.append(f"topics/{topic}/year=2024/month=01/day={day:02d}/hour={hour:02d}/"
-                        f"{topic}+{p}+{offset:010d}.avro")
+            keys.append(
+                f"topics/{topic}/year=2024/month=01/day={day:02d}/hour={hour:02d}/{topic}+{p}+{offset:010d}.avro"
+            )
     return keys
 
 
 @pytest.mark.parametrize("partitioner", PARTITIONERS)
-def test_a_take_over_lists_only_the_dead_attempts_objects_from_the_resume_offset(partitioner, kafka, s3_client,
-                                                                                  bucket, monkeypatch):
+def test_a_take_over_lists_only_the_dead_attempts_objects_from_the_resume_offset(
+    partitioner, kafka, s3_client, bucket, monkeypatch
+):
     topic = kafka.create_topic("sweep")
-    config = connector_config(topic, bucket, name=f"sweep-{uuid.uuid4().hex[:8]}", **{
-        "flush.size": "2", **PARTITIONERS[partitioner]})
+    config = connector_config(
+        topic, bucket, name=f"sweep-{uuid.uuid4().hex[:8]}", **{"flush.size": "2", **PARTITIONERS[partitioner]}
+    )
     kafka.produce_avro(topic, [{"f1": f"old{i}"} for i in range(HISTORY)])
     code, first, err = finish(spawn(config, topic, clock_ms=T0))
     assert code == 0 and first["status"] == "exported", err

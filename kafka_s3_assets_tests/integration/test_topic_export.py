@@ -29,6 +29,7 @@ class InProcessJob:
         def run(requests):
             self.requests.extend(requests)
             return [export_partition(r) for r in requests]
+
         return ExportJob(run=run, cancel=lambda: None)
 
 
@@ -36,8 +37,9 @@ def test_a_topic_run_exports_the_partitions_with_records_waiting_checks_all_and_
     topic = kafka.create_topic("topic_run", partitions=3)
     kafka.produce_avro(topic, [{"f1": f"a{i}"} for i in range(7)], partition=0)
     kafka.produce_avro(topic, [{"f1": f"c{i}"} for i in range(2)], partition=2)
-    settings = resolve_settings(connector_config(topic, bucket, **{
-        "flush.size": "3", "kafka_s3_assets.lag.max.records": "100"}))
+    settings = resolve_settings(
+        connector_config(topic, bucket, **{"flush.size": "3", "kafka_s3_assets.lag.max.records": "100"})
+    )
     job = InProcessJob()
     progress = []
 

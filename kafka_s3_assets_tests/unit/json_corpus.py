@@ -11,26 +11,118 @@ import struct
 
 # Where a byte can go: (before, after).
 CONTEXTS = [
-    (b"", b""), (b"1", b""), (b"true", b""), (b'"', b'"'), (b'"\\', b'"'), (b'{"', b'":1}'), (b"{", b""), (b"[", b""),
-    (b"[1", b"]"), (b'{"a"', b"1}"), (b'{"a":', b"}"), (b"-", b""), (b"1.", b""), (b"1e", b""), (b"0", b""),
-    (b"[1,", b"]"), (b'{"a":1', b"}"), (b'{"a":1,', b""), (b"null", b""), (b'"\\u00', b'"'), (b"1.5", b""),
-    (b"-0", b""), (b"[true", b"]"), (b"[-", b"]"), (b'{"a":-', b"}"), (b"+", b""), (b"-I", b""), (b"[", b"]"),
-    (b'"\xc3', b'"'), (b'{"\xe2\x82', b'":1}'), (b" ", b" "),
+    (b"", b""),
+    (b"1", b""),
+    (b"true", b""),
+    (b'"', b'"'),
+    (b'"\\', b'"'),
+    (b'{"', b'":1}'),
+    (b"{", b""),
+    (b"[", b""),
+    (b"[1", b"]"),
+    (b'{"a"', b"1}"),
+    (b'{"a":', b"}"),
+    (b"-", b""),
+    (b"1.", b""),
+    (b"1e", b""),
+    (b"0", b""),
+    (b"[1,", b"]"),
+    (b'{"a":1', b"}"),
+    (b'{"a":1,', b""),
+    (b"null", b""),
+    (b'"\\u00', b'"'),
+    (b"1.5", b""),
+    (b"-0", b""),
+    (b"[true", b"]"),
+    (b"[-", b"]"),
+    (b'{"a":-', b"}"),
+    (b"+", b""),
+    (b"-I", b""),
+    (b"[", b"]"),
+    (b'"\xc3', b'"'),
+    (b'{"\xe2\x82', b'":1}'),
+    (b" ", b" "),
 ]
 
 TRICKY = [
-    b'{"a":1,"b":[1,2]}', b"null", b"", b"   ", b'{"a":1}x', b"1 2", b"1x", b"truex", b"true-", b"01", b"-01",
-    b"00.5", b"007", b"[1,]", b".5", b"NaN", b"-Infinity", b"+1", b"1e400", b"-1e400", b"-0.0", b"-0", b"-1e-400",
-    b"18446744073709551616", b"18446744073709551615", b"-9223372036854775809", b"10000000.0", b"0.00001",
-    b"1E2", b"1e23", b"5e-324", b"2e-3", b'"\\ud800"', b'"\\ud83d\\ude00"', '"\U0001F600"'.encode(),
-    b'"\\u001f\x7f/"', b'"\xed\xa0\x80"', b'"\xc0\x80"', b'"\xf4\x90\x80\x80"', b'"\xff"',
-    b'\xef\xbb\xbf{"bom":1}', '{"u":"\u00e9"}'.encode("utf-16"), '{"a":1}'.encode("utf-16-le"),
-    "[1]".encode("utf-32-be"), b'{"a":1,"a":2,"b":3}', b'{"b":1,"a":2}', b'"\t"', b"1.", b"-", b"1e", b'"abc',
-    b'{"a"}', b"\x00", b"/* c */ 1", b"# c", b'{"\\u0000":"\\u2028"}', b'{"\\ud800":1}', b'{"\\udc00":1}',
-    b'{"\xc3\\u0041":1}', b'{"a\xe2\x82A":1}', b"[1}", b"]", b'{"a":1]', b"\x1e", b"tru", b"-In", b"-INF",
-    b"1e2147483648", b"1e-2147483648", b"1e99999999999", b"[" * 1000 + b"]" * 1000, b"[" * 1001 + b"]" * 1001,
-    b"1" * 1000, b"1" * 1001, b"1." + b"1" * 998, b"1." + b"1" * 999, b"1.5e" + b"1" * 998,
-    *[text.encode("utf-16-le") for text in ('[1,}', '{"a":}', '[,]', '{"a":]', '-', '1e+', '01.5e', '[-', '"\\u00zz"')],
+    b'{"a":1,"b":[1,2]}',
+    b"null",
+    b"",
+    b"   ",
+    b'{"a":1}x',
+    b"1 2",
+    b"1x",
+    b"truex",
+    b"true-",
+    b"01",
+    b"-01",
+    b"00.5",
+    b"007",
+    b"[1,]",
+    b".5",
+    b"NaN",
+    b"-Infinity",
+    b"+1",
+    b"1e400",
+    b"-1e400",
+    b"-0.0",
+    b"-0",
+    b"-1e-400",
+    b"18446744073709551616",
+    b"18446744073709551615",
+    b"-9223372036854775809",
+    b"10000000.0",
+    b"0.00001",
+    b"1E2",
+    b"1e23",
+    b"5e-324",
+    b"2e-3",
+    b'"\\ud800"',
+    b'"\\ud83d\\ude00"',
+    '"\U0001f600"'.encode(),
+    b'"\\u001f\x7f/"',
+    b'"\xed\xa0\x80"',
+    b'"\xc0\x80"',
+    b'"\xf4\x90\x80\x80"',
+    b'"\xff"',
+    b'\xef\xbb\xbf{"bom":1}',
+    '{"u":"\u00e9"}'.encode("utf-16"),
+    '{"a":1}'.encode("utf-16-le"),
+    "[1]".encode("utf-32-be"),
+    b'{"a":1,"a":2,"b":3}',
+    b'{"b":1,"a":2}',
+    b'"\t"',
+    b"1.",
+    b"-",
+    b"1e",
+    b'"abc',
+    b'{"a"}',
+    b"\x00",
+    b"/* c */ 1",
+    b"# c",
+    b'{"\\u0000":"\\u2028"}',
+    b'{"\\ud800":1}',
+    b'{"\\udc00":1}',
+    b'{"\xc3\\u0041":1}',
+    b'{"a\xe2\x82A":1}',
+    b"[1}",
+    b"]",
+    b'{"a":1]',
+    b"\x1e",
+    b"tru",
+    b"-In",
+    b"-INF",
+    b"1e2147483648",
+    b"1e-2147483648",
+    b"1e99999999999",
+    b"[" * 1000 + b"]" * 1000,
+    b"[" * 1001 + b"]" * 1001,
+    b"1" * 1000,
+    b"1" * 1001,
+    b"1." + b"1" * 998,
+    b"1." + b"1" * 999,
+    b"1.5e" + b"1" * 998,
+    *[text.encode("utf-16-le") for text in ("[1,}", '{"a":}', "[,]", '{"a":]', "-", "1e+", "01.5e", "[-", '"\\u00zz"')],
 ]
 
 
@@ -63,7 +155,7 @@ def random_double(rng: random.Random) -> float:
 def random_number(rng: random.Random) -> int | float:
     k = rng.randrange(6)
     if k == 0:
-        return rng.randrange(-2**70, 2**70)
+        return rng.randrange(-(2**70), 2**70)
     if k == 1:
         return rng.randrange(-1000, 1000)
     if k == 2:
@@ -71,7 +163,7 @@ def random_number(rng: random.Random) -> int | float:
     if k == 3:
         return round(rng.uniform(-1e4, 1e4), rng.randrange(0, 5))
     if k == 4:
-        return rng.choice([0.0, -0.0, 1e7, 1e-3, 1e22, 1e23, 5e-324, 1.7976931348623157e308, 2**63, -2**63, 2**64])
+        return rng.choice([0.0, -0.0, 1e7, 1e-3, 1e22, 1e23, 5e-324, 1.7976931348623157e308, 2**63, -(2**63), 2**64])
     return rng.uniform(-1, 1) * 10 ** rng.randrange(-30, 30)
 
 
@@ -92,10 +184,14 @@ def random_value(rng: random.Random, depth: int = 0):
 
 def number_text(rng: random.Random) -> bytes:
     """Number-like text: signs, leading zeros, fractions, exponents, good and bad."""
-    return "".join([rng.choice(["", "-", "+", "--"]),
-                    rng.choice(["0", "00", "007", "1", "123", "9" * rng.randrange(1, 25), ""]),
-                    rng.choice(["", ".", ".5", ".000", ".123456789012345678901234"]),
-                    rng.choice(["", "e", "E5", "e+3", "e-7", "e0", "e-400", "e400", "e+", "E-0010"])]).encode()
+    return "".join(
+        [
+            rng.choice(["", "-", "+", "--"]),
+            rng.choice(["0", "00", "007", "1", "123", "9" * rng.randrange(1, 25), ""]),
+            rng.choice(["", ".", ".5", ".000", ".123456789012345678901234"]),
+            rng.choice(["", "e", "E5", "e+3", "e-7", "e0", "e-400", "e400", "e+", "E-0010"]),
+        ]
+    ).encode()
 
 
 def mutated(rng: random.Random, data: bytes) -> bytes:
@@ -152,8 +248,10 @@ def utf16_strings(rng: random.Random, count: int) -> list[bytes]:
     dangling byte: what Java's decoder makes of malformed UTF-16."""
     out = []
     for _ in range(count):
-        units = [rng.choice([rng.randrange(0x20, 0x80), rng.randrange(0xD800, 0xE000), rng.randrange(0x80, 0x10000)])
-                 for _ in range(rng.randrange(1, 6))]
+        units = [
+            rng.choice([rng.randrange(0x20, 0x80), rng.randrange(0xD800, 0xE000), rng.randrange(0x80, 0x10000)])
+            for _ in range(rng.randrange(1, 6))
+        ]
         order = rng.choice(["big", "little"])
         body = b"".join(u.to_bytes(2, order) for u in [0x22, *units, 0x22])
         out.append(body + bytes(rng.randrange(256) for _ in range(rng.randrange(2))))
@@ -166,4 +264,4 @@ def corpus(seed: int, count: int) -> list[bytes]:
     rng = random.Random(seed)
     docs = documents(rng, count)
     bytes_in_context = [before + bytes([b]) + after for before, after in CONTEXTS for b in range(256)]
-    return TRICKY + bytes_in_context + docs + encoded(rng, docs[:count // 6]) + utf16_strings(rng, count // 3)
+    return TRICKY + bytes_in_context + docs + encoded(rng, docs[: count // 6]) + utf16_strings(rng, count // 3)

@@ -38,19 +38,29 @@ def _without_logical_types(schema):
     return schema
 
 
-def avro_record(schema, value, *, timestamp: int | None = 0, schema_id: int = 1, topic: str = "test-topic",
-                partition: int = 12, offset: int = 0) -> SinkRecord:
+def avro_record(
+    schema,
+    value,
+    *,
+    timestamp: int | None = 0,
+    schema_id: int = 1,
+    topic: str = "test-topic",
+    partition: int = 12,
+    offset: int = 0,
+) -> SinkRecord:
     """A converted Avro record whose datum is ``value`` written with ``schema`` (logical types as ints)."""
     buffer = io.BytesIO()
     fastavro.schemaless_writer(buffer, fastavro.parse_schema(_without_logical_types(schema)), value)
     ref = AvroSchemaRef(schema_id, 1, schema, json.dumps(schema))
-    raw = KafkaRecord(topic, partition, offset, timestamp, None, b"\x00" + schema_id.to_bytes(4, "big")
-                      + buffer.getvalue())
+    raw = KafkaRecord(
+        topic, partition, offset, timestamp, None, b"\x00" + schema_id.to_bytes(4, "big") + buffer.getvalue()
+    )
     return SinkRecord(raw, ConnectData(ref, avro_datum=buffer.getvalue()))
 
 
-def schemaless_record(value, *, timestamp: int | None = 0, topic: str = "test-topic", partition: int = 12,
-                      offset: int = 0) -> SinkRecord:
+def schemaless_record(
+    value, *, timestamp: int | None = 0, topic: str = "test-topic", partition: int = 12, offset: int = 0
+) -> SinkRecord:
     """A record converted without a schema (JSON object/array/scalar, String, ByteArray)."""
     raw = KafkaRecord(topic, partition, offset, timestamp, None, b"...")
     return SinkRecord(raw, ConnectData(None, decoded=value, is_decoded=True))
@@ -69,7 +79,13 @@ def record_schema(*fields, name: str = "record", namespace: str | None = None) -
 
 def time_config(**overrides) -> dict:
     """A TimeBasedPartitioner config like the reference tests': LA, en, hourly, Record timestamps."""
-    config = {"partitioner.class": TIME_BASED, "partition.duration.ms": HOUR, "locale": "en", "timezone": LA,
-              "path.format": "'year'=YYYY/'month'=M/'day'=d/'hour'=H", "timestamp.extractor": "Record"}
+    config = {
+        "partitioner.class": TIME_BASED,
+        "partition.duration.ms": HOUR,
+        "locale": "en",
+        "timezone": LA,
+        "path.format": "'year'=YYYY/'month'=M/'day'=d/'hour'=H",
+        "timestamp.extractor": "Record",
+    }
     config.update(overrides)
     return config

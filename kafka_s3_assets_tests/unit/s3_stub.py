@@ -12,8 +12,9 @@ from botocore.exceptions import ClientError
 
 
 def client_error(status: int, code: str, message: str = "", operation: str = "PutObject") -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": message},
-                        "ResponseMetadata": {"HTTPStatusCode": status}}, operation)
+    return ClientError(
+        {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}}, operation
+    )
 
 
 def md5_etag(body: bytes) -> str:
@@ -31,9 +32,9 @@ class StubClient:
     def __init__(self, **fail: list[BaseException]):
         self.fail = fail
         self.calls: list[str] = []
-        self.kwargs: list[dict] = []                  # each call's arguments, in order
+        self.kwargs: list[dict] = []  # each call's arguments, in order
         self.objects: dict[str, bytes] = {}
-        self.etags: dict[str, str] = {}               # key -> ETag (set one by hand for SSE-KMS-like ETags)
+        self.etags: dict[str, str] = {}  # key -> ETag (set one by hand for SSE-KMS-like ETags)
         self.uploads: dict[str, dict[int, bytes]] = {}
         self._upload_ids = itertools.count(1)
 

@@ -21,13 +21,22 @@ AVRO = "io.confluent.connect.s3.format.avro.AvroFormat"
 JSON = "io.confluent.connect.s3.format.json.JsonFormat"
 S3_STORAGE = "io.confluent.connect.s3.storage.S3Storage"
 SCHEMA_V1 = {"type": "record", "name": "myrecord", "fields": [{"name": "f1", "type": "string"}]}
-SCHEMA_V2 = {"type": "record", "name": "myrecord",
-             "fields": [{"name": "f1", "type": "string"}, {"name": "f2", "type": "int", "default": 0}]}
+SCHEMA_V2 = {
+    "type": "record",
+    "name": "myrecord",
+    "fields": [{"name": "f1", "type": "string"}, {"name": "f2", "type": "int", "default": 0}],
+}
 
 
 def base_config(**overrides) -> dict:
-    config = {"name": "s3-sink", "topics": "s3_topic", "flush.size": "3", "format.class": AVRO,
-              "storage.class": S3_STORAGE, "s3.bucket.name": "bucket"}
+    config = {
+        "name": "s3-sink",
+        "topics": "s3_topic",
+        "flush.size": "3",
+        "format.class": AVRO,
+        "storage.class": S3_STORAGE,
+        "s3.bucket.name": "bucket",
+    }
     config.update({k.replace("_", "."): v for k, v in overrides.items()})
     return config
 
@@ -54,8 +63,9 @@ def framed(schema: dict, value: dict, schema_id: int) -> bytes:
     return b"\x00" + struct.pack(">I", schema_id) + buffer.getvalue()
 
 
-def avro_records(values, schema=SCHEMA_V1, schema_id=1, start=0, topic="s3_topic", partition=0,
-                 registry=None) -> list[SinkRecord]:
+def avro_records(
+    values, schema=SCHEMA_V1, schema_id=1, start=0, topic="s3_topic", partition=0, registry=None
+) -> list[SinkRecord]:
     registry = registry or FakeRegistry({schema_id: schema})
     converter = AvroConverter(registry, is_key=False)
     out = []
@@ -78,17 +88,28 @@ class _Writer:
         return getattr(self.inner, name)
 
 
-def writer_for(config: dict, store: InMemoryObjectStore | None = None, topic="s3_topic", partition=0,
-               reporter=None, memory=None):
+def writer_for(
+    config: dict, store: InMemoryObjectStore | None = None, topic="s3_topic", partition=0, reporter=None, memory=None
+):
     cfg = validate_connector_config(config)
     store = store if store is not None else InMemoryObjectStore()
-    formats = FileFormats(build_format(cfg, "format.class"),
-                          build_format(cfg, "keys.format.class") if cfg["store.kafka.keys"] else None,
-                          build_format(cfg, "headers.format.class") if cfg["store.kafka.headers"] else None)
-    writer = TopicPartitionWriter(topic, partition, settings=WriterSettings.from_config(cfg),
-                                  partitioner=build_partitioner(cfg, AvroDecoder()), formats=formats,
-                                  naming=ObjectNaming.from_config(cfg), store=store, tagger=None,
-                                  reporter=reporter, memory=memory)
+    formats = FileFormats(
+        build_format(cfg, "format.class"),
+        build_format(cfg, "keys.format.class") if cfg["store.kafka.keys"] else None,
+        build_format(cfg, "headers.format.class") if cfg["store.kafka.headers"] else None,
+    )
+    writer = TopicPartitionWriter(
+        topic,
+        partition,
+        settings=WriterSettings.from_config(cfg),
+        partitioner=build_partitioner(cfg, AvroDecoder()),
+        formats=formats,
+        naming=ObjectNaming.from_config(cfg),
+        store=store,
+        tagger=None,
+        reporter=reporter,
+        memory=memory,
+    )
     return _Writer(writer), store
 
 

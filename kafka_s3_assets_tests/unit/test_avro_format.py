@@ -40,8 +40,10 @@ def test_header_schema_carries_connect_metadata_like_avrodata():
     for record in avro_records([{"f1": "a"}, {"f1": "b"}, {"f1": "c"}]):
         writer.write(record)
     _records, metadata = read_container(next(iter(store.objects.values())))
-    assert metadata["avro.schema"] == ('{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}],'
-                                       '"connect.version":1,"connect.name":"myrecord"}')
+    assert metadata["avro.schema"] == (
+        '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}],'
+        '"connect.version":1,"connect.name":"myrecord"}'
+    )
 
 
 def test_fast_path_copies_datum_bytes_verbatim():

@@ -52,8 +52,11 @@ def produced(schema, values) -> list:
 
 
 def sink_records(schema, values, sink=None, schema_id=3) -> list[SinkRecord]:
-    converter = AvroConverter(FakeRegistry({schema_id: schema}, versions={schema_id: 1}), is_key=False,
-                              **({} if sink is None else {"sink": sink}))
+    converter = AvroConverter(
+        FakeRegistry({schema_id: schema}, versions={schema_id: 1}),
+        is_key=False,
+        **({} if sink is None else {"sink": sink}),
+    )
     out = []
     for offset, value in enumerate(values):
         raw = framed(schema, value, schema_id)
@@ -74,20 +77,28 @@ def write(fmt, records) -> bytes:
 
 
 def test_properties_alone_keep_the_fast_path():
-    copier, file_schema = copier_for(record("R", fld("a", ADDRESS), fld("b", ["null", "Address"], default=None),
-                                            fld("e", {"type": "enum", "name": "E", "symbols": ["X", "Y"]}),
-                                            fld("d", {"type": "bytes", "logicalType": "decimal", "precision": 4,
-                                                      "scale": 1})))
+    copier, file_schema = copier_for(
+        record(
+            "R",
+            fld("a", ADDRESS),
+            fld("b", ["null", "Address"], default=None),
+            fld("e", {"type": "enum", "name": "E", "symbols": ["X", "Y"]}),
+            fld("d", {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 1}),
+        )
+    )
     assert copier is None
     assert file_schema["connect.name"] == "R"  # the file schema differs, the encoding does not
 
 
-@pytest.mark.parametrize("writer, reason", [
-    (record("R", fld("u", ["int", "null", "string"])), "null moves first"),
-    (record("R", fld("s", ["string", "null"], default="x")), "null moves first"),
-    (record("R", fld("s", ["null", {"type": "string", "connect.default": "d"}], default=None)), "null moves last"),
-    (record("R", fld("one", ["int"])), "a one-branch union is its branch"),
-])
+@pytest.mark.parametrize(
+    "writer, reason",
+    [
+        (record("R", fld("u", ["int", "null", "string"])), "null moves first"),
+        (record("R", fld("s", ["string", "null"], default="x")), "null moves first"),
+        (record("R", fld("s", ["null", {"type": "string", "connect.default": "d"}], default=None)), "null moves last"),
+        (record("R", fld("one", ["int"])), "a one-branch union is its branch"),
+    ],
+)
 def test_schemas_whose_encoding_changes(writer, reason):
     copier, _ = copier_for(writer)
     assert copier is not None, reason
@@ -122,9 +133,9 @@ def test_the_writers_union_branch_is_kept():
     # which re-encoding by value would not know (5 fits long first).
     copier, file_schema = copier_for(record("R", fld("n", ["long", "null", "int"])))
     assert file_schema["fields"][0]["type"] == ["null", "long", "int"]
-    assert copier(encode_long(2) + encode_long(5)) == encode_long(2) + encode_long(5)   # int stays int (2)
-    assert copier(encode_long(0) + encode_long(5)) == encode_long(1) + encode_long(5)   # long: 0 -> 1
-    assert copier(encode_long(1)) == encode_long(0)                                     # null: 1 -> 0
+    assert copier(encode_long(2) + encode_long(5)) == encode_long(2) + encode_long(5)  # int stays int (2)
+    assert copier(encode_long(0) + encode_long(5)) == encode_long(1) + encode_long(5)  # long: 0 -> 1
+    assert copier(encode_long(1)) == encode_long(0)  # null: 1 -> 0
 
 
 def test_one_branch_unions_lose_their_index():
@@ -133,8 +144,7 @@ def test_one_branch_unions_lose_their_index():
 
 
 def test_enums_become_strings_without_enhanced_support():
-    schema = record("R", fld("e", {"type": "enum", "name": "E", "symbols": ["X", "YY"]}),
-                    fld("u", ["string", "null"]))
+    schema = record("R", fld("e", {"type": "enum", "name": "E", "symbols": ["X", "YY"]}), fld("u", ["string", "null"]))
     copier, file_schema = copier_for(schema, NOT_ENHANCED)
     assert file_schema["fields"][0]["type"]["type"] == "string"
     body = write(AvroFormat(), sink_records(schema, [{"e": "YY", "u": "a"}, {"e": "X", "u": None}], NOT_ENHANCED))
@@ -142,14 +152,30 @@ def test_enums_become_strings_without_enhanced_support():
 
 
 def test_arrays_and_maps_are_re_encoded_block_by_block():
-    schema = record("R", fld("l", {"type": "array", "items": ["string", "null"]}),
-                    fld("m", {"type": "map", "values": ["int", "null", "string"]}))
+    schema = record(
+        "R",
+        fld("l", {"type": "array", "items": ["string", "null"]}),
+        fld("m", {"type": "map", "values": ["int", "null", "string"]}),
+    )
     copier, file_schema = copier_for(schema)
     # A writer may split an array into blocks, with a negative count followed by the block's byte size.
     item_a, item_null = encode_long(0) + encode_long(1) + b"a", encode_long(1)
-    datum = (encode_long(-2) + encode_long(len(item_a + item_null)) + item_a + item_null
-             + encode_long(1) + item_a + encode_long(0)
-             + encode_long(1) + encode_long(1) + b"k" + encode_long(2) + encode_long(1) + b"v" + encode_long(0))
+    datum = (
+        encode_long(-2)
+        + encode_long(len(item_a + item_null))
+        + item_a
+        + item_null
+        + encode_long(1)
+        + item_a
+        + encode_long(0)
+        + encode_long(1)
+        + encode_long(1)
+        + b"k"
+        + encode_long(2)
+        + encode_long(1)
+        + b"v"
+        + encode_long(0)
+    )
     value = fastavro.schemaless_reader(io.BytesIO(copier(datum)), fastavro.parse_schema(file_schema), None)
     assert value == {"l": ["a", None, "a"], "m": {"k": "v"}}
     assert value == fastavro.schemaless_reader(io.BytesIO(datum), fastavro.parse_schema(schema), None)
@@ -164,11 +190,14 @@ def test_recursive_types_are_re_encoded():
     assert list(reader) == values
 
 
-@pytest.mark.parametrize("datum, message", [
-    (encode_long(0), "truncated"),                                       # the int branch, no int
-    (encode_long(1) + encode_long(1) + b"a" + b"extra", "trailing"),
-    (encode_long(7), "union index 7 out of range"),
-])
+@pytest.mark.parametrize(
+    "datum, message",
+    [
+        (encode_long(0), "truncated"),  # the int branch, no int
+        (encode_long(1) + encode_long(1) + b"a" + b"extra", "trailing"),
+        (encode_long(7), "union index 7 out of range"),
+    ],
+)
 def test_a_corrupt_datum_fails(datum, message):
     copier, _ = copier_for(record("R", fld("u", ["int", "null", "string"])))
     with pytest.raises(TranscodeError, match=message):
@@ -195,13 +224,19 @@ def test_json_and_parquet_formats_see_the_produced_values():
     values = rich_values()
     records = sink_records(RICH_SCHEMA, values)
     lines = [json.loads(line) for line in write(JsonFormat(), records).decode().splitlines()]
-    assert [(v["id"], v["status"], v["code"], v["note"]) for v in lines] == \
-        [(v["id"], v["status"], v["code"], v["note"]) for v in values]
+    assert [(v["id"], v["status"], v["code"], v["note"]) for v in lines] == [
+        (v["id"], v["status"], v["code"], v["note"]) for v in values
+    ]
     assert base64.b64decode(lines[0]["hash"]) == values[0]["hash"]
     rows = pq.read_table(io.BytesIO(write(ParquetFormat(), records))).to_pylist()
     assert [r["amount"] for r in rows] == [v["amount"] for v in values]
     assert [r["price"] for r in rows] == [v["price"] for v in values]
     assert [r["note"] for r in rows] == [v["note"] for v in values]
     assert [r["code"] for r in rows] == [
-        None if v["code"] is None else {"member0": v["code"], "member1": None} if isinstance(v["code"], int)
-        else {"member0": None, "member1": v["code"]} for v in values]
+        None
+        if v["code"] is None
+        else {"member0": v["code"], "member1": None}
+        if isinstance(v["code"], int)
+        else {"member0": None, "member1": v["code"]}
+        for v in values
+    ]

@@ -32,9 +32,12 @@ def json_records(values, offsets=None):
     out = []
     for offset, value in zip(offsets, values):
         payload = json.dumps(value).encode()
-        out.append(SinkRecord(KafkaRecord("t", 0, offset, None, b"key-%d" % offset, payload,
-                                          (("h", b"v%d" % offset),)),
-                              converter.to_connect("t", payload)))
+        out.append(
+            SinkRecord(
+                KafkaRecord("t", 0, offset, None, b"key-%d" % offset, payload, (("h", b"v%d" % offset),)),
+                converter.to_connect("t", payload),
+            )
+        )
     return out
 
 
@@ -65,8 +68,10 @@ def test_constants_for_the_config():
 def test_build_format_reads_the_block_size_and_defaults_it():
     assert build_format({"format.class": BLOCK_GZIP_FORMAT, BLOCK_SIZE_KEY: 1000}).block_size == 1000
     assert build_format({"format.class": BLOCK_GZIP_FORMAT}).block_size == DEFAULT_BLOCK_SIZE
-    assert build_format({"format.class": "x", "headers.format.class": BLOCK_GZIP_FORMAT},
-                        "headers.format.class").extension == ".gz"
+    assert (
+        build_format({"format.class": "x", "headers.format.class": BLOCK_GZIP_FORMAT}, "headers.format.class").extension
+        == ".gz"
+    )
     with pytest.raises(ValueError, match=BLOCK_SIZE_KEY):
         BlockGzipFormat(block_size=0)
 
@@ -84,7 +89,8 @@ def test_small_object_is_one_chunk_with_an_exact_index():
     assert gzip.decompress(body) == expected_lines
     assert store.objects[INDEX_KEY] == (
         b'{"chunks":[{"byte_length_uncompressed":%d,"num_records":3,"byte_length":%d,"byte_offset":0,'
-        b'"first_record_offset":10}]}' % (len(expected_lines), len(body)))
+        b'"first_record_offset":10}]}' % (len(expected_lines), len(body))
+    )
     assert [s.key for s in stored] == [KEY, INDEX_KEY]
     assert stored[0].size == len(body) and stored[1].size == len(store.objects[INDEX_KEY])
 
@@ -98,7 +104,8 @@ def test_keys_and_headers_views():
     records = json_records([{"v": 0}, {"v": 1}])
     store, _ = write(BlockGzipFormat(), records, key="x.headers.gz", view=HEADER_VIEW)
     assert gzip.decompress(store.objects["x.headers.gz"]) == (
-        b'{"headers":[{"key":"h","value":"v0"}]}\n{"headers":[{"key":"h","value":"v1"}]}\n')
+        b'{"headers":[{"key":"h","value":"v0"}]}\n{"headers":[{"key":"h","value":"v1"}]}\n'
+    )
     assert "x.headers.index.json" in store.objects
     converter = JsonSchemalessConverter()
     keyed = [SinkRecord(r.raw, r.value, converter.to_connect("t", b'"k%d"' % r.offset)) for r in records]
@@ -119,15 +126,20 @@ def test_large_object_is_cut_into_chunks_that_each_decompress_alone():
     assert gzip.decompress(body) == b"".join(lines)  # any gunzip reads the whole object
     position, record = 0, 0
     for i, chunk in enumerate(chunks):
-        assert list(chunk) == ["byte_length_uncompressed", "num_records", "byte_length", "byte_offset",
-                               "first_record_offset"]
+        assert list(chunk) == [
+            "byte_length_uncompressed",
+            "num_records",
+            "byte_length",
+            "byte_offset",
+            "first_record_offset",
+        ]
         assert chunk["byte_offset"] == position
         assert chunk["first_record_offset"] == offsets[record]
-        piece = body[chunk["byte_offset"]:chunk["byte_offset"] + chunk["byte_length"]]
+        piece = body[chunk["byte_offset"] : chunk["byte_offset"] + chunk["byte_length"]]
         member = zlib.decompressobj(31)
         text = member.decompress(piece)
         assert member.eof and member.unused_data == b""  # exactly one whole gzip member
-        assert text == b"".join(lines[record:record + chunk["num_records"]])
+        assert text == b"".join(lines[record : record + chunk["num_records"]])
         assert chunk["byte_length_uncompressed"] == len(text) <= block_size
         if i + 1 < len(chunks):  # cut only when the next line would not fit
             assert chunk["byte_length_uncompressed"] + len(lines[record + chunk["num_records"]]) > block_size

@@ -18,9 +18,14 @@ BYTEARRAY = "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"
 
 def sink_records(converter, payloads, keys=None):
     keys = keys or [None] * len(payloads)
-    return [SinkRecord(KafkaRecord("t", 0, i, None, k, p), converter.to_connect("t", p),
-                       None if k is None else converter.to_connect("t", k))
-            for i, (k, p) in enumerate(zip(keys, payloads))]
+    return [
+        SinkRecord(
+            KafkaRecord("t", 0, i, None, k, p),
+            converter.to_connect("t", p),
+            None if k is None else converter.to_connect("t", k),
+        )
+        for i, (k, p) in enumerate(zip(keys, payloads))
+    ]
 
 
 def write(fmt, records, view=None) -> bytes:
@@ -55,9 +60,15 @@ def test_extension_is_the_configured_one_plus_the_compression_extension():
 
 
 def test_build_format_reads_the_bytearray_keys_and_keeps_the_separator_as_given():
-    fmt = build_format({"format.class": BYTEARRAY, "format.bytearray.extension": ".customExtensionForTest",
-                        "format.bytearray.separator": " SEP ", "s3.compression.type": "gzip",
-                        "s3.compression.level": 9})
+    fmt = build_format(
+        {
+            "format.class": BYTEARRAY,
+            "format.bytearray.extension": ".customExtensionForTest",
+            "format.bytearray.separator": " SEP ",
+            "s3.compression.type": "gzip",
+            "s3.compression.level": 9,
+        }
+    )
     assert fmt.extension == ".customExtensionForTest.gz"
     assert fmt.separator == b" SEP "
     assert (fmt.compression, fmt.level) == ("gzip", 9)
@@ -89,29 +100,39 @@ def test_keys_view_writes_the_key_bytes():
     assert write(ByteArrayFormat(), records, KEY_VIEW) == b"k1\nk2\n"
 
 
-@pytest.mark.parametrize("records, message", [
-    (lambda: sink_records(StringConverter(), [b"text"]), "Invalid schema type for ByteArrayConverter: STRING"),
-    (lambda: avro_records([{"f1": "a"}]), "Invalid schema type for ByteArrayConverter: STRUCT"),
-    (lambda: avro_records([5], schema="long"), "Invalid schema type for ByteArrayConverter: INT64"),
-    (lambda: sink_records(JsonSchemalessConverter(), [b'{"a": 1}']),
-     "ByteArrayConverter is not compatible with objects of type class java.util.HashMap"),
-    (lambda: sink_records(JsonSchemalessConverter(), [b'"s"']),
-     "ByteArrayConverter is not compatible with objects of type class java.lang.String"),
-    (lambda: [SinkRecord(KafkaRecord("t", 0, 0, None, None, None), None)], "cannot write a null value"),
-])
+@pytest.mark.parametrize(
+    "records, message",
+    [
+        (lambda: sink_records(StringConverter(), [b"text"]), "Invalid schema type for ByteArrayConverter: STRING"),
+        (lambda: avro_records([{"f1": "a"}]), "Invalid schema type for ByteArrayConverter: STRUCT"),
+        (lambda: avro_records([5], schema="long"), "Invalid schema type for ByteArrayConverter: INT64"),
+        (
+            lambda: sink_records(JsonSchemalessConverter(), [b'{"a": 1}']),
+            "ByteArrayConverter is not compatible with objects of type class java.util.HashMap",
+        ),
+        (
+            lambda: sink_records(JsonSchemalessConverter(), [b'"s"']),
+            "ByteArrayConverter is not compatible with objects of type class java.lang.String",
+        ),
+        (lambda: [SinkRecord(KafkaRecord("t", 0, 0, None, None, None), None)], "cannot write a null value"),
+    ],
+)
 def test_data_that_is_not_bytes_is_a_data_error_naming_what_was_found(records, message):
     with pytest.raises(ByteArrayDataError, match=message):
         write(ByteArrayFormat(), records())
     assert issubclass(ByteArrayDataError, ValueError)
 
 
-@pytest.mark.parametrize("schema, value, connect_type", [
-    ({"type": "int", "connect.type": "int8"}, 5, "INT8"),
-    ({"type": "int", "connect.type": "int16"}, 5, "INT16"),
-    ({"type": "int", "logicalType": "date"}, 5, "INT32"),
-    ({"type": "enum", "name": "com.acme.Colour", "symbols": ["RED"]}, "RED", "STRING"),
-    ([{"type": "fixed", "name": "com.acme.Id", "size": 2}, "string"], "s", "STRUCT"),
-])
+@pytest.mark.parametrize(
+    "schema, value, connect_type",
+    [
+        ({"type": "int", "connect.type": "int8"}, 5, "INT8"),
+        ({"type": "int", "connect.type": "int16"}, 5, "INT16"),
+        ({"type": "int", "logicalType": "date"}, 5, "INT32"),
+        ({"type": "enum", "name": "com.acme.Colour", "symbols": ["RED"]}, "RED", "STRING"),
+        ([{"type": "fixed", "name": "com.acme.Id", "size": 2}, "string"], "s", "STRUCT"),
+    ],
+)
 def test_the_schema_type_named_is_the_one_the_avro_converter_gives(schema, value, connect_type):
     """The Connect type the reference's ByteArrayConverter prints is AvroData's: an int marked
     ``connect.type`` int8/int16 is INT8/INT16, not INT32; a union of several types is a STRUCT."""
@@ -119,20 +140,35 @@ def test_the_schema_type_named_is_the_one_the_avro_converter_gives(schema, value
         write(ByteArrayFormat(), avro_records([value], schema=schema))
 
 
-@pytest.mark.parametrize("schema", [
-    [{"type": "null"}, "bytes"],
-    ["null", {"type": "bytes", "connect.name": "com.acme.Blob"}],
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        [{"type": "null"}, "bytes"],
+        ["null", {"type": "bytes", "connect.name": "com.acme.Blob"}],
+    ],
+)
 def test_optional_bytes_are_written_however_the_avro_schema_spells_them(schema):
     """``{"type": "null"}`` is Avro's null, so the union is an optional BYTES (AvroData's answer)."""
     assert write(ByteArrayFormat(), avro_records([b"\x01"], schema=schema)) == b"\x01\n"
 
 
-@pytest.mark.parametrize("schema", [
-    {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2},
-    ["null", {"type": "fixed", "name": "com.acme.Money", "size": 4, "logicalType": "decimal", "precision": 6,
-              "scale": 2}],
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2},
+        [
+            "null",
+            {
+                "type": "fixed",
+                "name": "com.acme.Money",
+                "size": 4,
+                "logicalType": "decimal",
+                "precision": 6,
+                "scale": 2,
+            },
+        ],
+    ],
+)
 def test_a_decimal_is_not_bytes_to_the_bytearray_converter(schema):
     """AvroData gives a Decimal's value as a BigDecimal, which ByteArrayConverter refuses although its
     schema type is BYTES."""
@@ -143,9 +179,12 @@ def test_a_decimal_is_not_bytes_to_the_bytearray_converter(schema):
 
 
 def test_optional_bytes_from_the_registry_are_bytes():
-    record = SinkRecord(KafkaRecord("t", 0, 0, None, None, b""),
-                        ConnectData(schema=AvroSchemaRef(1, 1, ["null", "bytes"], '["null","bytes"]'),
-                                    decoded=b"\x07", is_decoded=True))
+    record = SinkRecord(
+        KafkaRecord("t", 0, 0, None, None, b""),
+        ConnectData(
+            schema=AvroSchemaRef(1, 1, ["null", "bytes"], '["null","bytes"]'), decoded=b"\x07", is_decoded=True
+        ),
+    )
     assert write(ByteArrayFormat(), [record]) == b"\x07\n"
 
 

@@ -60,10 +60,20 @@ def rotate(reason: str) -> SchemaDecision:
 # ---------------------------------------------------------------- mode lookup and preconditions
 
 
-@pytest.mark.parametrize("value, mode", [
-    ("NONE", NONE), ("BACKWARD", BACKWARD), ("FORWARD", FORWARD), ("FULL", FULL),
-    ("backward", NONE), ("Full", NONE), ("BACKWARD_TRANSITIVE", NONE), ("", NONE), (None, NONE),
-])
+@pytest.mark.parametrize(
+    "value, mode",
+    [
+        ("NONE", NONE),
+        ("BACKWARD", BACKWARD),
+        ("FORWARD", FORWARD),
+        ("FULL", FULL),
+        ("backward", NONE),
+        ("Full", NONE),
+        ("BACKWARD_TRANSITIVE", NONE),
+        ("", NONE),
+        (None, NONE),
+    ],
+)
 def test_mode_lookup_is_exact_and_falls_back_to_none(value, mode):
     assert compatibility_mode(value) == mode
 
@@ -123,7 +133,7 @@ def test_primitive_schemas_of_string_converter_are_unchanged():
 def test_none_rotates_on_any_difference():
     base = record(f("a", "int"))
     current = ref(base, 1)
-    assert decide(NONE, ref(base, 2), current) == rotate(DIFFERENT_SCHEMA)                     # version only
+    assert decide(NONE, ref(base, 2), current) == rotate(DIFFERENT_SCHEMA)  # version only
     assert decide(NONE, ref(record(f("a", "int", doc="x")), 1), current) == rotate(DIFFERENT_SCHEMA)  # field doc
     assert decide(NONE, ref(record(f("a", ["null", "int"])), 1), current) == rotate(DIFFERENT_SCHEMA)
     assert decide(NONE, ref(record(f("a", "int"), f("b", ["null", "int"])), 1), current) == rotate(DIFFERENT_SCHEMA)
@@ -144,35 +154,55 @@ def v(*fields, version=1, **extra) -> AvroSchemaRef:
     return ref(record(*fields, **extra), version)
 
 
-@pytest.mark.parametrize("record_type, current_type", [
-    ("int", "long"), ("int", "float"), ("int", "double"), ("long", "float"), ("long", "double"),
-    ("float", "double"), ({"type": "int", "connect.type": "int8"}, "int"),
-    ({"type": "int", "connect.type": "int8"}, {"type": "int", "connect.type": "int16"}),
-])
+@pytest.mark.parametrize(
+    "record_type, current_type",
+    [
+        ("int", "long"),
+        ("int", "float"),
+        ("int", "double"),
+        ("long", "float"),
+        ("long", "double"),
+        ("float", "double"),
+        ({"type": "int", "connect.type": "int8"}, "int"),
+        ({"type": "int", "connect.type": "int8"}, {"type": "int", "connect.type": "int16"}),
+    ],
+)
 def test_numbers_may_widen(record_type, current_type):
     for mode in (BACKWARD, FORWARD, FULL):
         assert decide(mode, v(f("a", record_type)), v(f("a", current_type))) == PROJECT
 
 
-@pytest.mark.parametrize("record_type, current_type", [
-    ("long", "int"), ("double", "float"), ("float", "long"), ("int", {"type": "int", "connect.type": "int16"}),
-    ("int", "string"), ("string", "bytes"), ("boolean", "int"), ("int", {"type": "array", "items": "int"}),
-    ({"type": "array", "items": "int"}, {"type": "map", "values": "int"}),
-])
+@pytest.mark.parametrize(
+    "record_type, current_type",
+    [
+        ("long", "int"),
+        ("double", "float"),
+        ("float", "long"),
+        ("int", {"type": "int", "connect.type": "int16"}),
+        ("int", "string"),
+        ("string", "bytes"),
+        ("boolean", "int"),
+        ("int", {"type": "array", "items": "int"}),
+        ({"type": "array", "items": "int"}, {"type": "map", "values": "int"}),
+    ],
+)
 def test_other_type_changes_are_different_type(record_type, current_type):
     for mode in (BACKWARD, FORWARD, FULL):
         assert decide(mode, v(f("a", record_type)), v(f("a", current_type))) == rotate(DIFFERENT_TYPE)
 
 
-@pytest.mark.parametrize("record_type, current_type", [
-    ("int", {"type": "int", "logicalType": "date"}),
-    ({"type": "int", "logicalType": "date"}, {"type": "int", "logicalType": "time-millis"}),
-    ("long", {"type": "long", "logicalType": "timestamp-millis"}),
-    ({"type": "fixed", "name": "F", "size": 4}, {"type": "fixed", "name": "G", "size": 4}),
-    ({"type": "enum", "name": "E", "symbols": ["A"]}, {"type": "enum", "name": "other.E", "symbols": ["A"]}),
-    (record(f("x", "int"), name="Inner"), record(f("x", "int"), name="Renamed")),
-    ("string", {"type": "string", "connect.name": "named"}),
-])
+@pytest.mark.parametrize(
+    "record_type, current_type",
+    [
+        ("int", {"type": "int", "logicalType": "date"}),
+        ({"type": "int", "logicalType": "date"}, {"type": "int", "logicalType": "time-millis"}),
+        ("long", {"type": "long", "logicalType": "timestamp-millis"}),
+        ({"type": "fixed", "name": "F", "size": 4}, {"type": "fixed", "name": "G", "size": 4}),
+        ({"type": "enum", "name": "E", "symbols": ["A"]}, {"type": "enum", "name": "other.E", "symbols": ["A"]}),
+        (record(f("x", "int"), name="Inner"), record(f("x", "int"), name="Renamed")),
+        ("string", {"type": "string", "connect.name": "named"}),
+    ],
+)
 def test_name_changes_are_different_name(record_type, current_type):
     assert decide(BACKWARD, v(f("a", record_type)), v(f("a", current_type))) == rotate(DIFFERENT_NAME)
 
@@ -182,18 +212,25 @@ def test_top_level_rename_is_different_name():
     assert decide(FORWARD, v(f("a", "int"), namespace="x"), v(f("a", "int"))) == rotate(DIFFERENT_NAME)
 
 
-@pytest.mark.parametrize("record_field, current_field", [
-    (f("a", {"type": "fixed", "name": "F", "size": 4}), f("a", {"type": "fixed", "name": "F", "size": 8})),
-    (f("a", {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}),
-     f("a", {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 3})),
-    (f("a", {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}),
-     f("a", {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2})),
-    # A field that gains a default gains AvroData's field-default flag parameter.
-    (f("a", "int"), f("a", "int", default=0)),
-    (f("a", "string", default="x"), f("a", "string")),
-    (f("a", {"type": "string", "avro.java.string": "String"}), f("a", "string")),
-    (f("a", {"type": "int", "connect.parameters": {"k": "v"}}), f("a", "int")),
-])
+@pytest.mark.parametrize(
+    "record_field, current_field",
+    [
+        (f("a", {"type": "fixed", "name": "F", "size": 4}), f("a", {"type": "fixed", "name": "F", "size": 8})),
+        (
+            f("a", {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}),
+            f("a", {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 3}),
+        ),
+        (
+            f("a", {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}),
+            f("a", {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}),
+        ),
+        # A field that gains a default gains AvroData's field-default flag parameter.
+        (f("a", "int"), f("a", "int", default=0)),
+        (f("a", "string", default="x"), f("a", "string")),
+        (f("a", {"type": "string", "avro.java.string": "String"}), f("a", "string")),
+        (f("a", {"type": "int", "connect.parameters": {"k": "v"}}), f("a", "int")),
+    ],
+)
 def test_parameter_changes_are_different_params(record_field, current_field):
     for mode in (BACKWARD, FORWARD, FULL):
         assert decide(mode, v(record_field), v(current_field)) == rotate(DIFFERENT_PARAMS)
@@ -267,34 +304,53 @@ def test_nested_record_evolution():
     assert value == {"in": {"x": 1, "y": "d"}}
 
 
-@pytest.mark.parametrize("record_type, current_type, reason", [
-    (inner(f("x", "int")), inner(f("x", "int"), f("y", "string")), MISSING_REQUIRED_FIELD),
-    (inner(f("x", "int")), inner(f("x", "string")), DIFFERENT_TYPE),
-    (inner(f("x", ["null", "int"])), inner(f("x", "int")), INCOMPATIBLE_OPTIONALITY),
-    ({"type": "array", "items": inner(f("x", "int"))},
-     {"type": "array", "items": inner(f("x", "int"), f("y", "int"))}, MISSING_REQUIRED_FIELD),
-    ({"type": "map", "values": inner(f("x", "int"))},
-     {"type": "map", "values": inner(f("x", "boolean"))}, DIFFERENT_TYPE),
-    (["null", inner(f("x", "int"))], ["null", inner(f("x", "int"), f("y", "int"))], MISSING_REQUIRED_FIELD),
-    (inner(f("deep", inner(f("x", "int"), name="Deep"))),
-     inner(f("deep", inner(f("x", "long"), f("z", "int"), name="Deep"))), MISSING_REQUIRED_FIELD),
-])
+@pytest.mark.parametrize(
+    "record_type, current_type, reason",
+    [
+        (inner(f("x", "int")), inner(f("x", "int"), f("y", "string")), MISSING_REQUIRED_FIELD),
+        (inner(f("x", "int")), inner(f("x", "string")), DIFFERENT_TYPE),
+        (inner(f("x", ["null", "int"])), inner(f("x", "int")), INCOMPATIBLE_OPTIONALITY),
+        (
+            {"type": "array", "items": inner(f("x", "int"))},
+            {"type": "array", "items": inner(f("x", "int"), f("y", "int"))},
+            MISSING_REQUIRED_FIELD,
+        ),
+        (
+            {"type": "map", "values": inner(f("x", "int"))},
+            {"type": "map", "values": inner(f("x", "boolean"))},
+            DIFFERENT_TYPE,
+        ),
+        (["null", inner(f("x", "int"))], ["null", inner(f("x", "int"), f("y", "int"))], MISSING_REQUIRED_FIELD),
+        (
+            inner(f("deep", inner(f("x", "int"), name="Deep"))),
+            inner(f("deep", inner(f("x", "long"), f("z", "int"), name="Deep"))),
+            MISSING_REQUIRED_FIELD,
+        ),
+    ],
+)
 def test_nested_incompatibilities_rotate(record_type, current_type, reason):
     for mode in (BACKWARD, FORWARD, FULL):
         assert decide(mode, v(f("a", record_type)), v(f("a", current_type))) == rotate(reason)
 
 
 def test_nested_compatible_changes_project():
-    assert decide(BACKWARD, v(f("a", {"type": "array", "items": "int"})),
-                  v(f("a", {"type": "array", "items": "long"}))) == PROJECT
-    assert decide(BACKWARD, v(f("a", {"type": "map", "values": inner(f("x", "int"))})),
-                  v(f("a", {"type": "map", "values": inner(f("x", "double"))}))) == PROJECT
+    assert (
+        decide(BACKWARD, v(f("a", {"type": "array", "items": "int"})), v(f("a", {"type": "array", "items": "long"})))
+        == PROJECT
+    )
+    assert (
+        decide(
+            BACKWARD,
+            v(f("a", {"type": "map", "values": inner(f("x", "int"))})),
+            v(f("a", {"type": "map", "values": inner(f("x", "double"))})),
+        )
+        == PROJECT
+    )
 
 
 def test_recursive_records_do_not_loop():
     node = {"type": "record", "name": "Node", "fields": [f("v", "int"), f("next", ["null", "Node"], default=None)]}
-    node_v2 = {"type": "record", "name": "Node",
-               "fields": [f("v", "long"), f("next", ["null", "Node"], default=None)]}
+    node_v2 = {"type": "record", "name": "Node", "fields": [f("v", "long"), f("next", ["null", "Node"], default=None)]}
     assert decide(BACKWARD, ref(node, 1), ref(node_v2, 2)) == PROJECT
     assert project({"v": 1, "next": {"v": 2, "next": None}}, node, node_v2) == {"v": 1, "next": {"v": 2, "next": None}}
 
@@ -310,7 +366,7 @@ def test_enum_symbols_of_the_record_must_be_a_subset_of_the_file_ones():
     two, three, one = (v(f("c", color(*s)), version=n) for n, s in ((1, "AB"), (2, "ABC"), (2, "A")))
     # Added symbol.
     assert decide(BACKWARD, two, three) == PROJECT
-    assert decide(BACKWARD, three, two) == rotate(DIFFERENT_PARAMS)   # params before the version
+    assert decide(BACKWARD, three, two) == rotate(DIFFERENT_PARAMS)  # params before the version
     assert decide(FORWARD, three, two) == rotate(DIFFERENT_PARAMS)
     assert decide(FORWARD, two, three) == rotate(DIFFERENT_VERSION)
     # Removed symbol.
@@ -324,8 +380,9 @@ def test_enum_reordering_and_default_change():
     # as decoded (its symbol is re-encoded with the file's order).
     assert decide(BACKWARD, v(f("c", color("A", "B"))), v(f("c", color("B", "A")))) == UNCHANGED
     # The enum default is a parameter too, and the record's must be among the file's.
-    assert decide(BACKWARD, v(f("c", color("A", "B", default="A"))),
-                  v(f("c", color("A", "B", default="B")))) == rotate(DIFFERENT_PARAMS)
+    assert decide(BACKWARD, v(f("c", color("A", "B", default="A"))), v(f("c", color("A", "B", default="B")))) == rotate(
+        DIFFERENT_PARAMS
+    )
     assert decide(BACKWARD, v(f("c", color("A", "B"))), v(f("c", color("A", "B", default="B")))) == PROJECT
 
 
@@ -345,10 +402,11 @@ def test_general_unions_are_structs_of_optional_branches():
     narrow = v(f("u", ["int", "string"]))
     wide = v(f("u", ["int", "string", "boolean"]))
     assert decide(BACKWARD, narrow, wide) == PROJECT
-    assert decide(BACKWARD, wide, narrow) == PROJECT   # record-only branches are ignored, like fields
+    assert decide(BACKWARD, wide, narrow) == PROJECT  # record-only branches are ignored, like fields
     assert decide(BACKWARD, v(f("u", ["int", "string"])), v(f("u", ["long", "string"]))) == PROJECT
-    assert decide(BACKWARD, v(f("u", ["null", "int", "string"])), v(f("u", ["int", "string"]))) == \
-        rotate(INCOMPATIBLE_OPTIONALITY)
+    assert decide(BACKWARD, v(f("u", ["null", "int", "string"])), v(f("u", ["int", "string"]))) == rotate(
+        INCOMPATIBLE_OPTIONALITY
+    )
     assert decide(BACKWARD, v(f("u", ["int", "string"])), v(f("u", "int"))) == rotate(DIFFERENT_TYPE)
 
 
@@ -356,21 +414,28 @@ def test_general_unions_are_structs_of_optional_branches():
 
 
 def test_connect_view_of_avro_schemas():
-    schema = connect_schema(record(
-        f("opt", ["string", "null"], default="abc"),
-        f("union", ["null", "int", inner(f("x", "int"), name="com.example.Inner")]),
-        f("e", color("A", "B", doc="colors", default="A", namespace="ns")),
-        f("d", {"type": "int", "logicalType": "date"}),
-        f("t", {"type": "long", "logicalType": "timestamp-millis"}),
-        f("dec", {"type": "bytes", "logicalType": "decimal", "precision": 64, "scale": 2}),
-        f("small", {"type": "int", "connect.type": "int16"}),
-        f("with_default", "int", default=5),
-        f("documented", "int", doc="about"),
-        name="Top", namespace="com.example", doc="top doc",
-    ), 7)
+    schema = connect_schema(
+        record(
+            f("opt", ["string", "null"], default="abc"),
+            f("union", ["null", "int", inner(f("x", "int"), name="com.example.Inner")]),
+            f("e", color("A", "B", doc="colors", default="A", namespace="ns")),
+            f("d", {"type": "int", "logicalType": "date"}),
+            f("t", {"type": "long", "logicalType": "timestamp-millis"}),
+            f("dec", {"type": "bytes", "logicalType": "decimal", "precision": 64, "scale": 2}),
+            f("small", {"type": "int", "connect.type": "int16"}),
+            f("with_default", "int", default=5),
+            f("documented", "int", doc="about"),
+            name="Top",
+            namespace="com.example",
+            doc="top doc",
+        ),
+        7,
+    )
     assert (schema.type, schema.name, schema.version) == ("STRUCT", "com.example.Top", 7)
-    assert schema.parameters == {"io.confluent.connect.avro.record.doc": "top doc",
-                                 "io.confluent.connect.avro.field.doc.documented": "about"}
+    assert schema.parameters == {
+        "io.confluent.connect.avro.record.doc": "top doc",
+        "io.confluent.connect.avro.field.doc.documented": "about",
+    }
     opt = schema.field("opt")
     assert (opt.type, opt.optional, opt.default, opt.parameters) == ("STRING", True, None, {})
     union = schema.field("union")
@@ -378,10 +443,13 @@ def test_connect_view_of_avro_schemas():
     assert [(n, s.type, s.optional) for n, s in union.fields] == [("int", "INT32", True), ("Inner", "STRUCT", True)]
     enum = schema.field("e")
     assert (enum.type, enum.name) == ("STRING", "ns.Color")
-    assert enum.parameters == {"io.confluent.connect.avro.enum.doc.Color": "colors",
-                               "io.confluent.connect.avro.enum.default.Color": "A",
-                               "io.confluent.connect.avro.Enum": "ns.Color",
-                               "io.confluent.connect.avro.Enum.A": "A", "io.confluent.connect.avro.Enum.B": "B"}
+    assert enum.parameters == {
+        "io.confluent.connect.avro.enum.doc.Color": "colors",
+        "io.confluent.connect.avro.enum.default.Color": "A",
+        "io.confluent.connect.avro.Enum": "ns.Color",
+        "io.confluent.connect.avro.Enum.A": "A",
+        "io.confluent.connect.avro.Enum.B": "B",
+    }
     assert (schema.field("d").type, schema.field("d").name) == ("INT32", "org.apache.kafka.connect.data.Date")
     assert schema.field("t").name == "org.apache.kafka.connect.data.Timestamp"
     dec = schema.field("dec")
@@ -392,11 +460,13 @@ def test_connect_view_of_avro_schemas():
 
 
 def test_connect_view_resolves_named_references_and_defaults():
-    schema = connect_schema(record(
-        f("first", inner(f("x", "int"), f("tags", {"type": "array", "items": "string"}, default=["a"]))),
-        f("second", "Inner", default={"x": 3}),
-        f("raw", {"type": "fixed", "name": "Four", "size": 4}, default="\u00ff\u0000ab"),
-    ))
+    schema = connect_schema(
+        record(
+            f("first", inner(f("x", "int"), f("tags", {"type": "array", "items": "string"}, default=["a"]))),
+            f("second", "Inner", default={"x": 3}),
+            f("raw", {"type": "fixed", "name": "Four", "size": 4}, default="\u00ff\u0000ab"),
+        )
+    )
     second = schema.field("second")
     assert connect_equals(second.field("x"), schema.field("first").field("x"))
     assert second.default == {"x": 3, "tags": ["a"]}
@@ -412,8 +482,14 @@ def test_unknown_named_type_is_a_clear_error():
 # ---------------------------------------------------------------- the tested sequences (DataWriterAvroTest)
 
 
-V1 = record(f("boolean", "boolean"), f("int", "int"), f("long", "long"), f("float", "float"),
-            f("double", "double"), name="record")
+V1 = record(
+    f("boolean", "boolean"),
+    f("int", "int"),
+    f("long", "long"),
+    f("float", "float"),
+    f("double", "double"),
+    name="record",
+)
 V2 = record(*V1["fields"], f("string", "string", default="abc"), name="record")
 
 
@@ -471,7 +547,13 @@ def _round_trip(value, schema):
 def test_none_starts_a_file_for_every_schema_change():
     files, open_file = simulate(NONE, alternating(0, 7, first_is_v1=True), flush_size=2)
     assert [(start, version, len(values)) for start, version, values in files] == [
-        (0, 1, 1), (1, 2, 1), (2, 1, 1), (3, 2, 1), (4, 1, 1), (5, 2, 1)]
+        (0, 1, 1),
+        (1, 2, 1),
+        (2, 1, 1),
+        (3, 2, 1),
+        (4, 1, 1),
+        (5, 2, 1),
+    ]
     assert open_file == (6, 1, [v1_value()])  # the 7th record stays open
 
 
@@ -492,7 +574,7 @@ def test_forward_projects_newer_records_down():
     files, open_file = simulate(FORWARD, alternating(1, 7, first_is_v1=False), flush_size=2)
     assert files == [
         (1, 2, [v2_value(1)]),
-        (2, 1, [v1_value(), v1_value()]),   # v2 at offset 3 lost its `string`
+        (2, 1, [v1_value(), v1_value()]),  # v2 at offset 3 lost its `string`
         (4, 1, [v1_value(), v1_value()]),
         (6, 1, [v1_value(), v1_value()]),
     ]

@@ -23,10 +23,16 @@ from kafka_s3_assets.defs.resources import KafkaResource
 pytestmark = [pytest.mark.unit, pytest.mark.dagster]
 
 REPO = Path(__file__).resolve().parents[2]
-CONFIG = {"connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "orders,payments",
-          "flush.size": "3", "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
-          "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "bucket",
-          "s3.region": "us-east-1", "bootstrap.servers": "kafka.invalid:9092"}
+CONFIG = {
+    "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+    "topics": "orders,payments",
+    "flush.size": "3",
+    "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+    "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+    "s3.bucket.name": "bucket",
+    "s3.region": "us-east-1",
+    "bootstrap.servers": "kafka.invalid:9092",
+}
 
 
 def write_connector(folder: Path, name: str = "orders-sink", **overrides) -> Path:
@@ -48,8 +54,7 @@ def load_defs_yaml(document: dict, files: dict[str, str]) -> tuple[KafkaS3SinkCo
         folder.mkdir()
         for name, text in files.items():
             (folder / name).write_text(text)
-        (folder / "defs.yaml").write_text(yaml.safe_dump({"type": "kafka_s3_assets.KafkaS3SinkComponent",
-                                                          **document}))
+        (folder / "defs.yaml").write_text(yaml.safe_dump({"type": "kafka_s3_assets.KafkaS3SinkComponent", **document}))
         with sandbox.load_component_and_build_defs(defs_path=folder) as (loaded, defs):
             dg.Definitions.validate_loadable(defs)
             return loaded, defs
@@ -65,10 +70,12 @@ def spec_of(defs: dg.Definitions, key: dg.AssetKey) -> dg.AssetSpec:
 
 
 def test_importing_the_package_does_not_import_dagster_and_dg_finds_the_component():
-    code = ("import sys, kafka_s3_assets; assert 'dagster' not in sys.modules, 'dagster imported'; "
-            "assert 'KafkaS3SinkComponent' in dir(kafka_s3_assets); "
-            "from dagster.components.core.package_entry import get_package_objects_in_module; "
-            "print([n for n, _ in get_package_objects_in_module(kafka_s3_assets)])")
+    code = (
+        "import sys, kafka_s3_assets; assert 'dagster' not in sys.modules, 'dagster imported'; "
+        "assert 'KafkaS3SinkComponent' in dir(kafka_s3_assets); "
+        "from dagster.components.core.package_entry import get_package_objects_in_module; "
+        "print([n for n, _ in get_package_objects_in_module(kafka_s3_assets)])"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "['KafkaS3SinkComponent']"
@@ -99,17 +106,34 @@ def schema_fields_without_description(schema: dict, defs: dict, path: str = "") 
 def test_every_attribute_is_documented():
     schema = KafkaS3SinkComponent.model().model_json_schema()
     assert schema_fields_without_description(schema, schema.get("$defs", {})) == []
-    assert {"connector", "config", "worker_config", "kafka", "s3", "schema_registry", "spark", "discovery_sensor",
-            "export_sensor", "lag", "key_prefix", "group_name", "owners", "tags",
-            "automation_condition"} == set(schema["properties"])
+    assert {
+        "connector",
+        "config",
+        "worker_config",
+        "kafka",
+        "s3",
+        "schema_registry",
+        "spark",
+        "discovery_sensor",
+        "export_sensor",
+        "lag",
+        "key_prefix",
+        "group_name",
+        "owners",
+        "tags",
+        "automation_condition",
+    } == set(schema["properties"])
 
 
 def test_attributes_are_templated_from_the_environment(monkeypatch):
     monkeypatch.setenv("TEST_SASL_PASSWORD", "pa55word")
     monkeypatch.setenv("TEST_S3_ENDPOINT", "http://s3.invalid:9000")
-    c = component(connector="connector.json", kafka={"sasl_password": "{{ env.TEST_SASL_PASSWORD }}"},
-                  s3={"endpoint_url": "{{ env.TEST_S3_ENDPOINT }}", "max_attempts": 7},
-                  automation_condition="{{ dg.AutomationCondition.on_missing() }}")
+    c = component(
+        connector="connector.json",
+        kafka={"sasl_password": "{{ env.TEST_SASL_PASSWORD }}"},
+        s3={"endpoint_url": "{{ env.TEST_S3_ENDPOINT }}", "max_attempts": 7},
+        automation_condition="{{ dg.AutomationCondition.on_missing() }}",
+    )
     connections = c.connections()
     assert connections.kafka.sasl_password == "pa55word"
     assert (connections.s3.endpoint_url, connections.s3.max_attempts) == ("http://s3.invalid:9000", 7)
@@ -118,8 +142,10 @@ def test_attributes_are_templated_from_the_environment(monkeypatch):
 
 
 def test_unset_kafka_fields_come_from_the_environment_when_settings_are_made():
-    kafka = kafka_with_env_defaults(KafkaResource(sasl_username="given"),
-                                    env={"KAFKA_SASL_USERNAME": "env-user", "KAFKA_SASL_PASSWORD": "env-secret"})
+    kafka = kafka_with_env_defaults(
+        KafkaResource(sasl_username="given"),
+        env={"KAFKA_SASL_USERNAME": "env-user", "KAFKA_SASL_PASSWORD": "env-secret"},
+    )
     assert (kafka.sasl_username, kafka.sasl_password) == ("given", "env-secret")
 
 
@@ -153,8 +179,13 @@ def test_an_inline_config_with_its_problem_named(tmp_path):
 
 def test_the_definitions_carry_the_asset_attributes_and_the_topics_upstream(tmp_path):
     write_connector(tmp_path)
-    defs = component(connector="connector.json", key_prefix=["lake", "raw"], group_name="exports",
-                     owners=["team:data"], tags={"tier": "gold"}).definitions(tmp_path)
+    defs = component(
+        connector="connector.json",
+        key_prefix=["lake", "raw"],
+        group_name="exports",
+        owners=["team:data"],
+        tags={"tier": "gold"},
+    ).definitions(tmp_path)
     key = dg.AssetKey(["lake", "raw", "orders-sink", "orders"])
     spec = defs.resolve_assets_def(key).specs_by_key[key]
     assert (spec.group_name, spec.owners, spec.tags["tier"]) == ("exports", ["team:data"], "gold")
@@ -171,6 +202,7 @@ def test_the_code_version_follows_the_connector_config(tmp_path):
     def version(**overrides):
         write_connector(tmp_path, **overrides)
         return component(connector="connector.json").load_connector(tmp_path).code_version
+
     assert version() == version() != version(**{"flush.size": "4"})
 
 
@@ -186,8 +218,11 @@ def test_lag_attributes_win_over_the_connector_config_and_add_the_lag_check(tmp_
 def test_sensor_defaults_and_overrides(tmp_path):
     write_connector(tmp_path)
     defaults = component(connector="connector.json").definitions(tmp_path)
-    set_ = component(connector="connector.json", discovery_sensor={"default_status": "stopped"},
-                     export_sensor={"default_status": "running", "minimum_interval_seconds": 120}).definitions(tmp_path)
+    set_ = component(
+        connector="connector.json",
+        discovery_sensor={"default_status": "stopped"},
+        export_sensor={"default_status": "running", "minimum_interval_seconds": 120},
+    ).definitions(tmp_path)
     for defs, discovery, export, interval in ((defaults, "RUNNING", "STOPPED", 30), (set_, "STOPPED", "RUNNING", 120)):
         assert defs.resolve_sensor_def("discover_partitions__orders_sink").default_status.value == discovery
         sensor = defs.resolve_sensor_def("export_new_records__orders_sink")
@@ -200,25 +235,41 @@ def test_no_resources_no_executor_so_it_merges_with_a_project_and_another_compon
     one = component(connector="connector.json").definitions(tmp_path / "one")
     two = component(connector="connector.json").definitions(tmp_path / "two")
     assert not one.resources and one.executor is None
-    mine = dg.Definitions(assets=[dg.AssetSpec("mine")], resources={"s3": S3Resource(region_name="eu-west-1")},
-                          executor=dg.multiprocess_executor)
+    mine = dg.Definitions(
+        assets=[dg.AssetSpec("mine")],
+        resources={"s3": S3Resource(region_name="eu-west-1")},
+        executor=dg.multiprocess_executor,
+    )
     merged = dg.Definitions.merge(mine, one, two)
     dg.Definitions.validate_loadable(merged)
     job = merged.resolve_job_def("export__orders_sink__orders")
     assert job.executor_def is dg.in_process_executor  # our jobs run their one step in the run's process
     upstream = dg.AssetKey(["kafka", "orders"])
-    assert {d.asset_key for k in (["kafka_s3", "orders-sink", "orders"], ["kafka_s3", "orders-sink-two", "orders"])
-            for d in merged.resolve_assets_def(dg.AssetKey(k)).specs_by_key[dg.AssetKey(k)].deps} == {upstream}
+    assert {
+        d.asset_key
+        for k in (["kafka_s3", "orders-sink", "orders"], ["kafka_s3", "orders-sink-two", "orders"])
+        for d in merged.resolve_assets_def(dg.AssetKey(k)).specs_by_key[dg.AssetKey(k)].deps
+    } == {upstream}
 
 
 def test_the_scaffolder_writes_defs_yaml_and_a_valid_starter_config(tmp_path):
     target = tmp_path / "exports"
     target.mkdir()
-    KafkaS3SinkComponentScaffolder().scaffold(ScaffoldRequest(
-        type_name="kafka_s3_assets.KafkaS3SinkComponent", target_path=target, scaffold_format="yaml",
-        project_root=tmp_path, params=None))
+    KafkaS3SinkComponentScaffolder().scaffold(
+        ScaffoldRequest(
+            type_name="kafka_s3_assets.KafkaS3SinkComponent",
+            target_path=target,
+            scaffold_format="yaml",
+            project_root=tmp_path,
+            params=None,
+        )
+    )
     assert (target / "defs.yaml").read_text().splitlines() == [
-        "type: kafka_s3_assets.KafkaS3SinkComponent", "", "attributes:", "  connector: connector.json"]
+        "type: kafka_s3_assets.KafkaS3SinkComponent",
+        "",
+        "attributes:",
+        "  connector: connector.json",
+    ]
     defs = component(connector="connector.json").definitions(target)
     assert defs.resolve_assets_def(dg.AssetKey(["kafka_s3", "exports-s3-sink", "orders"]))
 
@@ -226,11 +277,19 @@ def test_the_scaffolder_writes_defs_yaml_and_a_valid_starter_config(tmp_path):
 def test_the_standalone_location_says_so_when_no_connector_is_configured(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_S3_ASSETS_CONNECTORS"}
-    result = subprocess.run([sys.executable, "-c", "import kafka_s3_assets.definitions"], capture_output=True,
-                            text=True, cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)}, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", "import kafka_s3_assets.definitions"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
     assert result.returncode != 0
-    assert "No Kafka Connect S3 sink config to serve: list config files or directories in " \
-           "$KAFKA_S3_ASSETS_CONNECTORS" in result.stderr
+    assert (
+        "No Kafka Connect S3 sink config to serve: list config files or directories in "
+        "$KAFKA_S3_ASSETS_CONNECTORS" in result.stderr
+    )
     write_connector(tmp_path / "connectors")
     from kafka_s3_assets.definitions import standalone_definitions
 
@@ -244,11 +303,17 @@ TOPICS = [dg.AssetKey(["kafka", "orders"]), dg.AssetKey(["kafka", "payments"])]
 
 
 def test_the_generic_post_processing_block_of_defs_yaml_applies_to_the_export_assets():
-    _, defs = load_defs_yaml({
-        "attributes": {"connector": "connector.json", "tags": {"tier": "gold"}},
-        "post_processing": {"assets": [{"target": "key:kafka_s3/*/*",
-                                        "attributes": {"group_name": "lake", "tags": {"team": "payments"}}}]},
-    }, {"connector.json": connector_text()})
+    _, defs = load_defs_yaml(
+        {
+            "attributes": {"connector": "connector.json", "tags": {"tier": "gold"}},
+            "post_processing": {
+                "assets": [
+                    {"target": "key:kafka_s3/*/*", "attributes": {"group_name": "lake", "tags": {"team": "payments"}}}
+                ]
+            },
+        },
+        {"connector.json": connector_text()},
+    )
     for key in (ORDERS, PAYMENTS):
         spec = spec_of(defs, key)
         assert spec.group_name == "lake"
@@ -260,19 +325,26 @@ def test_the_generic_post_processing_block_of_defs_yaml_applies_to_the_export_as
     assert job.asset_layer.get(ORDERS).group_name == "lake"
 
 
-def test_a_worker_config_beside_defs_yaml_gives_what_the_connector_config_leaves_to_the_worker(tmp_path,
-                                                                                                monkeypatch):
+def test_a_worker_config_beside_defs_yaml_gives_what_the_connector_config_leaves_to_the_worker(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # relative to the component's folder, not to the working directory
     monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
-    connector = connector_text(**{"bootstrap.servers": None, "value.converter": None,
-                                  "format.class": "io.confluent.connect.s3.format.json.JsonFormat"})
-    worker = ("bootstrap.servers=worker.invalid:9092\n"
-              "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
-              "value.converter.schemas.enable=false\n"
-              "group.id=connect-cluster\n")
+    connector = connector_text(
+        **{
+            "bootstrap.servers": None,
+            "value.converter": None,
+            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+        }
+    )
+    worker = (
+        "bootstrap.servers=worker.invalid:9092\n"
+        "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+        "value.converter.schemas.enable=false\n"
+        "group.id=connect-cluster\n"
+    )
     loaded, defs = load_defs_yaml(
         {"attributes": {"connector": "connector.json", "worker_config": "worker.properties"}},
-        {"connector.json": connector, "worker.properties": worker})
+        {"connector.json": connector, "worker.properties": worker},
+    )
     assert loaded.worker_config == "worker.properties"
     # The worker's keys are in the connector's settings, as Connect merges them (the same files again, to
     # read what the component resolved).
@@ -298,18 +370,24 @@ def test_a_worker_config_beside_defs_yaml_gives_what_the_connector_config_leaves
 
 def test_a_missing_worker_config_names_the_attribute_and_the_file(tmp_path):
     write_connector(tmp_path)
-    with pytest.raises(ConnectorConfigProblem,
-                       match=r"defs\.yaml: attribute `worker_config`: no such file: .*worker\.properties"):
+    with pytest.raises(
+        ConnectorConfigProblem, match=r"defs\.yaml: attribute `worker_config`: no such file: .*worker\.properties"
+    ):
         component(connector="connector.json", worker_config="worker.properties").definitions(tmp_path)
 
 
-@pytest.mark.parametrize("condition, expected", [
-    ("{{ dg.AutomationCondition.on_missing() }}", dg.AutomationCondition.on_missing()),
-    ("{{ dg.AutomationCondition.eager() }}", dg.AutomationCondition.eager()),
-])
+@pytest.mark.parametrize(
+    "condition, expected",
+    [
+        ("{{ dg.AutomationCondition.on_missing() }}", dg.AutomationCondition.on_missing()),
+        ("{{ dg.AutomationCondition.eager() }}", dg.AutomationCondition.eager()),
+    ],
+)
 def test_the_automation_condition_of_defs_yaml_reaches_the_export_asset_specs(condition, expected):
-    _, defs = load_defs_yaml({"attributes": {"connector": "connector.json", "automation_condition": condition}},
-                             {"connector.json": connector_text()})
+    _, defs = load_defs_yaml(
+        {"attributes": {"connector": "connector.json", "automation_condition": condition}},
+        {"connector.json": connector_text()},
+    )
     for key in (ORDERS, PAYMENTS):
         got = spec_of(defs, key).automation_condition
         assert got == expected and got.get_label() == expected.get_label()

@@ -76,26 +76,40 @@ def test_missing_required_keys_use_kafka_configdef_message():
 
 
 def test_every_problem_is_reported_at_once_each_naming_its_key():
-    problems = problems_of(base_config(**{"flush.size": "many", "avro.codec": "lz77", "s3.part.size": "1024",
-                                          "no.such.key": "1", "s3.compression.level": "12"}))
+    problems = problems_of(
+        base_config(
+            **{
+                "flush.size": "many",
+                "avro.codec": "lz77",
+                "s3.part.size": "1024",
+                "no.such.key": "1",
+                "s3.compression.level": "12",
+            }
+        )
+    )
     assert problems["flush.size"] == "Invalid value many for configuration flush.size: Not a number of type INT"
-    assert problems["avro.codec"] == ("Invalid value lz77 for configuration avro.codec: "
-                                      "String must be one of: null, deflate, snappy, bzip2, zstandard, xz")
-    assert problems["s3.part.size"] == ("Invalid value 1024 for configuration s3.part.size: "
-                                        "Part size must be at least: 5242880 bytes (5MB)")
+    assert problems["avro.codec"] == (
+        "Invalid value lz77 for configuration avro.codec: "
+        "String must be one of: null, deflate, snappy, bzip2, zstandard, xz"
+    )
+    assert problems["s3.part.size"] == (
+        "Invalid value 1024 for configuration s3.part.size: Part size must be at least: 5242880 bytes (5MB)"
+    )
     assert problems["no.such.key"] == "Unknown configuration key 'no.such.key'"
     assert problems["s3.compression.level"].endswith("Value must be no more than 9")
 
 
 def test_gzip_with_avro_is_rejected_with_the_validator_message():
     problems = problems_of(base_config(**{"s3.compression.type": "gzip"}))
-    assert problems["s3.compression.type"] == ("Compression Type gzip not valid for data format class: "
-                                               "( io.confluent.connect.s3.format.avro.AvroFormat ).")
+    assert problems["s3.compression.type"] == (
+        "Compression Type gzip not valid for data format class: ( io.confluent.connect.s3.format.avro.AvroFormat )."
+    )
 
 
 def test_gzip_with_json_is_accepted():
-    config = validate_connector_config(base_config(**{"format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-                                                      "s3.compression.type": "gzip"}))
+    config = validate_connector_config(
+        base_config(**{"format.class": "io.confluent.connect.s3.format.json.JsonFormat", "s3.compression.type": "gzip"})
+    )
     assert config["s3.compression.type"] == "gzip"
 
 
@@ -117,27 +131,36 @@ def test_parquet_codecs_pyarrow_cannot_write_are_rejected_up_front():
 
 def test_cross_key_rules_of_the_reference_validator():
     json_fmt = "io.confluent.connect.s3.format.json.JsonFormat"
-    problems = problems_of(base_config(**{"format.class": json_fmt, "s3.compression.type": "gzip",
-                                          "store.kafka.keys": "true"}))
-    assert problems["s3.compression.type"] == ("Compression Type gzip not valid for keys format class: "
-                                               "( io.confluent.connect.s3.format.avro.AvroFormat ).")
+    problems = problems_of(
+        base_config(**{"format.class": json_fmt, "s3.compression.type": "gzip", "store.kafka.keys": "true"})
+    )
+    assert problems["s3.compression.type"] == (
+        "Compression Type gzip not valid for keys format class: ( io.confluent.connect.s3.format.avro.AvroFormat )."
+    )
     problems = problems_of(base_config(**{"behavior.on.null.values": "write"}))
-    assert problems["behavior.on.null.values"] == ("Writing Kafka record keys to storage is mandatory when "
-                                                   "tombstone writing is enabled.")
+    assert problems["behavior.on.null.values"] == (
+        "Writing Kafka record keys to storage is mandatory when tombstone writing is enabled."
+    )
 
 
 def test_unknown_class_names_are_reported_like_connect():
     problems = problems_of(base_config(**{"format.class": "com.example.CsvFormat"}))
-    assert problems["format.class"] == ("Invalid value com.example.CsvFormat for configuration format.class: "
-                                        "Class com.example.CsvFormat could not be found.")
+    assert problems["format.class"] == (
+        "Invalid value com.example.CsvFormat for configuration format.class: "
+        "Class com.example.CsvFormat could not be found."
+    )
 
 
 def test_converter_settings_are_parsed_and_unknown_ones_rejected():
-    config = validate_connector_config(base_config(**{
-        "value.converter": "io.confluent.connect.avro.AvroConverter",
-        "value.converter.schema.registry.url": "http://registry:8081",
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-    }))
+    config = validate_connector_config(
+        base_config(
+            **{
+                "value.converter": "io.confluent.connect.avro.AvroConverter",
+                "value.converter.schema.registry.url": "http://registry:8081",
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            }
+        )
+    )
     assert config.value_converter.schema_registry_url == "http://registry:8081"
     assert config.key_converter.class_name == "org.apache.kafka.connect.storage.StringConverter"
     problems = problems_of(base_config(**{"value.converter.frobnicate": "yes"}))
@@ -145,20 +168,32 @@ def test_converter_settings_are_parsed_and_unknown_ones_rejected():
 
 
 def test_json_converter_with_and_without_schemas():
-    config = validate_connector_config(base_config(
-        **{"value.converter": "org.apache.kafka.connect.json.JsonConverter"}))
+    config = validate_connector_config(
+        base_config(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter"})
+    )
     assert config.value_converter.schemas_enable is True  # JsonConverter's default: the schema/payload envelope
-    config = validate_connector_config(base_config(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                                                      "value.converter.schemas.enable": "false"}))
+    config = validate_connector_config(
+        base_config(
+            **{
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable": "false",
+            }
+        )
+    )
     assert config.value_converter.schemas_enable is False
 
 
 def test_converter_settings_are_validated():
-    problems = problems_of(base_config(**{
-        "value.converter.basic.auth.credentials.source": "SASL_INHERIT",
-        "value.converter.value.subject.name.strategy": "com.x.Mine",
-        "value.converter.decimal.format": "HEX",
-        "value.converter.encoding": "UTF-16"}))
+    problems = problems_of(
+        base_config(
+            **{
+                "value.converter.basic.auth.credentials.source": "SASL_INHERIT",
+                "value.converter.value.subject.name.strategy": "com.x.Mine",
+                "value.converter.decimal.format": "HEX",
+                "value.converter.encoding": "UTF-16",
+            }
+        )
+    )
     assert "String must be one of: URL, USER_INFO" in problems["value.converter.basic.auth.credentials.source"]
     assert "Class com.x.Mine could not be found." in problems["value.converter.value.subject.name.strategy"]
     assert "String must be one of: BASE64, NUMERIC" in problems["value.converter.decimal.format"]
@@ -170,9 +205,15 @@ def test_zero_pad_width_zero_is_rejected_up_front():
 
 
 def test_framework_keys_and_consumer_overrides_are_accepted():
-    config = validate_connector_config(base_config(**{"tasks.max": "8", "connector.class":
-                                                      "io.confluent.connect.s3.S3SinkConnector",
-                                                      "consumer.override.security.protocol": "SASL_SSL"}))
+    config = validate_connector_config(
+        base_config(
+            **{
+                "tasks.max": "8",
+                "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+                "consumer.override.security.protocol": "SASL_SSL",
+            }
+        )
+    )
     assert config.consumer_overrides == {"security.protocol": "SASL_SSL"}
 
 
@@ -195,17 +236,23 @@ def test_unreadable_file_is_a_config_error(tmp_path):
 def test_json_schema_and_protobuf_converters_are_named_as_not_supported():
     for name in ("io.confluent.connect.json.JsonSchemaConverter", "io.confluent.connect.protobuf.ProtobufConverter"):
         problems = problems_of(base_config(**{"value.converter": name}))
-        assert name.rsplit(".", 1)[1] + " (Confluent's JSON Schema / Protobuf data) is not supported yet" in (
-            problems["value.converter"])
+        assert (
+            name.rsplit(".", 1)[1] + " (Confluent's JSON Schema / Protobuf data) is not supported yet"
+            in (problems["value.converter"])
+        )
 
 
 def test_registry_resource_settings_override_the_converter_settings():
     from kafka_s3_assets.defs.resources import SchemaRegistryResource
     from kafka_s3_assets.export.settings import resolve_settings
 
-    config = base_config(**{"value.converter.schema.registry.url": "http://registry:8081",
-                            "value.converter.basic.auth.credentials.source": "USER_INFO",
-                            "value.converter.basic.auth.user.info": "file:secret"})
+    config = base_config(
+        **{
+            "value.converter.schema.registry.url": "http://registry:8081",
+            "value.converter.basic.auth.credentials.source": "USER_INFO",
+            "value.converter.basic.auth.user.info": "file:secret",
+        }
+    )
     env = {"KAFKA_BOOTSTRAP_SERVERS": "k:9092"}
     plain = resolve_settings(config, env)
     resource = SchemaRegistryResource(basic_auth_user_info="vault:s3cr3t")
@@ -220,31 +267,46 @@ def test_reading_back_does_not_need_a_kafka_endpoint():
 
     with pytest.raises(ConfigError, match="No Kafka bootstrap servers"):
         resolve_settings(base_config(**{"value.converter.schema.registry.url": "http://r"}), {})
-    settings = resolve_settings(base_config(**{"value.converter.schema.registry.url": "http://r"}), {},
-                                need_kafka=False)
+    settings = resolve_settings(
+        base_config(**{"value.converter.schema.registry.url": "http://r"}), {}, need_kafka=False
+    )
     assert settings.s3.bucket == "bucket"
 
 
 def test_error_handling_keys_are_supported_and_checked_as_connect_checks_them():
-    config = validate_connector_config(base_config(**{
-        "errors.tolerance": "all", "errors.log.enable": "true", "errors.log.include.messages": "true",
-        "errors.deadletterqueue.topic.name": "dlq", "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true", "report.null.values.to.dlq": "false",
-        "errors.retry.timeout": "600000", "errors.retry.delay.max.ms": "30000",
-        "producer.override.linger.ms": "50", "admin.override.request.timeout.ms": "9000"}))
+    config = validate_connector_config(
+        base_config(
+            **{
+                "errors.tolerance": "all",
+                "errors.log.enable": "true",
+                "errors.log.include.messages": "true",
+                "errors.deadletterqueue.topic.name": "dlq",
+                "errors.deadletterqueue.topic.replication.factor": "1",
+                "errors.deadletterqueue.context.headers.enable": "true",
+                "report.null.values.to.dlq": "false",
+                "errors.retry.timeout": "600000",
+                "errors.retry.delay.max.ms": "30000",
+                "producer.override.linger.ms": "50",
+                "admin.override.request.timeout.ms": "9000",
+            }
+        )
+    )
     assert config["errors.tolerance"] == "all" and config["errors.deadletterqueue.topic.name"] == "dlq"
     assert config.producer_overrides == {"linger.ms": "50"}
     assert config.admin_overrides == {"request.timeout.ms": "9000"}
     # ConfigDef's ValidString is case-sensitive.
     assert problems_of(base_config(**{"errors.tolerance": "ALL"}))["errors.tolerance"] == (
-        "Invalid value ALL for configuration errors.tolerance: String must be one of: none, all")
+        "Invalid value ALL for configuration errors.tolerance: String must be one of: none, all"
+    )
 
 
 def test_the_dlq_topic_may_not_be_one_of_the_exported_topics():
-    problems = problems_of(base_config(**{"topics": "a,b", "errors.deadletterqueue.topic.name": "b",
-                                          "errors.tolerance": "all"}))
-    assert problems["topics"] == ("The DLQ topic 'b' may not be included in the list of topics ('topics=[a, b]') "
-                                  "consumed by the connector")
+    problems = problems_of(
+        base_config(**{"topics": "a,b", "errors.deadletterqueue.topic.name": "b", "errors.tolerance": "all"})
+    )
+    assert problems["topics"] == (
+        "The DLQ topic 'b' may not be included in the list of topics ('topics=[a, b]') consumed by the connector"
+    )
 
 
 def test_a_dlq_topic_with_tolerance_none_is_valid_as_in_connect():

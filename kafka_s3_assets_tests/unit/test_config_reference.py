@@ -12,9 +12,10 @@ CONFIGURATION_PAGE = Path(__file__).resolve().parents[2] / "docs" / "configurati
 
 def test_configuration_page_holds_the_generated_reference():
     text = CONFIGURATION_PAGE.read_text()
-    block = text[text.index(START):text.index(END) + len(END)]
-    assert block == markdown(), ("docs/configuration.md is stale: run "
-                                 "`kafka-s3-assets config-reference --update docs/configuration.md`")
+    block = text[text.index(START) : text.index(END) + len(END)]
+    assert block == markdown(), (
+        "docs/configuration.md is stale: run `kafka-s3-assets config-reference --update docs/configuration.md`"
+    )
 
 
 def test_every_supported_key_is_documented_with_its_default():

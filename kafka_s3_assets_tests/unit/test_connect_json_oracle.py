@@ -45,7 +45,7 @@ def record_path(value: bytes) -> tuple[str, bytes | None]:
         message = str(exc)
         assert message.startswith(JSON_SERIALIZATION_ERROR)
         # Java's '?' for lone surrogates
-        return "ERR", message[len(JSON_SERIALIZATION_ERROR):].encode("utf-8", "replace")
+        return "ERR", message[len(JSON_SERIALIZATION_ERROR) :].encode("utf-8", "replace")
     if converted is None:
         return "NULL", None
     return "OK", encode_json_value(converted.decoded) + b"\n"
@@ -76,7 +76,7 @@ def test_every_input_gets_connects_answer_on_both_paths():
     lines = encode_lines(values)
     taken = [i for i in range(len(values)) if i not in set(lines.uncertain)]
     for i in taken:
-        assert expected[i] == ("OK", lines.text[lines.bounds[i]:lines.bounds[i + 1]]), values[i]
+        assert expected[i] == ("OK", lines.text[lines.bounds[i] : lines.bounds[i + 1]]), values[i]
     # The batch takes much of what Connect writes (not the UTF-16 and UTF-32, the 64-bit integers, ...).
     assert len(taken) > 0.4 * sum(kind == "OK" for kind, _ in expected)
     assert {kind for kind, _ in expected} == {"OK", "NULL", "ERR"}
@@ -86,11 +86,15 @@ def test_doubles_print_as_java_17_prints_them():
     rng = random.Random(17)
     values = []
     for _ in range(15_000):
-        values += [random_double(rng), rng.uniform(-1e4, 1e4), round(rng.uniform(0, 1e4), rng.randrange(6)),
-                   float(rng.randrange(1, 2**63)),  # integers: all their digits below 2^63
-                   float(f"{rng.randrange(1, 10 ** rng.randrange(1, 18))}e{rng.randrange(-330, 310)}"),
-                   math.ldexp(1.0, rng.randrange(-1074, 1024)),  # powers of two
-                   math.ldexp(rng.getrandbits(rng.randrange(1, 53)), -1074)]  # subnormals
+        values += [
+            random_double(rng),
+            rng.uniform(-1e4, 1e4),
+            round(rng.uniform(0, 1e4), rng.randrange(6)),
+            float(rng.randrange(1, 2**63)),  # integers: all their digits below 2^63
+            float(f"{rng.randrange(1, 10 ** rng.randrange(1, 18))}e{rng.randrange(-330, 310)}"),
+            math.ldexp(1.0, rng.randrange(-1074, 1024)),  # powers of two
+            math.ldexp(rng.getrandbits(rng.randrange(1, 53)), -1074),
+        ]  # subnormals
     values = [x for x in values if math.isfinite(x)]
     values += [1e23, 8.93e21, 5e-324, 2.0**63, 1e7, 1e-3, 0.001 - 2**-62, 9999999.999999998, -0.0, 0.0]
     expected = java_doubles(values)

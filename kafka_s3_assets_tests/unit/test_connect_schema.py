@@ -38,8 +38,13 @@ def test_a_recursive_reference_reads_its_target_as_it_is_completed():
     assert reference.optional and not node.optional
     assert reference.fields is node.fields and reference.name == "Node"
     assert non_optional(reference).fields is node.fields and not non_optional(reference).optional
-    converted = to_connect_schema({"type": "record", "name": "Node", "fields": [
-        {"name": "v", "type": "int"}, {"name": "next", "type": ["null", "Node"], "default": None}]})
+    converted = to_connect_schema(
+        {
+            "type": "record",
+            "name": "Node",
+            "fields": [{"name": "v", "type": "int"}, {"name": "next", "type": ["null", "Node"], "default": None}],
+        }
+    )
     assert isinstance(converted.field("next"), CyclicSchema) and converted.field("next").target is converted
     assert connect_equals(converted, node)  # structurally, through the cycle
     node.parameters["k"] = "v"
@@ -47,23 +52,35 @@ def test_a_recursive_reference_reads_its_target_as_it_is_completed():
 
 
 def test_union_values_become_the_value_of_their_set_branch():
-    union = ConnectSchema(STRUCT, name=UNION_NAME, optional=True,
-                          fields=[("int", ConnectSchema(INT32, optional=True)),
-                                  ("string", ConnectSchema(STRING, optional=True))])
+    union = ConnectSchema(
+        STRUCT,
+        name=UNION_NAME,
+        optional=True,
+        fields=[("int", ConnectSchema(INT32, optional=True)), ("string", ConnectSchema(STRING, optional=True))],
+    )
     holder = ConnectSchema(STRUCT, name="h", fields=[("u", union)])
     assert has_union(holder) and not has_union(ConnectSchema(STRUCT, fields=[("x", ConnectSchema(INT32))]))
     assert avro_datum(holder, {"u": {"int": None, "string": "s"}}) == {"u": "s"}
     assert avro_datum(holder, {"u": None}) == {"u": None}
 
 
-@pytest.mark.parametrize("keys, capacity, order", [
-    # Observed with java.util.HashMap (new HashMap<>(keys.size()) and new HashMap<>()) on OpenJDK 17.
-    (["b", "a", "zz"], 3, ["zz", "a", "b"]),
-    ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu".split(), 13,
-     "zeta iota nu delta mu theta epsilon lambda eta alpha kappa beta gamma".split()),
-    ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu".split(), 16,
-     "zeta iota nu delta mu theta epsilon lambda eta alpha kappa beta gamma".split()),
-    (["é", "Ω", "x1", "x2"], 4, ["é", "Ω", "x1", "x2"]),
-])
+@pytest.mark.parametrize(
+    "keys, capacity, order",
+    [
+        # Observed with java.util.HashMap (new HashMap<>(keys.size()) and new HashMap<>()) on OpenJDK 17.
+        (["b", "a", "zz"], 3, ["zz", "a", "b"]),
+        (
+            "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu".split(),
+            13,
+            "zeta iota nu delta mu theta epsilon lambda eta alpha kappa beta gamma".split(),
+        ),
+        (
+            "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu".split(),
+            16,
+            "zeta iota nu delta mu theta epsilon lambda eta alpha kappa beta gamma".split(),
+        ),
+        (["é", "Ω", "x1", "x2"], 4, ["é", "Ω", "x1", "x2"]),
+    ],
+)
 def test_java_hash_map_order(keys, capacity, order):
     assert java_hash_map_order(keys, capacity) == order

@@ -28,10 +28,13 @@ def test_avro_converter_keeps_the_datum_undecoded_and_caches_the_schema():
     assert AvroDecoder().decode(data) == {"f1": "x"}
 
 
-@pytest.mark.parametrize("payload, message", [
-    (b"\x01\x00\x00\x00\x05\x02x", "Unknown magic byte!"),
-    (b"\x00\x00", "shorter than the 5-byte Confluent header"),
-])
+@pytest.mark.parametrize(
+    "payload, message",
+    [
+        (b"\x01\x00\x00\x00\x05\x02x", "Unknown magic byte!"),
+        (b"\x00\x00", "shorter than the 5-byte Confluent header"),
+    ],
+)
 def test_avro_converter_rejects_bad_framing(payload, message):
     with pytest.raises(ConversionError, match=message):
         AvroConverter(FakeRegistry({5: SCHEMA_V1}), is_key=False).to_connect("t", payload)
@@ -39,7 +42,8 @@ def test_avro_converter_rejects_bad_framing(payload, message):
 
 def test_truncated_datum_fails_to_decode():
     data = AvroConverter(FakeRegistry({5: SCHEMA_V1}), is_key=False).to_connect(
-        "t", b"\x00" + struct.pack(">I", 5) + b"\x20ab")
+        "t", b"\x00" + struct.pack(">I", 5) + b"\x20ab"
+    )
     with pytest.raises(ConversionError, match="Corrupt Avro datum"):
         AvroDecoder().decode(data)
 
@@ -50,20 +54,37 @@ def test_file_schema_is_the_avro_data_round_trip_of_the_writer_schema():
     schema = {"type": "record", "name": "r", "namespace": "com.x", "fields": []}
     converter = AvroConverter(FakeRegistry({5: schema}, versions={5: 2}), is_key=False)
     data = converter.to_connect("t", framed(schema, {}, 5))
-    assert data.schema.header_schema_json == ('{"type":"record","name":"r","namespace":"com.x","fields":[],'
-                                              '"connect.version":2,"connect.name":"com.x.r"}')
+    assert data.schema.header_schema_json == (
+        '{"type":"record","name":"r","namespace":"com.x","fields":[],"connect.version":2,"connect.name":"com.x.r"}'
+    )
     assert data.schema.connect_schema.version == 2 and data.schema.writer_schema == schema
     # The sink's connect.meta.data=false: no connect.* properties at all.
-    plain = AvroConverter(FakeRegistry({5: schema}, versions={5: 2}), is_key=False,
-                          sink=AvroDataConfig(connect_meta_data=False, enhanced_avro_schema_support=True))
-    assert plain.to_connect("t", framed(schema, {}, 5)).schema.header_schema_json == \
-        '{"type":"record","name":"r","namespace":"com.x","fields":[]}'
+    plain = AvroConverter(
+        FakeRegistry({5: schema}, versions={5: 2}),
+        is_key=False,
+        sink=AvroDataConfig(connect_meta_data=False, enhanced_avro_schema_support=True),
+    )
+    assert (
+        plain.to_connect("t", framed(schema, {}, 5)).schema.header_schema_json
+        == '{"type":"record","name":"r","namespace":"com.x","fields":[]}'
+    )
 
 
 def test_a_schema_avro_data_cannot_convert_fails_naming_the_schema_id():
     # Two union branches that map to one Connect field name (AvroData.java ~2126-2129).
-    schema = {"type": "record", "name": "r", "fields": [{"name": "u", "type": [
-        {"type": "record", "name": "a.X", "fields": []}, {"type": "record", "name": "b.X", "fields": []}]}]}
+    schema = {
+        "type": "record",
+        "name": "r",
+        "fields": [
+            {
+                "name": "u",
+                "type": [
+                    {"type": "record", "name": "a.X", "fields": []},
+                    {"type": "record", "name": "b.X", "fields": []},
+                ],
+            }
+        ],
+    }
     with pytest.raises(ConversionError, match="Schema id 7: Multiple union schemas map to the Connect union field"):
         AvroConverter(FakeRegistry({7: schema}), is_key=False).to_connect("t", b"\x00\x00\x00\x00\x07\x00")
 
@@ -84,7 +105,11 @@ def test_schemaless_json_gives_the_values_kafka_connects_json_converter_gives():
     convert = JsonSchemalessConverter().to_connect
     assert convert("t", b"null") is None and convert("t", b"") is None and convert("t", b" \n") is None  # null values
     assert list(convert("t", b'{"id":1,"user":2,"seq":3,"amount":4}').decoded) == [  # HashMap order
-        "amount", "id", "user", "seq"]
+        "amount",
+        "id",
+        "user",
+        "seq",
+    ]
     assert convert("t", b'{"a":1,"b":2,"a":3}').decoded == {"a": 3, "b": 2}  # first place, last value
     assert convert("t", b"18446744073709551615").decoded == -1  # a Long: the low 64 bits
     assert convert("t", b"18446744073709551616").decoded == 0
@@ -106,13 +131,21 @@ def test_schemaless_json_errors_are_the_converters_with_jacksons_exception():
     assert error(b"{not json") == (
         "Converting byte[] to Kafka Connect data failed due to serialization error: "
         "com.fasterxml.jackson.core.JsonParseException: Unexpected character ('n' (code 110)): was expecting "
-        "double-quote to start field name\n at " + source.format(2))
-    assert error(b"NaN").endswith("JsonParseException: Non-standard token 'NaN': enable "
-                                  "`JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow\n at " + source.format(4))
-    assert error(b"1x").endswith("Unexpected character ('x' (code 120)): Expected space separating root-level "
-                                 "values\n at " + source.format(2))
+        "double-quote to start field name\n at " + source.format(2)
+    )
+    assert error(b"NaN").endswith(
+        "JsonParseException: Non-standard token 'NaN': enable "
+        "`JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow\n at " + source.format(4)
+    )
+    assert error(b"1x").endswith(
+        "Unexpected character ('x' (code 120)): Expected space separating root-level values\n at " + source.format(2)
+    )
     assert error(b'"\xff"').endswith("JsonParseException: Invalid UTF-8 start byte 0xff\n at " + source.format(3))
-    assert error(b"[" * 1001).endswith("StreamConstraintsException: Document nesting depth (1001) exceeds the maximum "
-                                       "allowed (1000, from `StreamReadConstraints.getMaxNestingDepth()`)")
-    assert error(b"1e2147483648").endswith('java.lang.NumberFormatException: Value "1e2147483648" can not be '
-                                           'deserialized as `java.math.BigDecimal`, reason:  Exponent overflow.')
+    assert error(b"[" * 1001).endswith(
+        "StreamConstraintsException: Document nesting depth (1001) exceeds the maximum "
+        "allowed (1000, from `StreamReadConstraints.getMaxNestingDepth()`)"
+    )
+    assert error(b"1e2147483648").endswith(
+        'java.lang.NumberFormatException: Value "1e2147483648" can not be '
+        "deserialized as `java.math.BigDecimal`, reason:  Exponent overflow."
+    )

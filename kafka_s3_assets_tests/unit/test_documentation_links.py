@@ -88,28 +88,38 @@ def test_every_relative_link_points_to_an_existing_file_and_heading(page):
 def test_a_broken_link_or_anchor_is_reported_with_its_line(tmp_path):
     (tmp_path / "other.md").write_text("# Other page\n\n## A section: with `code`, and punctuation!\n")
     page = tmp_path / "page.md"
-    page.write_text("# Page\n\n"
-                    "[fine](other.md#a-section-with-code-and-punctuation) [web](https://example.com/x.md)\n"
-                    "[gone](missing.md) [no anchor](other.md#nowhere)\n"
-                    "```\n[inside a code block](missing-too.md)\n```\n"
-                    "`[inside a code span](missing-three.md)` [here](#page)\n")
-    assert broken_links(page, root=tmp_path) == ["page.md:4: missing.md: no such file",
-                        "page.md:4: other.md#nowhere: no heading #nowhere in other.md"]
+    page.write_text(
+        "# Page\n\n"
+        "[fine](other.md#a-section-with-code-and-punctuation) [web](https://example.com/x.md)\n"
+        "[gone](missing.md) [no anchor](other.md#nowhere)\n"
+        "```\n[inside a code block](missing-too.md)\n```\n"
+        "`[inside a code span](missing-three.md)` [here](#page)\n"
+    )
+    assert broken_links(page, root=tmp_path) == [
+        "page.md:4: missing.md: no such file",
+        "page.md:4: other.md#nowhere: no heading #nowhere in other.md",
+    ]
 
 
 def test_slugs_are_githubs():
     assert slug("Config providers: `${file:…}`, `${env:…}`, `${directory:…}`") == (
-        "config-providers-file-env-directory")
+        "config-providers-file-env-directory"
+    )
     assert slug("From the Block-GZIP S3 sink (spredfast / DeviantArt `kafka-connect-s3`)") == (
-        "from-the-block-gzip-s3-sink-spredfast--deviantart-kafka-connect-s3")
+        "from-the-block-gzip-s3-sink-spredfast--deviantart-kafka-connect-s3"
+    )
     assert slug("6. Objects are created, never replaced (`clients/s3.py`)") == (
-        "6-objects-are-created-never-replaced-clientss3py")
+        "6-objects-are-created-never-replaced-clientss3py"
+    )
     assert slug("The `kafka_s3_assets.` keys") == "the-kafka_s3_assets-keys"
 
 
 def test_the_index_lists_every_page_of_docs():
-    listed = {(DOCS / target.partition("#")[0]).resolve() for _n, target in links((DOCS / "README.md").read_text())
-              if not EXTERNAL.match(target)}
+    listed = {
+        (DOCS / target.partition("#")[0]).resolve()
+        for _n, target in links((DOCS / "README.md").read_text())
+        if not EXTERNAL.match(target)
+    }
     unlisted = [p.name for p in DOCS.glob("*.md") if p.name != "README.md" and p.resolve() not in listed]
     assert unlisted == [], "pages missing from docs/README.md"
 

@@ -70,9 +70,11 @@ def test_tolerance_none_raises_the_records_error_and_logs_it_when_asked(caplog):
             errant.report(record(4), error)
     assert raised.value is error
     [line] = caplog.records
-    assert ("Error encountered in task sink-0. Executing stage 'TASK_PUT' with class "
-            "'org.apache.kafka.connect.sink.SinkTask' for record topic=t partition=0 offset=4: "
-            "org.apache.kafka.connect.errors.DataException: bad datum") == line.getMessage()
+    assert (
+        "Error encountered in task sink-0. Executing stage 'TASK_PUT' with class "
+        "'org.apache.kafka.connect.sink.SinkTask' for record topic=t partition=0 offset=4: "
+        "org.apache.kafka.connect.errors.DataException: bad datum"
+    ) == line.getMessage()
     assert errant.settle([]).empty
 
 
@@ -117,8 +119,11 @@ def test_tolerated_records_wait_for_the_manifest_then_are_sent_with_original_and
     assert sent is original
     failure = classify(error)
     assert headers == [("h", b"1"), ("empty", None)] + [
-        ("__connect.errors.topic", b"t"), ("__connect.errors.partition", b"0"), ("__connect.errors.offset", b"3"),
-        ("__connect.errors.connector.name", b"sink"), ("__connect.errors.task.id", b"0"),
+        ("__connect.errors.topic", b"t"),
+        ("__connect.errors.partition", b"0"),
+        ("__connect.errors.offset", b"3"),
+        ("__connect.errors.connector.name", b"sink"),
+        ("__connect.errors.task.id", b"0"),
         ("__connect.errors.stage", b"TASK_PUT"),
         ("__connect.errors.class.name", b"org.apache.kafka.connect.sink.SinkTask"),
         ("__connect.errors.exception.class.name", b"org.apache.kafka.connect.errors.DataException"),
@@ -159,7 +164,10 @@ def test_ranges_split_where_the_reason_changes():
     for offset, message in ((0, "a"), (1, "a"), (2, "b"), (4, "b")):
         errant.report(record(offset), data_error(offset, message))
     assert [(r.start_offset, r.end_offset, r.reason[-1]) for r in errant.settle([]).tolerated] == [
-        (0, 1, "a"), (2, 2, "b"), (4, 4, "b")]
+        (0, 1, "a"),
+        (2, 2, "b"),
+        (4, 4, "b"),
+    ]
 
 
 def test_a_dlq_failure_commits_only_the_commits_before_the_first_unsent_record_then_raises():
@@ -197,8 +205,9 @@ def test_null_values_skipped_are_reported_only_with_a_dlq_or_the_error_log():
         strict.report(record(0, None), skipped(0))
     tolerant = reporter(ErrorPolicy("sink", tolerate_all=True, log_errors=True))
     tolerant.report(record(0, None), skipped(0))
-    assert tolerant.settle([]).tolerated == (ToleratedRange(0, 0, "TASK_PUT DataException: Skipping null value "
-                                                                  "record."),)
+    assert tolerant.settle([]).tolerated == (
+        ToleratedRange(0, 0, "TASK_PUT DataException: Skipping null value record."),
+    )
 
 
 def test_context_headers_encode_numbers_as_text():

@@ -37,11 +37,21 @@ def iceberg_config(**extra) -> dict:
     return {**base_config(), "format.class": PARQUET, URI: "sqlite:////tmp/catalog.db", **extra}
 
 
-def time_based(path_format: str, duration_ms: int = 3_600_000, timezone: str = "UTC", extractor: str = "RecordField",
-               **extra) -> dict:
-    return iceberg_config(**{"partitioner.class": TIME_BASED, "path.format": path_format,
-                             "partition.duration.ms": str(duration_ms), "locale": "en", "timezone": timezone,
-                             "timestamp.extractor": extractor, "timestamp.field": "at", **extra})
+def time_based(
+    path_format: str, duration_ms: int = 3_600_000, timezone: str = "UTC", extractor: str = "RecordField", **extra
+) -> dict:
+    return iceberg_config(
+        **{
+            "partitioner.class": TIME_BASED,
+            "path.format": path_format,
+            "partition.duration.ms": str(duration_ms),
+            "locale": "en",
+            "timezone": timezone,
+            "timestamp.extractor": extractor,
+            "timestamp.field": "at",
+            **extra,
+        }
+    )
 
 
 # Config
@@ -58,15 +68,28 @@ def test_a_catalog_uri_that_is_no_url_is_an_error_naming_the_key(uri):
     assert list(problems_of(iceberg_config(**{URI: uri}))) == [URI]
 
 
-@pytest.mark.parametrize("uri", ["sqlite:////var/lib/catalog.db", "sqlite:///relative/catalog.db",
-                                 "postgresql+psycopg2://user:pw@db:5432/iceberg", "https://polaris.example/api/catalog"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "sqlite:////var/lib/catalog.db",
+        "sqlite:///relative/catalog.db",
+        "postgresql+psycopg2://user:pw@db:5432/iceberg",
+        "https://polaris.example/api/catalog",
+    ],
+)
 def test_sql_and_rest_catalog_urls_are_accepted(uri):
     assert validate_connector_config(iceberg_config(**{URI: uri}))[URI] == uri
 
 
 def test_catalog_properties_are_collected_and_other_iceberg_keys_stay_unknown():
-    config = validate_connector_config(iceberg_config(**{
-        "kafka_s3_assets.iceberg.catalog.token": "t0ken-value", "kafka_s3_assets.iceberg.catalog.warehouse": "wh"}))
+    config = validate_connector_config(
+        iceberg_config(
+            **{
+                "kafka_s3_assets.iceberg.catalog.token": "t0ken-value",
+                "kafka_s3_assets.iceberg.catalog.warehouse": "wh",
+            }
+        )
+    )
     assert dict(config.iceberg_catalog_properties) == {"token": "t0ken-value", "warehouse": "wh"}
     assert "kafka_s3_assets.iceberg.tabel" in problems_of(iceberg_config(**{"kafka_s3_assets.iceberg.tabel": "x"}))
 
@@ -77,18 +100,23 @@ def test_without_the_catalog_uri_the_other_keys_change_nothing_and_need_no_parqu
 
 
 def test_empty_names_are_errors():
-    problems = problems_of(iceberg_config(**{"kafka_s3_assets.iceberg.namespace": " ",
-                                             "kafka_s3_assets.iceberg.table": ""}))
+    problems = problems_of(
+        iceberg_config(**{"kafka_s3_assets.iceberg.namespace": " ", "kafka_s3_assets.iceberg.table": ""})
+    )
     assert set(problems) == {"kafka_s3_assets.iceberg.namespace", "kafka_s3_assets.iceberg.table"}
 
 
 def test_catalog_credentials_and_the_urls_password_are_secrets():
-    raw = iceberg_config(**{URI: "postgresql://iceberg:s3cr3t-pw@db/iceberg",
-                            "kafka_s3_assets.iceberg.catalog.token": "bearer-t0ken",
-                            "kafka_s3_assets.iceberg.catalog.credential": "id:client-s3cret",
-                            "kafka_s3_assets.iceberg.catalog.s3.secret-access-key": "aws-s3cret",
-                            "kafka_s3_assets.iceberg.catalog.s3.access-key-id": "AKIAVISIBLE",
-                            "kafka_s3_assets.iceberg.catalog.warehouse": "visible-warehouse"})
+    raw = iceberg_config(
+        **{
+            URI: "postgresql://iceberg:s3cr3t-pw@db/iceberg",
+            "kafka_s3_assets.iceberg.catalog.token": "bearer-t0ken",
+            "kafka_s3_assets.iceberg.catalog.credential": "id:client-s3cret",
+            "kafka_s3_assets.iceberg.catalog.s3.secret-access-key": "aws-s3cret",
+            "kafka_s3_assets.iceberg.catalog.s3.access-key-id": "AKIAVISIBLE",
+            "kafka_s3_assets.iceberg.catalog.warehouse": "visible-warehouse",
+        }
+    )
     found = secret_values(raw)
     assert sorted(found) == sorted(["s3cr3t-pw", "bearer-t0ken", "id:client-s3cret", "aws-s3cret"])
     settings = table_settings(validate_connector_config(raw), S3Settings(bucket="bkt", region="us-east-1"), "t")
@@ -101,24 +129,40 @@ def test_catalog_credentials_and_the_urls_password_are_secrets():
 
 def test_defaults_name_the_table_after_the_topic_under_kafka_in_catalog_default_beside_the_manifests():
     config = validate_connector_config(iceberg_config())
-    s3 = S3Settings(bucket="bucket", region="eu-west-1", endpoint_url="http://127.0.0.1:9000",
-                    access_key_id="AKIA", secret_access_key="secret")
+    s3 = S3Settings(
+        bucket="bucket",
+        region="eu-west-1",
+        endpoint_url="http://127.0.0.1:9000",
+        access_key_id="AKIA",
+        secret_access_key="secret",
+    )
     settings = table_settings(config, s3, "orders.eu-v2")
     assert settings.full_name == "default.kafka.orders_eu_v2" == table_full_name(config, "orders.eu-v2")
     assert settings.location == "s3://bucket/_kafka_s3_assets/iceberg/kafka/orders_eu_v2"
     assert not settings.is_rest
-    assert {k: settings.properties[k] for k in ("s3.endpoint", "s3.region", "s3.access-key-id",
-                                                "s3.secret-access-key")} == {
-        "s3.endpoint": "http://127.0.0.1:9000", "s3.region": "eu-west-1", "s3.access-key-id": "AKIA",
-        "s3.secret-access-key": "secret"}
+    assert {
+        k: settings.properties[k] for k in ("s3.endpoint", "s3.region", "s3.access-key-id", "s3.secret-access-key")
+    } == {
+        "s3.endpoint": "http://127.0.0.1:9000",
+        "s3.region": "eu-west-1",
+        "s3.access-key-id": "AKIA",
+        "s3.secret-access-key": "secret",
+    }
 
 
 def test_names_warehouse_and_catalog_properties_as_configured_over_the_s3_settings():
-    config = validate_connector_config(iceberg_config(**{
-        URI: "https://catalog.example/api", "kafka_s3_assets.iceberg.catalog.name": "lake",
-        "kafka_s3_assets.iceberg.namespace": "raw", "kafka_s3_assets.iceberg.table": "events",
-        "kafka_s3_assets.iceberg.warehouse": "s3://warehouse-bucket/tables/",
-        "kafka_s3_assets.iceberg.catalog.s3.region": "us-west-2"}))
+    config = validate_connector_config(
+        iceberg_config(
+            **{
+                URI: "https://catalog.example/api",
+                "kafka_s3_assets.iceberg.catalog.name": "lake",
+                "kafka_s3_assets.iceberg.namespace": "raw",
+                "kafka_s3_assets.iceberg.table": "events",
+                "kafka_s3_assets.iceberg.warehouse": "s3://warehouse-bucket/tables/",
+                "kafka_s3_assets.iceberg.catalog.s3.region": "us-west-2",
+            }
+        )
+    )
     settings = table_settings(config, S3Settings(bucket="exports", region="eu-west-1"), "orders")
     assert settings.is_rest and settings.full_name == "lake.raw.events"
     assert settings.location == "s3://warehouse-bucket/tables/raw/events"
@@ -132,69 +176,138 @@ def test_default_table_names_keep_only_letters_digits_and_underscores():
 # Partitioning
 
 
-@pytest.mark.parametrize("config, expected", [
-    (time_based("'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH"), (HOUR, ("at",))),
-    (time_based("YYYY-MM-dd/HH", duration_ms=600_000), (HOUR, ("at",))),          # 10 minutes inside an hour
-    (time_based("'dt'=YYYY-MM-dd", duration_ms=86_400_000), (DAY, ("at",))),
-    (time_based("'dt'=YYYY-MM-dd"), (DAY, ("at",))),                               # hourly buckets, daily path
-    (time_based("YYYY/DDD"), (DAY, ("at",))),                                      # day of the year
-    (time_based("YYYY/MM/dd/HH", duration_ms=7_200_000), (DAY, ("at",))),           # 2 h: hours mix, days do not
-    (iceberg_config(**{"partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
-                       "locale": "en", "timezone": "UTC", "timestamp.extractor": "RecordField",
-                       "timestamp.field": "at"}), (HOUR, ("at",))),
-    (iceberg_config(**{"partitioner.class": "io.confluent.connect.storage.partitioner.DailyPartitioner",
-                       "locale": "en", "timezone": "Etc/UTC", "timestamp.extractor": "RecordField",
-                       "timestamp.field": "at"}), (DAY, ("at",))),
-    (iceberg_config(**{"partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-                       "partition.field.name": "region,address.country"}), (IDENTITY, ("region", "address.country"))),
-])
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        (time_based("'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH"), (HOUR, ("at",))),
+        (time_based("YYYY-MM-dd/HH", duration_ms=600_000), (HOUR, ("at",))),  # 10 minutes inside an hour
+        (time_based("'dt'=YYYY-MM-dd", duration_ms=86_400_000), (DAY, ("at",))),
+        (time_based("'dt'=YYYY-MM-dd"), (DAY, ("at",))),  # hourly buckets, daily path
+        (time_based("YYYY/DDD"), (DAY, ("at",))),  # day of the year
+        (time_based("YYYY/MM/dd/HH", duration_ms=7_200_000), (DAY, ("at",))),  # 2 h: hours mix, days do not
+        (
+            iceberg_config(
+                **{
+                    "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+                    "locale": "en",
+                    "timezone": "UTC",
+                    "timestamp.extractor": "RecordField",
+                    "timestamp.field": "at",
+                }
+            ),
+            (HOUR, ("at",)),
+        ),
+        (
+            iceberg_config(
+                **{
+                    "partitioner.class": "io.confluent.connect.storage.partitioner.DailyPartitioner",
+                    "locale": "en",
+                    "timezone": "Etc/UTC",
+                    "timestamp.extractor": "RecordField",
+                    "timestamp.field": "at",
+                }
+            ),
+            (DAY, ("at",)),
+        ),
+        (
+            iceberg_config(
+                **{
+                    "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+                    "partition.field.name": "region,address.country",
+                }
+            ),
+            (IDENTITY, ("region", "address.country")),
+        ),
+    ],
+)
 def test_the_partition_transform_each_partitioner_allows(config, expected):
     partitioning = partitioning_of(validate_connector_config(config))
     assert (partitioning.transform, partitioning.fields) == expected
 
 
-@pytest.mark.parametrize("config, reason", [
-    (iceberg_config(), "Kafka partition"),
-    (time_based("YYYY/MM/dd/HH", extractor="Record"), "Record and Wallclock"),
-    (time_based("YYYY/MM/dd/HH", extractor="Wallclock"), "Record and Wallclock"),
-    (time_based("YYYY/MM/dd/HH", timezone="Europe/Berlin"), "not UTC"),
-    (time_based("YYYY/MM", duration_ms=86_400_000), "one UTC hour or day"),       # a month's path
-    (time_based("MM/dd/HH"), "one UTC hour or day"),                               # no year
-    (time_based("YYYY/MM/dd", duration_ms=3 * 86_400_000), "one UTC hour or day"),  # 3-day buckets
-])
+@pytest.mark.parametrize(
+    "config, reason",
+    [
+        (iceberg_config(), "Kafka partition"),
+        (time_based("YYYY/MM/dd/HH", extractor="Record"), "Record and Wallclock"),
+        (time_based("YYYY/MM/dd/HH", extractor="Wallclock"), "Record and Wallclock"),
+        (time_based("YYYY/MM/dd/HH", timezone="Europe/Berlin"), "not UTC"),
+        (time_based("YYYY/MM", duration_ms=86_400_000), "one UTC hour or day"),  # a month's path
+        (time_based("MM/dd/HH"), "one UTC hour or day"),  # no year
+        (time_based("YYYY/MM/dd", duration_ms=3 * 86_400_000), "one UTC hour or day"),  # 3-day buckets
+    ],
+)
 def test_anything_else_is_unpartitioned_saying_why(config, reason):
     partitioning = partitioning_of(validate_connector_config(config))
     assert partitioning.transform is None and reason in partitioning.reason
 
 
 def test_the_spec_needs_the_source_column_and_a_timestamp_for_hour_and_day():
-    schema = assign_fresh_schema_ids(iceberg_schema(pa.schema([
-        pa.field("at", pa.timestamp("ms", tz="UTC"), nullable=False), pa.field("ms", pa.int64()),
-        pa.field("address", pa.struct([pa.field("country", pa.string())]))])))
+    schema = assign_fresh_schema_ids(
+        iceberg_schema(
+            pa.schema(
+                [
+                    pa.field("at", pa.timestamp("ms", tz="UTC"), nullable=False),
+                    pa.field("ms", pa.int64()),
+                    pa.field("address", pa.struct([pa.field("country", pa.string())])),
+                ]
+            )
+        )
+    )
     hourly = partitioning_of(validate_connector_config(time_based("YYYY/MM/dd/HH")))
     spec, got = partition_spec(hourly, schema)
     assert [(f.name, str(f.transform), f.source_id) for f in spec.fields] == [
-        ("at_hour", "hour", schema.find_field("at").field_id)]
+        ("at_hour", "hour", schema.find_field("at").field_id)
+    ]
     on_long = partitioning_of(validate_connector_config(time_based("YYYY/MM/dd/HH", **{"timestamp.field": "ms"})))
     spec, got = partition_spec(on_long, schema)
     assert spec.is_unpartitioned() and "not a timestamp" in got.reason
-    schema = assign_fresh_schema_ids(iceberg_schema(pa.schema([
-        pa.field("at", pa.timestamp("ms", tz="UTC"), nullable=False), pa.field("ms", pa.int64()),
-        pa.field("address", pa.struct([pa.field("country", pa.string())]))])))
-    field = partitioning_of(validate_connector_config(iceberg_config(**{
-        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-        "partition.field.name": "ms,address.country"})))
+    schema = assign_fresh_schema_ids(
+        iceberg_schema(
+            pa.schema(
+                [
+                    pa.field("at", pa.timestamp("ms", tz="UTC"), nullable=False),
+                    pa.field("ms", pa.int64()),
+                    pa.field("address", pa.struct([pa.field("country", pa.string())])),
+                ]
+            )
+        )
+    )
+    field = partitioning_of(
+        validate_connector_config(
+            iceberg_config(
+                **{
+                    "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+                    "partition.field.name": "ms,address.country",
+                }
+            )
+        )
+    )
     spec, got = partition_spec(field, schema)  # nested: no statistics, so no partition values
     assert [(f.name, str(f.transform)) for f in spec.fields] == [("ms", "identity")]
     assert got.fields == ("ms",) and "address.country left out" in got.reason
-    only_nested = partitioning_of(validate_connector_config(iceberg_config(**{
-        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-        "partition.field.name": "address.country"})))
+    only_nested = partitioning_of(
+        validate_connector_config(
+            iceberg_config(
+                **{
+                    "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+                    "partition.field.name": "address.country",
+                }
+            )
+        )
+    )
     spec, got = partition_spec(only_nested, schema)
     assert spec.is_unpartitioned() and "nested" in got.reason
-    missing = partitioning_of(validate_connector_config(iceberg_config(**{
-        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-        "partition.field.name": "region"})))
+    missing = partitioning_of(
+        validate_connector_config(
+            iceberg_config(
+                **{
+                    "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+                    "partition.field.name": "region",
+                }
+            )
+        )
+    )
     spec, got = partition_spec(missing, schema)
     assert spec.is_unpartitioned() and "region is not a column" in got.reason
 
@@ -223,11 +336,16 @@ def test_a_time_in_millis_cannot_be_a_table_column():
 
 
 def test_the_registered_state_round_trips_through_its_json():
-    state = {("orders", 0): Registered(12, "m/dir=topics/topic=orders/partition=0/00000000000000000009.json"),
-             ("orders", 10): Registered(3, "k"), ("pay.v2", 1): Registered(7, "k2")}
+    state = {
+        ("orders", 0): Registered(12, "m/dir=topics/topic=orders/partition=0/00000000000000000009.json"),
+        ("orders", 10): Registered(3, "k"),
+        ("pay.v2", 1): Registered(7, "k2"),
+    }
     assert decode(encode(state)) == state
-    assert json.loads(encode(state))["orders"]["0"] == {"next_offset": 12,
-                                                        "manifest": state[("orders", 0)].manifest_key}
+    assert json.loads(encode(state))["orders"]["0"] == {
+        "next_offset": 12,
+        "manifest": state[("orders", 0)].manifest_key,
+    }
 
 
 def test_the_newest_summary_of_the_connector_counts_past_other_writers_snapshots(tmp_path):
@@ -283,10 +401,16 @@ def test_an_http_url_opens_a_rest_catalog_with_the_connectors_catalog_properties
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ConfigEndpoint)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        config = validate_connector_config(iceberg_config(**{
-            URI: f"http://127.0.0.1:{server.server_port}/catalog", "kafka_s3_assets.iceberg.catalog.name": "lake",
-            "kafka_s3_assets.iceberg.catalog.token": "bearer-t0ken",
-            "kafka_s3_assets.iceberg.catalog.warehouse": "analytics"}))
+        config = validate_connector_config(
+            iceberg_config(
+                **{
+                    URI: f"http://127.0.0.1:{server.server_port}/catalog",
+                    "kafka_s3_assets.iceberg.catalog.name": "lake",
+                    "kafka_s3_assets.iceberg.catalog.token": "bearer-t0ken",
+                    "kafka_s3_assets.iceberg.catalog.warehouse": "analytics",
+                }
+            )
+        )
         catalog = open_catalog(table_settings(config, S3Settings(bucket="bucket", region="us-east-1"), "orders"))
     finally:
         server.shutdown()
@@ -316,8 +440,15 @@ def test_a_sync_whose_catalog_refuses_it_fails_naming_the_table_with_no_secret_i
 
     class Refusing(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's name
-            body = json.dumps({"error": {"message": f"refused {self.headers.get('Authorization')} for {self.path}",
-                                         "type": "NotAuthorizedException", "code": 401}}).encode()
+            body = json.dumps(
+                {
+                    "error": {
+                        "message": f"refused {self.headers.get('Authorization')} for {self.path}",
+                        "type": "NotAuthorizedException",
+                        "code": 401,
+                    }
+                }
+            ).encode()
             self.send_response(401)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -330,12 +461,20 @@ def test_a_sync_whose_catalog_refuses_it_fails_naming_the_table_with_no_secret_i
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        settings = resolve_settings(iceberg_config(**{
-            URI: f"http://iceberg:url-pa55word@127.0.0.1:{server.server_port}/catalog",
-            "kafka_s3_assets.iceberg.catalog.token": "bearer-t0ken-sentinel",
-            "bootstrap.servers": "127.0.0.1:9", "value.converter.schema.registry.url": "http://127.0.0.1:9",
-            "store.url": "http://127.0.0.1:9", "aws.access.key.id": "AKIA",
-            "aws.secret.access.key": "aws-s3cret-key"}), env={})
+        settings = resolve_settings(
+            iceberg_config(
+                **{
+                    URI: f"http://iceberg:url-pa55word@127.0.0.1:{server.server_port}/catalog",
+                    "kafka_s3_assets.iceberg.catalog.token": "bearer-t0ken-sentinel",
+                    "bootstrap.servers": "127.0.0.1:9",
+                    "value.converter.schema.registry.url": "http://127.0.0.1:9",
+                    "store.url": "http://127.0.0.1:9",
+                    "aws.access.key.id": "AKIA",
+                    "aws.secret.access.key": "aws-s3cret-key",
+                }
+            ),
+            env={},
+        )
         with pytest.raises(TableSyncError) as info:
             sync_table(settings, "orders", [0], logging.getLogger(__name__))
     finally:

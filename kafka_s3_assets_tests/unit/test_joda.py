@@ -32,8 +32,10 @@ def test_unterminated_quote_runs_to_the_end_of_the_pattern():
 
 
 def test_reference_hourly_pattern():
-    assert fmt("'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", ms("2015-12-07T15:04:05Z")) == \
-        "year=2015/month=12/day=07/hour=15"
+    assert (
+        fmt("'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", ms("2015-12-07T15:04:05Z"))
+        == "year=2015/month=12/day=07/hour=15"
+    )
 
 
 def test_unpadded_fields_print_without_zeros():
@@ -130,8 +132,10 @@ def test_zone_names_and_ids_are_refused_not_printed_differently():
 def test_text_fields_need_a_tabled_locale():
     with pytest.raises(UnsupportedLocaleTextError) as info:
         JodaFormatter("MMM", UTC, "fr")
-    assert str(info.value) == ("'MMM' (short month name) needs locale text that kafka_s3_assets has only for the "
-                               "language(s) en; locale 'fr' is the Java language 'fr'")
+    assert str(info.value) == (
+        "'MMM' (short month name) needs locale text that kafka_s3_assets has only for the "
+        "language(s) en; locale 'fr' is the Java language 'fr'"
+    )
     with pytest.raises(UnsupportedLocaleTextError, match=r"locale 'en-US' is the Java language 'en-us'"):
         JodaFormatter("MMMM", UTC, "en-US")
     # Numeric patterns work with any locale string, as in the reference (e.g. es_CL, en_US).

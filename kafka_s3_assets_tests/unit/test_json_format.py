@@ -16,8 +16,9 @@ pytestmark = [pytest.mark.unit]
 
 
 def sink_records(converter, payloads):
-    return [SinkRecord(KafkaRecord("t", 0, i, None, None, p), converter.to_connect("t", p))
-            for i, p in enumerate(payloads)]
+    return [
+        SinkRecord(KafkaRecord("t", 0, i, None, None, p), converter.to_connect("t", p)) for i, p in enumerate(payloads)
+    ]
 
 
 def write_json(records, compression="none", level=-1) -> bytes:
@@ -47,8 +48,9 @@ def test_schemaless_strings_are_quoted_and_bytes_base64():
 def test_gzip_is_one_stream_with_the_level_and_deterministic():
     records = sink_records(JsonSchemalessConverter(), [b'{"i": %d}' % i for i in range(100)])
     body = write_json(records, "gzip", 9)
-    assert gzip.decompress(body).decode().splitlines() == [json.dumps({"i": i}, separators=(",", ":"))
-                                                           for i in range(100)]
+    assert gzip.decompress(body).decode().splitlines() == [
+        json.dumps({"i": i}, separators=(",", ":")) for i in range(100)
+    ]
     assert body == write_json(records, "gzip", 9)
     assert body[4:8] == b"\x00\x00\x00\x00"  # mtime 0
     assert body[8] == 2  # XFL: maximum compression (level 9)
@@ -68,15 +70,31 @@ def test_decimals_are_base64_by_default_and_exact_numbers_with_numeric():
 
     from .sink_helpers import FakeRegistry, framed
 
-    schema = {"type": "record", "name": "price", "fields": [
-        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
-        {"name": "maybe", "type": ["null", {"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 3}]},
-        {"name": "list", "type": {"type": "array", "items": {"type": "bytes", "logicalType": "decimal",
-                                                             "precision": 4, "scale": 1}}}]}
+    schema = {
+        "type": "record",
+        "name": "price",
+        "fields": [
+            {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+            {
+                "name": "maybe",
+                "type": ["null", {"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 3}],
+            },
+            {
+                "name": "list",
+                "type": {
+                    "type": "array",
+                    "items": {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 1},
+                },
+            },
+        ],
+    }
     import decimal
 
-    value = {"amount": decimal.Decimal("-1234.56"), "maybe": decimal.Decimal("0.125"),
-             "list": [decimal.Decimal("1.5"), decimal.Decimal("-0.5")]}
+    value = {
+        "amount": decimal.Decimal("-1234.56"),
+        "maybe": decimal.Decimal("0.125"),
+        "list": [decimal.Decimal("1.5"), decimal.Decimal("-0.5")],
+    }
     raw = KafkaRecord("t", 0, 0, None, None, framed(schema, value, 9))
     record = SinkRecord(raw, AvroConverter(FakeRegistry({9: schema}), is_key=False).to_connect("t", raw.value))
     # unscaled two's complement
@@ -99,36 +117,58 @@ def test_numeric_decimals_behind_references_are_found_by_their_full_name():
     from .sink_helpers import FakeRegistry, framed
 
     money = {"type": "fixed", "name": "Money", "size": 4, "logicalType": "decimal", "precision": 8, "scale": 2}
-    schema = {"type": "record", "name": "Price", "namespace": "a", "fields": [
-        {"name": "amount", "type": money},
-        {"name": "other", "type": {"type": "record", "name": "Other", "namespace": "b", "fields": [
-            {"name": "code", "type": {"type": "fixed", "name": "Money", "size": 4}}]}},
-        {"name": "short", "type": "Money"},
-        {"name": "full", "type": "a.Money"}]}
-    value = {"amount": decimal.Decimal("1.25"), "other": {"code": b"abcd"},
-             "short": decimal.Decimal("-2.50"), "full": decimal.Decimal("3.00")}
+    schema = {
+        "type": "record",
+        "name": "Price",
+        "namespace": "a",
+        "fields": [
+            {"name": "amount", "type": money},
+            {
+                "name": "other",
+                "type": {
+                    "type": "record",
+                    "name": "Other",
+                    "namespace": "b",
+                    "fields": [{"name": "code", "type": {"type": "fixed", "name": "Money", "size": 4}}],
+                },
+            },
+            {"name": "short", "type": "Money"},
+            {"name": "full", "type": "a.Money"},
+        ],
+    }
+    value = {
+        "amount": decimal.Decimal("1.25"),
+        "other": {"code": b"abcd"},
+        "short": decimal.Decimal("-2.50"),
+        "full": decimal.Decimal("3.00"),
+    }
     raw = KafkaRecord("t", 0, 0, None, None, framed(schema, value, 9))
     record = SinkRecord(raw, AvroConverter(FakeRegistry({9: schema}), is_key=False).to_connect("t", raw.value))
     store = InMemoryObjectStore()
     writer = JsonFormat(decimal_format="NUMERIC").new_writer(store.create("k"))
     writer.write(record)
     writer.commit()
-    assert json.loads(store.objects["k"]) == {"amount": 1.25, "other": {"code": "YWJjZA=="}, "short": -2.5,
-                                              "full": 3.0}
+    assert json.loads(store.objects["k"]) == {"amount": 1.25, "other": {"code": "YWJjZA=="}, "short": -2.5, "full": 3.0}
 
 
 def test_schemaless_values_are_connects_values_written_as_jackson_writes_them():
     # Kafka Connect's lines for these values, as the JVM writes them (test_connect_json_oracle holds a
     # wide corpus against the JVM itself).
-    payloads = [b'{"id": 1, "user": 2, "seq": 3, "amount": 4}',     # a HashMap's order, not the text's
-                b'[1e7, 0.00001, 1e23, -0.0, 5e-324, 1e400, 100]',  # Double.toString (JDK 17), Infinity quoted
-                b'"\\u001f \\ud83d\\ude00 \\u2028 / \x7f \\"\\\\"',  # capital hex escapes, surrogate pairs
-                b"007", b'{"a":1}trailing']                          # what Jackson reads beyond strict JSON
+    payloads = [
+        b'{"id": 1, "user": 2, "seq": 3, "amount": 4}',  # a HashMap's order, not the text's
+        b"[1e7, 0.00001, 1e23, -0.0, 5e-324, 1e400, 100]",  # Double.toString (JDK 17), Infinity quoted
+        b'"\\u001f \\ud83d\\ude00 \\u2028 / \x7f \\"\\\\"',  # capital hex escapes, surrogate pairs
+        b"007",
+        b'{"a":1}trailing',
+    ]  # what Jackson reads beyond strict JSON
     assert write_json(sink_records(JsonSchemalessConverter(), payloads)).split(b"\n") == [
         b'{"amount":4,"id":1,"user":2,"seq":3}',
         b'[1.0E7,1.0E-5,9.999999999999999E22,0.0,4.9E-324,"Infinity",100]',
         b'"\\u001F \\uD83D\\uDE00 \xe2\x80\xa8 / \x7f \\"\\\\"',
-        b"7", b'{"a":1}', b""]
+        b"7",
+        b'{"a":1}',
+        b"",
+    ]
 
 
 def test_keys_are_written_as_values_are():
@@ -136,8 +176,13 @@ def test_keys_are_written_as_values_are():
     writer = JsonFormat().new_writer(store.create("k"), KEY_VIEW)
     converter = JsonSchemalessConverter()
     for i, key in enumerate([b'{"b": 1, "a": 0.00001}', b'"\\ud800"']):
-        writer.write(SinkRecord(KafkaRecord("t", 0, i, None, key, b"{}"), converter.to_connect("t", b"{}"),
-                                converter.to_connect("t", key)))
+        writer.write(
+            SinkRecord(
+                KafkaRecord("t", 0, i, None, key, b"{}"),
+                converter.to_connect("t", b"{}"),
+                converter.to_connect("t", key),
+            )
+        )
     writer.commit()
     assert store.objects["k"] == b'{"a":1.0E-5,"b":1}\n"\\uD800"\n'
 
@@ -162,8 +207,23 @@ def test_values_written_through_the_c_encoder_are_those_the_writer_writes_itself
     rng = random.Random(11)
     values = [random_value(rng) for _ in range(3000)]
     values += [[random_double(rng), rng.uniform(-1e-3, 1e-3), rng.uniform(1e6, 1e8)] for _ in range(1000)]
-    values += [float("nan"), -float("inf"), {"x": [float("inf")]}, "\ud800", {"\udc00": 1}, b"\x00\xff",
-               {"d": decimal.Decimal("-1.50"), "b": bytearray(b"ab")}, ("a", 1), "NaN", "\\u0041", -0.0,
-               [[[["\U0001F600"]]]], "\x7f\u2028/", {"k": None, "t": True}, 2**63, [[]] * 3]
+    values += [
+        float("nan"),
+        -float("inf"),
+        {"x": [float("inf")]},
+        "\ud800",
+        {"\udc00": 1},
+        b"\x00\xff",
+        {"d": decimal.Decimal("-1.50"), "b": bytearray(b"ab")},
+        ("a", 1),
+        "NaN",
+        "\\u0041",
+        -0.0,
+        [[[["\U0001f600"]]]],
+        "\x7f\u2028/",
+        {"k": None, "t": True},
+        2**63,
+        [[]] * 3,
+    ]
     for value in values:
         assert written(value) == write_json_here(value), value

@@ -23,7 +23,7 @@ def test_lag_counts_offsets_from_where_the_next_export_resumes():
 def test_age_is_zero_with_nothing_waiting_unknown_without_a_timestamp_and_never_negative():
     assert lag(next_offset=10, oldest=None).oldest_age_ms == 0
     assert lag(oldest=None).oldest_age_ms is None
-    assert lag(oldest=NOW + 60_000).oldest_age_ms == 0   # a producer's clock ahead of ours
+    assert lag(oldest=NOW + 60_000).oldest_age_ms == 0  # a producer's clock ahead of ours
 
 
 def test_no_limit_set_means_no_check():
@@ -38,8 +38,10 @@ def test_check_fails_past_either_limit_and_passes_at_it():
     assert failed.description == "t/0: 7 records waiting, more than kafka_s3_assets.lag.max.records=6"
     assert judge(lag(), LagLimits(max_age_ms=5_000)).passed
     too_old = judge(lag(), LagLimits(max_age_ms=4_999))
-    assert not too_old.passed and "(offset 3) is 5000 ms old, more than kafka_s3_assets.lag.max.age.ms=4999" in \
-        too_old.description
+    assert (
+        not too_old.passed
+        and "(offset 3) is 5000 ms old, more than kafka_s3_assets.lag.max.age.ms=4999" in too_old.description
+    )
     both = judge(lag(), LagLimits(max_records=1, max_age_ms=1))
     assert not both.passed and "records waiting" in both.description and "ms old" in both.description
 

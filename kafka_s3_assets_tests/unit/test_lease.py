@@ -40,8 +40,9 @@ class ConditionalStore:
 
     def put_conditionally(self, key, body, *, if_match=None):
         current = self.objects.get(key)
-        if (if_match is None and current is not None) or (if_match is not None and
-                                                          (current is None or current[1] != if_match)):
+        if (if_match is None and current is not None) or (
+            if_match is not None and (current is None or current[1] != if_match)
+        ):
             raise ConditionFailedError(f"412 on {key}")
         self._versions += 1
         self.objects[key] = (body, f'"v{self._versions}"')
@@ -64,9 +65,19 @@ def take(store, *, resume=0, end=10, now=1_000, lease_ms=LEASE, hint=None, read_
         planned.append((start, end))
         return end
 
-    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id="run",
-                    resume_hint=resume if hint is None else hint, read_resume=read_resume or (lambda: resume),
-                    plan_end=plan_end, clock_ms=lambda: now, lease_ms=lease_ms)
+    lease = acquire(
+        store,
+        KEY,
+        connector="c",
+        topic="t",
+        partition=0,
+        run_id="run",
+        resume_hint=resume if hint is None else hint,
+        read_resume=read_resume or (lambda: resume),
+        plan_end=plan_end,
+        clock_ms=lambda: now,
+        lease_ms=lease_ms,
+    )
     return lease, [e for _s, e in planned]
 
 
@@ -130,8 +141,7 @@ def test_a_dead_process_on_this_host_is_taken_over_at_once():
 def test_a_live_process_on_this_host_is_waited_for_until_its_lease_expires():
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
-        owner = dataclasses.replace(Owner.current(), pid=child.pid,
-                                    pid_started=export_lease._process_start(child.pid))
+        owner = dataclasses.replace(Owner.current(), pid=child.pid, pid_started=export_lease._process_start(child.pid))
         state = lease_of(owner)
         assert still_running(state, now_ms=state.lease_expires_ms - 1) is True
         assert still_running(state, now_ms=state.lease_expires_ms) is False  # stopped or stuck: taken over
@@ -186,8 +196,19 @@ def test_a_taken_over_export_is_fenced_before_its_manifest_and_leaves_the_new_le
 def test_renewal_extends_the_lease():
     store = ConditionalStore()
     now = [1_000]
-    lease = acquire(store, KEY, connector="c", topic="t", partition=0, run_id=None, resume_hint=0,
-                    read_resume=lambda: 0, plan_end=lambda start: 5, clock_ms=lambda: now[0], lease_ms=LEASE)
+    lease = acquire(
+        store,
+        KEY,
+        connector="c",
+        topic="t",
+        partition=0,
+        run_id=None,
+        resume_hint=0,
+        read_resume=lambda: 0,
+        plan_end=lambda start: 5,
+        clock_ms=lambda: now[0],
+        lease_ms=LEASE,
+    )
     now[0] = 40_000
     lease.renew()
     assert store.lease().lease_expires_ms == 40_000 + LEASE and store.lease().clock_ms == 1_000
@@ -294,9 +315,20 @@ class Monotonic:
 
 
 def take_with(store, elapsed: Monotonic, now=1_000):
-    return acquire(store, KEY, connector="c", topic="t", partition=0, run_id="run", resume_hint=0,
-                   read_resume=lambda: 0, plan_end=lambda start: 10, clock_ms=lambda: now, lease_ms=LEASE,
-                   monotonic=elapsed)
+    return acquire(
+        store,
+        KEY,
+        connector="c",
+        topic="t",
+        partition=0,
+        run_id="run",
+        resume_hint=0,
+        read_resume=lambda: 0,
+        plan_end=lambda start: 10,
+        clock_ms=lambda: now,
+        lease_ms=LEASE,
+        monotonic=elapsed,
+    )
 
 
 def writes(store) -> str:
@@ -347,11 +379,14 @@ def test_an_export_that_learns_of_its_take_over_only_when_giving_up_its_lease_le
     assert store.lease().owner.attempt == taker.state.owner.attempt and not store.lease().abandoned
 
 
-@pytest.mark.parametrize("naming, key, prefix", [
-    (ObjectNaming(), "topics/t/partition=0/t+0+0000000012.avro", "topics/t/partition=0/t+0+"),
-    (ObjectNaming(), "topics/t/country=a/b/t+0+0000000007.headers.json.gz", "topics/t/country=a/b/t+0+"),
-    (ObjectNaming(topics_dir=" ", directory_delim="_", file_delim="#"), "t_p_t#0#0000000004.avro", "t_p_t#0#"),
-])
+@pytest.mark.parametrize(
+    "naming, key, prefix",
+    [
+        (ObjectNaming(), "topics/t/partition=0/t+0+0000000012.avro", "topics/t/partition=0/t+0+"),
+        (ObjectNaming(), "topics/t/country=a/b/t+0+0000000007.headers.json.gz", "topics/t/country=a/b/t+0+"),
+        (ObjectNaming(topics_dir=" ", directory_delim="_", file_delim="#"), "t_p_t#0#0000000004.avro", "t_p_t#0#"),
+    ],
+)
 def test_an_objects_prefix_is_its_name_up_to_the_offset(naming, key, prefix):
     assert naming.object_prefix(key, "t", 0) == prefix
 
@@ -367,15 +402,18 @@ def test_listing_from_an_offset_skips_only_lower_offsets(width, offsets):
     assert [o for o, key in keys.items() if key > naming.listing_from("d/t+0+", offsets[1])] == offsets[1:]
 
 
-@pytest.mark.parametrize("naming, key, expected", [
-    (ObjectNaming(), "topics/t/partition=0/t+0+0000000012.avro", 12),
-    (ObjectNaming(), "topics/t/year=2025/month=04/t+0+0000000003.keys.avro", 3),
-    (ObjectNaming(), "topics/t/country=a/b/t+0+0000000007.headers.json.gz", 7),
-    (ObjectNaming(), "topics/t/partition=1/t+1+0000000012.avro", None),   # another partition
-    (ObjectNaming(), "topics/t/partition=0/xt+0+0000000012.avro", None),  # another topic's name
-    (ObjectNaming(directory_delim="_", file_delim="#"), "topics_my_t_partition=0_my_t#0#0000000004.avro", 4),
-    (ObjectNaming(zero_pad_width=3), "topics/t/partition=0/t+0+12345678901.avro", 12345678901),
-])
+@pytest.mark.parametrize(
+    "naming, key, expected",
+    [
+        (ObjectNaming(), "topics/t/partition=0/t+0+0000000012.avro", 12),
+        (ObjectNaming(), "topics/t/year=2025/month=04/t+0+0000000003.keys.avro", 3),
+        (ObjectNaming(), "topics/t/country=a/b/t+0+0000000007.headers.json.gz", 7),
+        (ObjectNaming(), "topics/t/partition=1/t+1+0000000012.avro", None),  # another partition
+        (ObjectNaming(), "topics/t/partition=0/xt+0+0000000012.avro", None),  # another topic's name
+        (ObjectNaming(directory_delim="_", file_delim="#"), "topics_my_t_partition=0_my_t#0#0000000004.avro", 4),
+        (ObjectNaming(zero_pad_width=3), "topics/t/partition=0/t+0+12345678901.avro", 12345678901),
+    ],
+)
 def test_object_names_are_recognised_as_the_reference_writes_them(naming, key, expected):
     topic = "my_t" if naming.directory_delim == "_" else "t"
     partition = 1 if "t+1+" in key and expected is not None else 0

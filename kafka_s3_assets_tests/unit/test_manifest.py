@@ -8,8 +8,9 @@ pytestmark = [pytest.mark.unit]
 
 
 def obj(start, end, key=None):
-    return CommittedObject(key or f"k{start}", "partition=0", start, end, end - start + 1, 10, "x", (1,),
-                           offset_ranges=((start, end),))
+    return CommittedObject(
+        key or f"k{start}", "partition=0", start, end, end - start + 1, 10, "x", (1,), offset_ranges=((start, end),)
+    )
 
 
 def manifest(start, end, objects):
@@ -52,14 +53,19 @@ def test_tolerated_offsets_round_trip_and_old_manifests_read_as_none_tolerated()
     from kafka_s3_assets.ledger.manifest import manifest_for_commits
     from kafka_s3_assets.sink.writer import Commit
 
-    tolerated = (ToleratedRange(3, 4, "VALUE_CONVERTER DataException: Unknown magic byte!"),
-                 ToleratedRange(7, 7, "TASK_PUT DataException: Key cannot be null"))
+    tolerated = (
+        ToleratedRange(3, 4, "VALUE_CONVERTER DataException: Unknown magic byte!"),
+        ToleratedRange(7, 7, "TASK_PUT DataException: Key cannot be null"),
+    )
     m = manifest_for_commits("c", "t", 0, 0, [Commit((obj(0, 2), obj(5, 6)), 6, 5)], 1, "run", tolerated, 7)
     assert (m.start_offset, m.end_offset, m.record_count, m.tolerated_count) == (0, 7, 5, 3)
     document = json.loads(m.to_json_bytes())
     assert document["tolerated_count"] == 3
-    assert document["tolerated"][0] == {"start_offset": 3, "end_offset": 4,
-                                        "reason": "VALUE_CONVERTER DataException: Unknown magic byte!"}
+    assert document["tolerated"][0] == {
+        "start_offset": 3,
+        "end_offset": 4,
+        "reason": "VALUE_CONVERTER DataException: Unknown magic byte!",
+    }
     assert Manifest.from_json_bytes(m.to_json_bytes()) == m
     del document["tolerated"], document["tolerated_count"]
     old = Manifest.from_json_bytes(json.dumps(document).encode())
@@ -77,8 +83,9 @@ def test_contiguity_counts_tolerated_offsets_and_rejects_ones_in_objects_or_outs
     def with_tolerated(m, *ranges):
         return replace(m, tolerated=tuple(ToleratedRange(s, e, "r") for s, e in ranges))
 
-    ok = check_contiguity([with_tolerated(manifest(0, 5, [obj(0, 2), obj(5, 5)]), (3, 4)),
-                           with_tolerated(manifest(6, 7, []), (6, 7))])
+    ok = check_contiguity(
+        [with_tolerated(manifest(0, 5, [obj(0, 2), obj(5, 5)]), (3, 4)), with_tolerated(manifest(6, 7, []), (6, 7))]
+    )
     assert ok.ok and ok.tolerated == 4 and ok.records == 4 and ok.next_offset == 8
     in_object = check_contiguity([with_tolerated(manifest(0, 5, [obj(0, 5)]), (2, 2))])
     assert not in_object.ok and "also in an object" in in_object.bad_objects[0]
@@ -91,10 +98,12 @@ def test_contiguity_counts_tolerated_offsets_and_rejects_ones_in_objects_or_outs
 def test_the_pointer_and_the_check_state_live_beside_the_manifests_not_among_them():
     layout = LedgerLayout("_kafka_s3_assets/manifests", "topics")
     assert layout.lease_key("t", 1) == "_kafka_s3_assets/manifests/_leases/dir=topics/topic=t/partition=1/lease.json"
-    assert layout.pointer_key("t", 1) == ("_kafka_s3_assets/manifests/_last_manifest/dir=topics/topic=t/partition=1/"
-                                          "pointer.json")
-    assert layout.check_state_key("t", 1) == ("_kafka_s3_assets/manifests/_checked/dir=topics/topic=t/partition=1/"
-                                              "state.json")
+    assert layout.pointer_key("t", 1) == (
+        "_kafka_s3_assets/manifests/_last_manifest/dir=topics/topic=t/partition=1/pointer.json"
+    )
+    assert layout.check_state_key("t", 1) == (
+        "_kafka_s3_assets/manifests/_checked/dir=topics/topic=t/partition=1/state.json"
+    )
     for key in (layout.pointer_key("t", 1), layout.check_state_key("t", 1)):
         assert not key.startswith("_kafka_s3_assets/manifests/dir=")
 

@@ -67,6 +67,7 @@ class WatchedBudget(MemoryBudget):
 
 # ---- SpillBuffer and MultipartOutput --------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("limit", [1, 100, 5000])
 def test_a_spill_buffer_gives_back_the_bytes_it_was_given_in_order(limit, tmp_path):
     rng = random.Random(limit)
@@ -115,8 +116,10 @@ def multipart(client: StubClient, key: str, memory: MemoryBudget | None) -> Mult
 @pytest.mark.parametrize("limit", [None, 1, 3000])
 def test_multipart_objects_are_the_same_bytes_and_parts_whatever_was_spilled(limit):
     rng = random.Random(7)
-    chunks = {key: [rng.randbytes(rng.randrange(1, 900)) for _ in range(rng.randrange(1, 20))]
-              for key in ("a", "b", "c", "small")}
+    chunks = {
+        key: [rng.randbytes(rng.randrange(1, 900)) for _ in range(rng.randrange(1, 20))]
+        for key in ("a", "b", "c", "small")
+    }
     chunks["small"] = [b"tiny"]
     client, memory = StubClient(), (None if limit is None else WatchedBudget(limit))
     outputs = {key: multipart(client, key, memory) for key in chunks}
@@ -155,6 +158,7 @@ def test_a_failed_upload_or_an_abort_leaves_nothing_held_or_spilled():
 
 # ---- formats -------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("codec", ["null", "deflate", "snappy"])
 def test_avro_blocks_are_the_same_bytes_whatever_was_spilled(codec):
     rng = random.Random(3)
@@ -165,7 +169,7 @@ def test_avro_blocks_are_the_same_bytes_whatever_was_spilled(codec):
         out = bytearray()
         encoders = [AvroContainerEncoder('"bytes"', codec, bytes(16), out.extend, memory=memory) for _ in range(2)]
         for i in range(0, len(datums), 7):
-            encoders[0].append_many(datums[i:i + 5])
+            encoders[0].append_many(datums[i : i + 5])
             encoders[1].append(datums[i + 5]) if i + 5 < len(datums) else None
         for encoder in encoders:
             encoder.close()
@@ -188,7 +192,7 @@ def parquet_object(records: list[bytes], memory, runs: list[int], policy: RowGro
     assert batch.takes(schema)
     start = 0
     for n, run in enumerate(runs):
-        datums, offsets = records[start:start + run], list(range(start, start + run))
+        datums, offsets = records[start : start + run], list(range(start, start + run))
         if n % 3 == 2:
             for offset, datum in zip(offsets, datums):
                 raw = KafkaRecord("t", 0, offset, NOW, None, b"\0\0\0\0\1" + datum)
@@ -247,9 +251,14 @@ def test_a_compressor_created_late_writes_the_stream_of_one_created_at_once(kind
 
 # ---- the writer: the same objects whatever the budget ------------------------------------------------------
 
+
 def records(count: int) -> list[KafkaRecord]:
-    return [KafkaRecord("s3_topic", 0, i, NOW + i, f"key{i % 3}".encode(), framed(EVENT, event(i), 1),
-                        (("h", str(i).encode()),)) for i in range(count)]
+    return [
+        KafkaRecord(
+            "s3_topic", 0, i, NOW + i, f"key{i % 3}".encode(), framed(EVENT, event(i), 1), (("h", str(i).encode()),)
+        )
+        for i in range(count)
+    ]
 
 
 def export_like(config: dict, memory: MemoryBudget | None, batch_path: bool = True, count: int = 300):
@@ -262,24 +271,38 @@ def export_like(config: dict, memory: MemoryBudget | None, batch_path: bool = Tr
     writer, _ = writer_for(config, store=store, reporter=errant, memory=memory)
     errant.follow(writer.inner)
     committed = []
-    loop = RecordLoop(RecordConverter(cfg, FakeRegistry({1: EVENT})), errant, writer.inner, NOW,
-                      lambda *batches: committed.extend(batches), batch_path=batch_path)
+    loop = RecordLoop(
+        RecordConverter(cfg, FakeRegistry({1: EVENT})),
+        errant,
+        writer.inner,
+        NOW,
+        lambda *batches: committed.extend(batches),
+        batch_path=batch_path,
+    )
     rows = records(count)
     for i in range(0, len(rows), 64):
-        loop.write(RecordBatch.of(rows[i:i + 64]))
+        loop.write(RecordBatch.of(rows[i : i + 64]))
     writer.inner.abort()
     return {"objects": client.objects, "etags": client.etags, "committed": committed}
 
 
 def config(**overrides) -> dict:
-    return {**base_config(), "flush.size": "250", "value.converter": "io.confluent.connect.avro.AvroConverter",
-            "value.converter.schema.registry.url": "http://registry", **overrides}
+    return {
+        **base_config(),
+        "flush.size": "250",
+        "value.converter": "io.confluent.connect.avro.AvroConverter",
+        "value.converter.schema.registry.url": "http://registry",
+        **overrides,
+    }
 
 
 FANNED_OUT = {"partitioner.class": PARTITIONER + "FieldPartitioner", "partition.field.name": "seq"}  # a file a record
 FEW_FILES = {"partitioner.class": PARTITIONER + "FieldPartitioner", "partition.field.name": "kind"}
-SIDECARS = {"store.kafka.keys": "true", "store.kafka.headers": "true",
-            "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+SIDECARS = {
+    "store.kafka.keys": "true",
+    "store.kafka.headers": "true",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 CASES = {
     "avro fanned out": config(**FANNED_OUT),
     "avro few files, deflate": config(**FEW_FILES, **{"avro.codec": "deflate"}),
@@ -290,12 +313,18 @@ CASES = {
     "json fanned out": config(**FANNED_OUT, **{"format.class": JSON}),
     "json gzip few files": config(**FEW_FILES, **{"format.class": JSON, "s3.compression.type": "gzip"}),
     "json zstd fanned out": config(**FANNED_OUT, **{"format.class": JSON, "s3.compression.type": "zstd"}),
-    "bytearray gzip level 0": config(**{
-        "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat", "s3.compression.type": "gzip",
-        "s3.compression.level": "0", "flush.size": "120",
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}),
-    "avro with keys and headers in parquet": config(**FEW_FILES, **SIDECARS, **{
-        "keys.format.class": PARQUET, "headers.format.class": PARQUET}),
+    "bytearray gzip level 0": config(
+        **{
+            "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+            "s3.compression.type": "gzip",
+            "s3.compression.level": "0",
+            "flush.size": "120",
+            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+        }
+    ),
+    "avro with keys and headers in parquet": config(
+        **FEW_FILES, **SIDECARS, **{"keys.format.class": PARQUET, "headers.format.class": PARQUET}
+    ),
     "parquet with keys and headers in avro": config(**FANNED_OUT, **SIDECARS, **{"format.class": PARQUET}),
     "max open files": config(**FANNED_OUT, **{"partitioner.max.open.files": "40"}),
     "parquet max open files": config(**FANNED_OUT, **{"format.class": PARQUET, "partitioner.max.open.files": "40"}),
@@ -326,12 +355,18 @@ def test_partitioner_max_open_files_rotates_as_without_a_budget():
 def test_the_spill_file_is_emptied_by_each_commit_and_closed_by_the_abort_after_a_failure():
     memory = MemoryBudget(1)
     client = StubClient(put_object=[None] * 30 + [client_error(500, "InternalError")] * 3)
-    store = S3ObjectStore(client, S3Settings(bucket="bucket", region="us-east-1", part_size=PART,
-                                             retry_backoff_ms=0, total_attempts=1))
+    store = S3ObjectStore(
+        client, S3Settings(bucket="bucket", region="us-east-1", part_size=PART, retry_backoff_ms=0, total_attempts=1)
+    )
     writer, _ = writer_for(config(**FANNED_OUT, **{"flush.size": "50"}), store=store, memory=memory)
     converter = RecordConverter(validate_connector_config(config()), FakeRegistry({1: EVENT}))
-    loop = RecordLoop(converter, ErrantRecords(ErrorPolicy.from_config(validate_connector_config(config())), None),
-                      writer.inner, NOW, lambda *b: None)
+    loop = RecordLoop(
+        converter,
+        ErrantRecords(ErrorPolicy.from_config(validate_connector_config(config())), None),
+        writer.inner,
+        NOW,
+        lambda *b: None,
+    )
     rows = records(100)
     loop.write(RecordBatch.of(rows[:30]))
     assert memory.file.size > 0
@@ -343,6 +378,7 @@ def test_the_spill_file_is_emptied_by_each_commit_and_closed_by_the_abort_after_
 
 
 # ---- the key and the default budget -------------------------------------------------------------------------
+
 
 def test_the_key_is_validated_naming_it():
     assert validate_connector_config(base_config())[MEMORY_BUDGET_KEY] == -1

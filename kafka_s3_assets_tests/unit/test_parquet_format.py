@@ -20,42 +20,93 @@ pytestmark = [pytest.mark.unit]
 PARQUET = "io.confluent.connect.s3.format.parquet.ParquetFormat"
 UTC = datetime.UTC
 
-ADDRESS = {"type": "record", "name": "Address",
-           "fields": [{"name": "city", "type": "string"}, {"name": "zip", "type": ["null", "int"], "default": None}]}
-RICH = {"type": "record", "name": "Rich", "namespace": "com.example", "fields": [
-    {"name": "id", "type": "long"},
-    {"name": "flag", "type": "boolean"},
-    {"name": "ratio", "type": "float"},
-    {"name": "score", "type": "double"},
-    {"name": "count", "type": "int"},
-    {"name": "name", "type": ["null", "string"], "default": None},
-    {"name": "raw", "type": "bytes"},
-    {"name": "hash", "type": {"type": "fixed", "name": "Hash", "size": 4}},
-    {"name": "color", "type": {"type": "enum", "name": "Color", "symbols": ["RED", "GREEN"]}},
-    {"name": "tags", "type": {"type": "array", "items": "string"}},
-    {"name": "maybe_ints", "type": {"type": "array", "items": ["null", "int"]}},
-    {"name": "attrs", "type": {"type": "map", "values": "long"}},
-    {"name": "address", "type": ADDRESS},
-    {"name": "previous", "type": ["null", "Address"], "default": None},
-    {"name": "ts_ms", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-    {"name": "ts_us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
-    {"name": "day", "type": {"type": "int", "logicalType": "date"}},
-    {"name": "tod", "type": {"type": "int", "logicalType": "time-millis"}},
-    {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
-    {"name": "big", "type": ["null", {"type": "fixed", "name": "Big", "size": 16, "logicalType": "decimal",
-                                      "precision": 38, "scale": 0}], "default": None},
-    {"name": "either", "type": ["null", "int", "string"], "default": None},
-]}
+ADDRESS = {
+    "type": "record",
+    "name": "Address",
+    "fields": [{"name": "city", "type": "string"}, {"name": "zip", "type": ["null", "int"], "default": None}],
+}
+RICH = {
+    "type": "record",
+    "name": "Rich",
+    "namespace": "com.example",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "flag", "type": "boolean"},
+        {"name": "ratio", "type": "float"},
+        {"name": "score", "type": "double"},
+        {"name": "count", "type": "int"},
+        {"name": "name", "type": ["null", "string"], "default": None},
+        {"name": "raw", "type": "bytes"},
+        {"name": "hash", "type": {"type": "fixed", "name": "Hash", "size": 4}},
+        {"name": "color", "type": {"type": "enum", "name": "Color", "symbols": ["RED", "GREEN"]}},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "maybe_ints", "type": {"type": "array", "items": ["null", "int"]}},
+        {"name": "attrs", "type": {"type": "map", "values": "long"}},
+        {"name": "address", "type": ADDRESS},
+        {"name": "previous", "type": ["null", "Address"], "default": None},
+        {"name": "ts_ms", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "ts_us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "tod", "type": {"type": "int", "logicalType": "time-millis"}},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+        {
+            "name": "big",
+            "type": [
+                "null",
+                {"type": "fixed", "name": "Big", "size": 16, "logicalType": "decimal", "precision": 38, "scale": 0},
+            ],
+            "default": None,
+        },
+        {"name": "either", "type": ["null", "int", "string"], "default": None},
+    ],
+}
 RICH_VALUES = [
-    {"id": 1, "flag": True, "ratio": 0.5, "score": 2.25, "count": 7, "name": "one", "raw": b"\x00\x01",
-     "hash": b"abcd", "color": "RED", "tags": ["a", "b"], "maybe_ints": [1, None, 3], "attrs": {"k": 5},
-     "address": {"city": "Paris", "zip": 75001}, "previous": None, "ts_ms": 1700000000123,
-     "ts_us": 1700000000123456, "day": 19000, "tod": 3723004, "amount": Decimal("-12.34"),
-     "big": Decimal("123456789012345678901234567890"), "either": 5},
-    {"id": 2, "flag": False, "ratio": -1.0, "score": 0.0, "count": -7, "name": None, "raw": b"",
-     "hash": b"wxyz", "color": "GREEN", "tags": [], "maybe_ints": [], "attrs": {},
-     "address": {"city": "Oslo", "zip": None}, "previous": {"city": "Rome", "zip": 100}, "ts_ms": 0,
-     "ts_us": 0, "day": 0, "tod": 0, "amount": Decimal("0.05"), "big": None, "either": "five"},
+    {
+        "id": 1,
+        "flag": True,
+        "ratio": 0.5,
+        "score": 2.25,
+        "count": 7,
+        "name": "one",
+        "raw": b"\x00\x01",
+        "hash": b"abcd",
+        "color": "RED",
+        "tags": ["a", "b"],
+        "maybe_ints": [1, None, 3],
+        "attrs": {"k": 5},
+        "address": {"city": "Paris", "zip": 75001},
+        "previous": None,
+        "ts_ms": 1700000000123,
+        "ts_us": 1700000000123456,
+        "day": 19000,
+        "tod": 3723004,
+        "amount": Decimal("-12.34"),
+        "big": Decimal("123456789012345678901234567890"),
+        "either": 5,
+    },
+    {
+        "id": 2,
+        "flag": False,
+        "ratio": -1.0,
+        "score": 0.0,
+        "count": -7,
+        "name": None,
+        "raw": b"",
+        "hash": b"wxyz",
+        "color": "GREEN",
+        "tags": [],
+        "maybe_ints": [],
+        "attrs": {},
+        "address": {"city": "Oslo", "zip": None},
+        "previous": {"city": "Rome", "zip": 100},
+        "ts_ms": 0,
+        "ts_us": 0,
+        "day": 0,
+        "tod": 0,
+        "amount": Decimal("0.05"),
+        "big": None,
+        "either": "five",
+    },
 ]
 
 
@@ -76,30 +127,37 @@ def test_values_are_one_parquet_file_with_the_avro_schema_mapped_to_parquet_type
     body, stored = write(ParquetFormat(), avro_records(RICH_VALUES, schema=RICH))
     assert len(stored) == 1 and stored[0].size == len(body)
     schema = parquet_file(body).schema_arrow
-    expected = pa.schema([
-        pa.field("id", pa.int64(), nullable=False),
-        pa.field("flag", pa.bool_(), nullable=False),
-        pa.field("ratio", pa.float32(), nullable=False),
-        pa.field("score", pa.float64(), nullable=False),
-        pa.field("count", pa.int32(), nullable=False),
-        pa.field("name", pa.string()),
-        pa.field("raw", pa.binary(), nullable=False),
-        pa.field("hash", pa.binary(4), nullable=False),
-        pa.field("color", pa.string(), nullable=False),
-        pa.field("tags", pa.list_(pa.field("element", pa.string(), nullable=False)), nullable=False),
-        pa.field("maybe_ints", pa.list_(pa.field("element", pa.int32())), nullable=False),
-        pa.field("attrs", pa.map_(pa.string(), pa.field("value", pa.int64(), nullable=False)), nullable=False),
-        pa.field("address", pa.struct([pa.field("city", pa.string(), nullable=False), pa.field("zip", pa.int32())]),
-                 nullable=False),
-        pa.field("previous", pa.struct([pa.field("city", pa.string(), nullable=False), pa.field("zip", pa.int32())])),
-        pa.field("ts_ms", pa.timestamp("ms", tz="UTC"), nullable=False),
-        pa.field("ts_us", pa.timestamp("us", tz="UTC"), nullable=False),
-        pa.field("day", pa.date32(), nullable=False),
-        pa.field("tod", pa.time32("ms"), nullable=False),
-        pa.field("amount", pa.decimal128(10, 2), nullable=False),
-        pa.field("big", pa.decimal128(38, 0)),
-        pa.field("either", pa.struct([pa.field("member0", pa.int32()), pa.field("member1", pa.string())])),
-    ])
+    expected = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            pa.field("flag", pa.bool_(), nullable=False),
+            pa.field("ratio", pa.float32(), nullable=False),
+            pa.field("score", pa.float64(), nullable=False),
+            pa.field("count", pa.int32(), nullable=False),
+            pa.field("name", pa.string()),
+            pa.field("raw", pa.binary(), nullable=False),
+            pa.field("hash", pa.binary(4), nullable=False),
+            pa.field("color", pa.string(), nullable=False),
+            pa.field("tags", pa.list_(pa.field("element", pa.string(), nullable=False)), nullable=False),
+            pa.field("maybe_ints", pa.list_(pa.field("element", pa.int32())), nullable=False),
+            pa.field("attrs", pa.map_(pa.string(), pa.field("value", pa.int64(), nullable=False)), nullable=False),
+            pa.field(
+                "address",
+                pa.struct([pa.field("city", pa.string(), nullable=False), pa.field("zip", pa.int32())]),
+                nullable=False,
+            ),
+            pa.field(
+                "previous", pa.struct([pa.field("city", pa.string(), nullable=False), pa.field("zip", pa.int32())])
+            ),
+            pa.field("ts_ms", pa.timestamp("ms", tz="UTC"), nullable=False),
+            pa.field("ts_us", pa.timestamp("us", tz="UTC"), nullable=False),
+            pa.field("day", pa.date32(), nullable=False),
+            pa.field("tod", pa.time32("ms"), nullable=False),
+            pa.field("amount", pa.decimal128(10, 2), nullable=False),
+            pa.field("big", pa.decimal128(38, 0)),
+            pa.field("either", pa.struct([pa.field("member0", pa.int32()), pa.field("member1", pa.string())])),
+        ]
+    )
     assert schema.equals(expected), f"{schema}\n!=\n{expected}"
 
 
@@ -124,12 +182,13 @@ def test_values_read_back_with_pyarrow():
 
 def test_parquet_physical_schema_is_what_parquet_avro_would_write():
     body, _ = write(ParquetFormat(), avro_records(RICH_VALUES, schema=RICH))
-    columns = {c.path: c for c in (parquet_file(body).schema.column(i)
-                                   for i in range(len(parquet_file(body).schema)))}
+    columns = {c.path: c for c in (parquet_file(body).schema.column(i) for i in range(len(parquet_file(body).schema)))}
     assert columns["id"].max_definition_level == 0  # a required field
     assert columns["name"].max_definition_level == 1  # [null, string] is optional
-    assert str(columns["ts_ms"].logical_type) == "Timestamp(isAdjustedToUTC=true, timeUnit=milliseconds, " \
-                                                  "is_from_converted_type=false, force_set_converted_type=false)"
+    assert (
+        str(columns["ts_ms"].logical_type) == "Timestamp(isAdjustedToUTC=true, timeUnit=milliseconds, "
+        "is_from_converted_type=false, force_set_converted_type=false)"
+    )
     assert columns["amount"].logical_type.type == "DECIMAL"
     assert columns["hash"].physical_type == "FIXED_LEN_BYTE_ARRAY"
     assert columns["day"].logical_type.type == "DATE"
@@ -142,14 +201,17 @@ def test_dictionary_encoding_is_on():
     assert "RLE_DICTIONARY" in encodings or "PLAIN_DICTIONARY" in encodings
 
 
-@pytest.mark.parametrize("codec, extension, stored", [
-    ("snappy", ".snappy.parquet", "SNAPPY"),
-    ("none", ".parquet", "UNCOMPRESSED"),
-    ("gzip", ".gz.parquet", "GZIP"),
-    ("brotli", ".br.parquet", "BROTLI"),
-    ("zstd", ".zstd.parquet", "ZSTD"),
-    ("lz4_raw", ".lz4raw.parquet", "LZ4"),  # pyarrow names LZ4_RAW "LZ4" in its metadata
-])
+@pytest.mark.parametrize(
+    "codec, extension, stored",
+    [
+        ("snappy", ".snappy.parquet", "SNAPPY"),
+        ("none", ".parquet", "UNCOMPRESSED"),
+        ("gzip", ".gz.parquet", "GZIP"),
+        ("brotli", ".br.parquet", "BROTLI"),
+        ("zstd", ".zstd.parquet", "ZSTD"),
+        ("lz4_raw", ".lz4raw.parquet", "LZ4"),  # pyarrow names LZ4_RAW "LZ4" in its metadata
+    ],
+)
 def test_codecs_and_extensions(codec, extension, stored):
     fmt = build_format({"format.class": PARQUET, "parquet.codec": codec})
     assert fmt.extension == extension
@@ -170,8 +232,10 @@ def test_default_codec_is_snappy():
     assert PARQUET_CODECS["lz4"].extension == ".lz4hadoop.parquet"
 
 
-@pytest.mark.parametrize("codec, reason", [("lzo", "cannot write LZO"), ("lz4", "Hadoop-framed LZ4"),
-                                           ("uncompressed", "String must be one of")])
+@pytest.mark.parametrize(
+    "codec, reason",
+    [("lzo", "cannot write LZO"), ("lz4", "Hadoop-framed LZ4"), ("uncompressed", "String must be one of")],
+)
 def test_codecs_pyarrow_cannot_write_fail_when_the_format_is_built(codec, reason):
     with pytest.raises(ValueError, match=f"parquet.codec.*{reason}|{reason}.*parquet.codec") as error:
         build_format({"format.class": PARQUET, "parquet.codec": codec})
@@ -246,22 +310,35 @@ def test_abort_stores_nothing_and_writes_nothing_after_abort():
 
 # ---- what Parquet cannot hold -----------------------------------------------------------------------
 
+
 def string_records(payloads, keys=None):
     converter = StringConverter()
     keys = keys or [None] * len(payloads)
-    return [SinkRecord(KafkaRecord("t", 0, i, None, k, p, (("h1", b"x"), ("h2", None))),
-                       converter.to_connect("t", p), None if k is None else converter.to_connect("t", k))
-            for i, (k, p) in enumerate(zip(keys, payloads))]
+    return [
+        SinkRecord(
+            KafkaRecord("t", 0, i, None, k, p, (("h1", b"x"), ("h2", None))),
+            converter.to_connect("t", p),
+            None if k is None else converter.to_connect("t", k),
+        )
+        for i, (k, p) in enumerate(zip(keys, payloads))
+    ]
 
 
-@pytest.mark.parametrize("records, message", [
-    (lambda: avro_records(["text"], schema="string"), 'only record .*schema is "string"'),
-    (lambda: avro_records([[1, 2]], schema={"type": "array", "items": "int"}), "only record"),
-    (lambda: string_records([b"text"]), "only record"),
-    (lambda: [SinkRecord(KafkaRecord("t", 0, 0, None, None, b"{}"), JsonSchemalessConverter().to_connect("t", b"{}"))],
-     "needs value with a schema"),
-    (lambda: [SinkRecord(KafkaRecord("t", 0, 0, None, None, None), None)], "cannot write a null value"),
-])
+@pytest.mark.parametrize(
+    "records, message",
+    [
+        (lambda: avro_records(["text"], schema="string"), 'only record .*schema is "string"'),
+        (lambda: avro_records([[1, 2]], schema={"type": "array", "items": "int"}), "only record"),
+        (lambda: string_records([b"text"]), "only record"),
+        (
+            lambda: [
+                SinkRecord(KafkaRecord("t", 0, 0, None, None, b"{}"), JsonSchemalessConverter().to_connect("t", b"{}"))
+            ],
+            "needs value with a schema",
+        ),
+        (lambda: [SinkRecord(KafkaRecord("t", 0, 0, None, None, None), None)], "cannot write a null value"),
+    ],
+)
 def test_values_must_be_records(records, message):
     with pytest.raises(ValueError, match=message):
         write(ParquetFormat(), records())
@@ -276,8 +353,9 @@ def test_a_recursive_schema_is_refused():
 def test_a_record_that_does_not_fit_the_files_schema_fails_on_its_own_write():
     other = {"type": "record", "name": "myrecord", "fields": [{"name": "f2", "type": "int"}]}
     registry = FakeRegistry({1: SCHEMA_V1, 2: other})
-    records = avro_records([{"f1": "a"}], registry=registry) + avro_records([{"f2": 1}], schema=other, schema_id=2,
-                                                                            start=1, registry=registry)
+    records = avro_records([{"f1": "a"}], registry=registry) + avro_records(
+        [{"f2": 1}], schema=other, schema_id=2, start=1, registry=registry
+    )
     store = InMemoryObjectStore()
     writer = ParquetFormat().new_writer(store.create("k"))
     writer.write(records[0])
@@ -286,16 +364,21 @@ def test_a_record_that_does_not_fit_the_files_schema_fails_on_its_own_write():
 
 
 def test_a_compatible_record_of_another_schema_is_written():
-    v2 = {"type": "record", "name": "myrecord",
-          "fields": [{"name": "f1", "type": "string"}, {"name": "extra", "type": ["null", "int"], "default": None}]}
+    v2 = {
+        "type": "record",
+        "name": "myrecord",
+        "fields": [{"name": "f1", "type": "string"}, {"name": "extra", "type": ["null", "int"], "default": None}],
+    }
     registry = FakeRegistry({1: SCHEMA_V1, 2: v2})
-    records = avro_records([{"f1": "a"}], registry=registry) + avro_records([{"f1": "b", "extra": 1}], schema=v2,
-                                                                            schema_id=2, start=1, registry=registry)
+    records = avro_records([{"f1": "a"}], registry=registry) + avro_records(
+        [{"f1": "b", "extra": 1}], schema=v2, schema_id=2, start=1, registry=registry
+    )
     body, _ = write(ParquetFormat(), records)
     assert pq.read_table(io.BytesIO(body)).to_pylist() == [{"f1": "a"}, {"f1": "b"}]
 
 
 # ---- keys and headers envelopes ---------------------------------------------------------------------
+
 
 def test_string_keys_are_enveloped_as_record_key():
     body, _ = write(ParquetFormat(), string_records([b"v1", b"v2"], keys=[b"k1", b"k2"]), KEY_VIEW)
@@ -311,8 +394,9 @@ def test_avro_record_keys_are_enveloped_as_record_key():
     records = [SinkRecord(v.raw, v.value, k.value) for v, k in zip(values, keys)]
     body, _ = write(ParquetFormat(), records, KEY_VIEW)
     table = pq.read_table(io.BytesIO(body))
-    assert table.schema.equals(pa.schema([pa.field("key", pa.struct([pa.field("id", pa.int64(), nullable=False)]),
-                                                   nullable=False)]))
+    assert table.schema.equals(
+        pa.schema([pa.field("key", pa.struct([pa.field("id", pa.int64(), nullable=False)]), nullable=False)])
+    )
     assert table.to_pylist() == [{"key": {"id": 1}}, {"key": {"id": 2}}]
 
 
@@ -320,36 +404,58 @@ def test_headers_are_enveloped_as_record_headers():
     body, _ = write(ParquetFormat(), string_records([b"v1"]), HEADER_VIEW)
     table = pq.read_table(io.BytesIO(body))
     item = pa.struct([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])
-    assert table.schema.equals(pa.schema([pa.field("headers", pa.list_(pa.field("element", item, nullable=False)),
-                                                   nullable=False)]))
+    assert table.schema.equals(
+        pa.schema([pa.field("headers", pa.list_(pa.field("element", item, nullable=False)), nullable=False)])
+    )
     assert table.to_pylist() == [{"headers": [{"key": "h1", "value": "x"}, {"key": "h2", "value": None}]}]
 
 
 def test_keys_and_headers_formats_are_built_with_their_class_key():
-    config = {"format.class": "io.confluent.connect.s3.format.avro.AvroFormat", "keys.format.class": PARQUET,
-              "headers.format.class": PARQUET, "parquet.codec": "zstd"}
+    config = {
+        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+        "keys.format.class": PARQUET,
+        "headers.format.class": PARQUET,
+        "parquet.codec": "zstd",
+    }
     assert build_format(config, "keys.format.class").extension == ".zstd.parquet"
     assert build_format(config, "headers.format.class").extension == ".zstd.parquet"
 
 
 def test_more_logical_types_and_fully_qualified_type_references():
-    schema = {"type": "record", "name": "More", "namespace": "ns", "fields": [
-        {"name": "local_ms", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
-        {"name": "tod_us", "type": {"type": "long", "logicalType": "time-micros"}},
-        {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
-        {"name": "wide", "type": {"type": "bytes", "logicalType": "decimal", "precision": 50, "scale": 3}},
-        {"name": "no_precision", "type": {"type": "bytes", "logicalType": "decimal"}},  # invalid: plain bytes
-        {"name": "first", "type": {"type": "record", "name": "Point", "fields": [{"name": "x", "type": "int"}]}},
-        {"name": "second", "type": "ns.Point"},
-    ]}
-    value = {"local_ms": 86400000, "tod_us": 1500, "id": "0b7c1e5a-0000-4000-8000-000000000000",
-             "wide": Decimal("-1234567890123456789012345678901234567890.123"), "no_precision": b"\x01",
-             "first": {"x": 1}, "second": {"x": 2}}
+    schema = {
+        "type": "record",
+        "name": "More",
+        "namespace": "ns",
+        "fields": [
+            {"name": "local_ms", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
+            {"name": "tod_us", "type": {"type": "long", "logicalType": "time-micros"}},
+            {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+            {"name": "wide", "type": {"type": "bytes", "logicalType": "decimal", "precision": 50, "scale": 3}},
+            {"name": "no_precision", "type": {"type": "bytes", "logicalType": "decimal"}},  # invalid: plain bytes
+            {"name": "first", "type": {"type": "record", "name": "Point", "fields": [{"name": "x", "type": "int"}]}},
+            {"name": "second", "type": "ns.Point"},
+        ],
+    }
+    value = {
+        "local_ms": 86400000,
+        "tod_us": 1500,
+        "id": "0b7c1e5a-0000-4000-8000-000000000000",
+        "wide": Decimal("-1234567890123456789012345678901234567890.123"),
+        "no_precision": b"\x01",
+        "first": {"x": 1},
+        "second": {"x": 2},
+    }
     body, _ = write(ParquetFormat(), avro_records([value], schema=schema))
     table = pq.read_table(io.BytesIO(body))
     assert [f.type for f in table.schema] == [
-        pa.timestamp("ms"), pa.time64("us"), pa.string(), pa.decimal256(50, 3), pa.binary(),
-        pa.struct([pa.field("x", pa.int32(), nullable=False)]), pa.struct([pa.field("x", pa.int32(), nullable=False)])]
+        pa.timestamp("ms"),
+        pa.time64("us"),
+        pa.string(),
+        pa.decimal256(50, 3),
+        pa.binary(),
+        pa.struct([pa.field("x", pa.int32(), nullable=False)]),
+        pa.struct([pa.field("x", pa.int32(), nullable=False)]),
+    ]
     row = table.to_pylist()[0]
     assert row["local_ms"] == datetime.datetime(1970, 1, 2) and row["tod_us"] == datetime.time(0, 0, 0, 1500)
     assert row["wide"] == value["wide"] and row["no_precision"] == b"\x01"

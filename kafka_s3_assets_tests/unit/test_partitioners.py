@@ -44,14 +44,21 @@ from .partition_helpers import (
 pytestmark = [pytest.mark.unit]
 
 # The reference tests' record v1: {boolean: true, int: 12, long: 12, float: 12.2, double: 12.2} (+ string).
-RECORD = record_schema(("boolean", "boolean"), ("int", "int"), ("long", "long"), ("float", "float"),
-                       ("double", "double"), ("string", "string"))
+RECORD = record_schema(
+    ("boolean", "boolean"),
+    ("int", "int"),
+    ("long", "long"),
+    ("float", "float"),
+    ("double", "double"),
+    ("string", "string"),
+)
 VALUE = {"boolean": True, "int": 12, "long": 12, "float": 12.2, "double": 12.2, "string": "def"}
 
 
 def field_partitioner(*fields, delim="/"):
-    return build_partitioner({"partitioner.class": FIELD, "partition.field.name": list(fields),
-                              "directory.delim": delim}, AvroDecoder())
+    return build_partitioner(
+        {"partitioner.class": FIELD, "partition.field.name": list(fields), "directory.delim": delim}, AvroDecoder()
+    )
 
 
 def encode(partitioner, record, now_ms=0):
@@ -82,9 +89,15 @@ def test_build_partitioner_works_without_a_decoder():
 # -- FieldPartitioner on Avro records ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("field, expected", [
-    ("int", "int=12"), ("long", "long=12"), ("string", "string=def"), ("boolean", "boolean=true"),
-])
+@pytest.mark.parametrize(
+    "field, expected",
+    [
+        ("int", "int=12"),
+        ("long", "long=12"),
+        ("string", "string=def"),
+        ("boolean", "boolean=true"),
+    ],
+)
 def test_field_types(field, expected):
     partitioner = field_partitioner(field)
     assert partitioner.timestamp_extractor is None
@@ -93,12 +106,19 @@ def test_field_types(field, expected):
 
 def test_false_int8_int16_enum_and_named_references():
     enum = {"type": "enum", "name": "Color", "symbols": ["RED", "GREEN"]}
-    schema = record_schema(("flag", "boolean"), ("byte", {"type": "int", "connect.type": "int8"}),
-                           ("short", {"type": "int", "connect.type": "int16"}), ("color", enum),
-                           ("again", "Color"), namespace="com.acme")
+    schema = record_schema(
+        ("flag", "boolean"),
+        ("byte", {"type": "int", "connect.type": "int8"}),
+        ("short", {"type": "int", "connect.type": "int16"}),
+        ("color", enum),
+        ("again", "Color"),
+        namespace="com.acme",
+    )
     record = avro_record(schema, {"flag": False, "byte": 42, "short": 1234, "color": "RED", "again": "GREEN"})
-    assert encode(field_partitioner("flag", "byte", "short", "color", "again"), record) == \
-        "flag=false/byte=42/short=1234/color=RED/again=GREEN"
+    assert (
+        encode(field_partitioner("flag", "byte", "short", "color", "again"), record)
+        == "flag=false/byte=42/short=1234/color=RED/again=GREEN"
+    )
 
 
 def test_strings_are_not_escaped_and_may_be_empty():
@@ -120,9 +140,24 @@ def test_null_values_encode_as_null_before_any_type_check():
     assert encode(field_partitioner("string", "int", "float"), record) == "string=def/int=null/float=null"
 
 
-NESTED = record_schema(("user", {"type": "record", "name": "user", "fields": [
-    {"name": "address", "type": ["null", {"type": "record", "name": "address", "fields": [
-        {"name": "city", "type": ["null", "string"]}]}]}]}))
+NESTED = record_schema(
+    (
+        "user",
+        {
+            "type": "record",
+            "name": "user",
+            "fields": [
+                {
+                    "name": "address",
+                    "type": [
+                        "null",
+                        {"type": "record", "name": "address", "fields": [{"name": "city", "type": ["null", "string"]}]},
+                    ],
+                }
+            ],
+        },
+    )
+)
 
 
 def test_nested_fields_use_the_full_dotted_name():
@@ -132,17 +167,20 @@ def test_nested_fields_use_the_full_dotted_name():
     assert encode(partitioner, avro_record(NESTED, {"user": {"address": None}})) == "user.address.city=null"
 
 
-@pytest.mark.parametrize("field, avro_type, value", [
-    ("float", "float", 1.5),
-    ("double", "double", 1.5),
-    ("bytes", "bytes", b"x"),
-    ("fixed", {"type": "fixed", "name": "F", "size": 1}, b"x"),
-    ("decimal", {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 2}, b"\x01"),
-    ("array", {"type": "array", "items": "string"}, ["item1", "item2"]),
-    ("map", {"type": "map", "values": "int"}, {"a": 1}),
-    ("struct", record_schema(("a", "int"), name="Inner"), {"a": 1}),
-    ("union", ["null", "int", "string"], 1),
-])
+@pytest.mark.parametrize(
+    "field, avro_type, value",
+    [
+        ("float", "float", 1.5),
+        ("double", "double", 1.5),
+        ("bytes", "bytes", b"x"),
+        ("fixed", {"type": "fixed", "name": "F", "size": 1}, b"x"),
+        ("decimal", {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 2}, b"\x01"),
+        ("array", {"type": "array", "items": "string"}, ["item1", "item2"]),
+        ("map", {"type": "map", "values": "int"}, {"a": 1}),
+        ("struct", record_schema(("a", "int"), name="Inner"), {"a": 1}),
+        ("union", ["null", "int", "string"], 1),
+    ],
+)
 def test_unsupported_types_are_partition_errors(field, avro_type, value):
     with pytest.raises(PartitionError) as info:
         encode(field_partitioner(field), avro_record(record_schema((field, avro_type)), {field: value}))
@@ -173,15 +211,19 @@ def test_field_inside_a_non_struct_is_the_reference_lookup_error():
     assert str(info.value) == "Unable to get field 'm.x' from schema Schema{com.acme.Rec:STRUCT}."
 
 
-@pytest.mark.parametrize("record", [
-    avro_record("string", "foo"),
-    avro_record({"type": "map", "values": "int"}, {"int": 12}),
-    avro_record(["null", RECORD], None),
-    schemaless_record("foo"),
-    schemaless_record(b"foo"),
-    schemaless_record([1]),
-    tombstone(),
-], ids=["avro-string", "avro-map", "avro-null", "string", "bytes", "json-array", "tombstone"])
+@pytest.mark.parametrize(
+    "record",
+    [
+        avro_record("string", "foo"),
+        avro_record({"type": "map", "values": "int"}, {"int": 12}),
+        avro_record(["null", RECORD], None),
+        schemaless_record("foo"),
+        schemaless_record(b"foo"),
+        schemaless_record([1]),
+        tombstone(),
+    ],
+    ids=["avro-string", "avro-map", "avro-null", "string", "bytes", "json-array", "tombstone"],
+)
 def test_values_that_are_not_structs_are_partition_errors(record):
     with pytest.raises(PartitionError, match=r"^Error encoding partition\.$"):
         encode(field_partitioner("int"), record)
@@ -210,8 +252,10 @@ def test_optional_top_level_record_is_partitioned():
 
 def test_json_objects_are_partitioned_by_json_type():
     record = schemaless_record({"s": "a/b", "i": -7, "b": False, "n": None, "user": {"city": "NYC"}, "nul": None})
-    assert encode(field_partitioner("s", "i", "b", "n", "user.city", "nul.city"), record) == \
-        "s=a/b/i=-7/b=false/n=null/user.city=NYC/nul.city=null"
+    assert (
+        encode(field_partitioner("s", "i", "b", "n", "user.city", "nul.city"), record)
+        == "s=a/b/i=-7/b=false/n=null/user.city=NYC/nul.city=null"
+    )
 
 
 @pytest.mark.parametrize("value", [1.5, 12.0, [1], {"a": 1}])
@@ -231,8 +275,9 @@ def test_json_field_missing_is_the_not_present_error():
 
 def test_bi_hourly_buckets_with_unpadded_pattern():
     # TimeBasedPartitionerTest.testGeneratePartitionedPath (trailing delimiter stripped here).
-    partitioner = build_partitioner(time_config(**{"partition.duration.ms": 2 * HOUR,
-                                                   "path.format": "'year'=YYYY/'month'=M/'day'=d/'hour'=H/"}))
+    partitioner = build_partitioner(
+        time_config(**{"partition.duration.ms": 2 * HOUR, "path.format": "'year'=YYYY/'month'=M/'day'=d/'hour'=H/"})
+    )
     assert isinstance(partitioner, TimeBasedPartitioner)
     assert partitioner.path_format == "'year'=YYYY/'month'=M/'day'=d/'hour'=H"
     encoded = encode(partitioner, tombstone(timestamp=ms("2015-04-02T01:00:00-07:00")))
@@ -241,15 +286,26 @@ def test_bi_hourly_buckets_with_unpadded_pattern():
 
 
 def test_hourly_partitioner_in_santiago_across_dst():
-    partitioner = build_partitioner({"partitioner.class": HOURLY, "locale": "es_CL", "timezone": "America/Santiago",
-                                     "timestamp.extractor": "Record"})
+    partitioner = build_partitioner(
+        {
+            "partitioner.class": HOURLY,
+            "locale": "es_CL",
+            "timezone": "America/Santiago",
+            "timestamp.extractor": "Record",
+        }
+    )
     assert encode(partitioner, tombstone(timestamp=1715224653000)) == "year=2024/month=05/day=08/hour=23"
     assert encode(partitioner, tombstone(timestamp=1706411853000)) == "year=2024/month=01/day=28/hour=00"
 
 
 def test_daily_and_hourly_override_duration_and_path_format():
-    overrides = {"timezone": LA, "locale": "en_US", "timestamp.extractor": "Record", "path.format": "'x'=HH",
-                 "partition.duration.ms": 5}
+    overrides = {
+        "timezone": LA,
+        "locale": "en_US",
+        "timestamp.extractor": "Record",
+        "path.format": "'x'=HH",
+        "partition.duration.ms": 5,
+    }
     record = tombstone(timestamp=ms("2014-02-01T03:00:00-08:00"))
     daily = build_partitioner({"partitioner.class": DAILY, **overrides})
     hourly = build_partitioner({"partitioner.class": HOURLY, **overrides})
@@ -262,21 +318,31 @@ def test_daily_and_hourly_override_duration_and_path_format():
 
 def test_wallclock_truncates_toward_zero_before_1970():
     # testWallclockUsesBatchTimePartitionBoundary: local time -25201000 truncates to 0, not to 1969-12-31.
-    partitioner = build_partitioner(time_config(**{
-        "timestamp.extractor": "Wallclock", "partition.duration.ms": DAY, "directory.delim": "_",
-        "path.format": "'year'=YYYY_'month'=MM_'day'=dd_'hour'=HH"}))
+    partitioner = build_partitioner(
+        time_config(
+            **{
+                "timestamp.extractor": "Wallclock",
+                "partition.duration.ms": DAY,
+                "directory.delim": "_",
+                "path.format": "'year'=YYYY_'month'=MM_'day'=dd_'hour'=HH",
+            }
+        )
+    )
     assert isinstance(partitioner.timestamp_extractor, WallclockTimestampExtractor)
     assert encode(partitioner, tombstone(timestamp=None), now_ms=3599000) == "year=1970_month=01_day=01_hour=00"
     # The whole local day 1969-12-31 truncates into the 1970-01-01 bucket; positive local times floor.
-    assert (encode(partitioner, tombstone(), now_ms=ms("1969-12-31T00:00:01-08:00"))
-            == "year=1970_month=01_day=01_hour=00")
-    assert (encode(partitioner, tombstone(), now_ms=ms("1970-01-02T00:59:59-08:00"))
-            == "year=1970_month=01_day=02_hour=00")
+    assert (
+        encode(partitioner, tombstone(), now_ms=ms("1969-12-31T00:00:01-08:00")) == "year=1970_month=01_day=01_hour=00"
+    )
+    assert (
+        encode(partitioner, tombstone(), now_ms=ms("1970-01-02T00:59:59-08:00")) == "year=1970_month=01_day=02_hour=00"
+    )
 
 
 def test_negative_local_times_round_up_to_the_bucket_nearer_1970():
-    partitioner = build_partitioner(time_config(**{"timezone": "UTC", "partition.duration.ms": DAY,
-                                                   "path.format": "yyyy-MM-dd"}))
+    partitioner = build_partitioner(
+        time_config(**{"timezone": "UTC", "partition.duration.ms": DAY, "path.format": "yyyy-MM-dd"})
+    )
     assert encode(partitioner, tombstone(timestamp=-1)) == "1970-01-01"
     assert encode(partitioner, tombstone(timestamp=-DAY - 1)) == "1969-12-31"
 
@@ -287,14 +353,16 @@ def test_dst_gap_buckets_start_after_the_gap():
     assert encode(partitioner, tombstone(timestamp=ms("2019-03-10T03:30:00-07:00"))) == "10/03"
     assert encode(partitioner, tombstone(timestamp=ms("2019-03-10T01:30:00-08:00"))) == "10/00"
     # Eastern hemisphere (Berlin, 02:00 -> 03:00 on 2019-03-31): same result by Joda's other branch.
-    berlin = build_partitioner(time_config(**{"timezone": "Europe/Berlin", "partition.duration.ms": 2 * HOUR,
-                                              "path.format": "dd/HH"}))
+    berlin = build_partitioner(
+        time_config(**{"timezone": "Europe/Berlin", "partition.duration.ms": 2 * HOUR, "path.format": "dd/HH"})
+    )
     assert encode(berlin, tombstone(timestamp=ms("2019-03-31T03:30:00+02:00"))) == "31/03"
 
 
 def test_day_whose_midnight_does_not_exist():
-    daily = build_partitioner({"partitioner.class": DAILY, "locale": "en", "timezone": "America/Santiago",
-                               "timestamp.extractor": "Record"})
+    daily = build_partitioner(
+        {"partitioner.class": DAILY, "locale": "en", "timezone": "America/Santiago", "timestamp.extractor": "Record"}
+    )
     assert encode(daily, tombstone(timestamp=ms("2024-09-08T12:00:00-03:00"))) == "year=2024/month=09/day=08"
     assert daily.bucket_start(ms("2024-09-08T12:00:00-03:00")) == ms("2024-09-08T01:00:00-03:00")
 
@@ -302,8 +370,9 @@ def test_day_whose_midnight_does_not_exist():
 def test_dst_overlap_hours_share_one_directory():
     partitioner = build_partitioner(time_config(**{"path.format": "dd/HH"}))
     first, second = ms("2019-11-03T01:30:00-07:00"), ms("2019-11-03T01:30:00-08:00")
-    assert (encode(partitioner, tombstone(timestamp=first)) == encode(partitioner, tombstone(timestamp=second))
-            == "03/01")
+    assert (
+        encode(partitioner, tombstone(timestamp=first)) == encode(partitioner, tombstone(timestamp=second)) == "03/01"
+    )
 
 
 def test_month_names_in_path_format():
@@ -319,14 +388,16 @@ def test_record_extractor_without_timestamp_is_a_partition_error():
     assert str(info.value) == (
         "Unable to determine timestamp using timestamp.extractor "
         "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$RecordTimestampExtractor for record: "
-        "SinkRecord{topic='test-topic', kafkaPartition=3, kafkaOffset=0, timestamp=null}")
+        "SinkRecord{topic='test-topic', kafkaPartition=3, kafkaOffset=0, timestamp=null}"
+    )
 
 
 def test_record_field_extractor_through_the_partitioner():
     inner = {"type": "record", "name": "Nested", "fields": [{"name": "timestamp", "type": "string"}]}
     schema = record_schema(("nested", inner))
-    partitioner = build_partitioner(time_config(**{"timestamp.extractor": "RecordField",
-                                                   "timestamp.field": "nested.timestamp"}), AvroDecoder())
+    partitioner = build_partitioner(
+        time_config(**{"timestamp.extractor": "RecordField", "timestamp.field": "nested.timestamp"}), AvroDecoder()
+    )
     assert isinstance(partitioner.timestamp_extractor, RecordFieldTimestampExtractor)
     record = avro_record(schema, {"nested": {"timestamp": "2015-04-02T01:00:00-07:00"}}, timestamp=None)
     assert encode(partitioner, record) == "year=2015/month=4/day=2/hour=1"
@@ -350,8 +421,14 @@ def test_schema_name_prefix_and_suffix():
     schema = record_schema(("int", "int"), name="Order", namespace="com.acme")
     record = avro_record(schema, {"int": 12})
     prefix = build_partitioner({"partitioner.class": DEFAULT, "s3.schema.partition.affix.type": "PREFIX"})
-    suffix = build_partitioner({"partitioner.class": FIELD, "partition.field.name": ["int"],
-                                "s3.schema.partition.affix.type": "SUFFIX", "directory.delim": "_"})
+    suffix = build_partitioner(
+        {
+            "partitioner.class": FIELD,
+            "partition.field.name": ["int"],
+            "s3.schema.partition.affix.type": "SUFFIX",
+            "directory.delim": "_",
+        }
+    )
     assert isinstance(prefix, SchemaAffixPartitioner)
     assert encode(prefix, record) == "schema_name=com.acme.Order/partition=12"
     assert encode(suffix, record) == "int=12_schema_name=com.acme.Order"
@@ -363,15 +440,21 @@ def test_schema_name_is_null_without_a_named_schema():
     assert encode(prefix, schemaless_record({"a": 1})) == "schema_name=null/partition=12"
     assert encode(prefix, tombstone()) == "schema_name=null/partition=12"
     assert encode(prefix, avro_record("string", "x")) == "schema_name=null/partition=12"
-    assert encode(prefix, avro_record({"type": "enum", "name": "E", "namespace": "n", "symbols": ["A"]}, "A")) == \
-        "schema_name=n.E/partition=12"
+    assert (
+        encode(prefix, avro_record({"type": "enum", "name": "E", "namespace": "n", "symbols": ["A"]}, "A"))
+        == "schema_name=n.E/partition=12"
+    )
 
 
 def test_schema_name_of_an_avro_data_default_record_is_null():
     """AvroData names an unnamed Connect struct ``io.confluent.connect.avro.ConnectDefault`` in Avro and
     drops that name again when it reads the schema back: the Connect schema has no name."""
-    schema = {"type": "record", "name": "ConnectDefault", "namespace": "io.confluent.connect.avro",
-              "fields": [{"name": "int", "type": "int"}]}
+    schema = {
+        "type": "record",
+        "name": "ConnectDefault",
+        "namespace": "io.confluent.connect.avro",
+        "fields": [{"name": "int", "type": "int"}],
+    }
     prefix = build_partitioner({"partitioner.class": DEFAULT, "s3.schema.partition.affix.type": "PREFIX"})
     assert encode(prefix, avro_record(schema, {"int": 1})) == "schema_name=null/partition=12"
 
@@ -379,13 +462,16 @@ def test_schema_name_of_an_avro_data_default_record_is_null():
 def test_affix_keeps_the_time_based_extractor_for_rotation():
     partitioner = build_partitioner({**time_config(), "s3.schema.partition.affix.type": "SUFFIX"})
     assert isinstance(partitioner.timestamp_extractor, RecordTimestampExtractor)
-    assert encode(partitioner, tombstone(timestamp=ms("2015-04-02T01:00:00-07:00"))) == \
-        "year=2015/month=4/day=2/hour=1/schema_name=null"
+    assert (
+        encode(partitioner, tombstone(timestamp=ms("2015-04-02T01:00:00-07:00")))
+        == "year=2015/month=4/day=2/hour=1/schema_name=null"
+    )
 
 
 def test_none_affix_does_not_wrap():
-    assert isinstance(build_partitioner({"partitioner.class": DEFAULT, "s3.schema.partition.affix.type": "NONE"}),
-                      DefaultPartitioner)
+    assert isinstance(
+        build_partitioner({"partitioner.class": DEFAULT, "s3.schema.partition.affix.type": "NONE"}), DefaultPartitioner
+    )
 
 
 # -- construction ------------------------------------------------------------------------------------
@@ -395,30 +481,49 @@ def test_invalid_config_is_refused_with_every_problem():
     with pytest.raises(ConfigError) as info:
         build_partitioner({"partitioner.class": TIME_BASED, "timezone": "LLL", "locale": ""})
     messages = {p.key: p.message for p in info.value.problems}
-    assert messages["timezone"] == ("Invalid value LLL for configuration timezone: The datetime zone id 'LLL' is "
-                                    "not recognised")
+    assert messages["timezone"] == (
+        "Invalid value LLL for configuration timezone: The datetime zone id 'LLL' is not recognised"
+    )
     assert messages["locale"] == "Invalid value  for configuration locale: Locale cannot be empty."
-    assert messages["partition.duration.ms"] == ("Invalid value -1 for configuration partition.duration.ms: "
-                                                 "Partition duration needs to be a positive.")
+    assert messages["partition.duration.ms"] == (
+        "Invalid value -1 for configuration partition.duration.ms: Partition duration needs to be a positive."
+    )
 
 
 def test_partitioners_can_be_built_directly():
     assert encode(FieldPartitioner(["a"], "/", ValueReader(AvroDecoder())), schemaless_record({"a": 1})) == "a=1"
 
 
-@pytest.mark.parametrize("zone,duration", [(LA, HOUR), (LA, 30 * 60_000), (LA, 45 * 60_000), (LA, DAY),
-                                           ("Europe/London", 7 * DAY),
-                                           ("Asia/Kolkata", HOUR), ("Australia/Lord_Howe", HOUR),
-                                           ("UTC", 15 * 60_000), ("+05:30", DAY)])
+@pytest.mark.parametrize(
+    "zone,duration",
+    [
+        (LA, HOUR),
+        (LA, 30 * 60_000),
+        (LA, 45 * 60_000),
+        (LA, DAY),
+        ("Europe/London", 7 * DAY),
+        ("Asia/Kolkata", HOUR),
+        ("Australia/Lord_Howe", HOUR),
+        ("UTC", 15 * 60_000),
+        ("+05:30", DAY),
+    ],
+)
 def test_a_bucket_remembered_for_a_span_prints_what_a_fresh_partitioner_prints(zone, duration):
     # The partitioner remembers the span of instants sharing the last bucket; around DST changes (LA and
     # London: 1 h; Lord Howe: 30 min; 45-minute buckets straddle them), before 1970 and in random order,
     # each instant must still print as computed from nothing.
-    config = time_config(timezone=zone, **{"partition.duration.ms": duration,
-                                           "path.format": "YYYY-MM-dd'T'HH:mm:ss.SSS"})
+    config = time_config(
+        timezone=zone, **{"partition.duration.ms": duration, "path.format": "YYYY-MM-dd'T'HH:mm:ss.SSS"}
+    )
     remembering = build_partitioner(config)
-    starts = [ms("2026-11-01T00:00:00-07:00"), ms("2026-03-08T00:00:00-08:00"), ms("2026-03-29T00:00:00Z"),
-              ms("2026-04-05T00:00:00+11:00"), ms("1969-12-31T20:00:00Z"), ms("2026-10-04T01:00:00+10:30")]
+    starts = [
+        ms("2026-11-01T00:00:00-07:00"),
+        ms("2026-03-08T00:00:00-08:00"),
+        ms("2026-03-29T00:00:00Z"),
+        ms("2026-04-05T00:00:00+11:00"),
+        ms("1969-12-31T20:00:00Z"),
+        ms("2026-10-04T01:00:00+10:30"),
+    ]
     steps = [start + i * 7 * 60_000 + i % 3 for start in starts for i in range(0, 60)]
     shuffled = random.Random(7).sample(steps, len(steps))
     for instant in steps + shuffled:

@@ -14,22 +14,32 @@ pytestmark = [pytest.mark.unit]
 
 
 def report(position=350, records=250, elapsed=5.0, start=100, end=1100, updated_ms=1, run_id="r", objects=2):
-    return ExportProgress("t", 0, run_id, start_offset=start, end_offset=end, position=position,
-                          records_read=records, objects=objects, elapsed_s=elapsed, updated_ms=updated_ms)
+    return ExportProgress(
+        "t",
+        0,
+        run_id,
+        start_offset=start,
+        end_offset=end,
+        position=position,
+        records_read=records,
+        objects=objects,
+        elapsed_s=elapsed,
+        updated_ms=updated_ms,
+    )
 
 
 def test_rate_fraction_and_time_left_come_from_the_offsets_and_records_so_far():
     p = report()
-    assert p.records_per_s == 50.0                 # 250 records in 5 s
-    assert p.fraction == 0.25                      # 250 of 1000 offsets
+    assert p.records_per_s == 50.0  # 250 records in 5 s
+    assert p.fraction == 0.25  # 250 of 1000 offsets
     assert p.remaining_offsets == 750
-    assert p.eta_s == 15.0                         # 750 offsets at 50 offsets/s
+    assert p.eta_s == 15.0  # 750 offsets at 50 offsets/s
 
 
 def test_time_left_counts_offsets_not_records_where_offsets_have_gaps():
-    p = report(position=600, records=250, elapsed=5.0)   # 500 offsets read, only 250 held records
+    p = report(position=600, records=250, elapsed=5.0)  # 500 offsets read, only 250 held records
     assert p.records_per_s == 50.0
-    assert p.eta_s == 5.0                                # 500 offsets left at 100 offsets/s
+    assert p.eta_s == 5.0  # 500 offsets left at 100 offsets/s
 
 
 def test_time_left_is_unknown_before_any_offset_and_zero_at_the_end():
@@ -37,17 +47,25 @@ def test_time_left_is_unknown_before_any_offset_and_zero_at_the_end():
     assert report(position=100, records=0, elapsed=0.0).records_per_s == 0.0
     assert report(position=1100, records=1000).eta_s == 0.0
     assert report(position=1100, records=1000).fraction == 1.0
-    assert report(start=7, end=7, position=7).fraction == 1.0   # nothing planned: done
+    assert report(start=7, end=7, position=7).fraction == 1.0  # nothing planned: done
 
 
 def test_durations_read_at_a_glance():
     assert [format_duration(s) for s in (None, 0, 4.4, 59.6, 61, 3600, 3725)] == [
-        "unknown", "0s", "4s", "1m00s", "1m01s", "1h00m00s", "1h02m05s"]
+        "unknown",
+        "0s",
+        "4s",
+        "1m00s",
+        "1m01s",
+        "1h00m00s",
+        "1h02m05s",
+    ]
 
 
 def test_line_names_partition_offsets_rate_objects_and_time_left():
     assert describe(report(position=350_000, start=0, end=1_400_000, records=349_000, elapsed=10.0, objects=34)) == (
-        "t/0: offset 350,000 of 1,400,000 (25.0%), 34,900 records/s, 34 objects committed, 30s left")
+        "t/0: offset 350,000 of 1,400,000 (25.0%), 34,900 records/s, 34 objects committed, 30s left"
+    )
 
 
 def test_report_round_trips_and_other_formats_are_ignored():
@@ -86,7 +104,7 @@ def test_poller_keeps_only_its_runs_reports_and_each_only_once():
     poller = ProgressPoller(store.ledgers("abc"), run_id="r")
     store.objects = {"a": report(updated_ms=5).to_json_bytes(), "b": report(run_id="old").to_json_bytes()}
     assert [p.updated_ms for p in poller.poll()] == [5]
-    assert poller.poll() == []                                   # not written again since
+    assert poller.poll() == []  # not written again since
     store.objects["a"] = report(updated_ms=6).to_json_bytes()
     assert [p.updated_ms for p in poller.poll()] == [6]
 
@@ -94,8 +112,10 @@ def test_poller_keeps_only_its_runs_reports_and_each_only_once():
 def test_poller_without_run_id_keeps_reports_written_since_it_started():
     store = DictStore()
     poller = ProgressPoller(store.ledgers("ab"), run_id=None)
-    store.objects = {"a": report(updated_ms=1).to_json_bytes(),                  # left by an old export
-                     "b": report(updated_ms=2**62, run_id=None).to_json_bytes()}
+    store.objects = {
+        "a": report(updated_ms=1).to_json_bytes(),  # left by an old export
+        "b": report(updated_ms=2**62, run_id=None).to_json_bytes(),
+    }
     assert [p.updated_ms for p in poller.poll()] == [2**62]
 
 
@@ -107,7 +127,8 @@ def test_console_that_is_no_terminal_gets_one_plain_line_per_report():
     publish([report()])  # after the block: nobody listens
     assert out.getvalue().splitlines() == [
         "progress t/0: offset 350 of 1,100 (25.0%), 50 records/s, 2 objects committed, 15s left",
-        "progress t/0: offset 1,100 of 1,100 (100.0%), 200 records/s, 2 objects committed, 0s left"]
+        "progress t/0: offset 1,100 of 1,100 (100.0%), 200 records/s, 2 objects committed, 0s left",
+    ]
 
 
 def test_terminal_gets_a_live_progress_bar_per_partition():
@@ -115,7 +136,7 @@ def test_terminal_gets_a_live_progress_bar_per_partition():
     with console_progress(Console(file=out, width=200, force_terminal=True)):
         publish([report()])
     screen = out.getvalue()
-    assert "\x1b[" in screen and "━" in screen             # drawn with escape codes: a live bar
+    assert "\x1b[" in screen and "━" in screen  # drawn with escape codes: a live bar
     assert "t/0" in screen and "25.0%" in screen and "offset 350 of 1,100" in screen
     assert "50 records/s" in screen and "2 objects" in screen and "15s left" in screen
-    assert "progress t/0" not in screen                     # not the plain lines
+    assert "progress t/0" not in screen  # not the plain lines

@@ -20,22 +20,25 @@ TEXTS = [
     "# comment\n! also\na=1\nb : 2\nc 3\nd=multi\\\n   line\ne=x\\=y\nf=\\u0041\n",
     "a=1\\\n# not a comment, the continuation of a\nb=2\n",
     "  key\\ with\\ space = v \n",
-    "k=v\\\n",                        # a continuation at the end of the text
-    "k\\:x=1\n",                      # an escaped separator belongs to the key
-    "a=1\na=2\n",                     # the last one wins
-    "lonely\n",                       # a key with no value
+    "k=v\\\n",  # a continuation at the end of the text
+    "k\\:x=1\n",  # an escaped separator belongs to the key
+    "a=1\na=2\n",  # the last one wins
+    "lonely\n",  # a key with no value
     "tab\tv\n",
     "k = \\\n\n",
-    "k=\\t\\n\\r\\f\\z\n",            # known escapes, and an unknown one that drops its backslash
+    "k=\\t\\n\\r\\f\\z\n",  # known escapes, and an unknown one that drops its backslash
     "\\u00e9=\\u00e9t\\u00E9\n",
-    "a=1\r\nb=2\rc=3\n",              # every line terminator
-    "k=v\\\\\n",                      # an even number of backslashes does not continue
+    "a=1\r\nb=2\rc=3\n",  # every line terminator
+    "k=v\\\\\n",  # an even number of backslashes does not continue
     "   \n\t! c\n k2=v2",
     "k=first\\\n  \\  kept leading space\n",
-    "k:=v\n", "k==v\n", "k :v\n", "k\\\n=v\n",
+    "k:=v\n",
+    "k==v\n",
+    "k :v\n",
+    "k\\\n=v\n",
     "url=jdbc:postgresql://h:5432/db?ssl=true\n",
     "path=C:\\\\dir\\\\file\n",
-    "k=\\u00zz\n",                    # broken escape: both refuse it
+    "k=\\u00zz\n",  # broken escape: both refuse it
     "k=\\u12\n",
 ]
 

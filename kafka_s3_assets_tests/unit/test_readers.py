@@ -30,8 +30,10 @@ PARQUET = "io.confluent.connect.s3.format.parquet.ParquetFormat"
 
 def records_of(converter, payloads, offsets=None):
     offsets = offsets or range(len(payloads))
-    return [SinkRecord(KafkaRecord("t", 0, o, None, None, p), converter.to_connect("t", p))
-            for o, p in zip(offsets, payloads)]
+    return [
+        SinkRecord(KafkaRecord("t", 0, o, None, None, p), converter.to_connect("t", p))
+        for o, p in zip(offsets, payloads)
+    ]
 
 
 def write(fmt, records, key="obj.gz"):
@@ -60,8 +62,9 @@ def test_json_objects_plain_or_compressed_detected_by_magic(compression):
 @pytest.mark.parametrize("compression", ["none", "gzip", "zstd"])
 def test_bytearray_objects_split_on_their_separator(compression):
     payloads = [b"a", b"", b"\x00\xff"]
-    body = write(ByteArrayFormat(separator="<>", compression=compression),
-                 records_of(ByteArrayConverter(), payloads), "k")["k"]
+    body = write(
+        ByteArrayFormat(separator="<>", compression=compression), records_of(ByteArrayConverter(), payloads), "k"
+    )["k"]
     assert read_records(BYTEARRAY, body, separator=b"<>") == payloads
 
 
@@ -82,8 +85,10 @@ def test_parquet_objects():
 
 def block_gzip_object(count=400, block_size=512, offsets=None):
     values = [{"i": i, "pad": "p" * (i % 13)} for i in range(count)]
-    objects = write(BlockGzipFormat(block_size=block_size),
-                    records_of(JsonSchemalessConverter(), [json.dumps(v).encode() for v in values], offsets))
+    objects = write(
+        BlockGzipFormat(block_size=block_size),
+        records_of(JsonSchemalessConverter(), [json.dumps(v).encode() for v in values], offsets),
+    )
     return values, objects["obj.gz"], json.loads(objects["obj.index.json"])
 
 
@@ -107,7 +112,7 @@ def test_block_gzip_chunk_fetches_only_the_chunk_holding_the_offset():
         chunk = find_chunk(index, offset)
         assert fetched == [(chunk["byte_offset"], chunk["byte_offset"] + chunk["byte_length"])]
         assert first == chunk["first_record_offset"] <= offset
-        assert records == values[first:first + chunk["num_records"]]
+        assert records == values[first : first + chunk["num_records"]]
         assert records[offset - first] == values[offset]
 
 
@@ -122,12 +127,24 @@ def test_block_gzip_offsets_outside_the_index_are_a_clear_error():
 
 
 def test_block_gzip_lookup_with_offset_gaps_uses_the_next_chunks_first_offset():
-    index = {"chunks": [
-        {"byte_length_uncompressed": 8, "num_records": 2, "byte_length": 30, "byte_offset": 0,
-         "first_record_offset": 5},
-        {"byte_length_uncompressed": 4, "num_records": 1, "byte_length": 25, "byte_offset": 30,
-         "first_record_offset": 20},
-    ]}
+    index = {
+        "chunks": [
+            {
+                "byte_length_uncompressed": 8,
+                "num_records": 2,
+                "byte_length": 30,
+                "byte_offset": 0,
+                "first_record_offset": 5,
+            },
+            {
+                "byte_length_uncompressed": 4,
+                "num_records": 1,
+                "byte_length": 25,
+                "byte_offset": 30,
+                "first_record_offset": 20,
+            },
+        ]
+    }
     assert find_chunk(index, 9)["first_record_offset"] == 5  # in the gap after offset 6: still chunk one's span
     assert find_chunk(index, 20)["first_record_offset"] == 20
     with pytest.raises(ChunkNotFoundError):
@@ -141,7 +158,7 @@ def test_block_gzip_lookup_with_offset_gaps_uses_the_next_chunks_first_offset():
 def test_a_short_range_read_is_an_error():
     _, body, index = block_gzip_object(count=10)
     with pytest.raises(ValueError, match="got 3 bytes"):
-        read_block_gzip_chunk(index, 0, lambda s, e: body[s:s + 3])
+        read_block_gzip_chunk(index, 0, lambda s, e: body[s : s + 3])
 
 
 def test_unknown_formats_are_refused():

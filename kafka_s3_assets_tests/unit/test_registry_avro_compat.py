@@ -69,7 +69,7 @@ def test_adding_a_field():
         "{oldSchema: '" + json.dumps(V1, separators=(",", ":")) + "'}",
     ]
     assert backward_ok(V2_DEFAULT, V1)
-    assert forward_ok(V2_REQUIRED, V1)   # old readers ignore the new field
+    assert forward_ok(V2_REQUIRED, V1)  # old readers ignore the new field
     assert forward_ok(V2_DEFAULT, V1)
 
 
@@ -77,7 +77,8 @@ def test_removing_a_field():
     assert backward_ok(V1, V2_REQUIRED)
     assert problems(V1, V2_REQUIRED, FORWARD)[0] == (
         "{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'b' at path '/fields/1' in the "
-        "old schema has no default value and is missing in the new schema', additionalInfo:'b'}")
+        "old schema has no default value and is missing in the new schema', additionalInfo:'b'}"
+    )
     assert forward_ok(V1, V2_DEFAULT)
 
 
@@ -99,29 +100,51 @@ def test_reader_field_matching_two_writer_fields_is_reported():
     writer = record(f("a", "int"), f("b", "int"))
     assert problems(reader, writer, BACKWARD) == [
         "Unexpected exception during compatibility check: Reader record field a matches multiple fields in "
-        "writer record schema r"]
+        "writer record schema r"
+    ]
 
 
 # ---------------------------------------------------------------- types
 
 
-@pytest.mark.parametrize("reader, writer", [
-    ("long", "int"), ("float", "int"), ("float", "long"), ("double", "int"), ("double", "long"),
-    ("double", "float"), ("bytes", "string"), ("string", "bytes"),
-    ({"type": "long", "logicalType": "timestamp-millis"}, "long"),  # logical types do not matter
-])
+@pytest.mark.parametrize(
+    "reader, writer",
+    [
+        ("long", "int"),
+        ("float", "int"),
+        ("float", "long"),
+        ("double", "int"),
+        ("double", "long"),
+        ("double", "float"),
+        ("bytes", "string"),
+        ("string", "bytes"),
+        ({"type": "long", "logicalType": "timestamp-millis"}, "long"),  # logical types do not matter
+    ],
+)
 def test_promotions_the_reader_can_make(reader, writer):
     assert found(record(f("a", reader)), record(f("a", writer))) == []
 
 
-@pytest.mark.parametrize("reader, writer", [
-    ("int", "long"), ("long", "float"), ("float", "double"), ("int", "string"), ("boolean", "int"),
-    ("string", "int"), ("null", "int"),
-])
+@pytest.mark.parametrize(
+    "reader, writer",
+    [
+        ("int", "long"),
+        ("long", "float"),
+        ("float", "double"),
+        ("int", "string"),
+        ("boolean", "int"),
+        ("string", "int"),
+        ("null", "int"),
+    ],
+)
 def test_other_type_changes_mismatch(reader, writer):
     assert found(record(f("a", reader)), record(f("a", writer))) == [
-        ("TYPE_MISMATCH", "/fields/0/type",
-         f"reader type: {reader.upper()} not compatible with writer type: {writer.upper()}")]
+        (
+            "TYPE_MISMATCH",
+            "/fields/0/type",
+            f"reader type: {reader.upper()} not compatible with writer type: {writer.upper()}",
+        )
+    ]
 
 
 def test_int_to_long_is_backward_but_not_forward():
@@ -130,23 +153,28 @@ def test_int_to_long_is_backward_but_not_forward():
     assert problems(new, old, FORWARD)[0] == (
         "{errorType:'TYPE_MISMATCH', description:'The type (path '/fields/0/type') of a field in the old schema "
         "does not match with the new schema', additionalInfo:'reader type: INT not compatible with writer type: "
-        "LONG'}")
+        "LONG'}"
+    )
 
 
 def test_complex_types():
     assert found({"type": "array", "items": "long"}, {"type": "array", "items": "int"}) == []
     assert found({"type": "array", "items": "int"}, {"type": "array", "items": "long"}) == [
-        ("TYPE_MISMATCH", "/items", "reader type: INT not compatible with writer type: LONG")]
+        ("TYPE_MISMATCH", "/items", "reader type: INT not compatible with writer type: LONG")
+    ]
     assert found({"type": "map", "values": "int"}, {"type": "map", "values": "string"}) == [
-        ("TYPE_MISMATCH", "/values", "reader type: INT not compatible with writer type: STRING")]
+        ("TYPE_MISMATCH", "/values", "reader type: INT not compatible with writer type: STRING")
+    ]
     assert found({"type": "array", "items": "int"}, {"type": "map", "values": "int"}) == [
-        ("TYPE_MISMATCH", "/", "reader type: ARRAY not compatible with writer type: MAP")]
+        ("TYPE_MISMATCH", "/", "reader type: ARRAY not compatible with writer type: MAP")
+    ]
 
 
 def test_fixed():
     four = {"type": "fixed", "name": "F", "size": 4}
     assert found(four, {"type": "fixed", "name": "F", "size": 8}) == [
-        ("FIXED_SIZE_MISMATCH", "/size", "expected: 8, found: 4")]
+        ("FIXED_SIZE_MISMATCH", "/size", "expected: 8, found: 4")
+    ]
     assert found(four, {"type": "fixed", "name": "G", "size": 4}) == [("NAME_MISMATCH", "/name", "expected: G")]
 
 
@@ -155,10 +183,12 @@ def test_fixed():
 
 def test_record_names():
     assert found(record(f("a", "int"), name="two"), record(f("a", "int"), name="one")) == [
-        ("NAME_MISMATCH", "/name", "expected: one")]
+        ("NAME_MISMATCH", "/name", "expected: one")
+    ]
     assert found(record(f("a", "int"), name="two", aliases=["one"]), record(f("a", "int"), name="one")) == []
     assert found(record(f("a", "int"), name="r", namespace="x"), record(f("a", "int"), name="r")) == [
-        ("NAME_MISMATCH", "/name", "expected: r")]
+        ("NAME_MISMATCH", "/name", "expected: r")
+    ]
     assert found(record(f("a", "int"), name="x.r"), record(f("a", "int"), name="r", namespace="x")) == []
 
 
@@ -174,7 +204,8 @@ def test_enum_symbols():
     assert backward_ok(new, old)
     assert problems(new, old, FORWARD)[0] == (
         "{errorType:'MISSING_ENUM_SYMBOLS', description:'The old schema is missing enum symbols '[AMBER, BLUE]' "
-        "at path '/fields/0/type/symbols' in the new schema', additionalInfo:'[AMBER, BLUE]'}")
+        "at path '/fields/0/type/symbols' in the new schema', additionalInfo:'[AMBER, BLUE]'}"
+    )
     removed = record(f("c", color("RED")))
     assert found(removed, old) == [("MISSING_ENUM_SYMBOLS", "/fields/0/type/symbols", "[GREEN]")]
     assert forward_ok(removed, old)
@@ -189,8 +220,9 @@ def test_an_enum_default_lets_old_readers_accept_new_symbols():
 def test_enum_type_mismatch_for_a_missing_enum_field_with_an_enum_default():
     # Avro compares such a reader enum with the whole writer record: always a type mismatch.
     reader = record(f("a", "int"), f("c", color("RED", default="RED")))
-    assert found(reader, V1) == [("TYPE_MISMATCH", "/fields/1/type", "reader type: ENUM not compatible with "
-                                                                     "writer type: RECORD")]
+    assert found(reader, V1) == [
+        ("TYPE_MISMATCH", "/fields/1/type", "reader type: ENUM not compatible with writer type: RECORD")
+    ]
 
 
 # ---------------------------------------------------------------- unions
@@ -199,19 +231,22 @@ def test_enum_type_mismatch_for_a_missing_enum_field_with_an_enum_default():
 def test_union_branches():
     two, three = record(f("u", ["null", "int"])), record(f("u", ["null", "int", "string"]))
     assert backward_ok(three, two)
-    assert found(two, three) == [("MISSING_UNION_BRANCH", "/fields/0/type/2",
-                                  "reader union lacking writer type: STRING")]
+    assert found(two, three) == [
+        ("MISSING_UNION_BRANCH", "/fields/0/type/2", "reader union lacking writer type: STRING")
+    ]
     assert problems(three, two, FORWARD)[0] == (
         "{errorType:'MISSING_UNION_BRANCH', description:'The old schema is missing a type inside a union field "
-        "at path '/fields/0/type/2' in the new schema', additionalInfo:'reader union lacking writer type: STRING'}")
+        "at path '/fields/0/type/2' in the new schema', additionalInfo:'reader union lacking writer type: STRING'}"
+    )
 
 
 def test_union_and_non_union():
     optional, plain = record(f("u", ["null", "int"])), record(f("u", "int"))
-    assert found(optional, plain) == []          # a reader union with a matching branch
+    assert found(optional, plain) == []  # a reader union with a matching branch
     assert found(record(f("u", ["null", "long"])), plain) == []
     assert found(record(f("u", ["null", "string"])), plain) == [
-        ("MISSING_UNION_BRANCH", "/fields/0/type", "reader union lacking writer type: INT")]
+        ("MISSING_UNION_BRANCH", "/fields/0/type", "reader union lacking writer type: INT")
+    ]
     # A writer union needs every branch readable; Avro restarts the location for each branch.
     assert found(plain, optional) == [("TYPE_MISMATCH", "/", "reader type: INT not compatible with writer type: NULL")]
 
@@ -228,7 +263,8 @@ def test_nested_records():
     in_array_new = record(f("l", {"type": "array", "items": inner_v2}))
     in_array_old = record(f("l", {"type": "array", "items": inner_v1}))
     assert found(in_array_new, in_array_old) == [
-        ("READER_FIELD_MISSING_DEFAULT_VALUE", "/fields/0/type/items/fields/1", "y")]
+        ("READER_FIELD_MISSING_DEFAULT_VALUE", "/fields/0/type/items/fields/1", "y")
+    ]
 
 
 def test_named_type_references_are_resolved():
@@ -237,21 +273,24 @@ def test_named_type_references_are_resolved():
     assert found(new, old) == []
     # Avro memoizes each (reader, writer) pair of named types: the reference in `b` repeats the result
     # found for `a`, location included.
-    assert found(old, new) == 2 * [("TYPE_MISMATCH", "/fields/0/type/fields/0/type",
-                                    "reader type: INT not compatible with writer type: LONG")]
+    assert found(old, new) == 2 * [
+        ("TYPE_MISMATCH", "/fields/0/type/fields/0/type", "reader type: INT not compatible with writer type: LONG")
+    ]
 
 
 def test_recursive_schemas():
     node = record(f("v", "int"), f("next", ["null", "Node"]), name="Node")
     node_long = record(f("v", "long"), f("next", ["null", "Node"]), name="Node")
     assert found(node_long, node) == []
-    assert found(node, node_long) == [("TYPE_MISMATCH", "/fields/0/type",
-                                       "reader type: INT not compatible with writer type: LONG")]
+    assert found(node, node_long) == [
+        ("TYPE_MISMATCH", "/fields/0/type", "reader type: INT not compatible with writer type: LONG")
+    ]
 
 
 def test_incompatibility_location_escapes_json_pointer_characters():
     assert Incompatibility("TYPE_MISMATCH", "/", "m").location == "/"
     from kafka_s3_assets.devstack.registry_avro_compat import _incompatible
+
     assert _incompatible("TYPE_MISMATCH", "m", ["", "fields", "a/b~c"]).location == "/fields/a~1b~0c"
 
 
@@ -275,7 +314,8 @@ def test_registration_of_an_incompatible_schema_is_409(store):
     assert excinfo.value.message.startswith(
         'Schema being registered is incompatible with an earlier schema for subject "s-value", details: '
         "[\"{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'b' at path '/fields/1' in "
-        "the new schema has no default value and is missing in the old schema', additionalInfo:'b'}\"")
+        "the new schema has no default value and is missing in the old schema', additionalInfo:'b'}\""
+    )
     assert store.register("s-value", avro(V2_DEFAULT)).version == 2
     assert store.versions("s-value") == [1, 2]
 
@@ -294,7 +334,7 @@ def test_levels(store):
 def test_backward_transitive_compares_with_every_version(store):
     v1 = record(f("a", "int"))
     v2 = record(f("a", "int"), f("b", "string", default="x"))
-    v3 = record(f("a", "int"), f("b", "string"))     # reads v2 data, not v1 data
+    v3 = record(f("a", "int"), f("b", "string"))  # reads v2 data, not v1 data
     store.register("s", avro(v1))
     store.register("s", avro(v2))
     assert store.check_compatibility("s", None, avro(v3)) == []
@@ -309,7 +349,7 @@ def test_backward_transitive_compares_with_every_version(store):
 def test_forward_and_full_transitive_compare_with_every_version(store, level):
     v1 = record(f("a", "int"), f("b", "string"))
     v2 = record(f("a", "int"), f("b", "string", default="x"))
-    v3 = record(f("a", "int"))                        # v2 readers can read it, v1 readers cannot
+    v3 = record(f("a", "int"))  # v2 readers can read it, v1 readers cannot
     store.set_subject_config("s", {"compatibility": level.replace("_TRANSITIVE", "")})
     store.register("s", avro(v1))
     store.register("s", avro(v2))

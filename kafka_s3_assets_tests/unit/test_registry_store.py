@@ -84,9 +84,7 @@ def test_schemas_are_compared_after_parsing(store):
 
 def test_namespace_spellings_of_the_same_name_are_the_same_schema(store):
     dotted = '{"type":"record","name":"com.acme.R","fields":[{"name":"a","type":"int"}]}'
-    split = (
-        '{"type":"record","name":"R","namespace":"com.acme","fields":[{"name":"a","type":"int"}]}'
-    )
+    split = '{"type":"record","name":"R","namespace":"com.acme","fields":[{"name":"a","type":"int"}]}'
     assert store.register("a", avro(dotted)).id == store.register("b", avro(split)).id
 
 
@@ -138,28 +136,17 @@ def test_unknown_schema_type_is_rejected():
 
 
 def test_json_schema_type_is_kept_and_reported(store):
-    registered = store.register(
-        "j", SchemaRequest.from_json({"schema": '{"type": "object"}', "schemaType": "json"})
-    )
+    registered = store.register("j", SchemaRequest.from_json({"schema": '{"type": "object"}', "schemaType": "json"}))
     assert registered.to_json()["schemaType"] == "JSON"
     assert (
-        store.register(
-            "j", SchemaRequest.from_json({"schema": '{"type":"object"}', "schemaType": "JSON"})
-        ).version
-        == 1
+        store.register("j", SchemaRequest.from_json({"schema": '{"type":"object"}', "schemaType": "JSON"})).version == 1
     )
 
 
 def test_normalize_stores_the_normalized_text(store):
-    spaced = (
-        '{ "type": "record", "name": "r", "namespace": "n", '
-        '"fields": [ {"name": "a", "type": "int"} ] }'
-    )
+    spaced = '{ "type": "record", "name": "r", "namespace": "n", "fields": [ {"name": "a", "type": "int"} ] }'
     registered = store.register("s", avro(spaced), normalize=True)
-    assert (
-        registered.schema.schema
-        == '{"type":"record","name":"n.r","fields":[{"name":"a","type":"int"}]}'
-    )
+    assert registered.schema.schema == '{"type":"record","name":"n.r","fields":[{"name":"a","type":"int"}]}'
 
 
 # ---------------------------------------------------------------- lookup and reads
@@ -409,9 +396,7 @@ def test_compatibility_endpoint_semantics():
 
 def test_changing_the_schema_type_is_incompatible(store):
     store.register("s", avro(RECORD))
-    problems = store.check_compatibility(
-        "s", "latest", SchemaRequest.from_json({"schema": "{}", "schemaType": "JSON"})
-    )
+    problems = store.check_compatibility("s", "latest", SchemaRequest.from_json({"schema": "{}", "schemaType": "JSON"}))
     assert problems and "JSON" in problems[0]
 
 
@@ -426,14 +411,9 @@ def test_default_checker_accepts_everything_until_real_checks_exist(store):
 def test_references_resolve_named_types_from_other_subjects(store):
     store.register(
         "address",
-        avro(
-            '{"type":"record","name":"com.acme.Address","fields":[{"name":"city","type":"string"}]}'
-        ),
+        avro('{"type":"record","name":"com.acme.Address","fields":[{"name":"city","type":"string"}]}'),
     )
-    person = (
-        '{"type":"record","name":"com.acme.Person",'
-        '"fields":[{"name":"home","type":"com.acme.Address"}]}'
-    )
+    person = '{"type":"record","name":"com.acme.Person","fields":[{"name":"home","type":"com.acme.Address"}]}'
     reference = {"name": "com.acme.Address", "subject": "address", "version": 1}
     registered = store.register("person", avro(person, references=(reference,)))
     assert registered.to_json()["references"] == [reference]
@@ -444,9 +424,7 @@ def test_references_resolve_named_types_from_other_subjects(store):
         store.register("person2", avro(person))  # without the reference the type is unknown
     assert error_code(excinfo) == 42201
     with pytest.raises(RegistryError) as excinfo:
-        store.register(
-            "person3", avro(person, references=({"name": "x", "subject": "nope", "version": 1},))
-        )
+        store.register("person3", avro(person, references=({"name": "x", "subject": "nope", "version": 1},)))
     assert error_code(excinfo) == 42201
 
 

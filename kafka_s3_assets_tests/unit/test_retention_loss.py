@@ -21,13 +21,15 @@ pytestmark = [pytest.mark.unit]
 
 
 def obj(start, end):
-    return CommittedObject(f"k{start}", "partition=0", start, end, end - start + 1, 10, "x", (1,),
-                           offset_ranges=((start, end),))
+    return CommittedObject(
+        f"k{start}", "partition=0", start, end, end - start + 1, 10, "x", (1,), offset_ranges=((start, end),)
+    )
 
 
 def manifest(start, end, objects, lost=()):
-    return Manifest("c", "t", 0, start, end, tuple(objects), sum(o.record_count for o in objects), 0,
-                    lost_ranges=tuple(lost))
+    return Manifest(
+        "c", "t", 0, start, end, tuple(objects), sum(o.record_count for o in objects), 0, lost_ranges=tuple(lost)
+    )
 
 
 def test_lost_range_is_resume_to_log_start_exclusive_and_nothing_when_the_log_starts_at_or_before_it():
@@ -76,12 +78,13 @@ def test_completeness_fails_on_a_recorded_loss_and_on_one_after_the_last_manifes
     assert found == (LostRange(6, 8), LostRange(12, 14))
     report = CompletenessReport(check_contiguity(manifests), 2, (), (), found)
     assert not report.passed and report.offsets_lost == 6  # ...but the check fails
-    assert report.describe() == ("6 offset(s) deleted by the broker (retention) before they were exported: "
-                                 "offsets 6..8 (3 offset(s)), offsets 12..14 (3 offset(s))")
-    assert lost_ranges(manifests[:1], low_watermark=6) == ()      # log start right after the last export
-    assert lost_ranges([], low_watermark=100) == ()               # nothing exported: nothing promised
+    assert report.describe() == (
+        "6 offset(s) deleted by the broker (retention) before they were exported: "
+        "offsets 6..8 (3 offset(s)), offsets 12..14 (3 offset(s))"
+    )
+    assert lost_ranges(manifests[:1], low_watermark=6) == ()  # log start right after the last export
+    assert lost_ranges([], low_watermark=100) == ()  # nothing exported: nothing promised
     assert CompletenessReport(check_contiguity(manifests[:1]), 1, (), (), ()).passed
-
 
 
 def test_a_loss_is_new_to_the_first_check_that_reports_it_and_known_to_later_ones():
@@ -92,9 +95,11 @@ def test_a_loss_is_new_to_the_first_check_that_reports_it_and_known_to_later_one
     later = CompletenessReport(check_contiguity(manifests), 2, (), (), found, lost_reported_before=(LostRange(6, 8),))
     assert later.new_lost_ranges == (LostRange(12, 14),)  # beyond the last manifest: no check recorded it
     assert not later.passed
-    assert later.describe() == ("6 offset(s) deleted by the broker (retention) before they were exported: "
-                                "offsets 6..8 (3 offset(s)), reported by an earlier check, "
-                                "offsets 12..14 (3 offset(s))")
+    assert later.describe() == (
+        "6 offset(s) deleted by the broker (retention) before they were exported: "
+        "offsets 6..8 (3 offset(s)), reported by an earlier check, "
+        "offsets 12..14 (3 offset(s))"
+    )
 
 
 def test_the_blocking_check_fails_the_run_on_a_broken_history_always_and_on_a_loss_only_when_new():
@@ -103,15 +108,19 @@ def test_the_blocking_check_fails_the_run_on_a_broken_history_always_and_on_a_lo
     manifests = [manifest(0, 5, [obj(0, 5)]), manifest(6, 11, [obj(9, 11)], lost=[(6, 8)])]
     contiguity = check_contiguity(manifests)
     new_loss = CompletenessReport(contiguity, 2, (), (), (LostRange(6, 8),))
-    assert blocking_reason("t/0", new_loss) == (f"Blocking check {COMPLETENESS_CHECK} of t/0 failed: "
-                                                f"{new_loss.describe()}")
+    assert blocking_reason("t/0", new_loss) == (
+        f"Blocking check {COMPLETENESS_CHECK} of t/0 failed: {new_loss.describe()}"
+    )
     known_loss = CompletenessReport(contiguity, 2, (), (), (LostRange(6, 8),), lost_reported_before=(LostRange(6, 8),))
     assert not known_loss.passed and blocking_reason("t/0", known_loss) is None
     broken = CompletenessReport(contiguity, 2, ("k0",), (), (LostRange(6, 8),), lost_reported_before=(LostRange(6, 8),))
-    assert blocking_reason("t/0", broken).endswith("missing object: k0; 3 offset(s) deleted by the broker "
-                                                   "(retention) before they were exported: offsets 6..8 (3 "
-                                                   "offset(s)), reported by an earlier check")
+    assert blocking_reason("t/0", broken).endswith(
+        "missing object: k0; 3 offset(s) deleted by the broker "
+        "(retention) before they were exported: offsets 6..8 (3 "
+        "offset(s)), reported by an earlier check"
+    )
     assert blocking_reason("t/0", CompletenessReport(contiguity, 2, (), (), ())) is None
+
 
 class FakeMessage:
     def __init__(self, offset, value=b"v", error=None):
@@ -168,6 +177,7 @@ class FakeConsumer:
     def list_topics(self, topic, timeout):
         class Meta:
             topics = {topic: type("T", (), {"error": None, "partitions": {0: None}})()}
+
         return Meta()
 
     def assign(self, tps):
@@ -210,6 +220,7 @@ def fake_broker(monkeypatch):
         FakeConsumer.broker = FakeBroker(**kw)
         monkeypatch.setattr(kafka_client, "Consumer", FakeConsumer)
         return FakeConsumer.broker
+
     return make
 
 
@@ -255,11 +266,17 @@ def test_reader_without_a_handler_fails_naming_the_lost_range(fake_broker):
 
 def test_out_of_range_above_the_log_start_is_an_error_not_a_loss(fake_broker, monkeypatch):
     fake_broker(log_start=0, high=5)  # e.g. the topic was recreated: our offset is past its end
-    monkeypatch.setattr(FakeConsumer, "consume", lambda self, num_messages, timeout: [
-        FakeMessage(7, error=FakeError(KafkaError._AUTO_OFFSET_RESET))])
+    monkeypatch.setattr(
+        FakeConsumer,
+        "consume",
+        lambda self, num_messages, timeout: [FakeMessage(7, error=FakeError(KafkaError._AUTO_OFFSET_RESET))],
+    )
     reader = PartitionReader(SETTINGS, "t", 0, 7, None, on_offsets_deleted=lambda a, b: pytest.fail("no loss"))
-    with pytest.raises(KafkaReadError, match=r"Offset 7 of t/0 is out of range on the broker \(log start offset 0, "
-                                             r"high watermark 5\)"):
+    with pytest.raises(
+        KafkaReadError,
+        match=r"Offset 7 of t/0 is out of range on the broker \(log start offset 0, "
+        r"high watermark 5\)",
+    ):
         list(reader)
 
 

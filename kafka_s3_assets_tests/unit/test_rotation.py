@@ -27,8 +27,9 @@ T0 = 1_700_000_000_000 - (1_700_000_000_000 % HOUR)  # an hour boundary (UTC)
 V1, V2 = object(), object()  # two value schemas, told apart by identity
 
 
-def step(rotation: Rotation, encoded: str, timestamp: int | None = None, arrival: int | None = None,
-         schema=V1) -> tuple[str | None, bool]:
+def step(
+    rotation: Rotation, encoded: str, timestamp: int | None = None, arrival: int | None = None, schema=V1
+) -> tuple[str | None, bool]:
     """What the writer does with one record: ask, commit before it if told, take it, commit after it if
     told. Returns (the rule that rotated before it, whether a commit followed it)."""
     rule = rotation.rotates_before(encoded, timestamp, arrival, schema)
@@ -41,8 +42,9 @@ def step(rotation: Rotation, encoded: str, timestamp: int | None = None, arrival
 
 
 def test_empty_takes_any_record_and_opens_its_file():
-    rotation = Rotation(flush_size=10, rotate_interval_ms=HOUR, max_open_files=1,
-                        rotate_schedule_interval_ms=HOUR, timezone="UTC")
+    rotation = Rotation(
+        flush_size=10, rotate_interval_ms=HOUR, max_open_files=1, rotate_schedule_interval_ms=HOUR, timezone="UTC"
+    )
     assert rotation.count == 0
     # Every rule would hold against the open files below; with none open, none applies.
     assert rotation.rotates_before("a", T0 + 5 * HOUR, T0 + 5 * HOUR, None) is None
@@ -52,8 +54,7 @@ def test_empty_takes_any_record_and_opens_its_file():
 
 
 def test_open_takes_records_no_rule_holds_for():
-    rotation = Rotation(flush_size=10, rotate_interval_ms=HOUR, rotate_on_partition_change=False,
-                        max_open_files=2)
+    rotation = Rotation(flush_size=10, rotate_interval_ms=HOUR, rotate_on_partition_change=False, max_open_files=2)
     assert [step(rotation, e, T0 + i) for i, e in enumerate("abab")] == [(None, False)] * 4
     assert rotation.count == 4 and list(rotation.schemas) == ["a", "b"] and rotation.base == T0
 
@@ -78,7 +79,7 @@ def test_a_schema_less_switch_rotates_before_the_record_either_way():
 def test_rotate_interval_rotates_on_the_record_an_interval_past_the_first_timestamp():
     rotation = Rotation(flush_size=100, rotate_interval_ms=HOUR)
     assert step(rotation, "p", None) == (None, False)  # no timestamp: no base yet
-    assert step(rotation, "p", T0) == (None, False)    # the base
+    assert step(rotation, "p", T0) == (None, False)  # the base
     assert step(rotation, "p", T0 + HOUR - 1) == (None, False)
     assert step(rotation, "p", T0 - HOUR) == (None, False)  # older: never rotates
     assert step(rotation, "p", T0 + HOUR) == (INTERVAL, False)
@@ -173,8 +174,14 @@ def test_max_open_files_rotates_before_the_record_that_would_open_one_too_many()
 
 
 def test_rules_are_checked_in_the_reference_order():
-    rotation = Rotation(flush_size=100, rotate_interval_ms=HOUR, rotate_schedule_interval_ms=HOUR, timezone="UTC",
-                        max_open_files=1, schema_rotates=lambda schema, current: True)
+    rotation = Rotation(
+        flush_size=100,
+        rotate_interval_ms=HOUR,
+        rotate_schedule_interval_ms=HOUR,
+        timezone="UTC",
+        max_open_files=1,
+        schema_rotates=lambda schema, current: True,
+    )
     rotation.take("a", T0, T0, V1)
     late, past = T0 + HOUR, T0 + HOUR
     assert rotation.rotates_before("a", late, past, None) == NULL_SCHEMA
@@ -211,8 +218,10 @@ def test_runs_taken_at_once_leave_the_state_of_records_taken_one_by_one():
     assert (by_run.count, by_run.schemas, by_run.encoded) == (by_record.count, by_record.schemas, by_record.encoded)
 
 
-@pytest.mark.parametrize("settings", [{"rotate_interval_ms": HOUR}, {"max_open_files": 3},
-                                      {"rotate_schedule_interval_ms": HOUR, "timezone": "UTC"}])
+@pytest.mark.parametrize(
+    "settings",
+    [{"rotate_interval_ms": HOUR}, {"max_open_files": 3}, {"rotate_schedule_interval_ms": HOUR, "timezone": "UTC"}],
+)
 def test_records_are_checked_one_by_one_when_a_rule_besides_flush_size_is_in_force(settings):
     assert Rotation(flush_size=10, **settings).checks_each_record(V1)
 

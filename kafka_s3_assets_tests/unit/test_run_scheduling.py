@@ -28,14 +28,26 @@ NOW_MS = 1_700_000_000_000
 
 
 def connector(**overrides) -> ConnectorSpec:
-    config = {"name": "sink", "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "orders",
-              "flush.size": "3", "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
-              "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b", **overrides}
+    config = {
+        "name": "sink",
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": "orders",
+        "flush.size": "3",
+        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+        "s3.bucket.name": "b",
+        **overrides,
+    }
     return ConnectorSpec(config, validate_connector_config(config), "<test>")
 
 
-TIME_BASED = {"partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
-              "partition.duration.ms": "3600000", "path.format": "'h'=HH", "locale": "en", "timezone": "UTC"}
+TIME_BASED = {
+    "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+    "partition.duration.ms": "3600000",
+    "path.format": "'h'=HH",
+    "locale": "en",
+    "timezone": "UTC",
+}
 
 
 def plan(pending: int, next_offset: int | None = 5, high: int | None = None) -> PartitionPlan:
@@ -64,8 +76,11 @@ def test_fewer_than_flush_size_wait_without_time_based_rotation():
 
 def test_under_rotate_interval_fewer_records_are_keyed_by_the_high_watermark_alone():
     config = connector(**TIME_BASED, **{"rotate.interval.ms": str(MINUTE_MS)}).config
-    assert export_run_key(plan(1), config, NOW_MS) == export_run_key(plan(1), config, NOW_MS + 9 * MINUTE_MS) == \
-        "orders/2@6"
+    assert (
+        export_run_key(plan(1), config, NOW_MS)
+        == export_run_key(plan(1), config, NOW_MS + 9 * MINUTE_MS)
+        == "orders/2@6"
+    )
 
 
 def test_under_a_rotation_schedule_fewer_records_are_keyed_by_the_interval_too():
@@ -113,10 +128,17 @@ def test_a_queued_run_counts_as_in_flight():
     assert dg.DagsterRunStatus.QUEUED in IN_FLIGHT
 
 
-@pytest.mark.parametrize("status, in_flight", [
-    (dg.DagsterRunStatus.NOT_STARTED, True),
-    (dg.DagsterRunStatus.STARTING, True), (dg.DagsterRunStatus.STARTED, True),
-    (dg.DagsterRunStatus.SUCCESS, False), (dg.DagsterRunStatus.FAILURE, False), (dg.DagsterRunStatus.CANCELED, False)])
+@pytest.mark.parametrize(
+    "status, in_flight",
+    [
+        (dg.DagsterRunStatus.NOT_STARTED, True),
+        (dg.DagsterRunStatus.STARTING, True),
+        (dg.DagsterRunStatus.STARTED, True),
+        (dg.DagsterRunStatus.SUCCESS, False),
+        (dg.DagsterRunStatus.FAILURE, False),
+        (dg.DagsterRunStatus.CANCELED, False),
+    ],
+)
 def test_a_run_is_in_flight_from_queued_until_it_ends(status, in_flight):
     spec = connector(topics="orders,payments")
     instance = dg.DagsterInstance.ephemeral()

@@ -17,14 +17,20 @@ from .s3_stub import StubClient, client_error, md5_etag, multipart_etag
 pytestmark = [pytest.mark.unit]
 
 PART = 4
-SMALL = b"abc"               # below one part: one PutObject
-BIG = b"123456789"           # parts of 4, 4 and 1 bytes: a multipart upload
+SMALL = b"abc"  # below one part: one PutObject
+BIG = b"123456789"  # parts of 4, 4 and 1 bytes: a multipart upload
 WRITES = {"put_object", "create_multipart_upload", "upload_part", "complete_multipart_upload"}
 
 
 def output(client: StubClient, key: str = "k", before_write=None) -> MultipartOutput:
-    return MultipartOutput(client, "b", key, part_size=PART, before_write=before_write,
-                           retrier=Retrier(RetryPolicy(3, 1), sleep=lambda s: None))
+    return MultipartOutput(
+        client,
+        "b",
+        key,
+        part_size=PART,
+        before_write=before_write,
+        retrier=Retrier(RetryPolicy(3, 1), sleep=lambda s: None),
+    )
 
 
 def write(client: StubClient, body: bytes, key: str = "k", before_write=None):
@@ -66,7 +72,7 @@ def test_a_key_holding_these_very_bytes_is_kept_as_this_object(body):
     assert stored.size == len(body)
     assert client.objects["k"] == body and client.etags["k"] == etag
     assert "get_object" not in client.calls  # the ETag said it: no download
-    assert client.uploads == {}              # the upload the failed condition left open is aborted
+    assert client.uploads == {}  # the upload the failed condition left open is aborted
 
 
 @pytest.mark.parametrize("body", [SMALL, BIG], ids=["put", "multipart"])
@@ -77,8 +83,11 @@ def test_a_key_holding_other_bytes_stops_the_object_and_replaces_nothing(body, s
     client.put("k", theirs)
     out = output(client)
     out.write(body)
-    with pytest.raises(ObjectExistsError, match=r"^s3://b/k already exists with other bytes \(stored: "
-                                                r".* an object is never replaced, so this one was not written$"):
+    with pytest.raises(
+        ObjectExistsError,
+        match=r"^s3://b/k already exists with other bytes \(stored: "
+        r".* an object is never replaced, so this one was not written$",
+    ):
         out.commit()
     assert client.objects == {"k": theirs} and client.uploads == {}
     assert ("get_object" in client.calls) is same_size  # only an equal size needs the bytes compared
@@ -109,8 +118,12 @@ def test_a_put_whose_answer_was_lost_meets_its_own_object_on_the_retry():
 
 def test_a_completion_whose_answer_was_lost_meets_its_own_object_as_a_failed_condition():
     """SeaweedFS answers a repeated CompleteMultipartUpload with 412 (moto with 200, others with 404)."""
-    client = StubClient(complete_multipart_upload=[ConnectionClosedError(endpoint_url="http://s3"),
-                                                   client_error(412, "PreconditionFailed")])
+    client = StubClient(
+        complete_multipart_upload=[
+            ConnectionClosedError(endpoint_url="http://s3"),
+            client_error(412, "PreconditionFailed"),
+        ]
+    )
     write(client, BIG)
     assert client.calls.count("complete_multipart_upload") == 2 and "get_object" not in client.calls
     assert client.objects == {"k": BIG} and client.uploads == {}
@@ -127,8 +140,11 @@ def test_a_failed_condition_embedded_in_a_200_answer_is_not_retried():
 
 def test_a_concurrent_conditional_write_that_did_not_land_is_a_failure_naming_it():
     client = StubClient(put_object=[client_error(409, "ConditionalRequestConflict", "try again")])
-    with pytest.raises(S3Error, match=r"^PutObject \(If-None-Match: \*\) of s3://b/k failed: HTTP 409 "
-                                      r"ConditionalRequestConflict: try again$"):
+    with pytest.raises(
+        S3Error,
+        match=r"^PutObject \(If-None-Match: \*\) of s3://b/k failed: HTTP 409 "
+        r"ConditionalRequestConflict: try again$",
+    ):
         write(client, SMALL)
     assert client.objects == {}
 

@@ -54,6 +54,7 @@ class HighestRandom(random.Random):
 
 # ---- the policy ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("configured, attempts", [(0, 1), (1, 1), (2, 2), (3, 3), (10, 10)])
 def test_s3_part_retries_counts_total_attempts_and_zero_means_one(configured, attempts):
     assert RetryPolicy(total_attempts=configured).attempts == attempts
@@ -68,7 +69,7 @@ def test_the_delay_bound_is_capped_at_24_hours():
     policy = RetryPolicy(base_backoff_ms=200)
     assert MAX_BACKOFF_MS == DAY_MS
     assert policy.backoff_cap_ms(20) == 200 * 2**18 < DAY_MS  # 52 428 800 ms: the last uncapped attempt
-    assert policy.backoff_cap_ms(21) == DAY_MS                # 200 * 2**19 would be 104 857 600 ms
+    assert policy.backoff_cap_ms(21) == DAY_MS  # 200 * 2**19 would be 104 857 600 ms
     assert policy.backoff_cap_ms(10_000) == DAY_MS
 
 
@@ -100,51 +101,88 @@ def test_the_first_attempt_never_waits_and_a_zero_base_never_waits():
 
 # ---- what is retried ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("status, code", [
-    (500, "InternalError"), (502, "BadGateway"), (503, "SlowDown"), (503, "503"), (504, "GatewayTimeout"),
-    (429, "TooManyRequests"), (429, "429"), (400, "Throttling"), (400, "ThrottlingException"),
-    (400, "RequestTimeout"), (400, "SlowDown"), (200, "InternalError"),
-])
+
+@pytest.mark.parametrize(
+    "status, code",
+    [
+        (500, "InternalError"),
+        (502, "BadGateway"),
+        (503, "SlowDown"),
+        (503, "503"),
+        (504, "GatewayTimeout"),
+        (429, "TooManyRequests"),
+        (429, "429"),
+        (400, "Throttling"),
+        (400, "ThrottlingException"),
+        (400, "RequestTimeout"),
+        (400, "SlowDown"),
+        (200, "InternalError"),
+    ],
+)
 def test_throttling_server_errors_and_request_timeouts_are_retried(status, code):
     assert is_retryable(client_error(status, code))
 
 
-@pytest.mark.parametrize("status, code", [
-    (400, "InvalidArgument"), (400, "BadDigest"), (403, "AccessDenied"), (403, "SignatureDoesNotMatch"),
-    (404, "NoSuchKey"), (404, "NoSuchUpload"), (409, "ConditionalRequestConflict"), (412, "PreconditionFailed"),
-    (501, "NotImplemented"),
-    # A failed condition embedded in a 200 answer to CompleteMultipartUpload: botocore makes it a 500.
-    (500, "PreconditionFailed"), (500, "ConditionalRequestConflict"),
-])
+@pytest.mark.parametrize(
+    "status, code",
+    [
+        (400, "InvalidArgument"),
+        (400, "BadDigest"),
+        (403, "AccessDenied"),
+        (403, "SignatureDoesNotMatch"),
+        (404, "NoSuchKey"),
+        (404, "NoSuchUpload"),
+        (409, "ConditionalRequestConflict"),
+        (412, "PreconditionFailed"),
+        (501, "NotImplemented"),
+        # A failed condition embedded in a 200 answer to CompleteMultipartUpload: botocore makes it a 500.
+        (500, "PreconditionFailed"),
+        (500, "ConditionalRequestConflict"),
+    ],
+)
 def test_answers_are_not_retried(status, code):
     assert not is_retryable(client_error(status, code))
 
 
-@pytest.mark.parametrize("exc", [
-    EndpointConnectionError(endpoint_url="http://s3"), ConnectTimeoutError(endpoint_url="http://s3"),
-    ReadTimeoutError(endpoint_url="http://s3"), ConnectionClosedError(endpoint_url="http://s3"),
-    ResponseStreamingError(error="reset"), IncompleteReadError(actual_bytes=1, expected_bytes=2),
-    ConnectionResetError(), TimeoutError(),
-], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "exc",
+    [
+        EndpointConnectionError(endpoint_url="http://s3"),
+        ConnectTimeoutError(endpoint_url="http://s3"),
+        ReadTimeoutError(endpoint_url="http://s3"),
+        ConnectionClosedError(endpoint_url="http://s3"),
+        ResponseStreamingError(error="reset"),
+        IncompleteReadError(actual_bytes=1, expected_bytes=2),
+        ConnectionResetError(),
+        TimeoutError(),
+    ],
+    ids=lambda e: type(e).__name__,
+)
 def test_connection_errors_and_timeouts_are_retried(exc):
     assert is_retryable(exc)
 
 
-@pytest.mark.parametrize("exc", [ParamValidationError(report="bad"), NoCredentialsError(), ValueError("x")],
-                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "exc", [ParamValidationError(report="bad"), NoCredentialsError(), ValueError("x")], ids=lambda e: type(e).__name__
+)
 def test_mistakes_are_not_retried(exc):
     assert not is_retryable(exc)
 
 
 def test_errors_are_described_in_one_line_without_botocores_retry_count():
-    assert describe(client_error(503, "SlowDown", "Please reduce your request rate.")) == \
-        "HTTP 503 SlowDown: Please reduce your request rate."
+    assert (
+        describe(client_error(503, "SlowDown", "Please reduce your request rate."))
+        == "HTTP 503 SlowDown: Please reduce your request rate."
+    )
     assert describe(client_error(503, "503", "Service Unavailable")) == "HTTP 503: Service Unavailable"
-    assert describe(ReadTimeoutError(endpoint_url="http://s3/b/k")) == \
-        'ReadTimeoutError: Read timeout on endpoint URL: "http://s3/b/k"'
+    assert (
+        describe(ReadTimeoutError(endpoint_url="http://s3/b/k"))
+        == 'ReadTimeoutError: Read timeout on endpoint URL: "http://s3/b/k"'
+    )
 
 
 # ---- the retrier -----------------------------------------------------------------------------------
+
 
 class Script:
     """A request that raises the given errors in turn, then returns ``result``."""
@@ -180,11 +218,15 @@ def test_exhausted_attempts_name_the_request_the_attempts_and_the_last_fault():
     request = Script(client_error(500, "InternalError"), ReadTimeoutError(endpoint_url="http://s3"), last)
     with pytest.raises(S3RetriesExhaustedError) as caught:
         r.call("UploadPart 2 of s3://b/k", request)
-    assert str(caught.value) == ("UploadPart 2 of s3://b/k failed after 3 attempts: "
-                                 "HTTP 503 SlowDown: Please reduce your request rate.")
+    assert str(caught.value) == (
+        "UploadPart 2 of s3://b/k failed after 3 attempts: HTTP 503 SlowDown: Please reduce your request rate."
+    )
     assert isinstance(caught.value, S3Error) and caught.value.__cause__ is last
     assert (caught.value.request, caught.value.attempts, caught.value.last_error) == (
-        "UploadPart 2 of s3://b/k", 3, last)
+        "UploadPart 2 of s3://b/k",
+        3,
+        last,
+    )
     assert request.calls == 3 and len(sleeps) == 2
 
 
@@ -215,9 +257,11 @@ def test_an_answer_after_a_fault_ends_the_retries():
 
 # ---- settings and configuration ---------------------------------------------------------------------
 
+
 def test_the_boto3_client_makes_one_attempt_per_call_with_the_configured_timeouts():
-    settings = S3Settings(bucket="b", region="us-east-1", endpoint_url="http://127.0.0.1:1", read_timeout_s=1.5,
-                          connect_timeout_s=2.5)
+    settings = S3Settings(
+        bucket="b", region="us-east-1", endpoint_url="http://127.0.0.1:1", read_timeout_s=1.5, connect_timeout_s=2.5
+    )
     config = settings.client().meta.config
     assert config.retries["total_max_attempts"] == 1
     assert (config.read_timeout, config.connect_timeout) == (1.5, 2.5)
@@ -225,8 +269,12 @@ def test_the_boto3_client_makes_one_attempt_per_call_with_the_configured_timeout
 
 def test_connector_config_sets_attempts_and_backoff():
     def policy(**overrides) -> RetryPolicy:
-        settings = resolve_settings(connector_config("t", "b", **overrides), {}, bootstrap_servers="127.0.0.1:1",
-                                    schema_registry_url="http://127.0.0.1:1")
+        settings = resolve_settings(
+            connector_config("t", "b", **overrides),
+            {},
+            bootstrap_servers="127.0.0.1:1",
+            schema_registry_url="http://127.0.0.1:1",
+        )
         return settings.s3.retry_policy()
 
     assert policy(**{"s3.part.retries": "5", "s3.retry.backoff.ms": "7"}) == RetryPolicy(5, 7)
@@ -236,9 +284,11 @@ def test_connector_config_sets_attempts_and_backoff():
 
 # ---- the S3 client under faults (stub boto3 client) ---------------------------------------------------
 
+
 def output(client: StubClient, attempts: int = 2) -> MultipartOutput:
-    return MultipartOutput(client, "b", "k", part_size=4,
-                           retrier=Retrier(RetryPolicy(attempts, 1), sleep=lambda s: None))
+    return MultipartOutput(
+        client, "b", "k", part_size=4, retrier=Retrier(RetryPolicy(attempts, 1), sleep=lambda s: None)
+    )
 
 
 def test_a_part_that_keeps_failing_aborts_the_upload_and_the_output():
@@ -254,12 +304,15 @@ def test_a_part_that_keeps_failing_aborts_the_upload_and_the_output():
 
 
 def test_a_failed_completion_aborts_and_the_abort_itself_is_retried():
-    client = StubClient(complete_multipart_upload=[client_error(500, "InternalError")] * 2,
-                        abort_multipart_upload=[ConnectionClosedError(endpoint_url="http://s3")])
+    client = StubClient(
+        complete_multipart_upload=[client_error(500, "InternalError")] * 2,
+        abort_multipart_upload=[ConnectionClosedError(endpoint_url="http://s3")],
+    )
     out = output(client)
     out.write(b"12345")
-    with pytest.raises(S3RetriesExhaustedError,
-                       match=r"^CompleteMultipartUpload \(If-None-Match: \*\) of s3://b/k failed after 2"):
+    with pytest.raises(
+        S3RetriesExhaustedError, match=r"^CompleteMultipartUpload \(If-None-Match: \*\) of s3://b/k failed after 2"
+    ):
         out.commit()
     assert client.calls[-2:] == ["abort_multipart_upload", "abort_multipart_upload"]
 
@@ -273,8 +326,9 @@ def test_an_upload_already_gone_counts_as_aborted():
 
 
 def test_a_failed_abort_does_not_hide_the_failure_that_caused_it():
-    client = StubClient(upload_part=[client_error(403, "AccessDenied")],
-                        abort_multipart_upload=[client_error(500, "InternalError")] * 2)
+    client = StubClient(
+        upload_part=[client_error(403, "AccessDenied")], abort_multipart_upload=[client_error(500, "InternalError")] * 2
+    )
     with pytest.raises(S3Error, match=r"^UploadPart 1 of s3://b/k failed: HTTP 403 AccessDenied"):
         output(client).write(b"12345")
 
@@ -306,8 +360,7 @@ class TakenOverWhileCompleting(StubClient):
         return super().complete_multipart_upload(**kw)
 
 
-@pytest.mark.parametrize("theirs, read", [(b"123456780", True), (b"12345678", False)],
-                         ids=["same-size", "other-size"])
+@pytest.mark.parametrize("theirs, read", [(b"123456780", True), (b"12345678", False)], ids=["same-size", "other-size"])
 def test_a_completion_whose_answer_was_lost_does_not_take_another_object_for_its_own(theirs, read):
     client = TakenOverWhileCompleting(theirs)
     out = output(client)

@@ -41,18 +41,26 @@ MINUTE_MS = 60_000
 
 
 def connector(**overrides) -> ConnectorSpec:
-    config = {"name": "sink", "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-              "topics": "orders,payments", "flush.size": "3",
-              "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
-              "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "bucket",
-              "s3.region": "us-east-1", "kafka_s3_assets.kafka.timeout.ms": "30000", **overrides}
+    config = {
+        "name": "sink",
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": "orders,payments",
+        "flush.size": "3",
+        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+        "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+        "s3.bucket.name": "bucket",
+        "s3.region": "us-east-1",
+        "kafka_s3_assets.kafka.timeout.ms": "30000",
+        **overrides,
+    }
     return ConnectorSpec(config, validate_connector_config(config), "<test>")
 
 
 CONNECTIONS = Connections(
     kafka=KafkaResource(bootstrap_servers=BOOTSTRAP),
-    s3=S3Resource(endpoint_url=S3_ENDPOINT, region_name="us-east-1", aws_access_key_id="key",
-                  aws_secret_access_key="secret"),
+    s3=S3Resource(
+        endpoint_url=S3_ENDPOINT, region_name="us-east-1", aws_access_key_id="key", aws_secret_access_key="secret"
+    ),
     schema_registry=SchemaRegistryResource(url="http://registry.invalid:8081"),
 )
 
@@ -61,8 +69,12 @@ class FakeBroker:
     """What the broker and S3 would answer: the partitions of each topic, and each topic-partition's
     plan (resume offset from its manifests, watermarks); or an error to raise. Records each call."""
 
-    def __init__(self, partitions: dict[str, int] | None = None, plans: dict[tuple[str, int], tuple] | None = None,
-                 error: Exception | None = None):
+    def __init__(
+        self,
+        partitions: dict[str, int] | None = None,
+        plans: dict[tuple[str, int], tuple] | None = None,
+        error: Exception | None = None,
+    ):
         self.partitions = partitions or {}
         self.plans = plans or {}
         self.error = error
@@ -90,8 +102,9 @@ def waiting(count: int, exported_up_to: int = 0, oldest_ms: int | None = None) -
 def instance_with(spec: ConnectorSpec, keys: dict[str, list[int]]) -> dg.DagsterInstance:
     instance = dg.DagsterInstance.ephemeral()
     for topic, partitions in keys.items():
-        instance.add_dynamic_partitions(topic_partitions_def(spec.name, topic).name,
-                                        [f"{topic}/{p}" for p in partitions])
+        instance.add_dynamic_partitions(
+            topic_partitions_def(spec.name, topic).name, [f"{topic}/{p}" for p in partitions]
+        )
     return instance
 
 
@@ -100,10 +113,17 @@ def discover(spec: ConnectorSpec, broker: FakeBroker, instance: dg.DagsterInstan
     return sensor(dg.build_sensor_context(instance=instance))
 
 
-def export_tick(spec: ConnectorSpec, broker: FakeBroker, instance: dg.DagsterInstance, now_ms: int = NOW_MS,
-                cursor: str | None = None, sensors: SensorSettings = SensorSettings()):
-    sensor = build_export_sensor(spec, build_jobs(spec), CONNECTIONS, sensors=sensors, planner=broker.plan,
-                                 clock_ms=lambda: now_ms)
+def export_tick(
+    spec: ConnectorSpec,
+    broker: FakeBroker,
+    instance: dg.DagsterInstance,
+    now_ms: int = NOW_MS,
+    cursor: str | None = None,
+    sensors: SensorSettings = SensorSettings(),
+):
+    sensor = build_export_sensor(
+        spec, build_jobs(spec), CONNECTIONS, sensors=sensors, planner=broker.plan, clock_ms=lambda: now_ms
+    )
     return sensor(dg.build_sensor_context(instance=instance, cursor=cursor))
 
 
@@ -122,13 +142,17 @@ def test_discovery_adds_each_topics_new_partitions_and_only_those():
     assert isinstance(result, dg.SensorResult) and not result.run_requests
     assert [(r.partitions_def_name, list(r.partition_keys)) for r in result.dynamic_partitions_requests] == [
         (topic_partitions_def("sink", "orders").name, ["orders/1", "orders/2"]),
-        (topic_partitions_def("sink", "payments").name, ["payments/0", "payments/1"])]
+        (topic_partitions_def("sink", "payments").name, ["payments/0", "payments/1"]),
+    ]
 
 
 def test_discovery_skips_when_every_partition_is_known():
     spec = connector()
-    result = discover(spec, FakeBroker(partitions={"orders": 2, "payments": 1}),
-                      instance_with(spec, {"orders": [0, 1], "payments": [0]}))
+    result = discover(
+        spec,
+        FakeBroker(partitions={"orders": 2, "payments": 1}),
+        instance_with(spec, {"orders": [0, 1], "payments": [0]}),
+    )
     assert isinstance(result, dg.SkipReason) and result.skip_message == "No new topic-partitions"
 
 
@@ -154,8 +178,9 @@ def test_discovery_skips_naming_the_broker_it_cannot_reach():
     broker = FakeBroker(error=KafkaUnavailableError("no metadata within 5s"))
     result = discover(spec, broker, instance_with(spec, {}))
     assert isinstance(result, dg.SkipReason)
-    assert result.skip_message == (f"Kafka broker unreachable at {BOOTSTRAP}: no metadata within 5s "
-                                   f"(the next tick tries again)")
+    assert result.skip_message == (
+        f"Kafka broker unreachable at {BOOTSTRAP}: no metadata within 5s (the next tick tries again)"
+    )
 
 
 def test_discovery_fails_the_tick_on_an_error_to_fix():
@@ -167,8 +192,14 @@ def test_discovery_fails_the_tick_on_an_error_to_fix():
 # Export
 
 
-READY = {("orders", 0): waiting(4), ("orders", 1): waiting(1), ("orders", 2): waiting(5, exported_up_to=3),
-         ("orders", 3): waiting(0, exported_up_to=7), ("payments", 0): waiting(3), ("payments", 1): waiting(0)}
+READY = {
+    ("orders", 0): waiting(4),
+    ("orders", 1): waiting(1),
+    ("orders", 2): waiting(5, exported_up_to=3),
+    ("orders", 3): waiting(0, exported_up_to=7),
+    ("payments", 0): waiting(3),
+    ("payments", 1): waiting(0),
+}
 KNOWN = {"orders": [0, 1, 2, 3], "payments": [0, 1]}
 
 
@@ -196,7 +227,9 @@ def test_one_run_per_topic_over_every_ready_partition():
     assert orders.run_key == "orders/0@4,orders/2@8"
     assert payments.job_name == export_job_name("sink", "payments")
     assert (payments.tags[PARTITION_RANGE_START_TAG], payments.tags[PARTITION_RANGE_END_TAG]) == (
-        "payments/0", "payments/0")
+        "payments/0",
+        "payments/0",
+    )
     assert payments.run_config == {} and payments.run_key == "payments/0@3"
     # S3 and the run keys hold the export state; the cursor only what lag was last recorded.
     assert result.skip_reason is None and set(json.loads(result.cursor)["observed"]) >= {"orders/0", "payments/1"}
@@ -213,15 +246,23 @@ def test_run_keys_repeat_while_nothing_new_arrives_and_change_with_new_records()
 
 
 def test_with_scheduled_rotation_fewer_records_launch_once_per_interval():
-    spec = connector(**{"rotate.schedule.interval.ms": str(10 * MINUTE_MS), "partitioner.class":
-                        "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
-                        "partition.duration.ms": "3600000", "path.format": "'h'=HH", "locale": "en",
-                        "timezone": "UTC"})
+    spec = connector(
+        **{
+            "rotate.schedule.interval.ms": str(10 * MINUTE_MS),
+            "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+            "partition.duration.ms": "3600000",
+            "path.format": "'h'=HH",
+            "locale": "en",
+            "timezone": "UTC",
+        }
+    )
     instance = instance_with(spec, {"orders": [0]})
     plans = {("orders", 0): waiting(1)}  # fewer than flush.size: due at the schedule's boundary
     interval = NOW_MS // (10 * MINUTE_MS)
-    keys = [export_tick(spec, FakeBroker(plans=plans), instance, now_ms=now).run_requests[0].run_key
-            for now in (NOW_MS, NOW_MS + MINUTE_MS, NOW_MS + 10 * MINUTE_MS)]
+    keys = [
+        export_tick(spec, FakeBroker(plans=plans), instance, now_ms=now).run_requests[0].run_key
+        for now in (NOW_MS, NOW_MS + MINUTE_MS, NOW_MS + 10 * MINUTE_MS)
+    ]
     assert keys == [f"orders/0@1@t{interval}", f"orders/0@1@t{interval}", f"orders/0@1@t{interval + 1}"]
 
 
@@ -230,8 +271,7 @@ def test_nothing_ready_skips_saying_why_and_still_records_lag():
     plans = {("orders", 0): waiting(2), ("payments", 0): waiting(0, exported_up_to=9)}
     result = export_tick(spec, FakeBroker(plans=plans), instance_with(spec, {"orders": [0], "payments": [0]}))
     assert not result.run_requests
-    assert result.skip_reason.skip_message == (
-        "No topic-partition has records that can make an object (flush.size=3)")
+    assert result.skip_reason.skip_message == ("No topic-partition has records that can make an object (flush.size=3)")
     assert [e.partition for e in export_events(result)] == ["orders/0", "payments/0"]
 
 
@@ -239,8 +279,11 @@ def test_a_topic_with_a_run_in_flight_is_skipped_and_the_others_are_not():
     spec = connector()
     instance = instance_with(spec, KNOWN)
     defs = build_definitions([spec])
-    instance.create_run_for_job(defs.resolve_job_def(export_job_name("sink", "orders")),
-                                status=dg.DagsterRunStatus.STARTED, tags=export_tag("sink", "orders"))
+    instance.create_run_for_job(
+        defs.resolve_job_def(export_job_name("sink", "orders")),
+        status=dg.DagsterRunStatus.STARTED,
+        tags=export_tag("sink", "orders"),
+    )
     result = export_tick(spec, FakeBroker(plans=READY), instance)
     assert [r.job_name for r in result.run_requests] == [export_job_name("sink", "payments")]
     # Its lag is recorded all the same: what the manifests committed so far leave.
@@ -248,7 +291,8 @@ def test_a_topic_with_a_run_in_flight_is_skipped_and_the_others_are_not():
 
     busy_only = export_tick(spec, FakeBroker(plans={**READY, ("payments", 0): waiting(0)}), instance)
     assert busy_only.skip_reason.skip_message == (
-        "No topic-partition has records that can make an object (flush.size=3) (topics with a run in flight: orders)")
+        "No topic-partition has records that can make an object (flush.size=3) (topics with a run in flight: orders)"
+    )
 
 
 def test_a_run_of_another_connector_does_not_hold_a_topic_back():
@@ -256,8 +300,11 @@ def test_a_run_of_another_connector_does_not_hold_a_topic_back():
     other = connector(name="other")
     instance = instance_with(spec, {"orders": [0]})
     defs = build_definitions([other])
-    instance.create_run_for_job(defs.resolve_job_def(export_job_name("other", "orders")),
-                                status=dg.DagsterRunStatus.STARTED, tags=export_tag("other", "orders"))
+    instance.create_run_for_job(
+        defs.resolve_job_def(export_job_name("other", "orders")),
+        status=dg.DagsterRunStatus.STARTED,
+        tags=export_tag("other", "orders"),
+    )
     [run] = export_tick(spec, FakeBroker(plans={("orders", 0): waiting(3)}), instance).run_requests
     assert run.tags[EXPORT_TAG] == "sink/orders"
 
@@ -270,9 +317,12 @@ def test_lag_observed_for_every_known_partition_each_tick():
     assert all(isinstance(e, dg.AssetObservation) for e in result.asset_events)  # no limit set: no check
     assert observations == {
         "orders/0": {"lag": 4, "next_offset": 2, "high_watermark": 6, "oldest_waiting_age_ms": 7000},
-        "orders/1": {"lag": 0, "next_offset": 0, "high_watermark": 0, "oldest_waiting_age_ms": 0}}
-    assert {e.asset_key for e in result.asset_events} == {dg.AssetKey(["kafka_s3", "sink", "orders"]),
-                                                          dg.AssetKey(["kafka", "orders"])}
+        "orders/1": {"lag": 0, "next_offset": 0, "high_watermark": 0, "oldest_waiting_age_ms": 0},
+    }
+    assert {e.asset_key for e in result.asset_events} == {
+        dg.AssetKey(["kafka_s3", "sink", "orders"]),
+        dg.AssetKey(["kafka", "orders"]),
+    }
 
 
 def test_with_a_lag_limit_each_tick_evaluates_the_lag_check_too():
@@ -300,8 +350,9 @@ def test_unreachable_kafka_skips_the_tick_naming_the_broker():
     broker = FakeBroker(error=KafkaUnavailableError("no watermarks within 5s"))
     result = export_tick(spec, broker, instance_with(spec, {"orders": [0]}))
     assert isinstance(result, dg.SkipReason)
-    assert result.skip_message == (f"Kafka broker unreachable at {BOOTSTRAP}: no watermarks within 5s "
-                                   f"(the next tick tries again)")
+    assert result.skip_message == (
+        f"Kafka broker unreachable at {BOOTSTRAP}: no watermarks within 5s (the next tick tries again)"
+    )
 
 
 def test_unreachable_s3_skips_the_tick_naming_the_endpoint():
@@ -315,8 +366,11 @@ def test_unreachable_s3_skips_the_tick_naming_the_endpoint():
 
 def test_an_s3_refusal_fails_the_tick_rather_than_skipping():
     spec = connector()
-    denied = S3RetriesExhaustedError("ListObjectsV2", 1, ClientError(
-        {"Error": {"Code": "AccessDenied", "Message": "Access Denied"}}, "ListObjectsV2"))
+    denied = S3RetriesExhaustedError(
+        "ListObjectsV2",
+        1,
+        ClientError({"Error": {"Code": "AccessDenied", "Message": "Access Denied"}}, "ListObjectsV2"),
+    )
     with pytest.raises(S3RetriesExhaustedError):
         export_tick(spec, FakeBroker(error=denied), instance_with(spec, {"orders": [0]}))
 
@@ -332,14 +386,27 @@ def test_unchanged_lag_is_recorded_once_an_interval_and_a_change_at_the_next_tic
 
     first = export_tick(spec, FakeBroker(plans=plans), instance, sensors=hourly)
     assert recorded(first) == ["kafka/orders", "orders/0", "orders/1"]
-    quiet = export_tick(spec, FakeBroker(plans=plans), instance, now_ms=NOW_MS + MINUTE_MS, cursor=first.cursor,
-                        sensors=hourly)
+    quiet = export_tick(
+        spec, FakeBroker(plans=plans), instance, now_ms=NOW_MS + MINUTE_MS, cursor=first.cursor, sensors=hourly
+    )
     assert recorded(quiet) == []  # the age of the waiting record grew, nothing else: not recorded again
-    moved = export_tick(spec, FakeBroker(plans={**plans, ("orders", 0): waiting(3)}), instance,
-                        now_ms=NOW_MS + 2 * MINUTE_MS, cursor=quiet.cursor, sensors=hourly)
+    moved = export_tick(
+        spec,
+        FakeBroker(plans={**plans, ("orders", 0): waiting(3)}),
+        instance,
+        now_ms=NOW_MS + 2 * MINUTE_MS,
+        cursor=quiet.cursor,
+        sensors=hourly,
+    )
     assert recorded(moved) == ["kafka/orders", "orders/0"]  # its lag and the topic's high watermark moved
-    later = export_tick(spec, FakeBroker(plans={**plans, ("orders", 0): waiting(3)}), instance,
-                        now_ms=NOW_MS + 60 * MINUTE_MS, cursor=moved.cursor, sensors=hourly)
+    later = export_tick(
+        spec,
+        FakeBroker(plans={**plans, ("orders", 0): waiting(3)}),
+        instance,
+        now_ms=NOW_MS + 60 * MINUTE_MS,
+        cursor=moved.cursor,
+        sensors=hourly,
+    )
     assert recorded(later) == ["orders/1"]  # an hour since orders/1 was recorded; the others 58 minutes
 
 
@@ -349,8 +416,12 @@ def test_the_topics_observation_carries_its_watermarks():
     result = export_tick(spec, FakeBroker(plans=plans), instance_with(spec, {"orders": [0, 1]}))
     [topic] = [e for e in result.asset_events if e.asset_key == dg.AssetKey(["kafka", "orders"])]
     md = {k: v.value for k, v in topic.metadata.items()}
-    assert md == {"partitions_observed": 2, "high_watermark_total": 9, "records_in_log": 8,
-                  "watermarks": {"0": {"low": 1, "high": 6}, "1": {"low": 0, "high": 3}}}
+    assert md == {
+        "partitions_observed": 2,
+        "high_watermark_total": 9,
+        "records_in_log": 8,
+        "watermarks": {"0": {"low": 1, "high": 6}, "1": {"low": 0, "high": 3}},
+    }
 
 
 # The Iceberg table
@@ -371,21 +442,27 @@ class FakeTableSync:
 
 
 def table_tick(spec: ConnectorSpec, broker: FakeBroker, instance: dg.DagsterInstance, table_sync: FakeTableSync):
-    sensor = build_export_sensor(spec, build_jobs(spec), CONNECTIONS, planner=broker.plan, clock_ms=lambda: NOW_MS,
-                                 table_sync=table_sync)
+    sensor = build_export_sensor(
+        spec, build_jobs(spec), CONNECTIONS, planner=broker.plan, clock_ms=lambda: NOW_MS, table_sync=table_sync
+    )
     return sensor(dg.build_sensor_context(instance=instance))
 
 
-ICEBERG = {"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-           "kafka_s3_assets.iceberg.catalog.uri": "sqlite:////tmp/catalog.db"}
+ICEBERG = {
+    "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+    "kafka_s3_assets.iceberg.catalog.uri": "sqlite:////tmp/catalog.db",
+}
 
 
 def test_with_an_iceberg_table_each_tick_registers_what_topics_without_a_run_lack():
     spec = connector(**ICEBERG)
     instance = instance_with(spec, {"orders": [0, 1], "payments": [0]})
     defs = build_definitions([spec])
-    instance.create_run_for_job(defs.resolve_job_def(export_job_name("sink", "payments")),
-                                status=dg.DagsterRunStatus.STARTED, tags=export_tag("sink", "payments"))
+    instance.create_run_for_job(
+        defs.resolve_job_def(export_job_name("sink", "payments")),
+        status=dg.DagsterRunStatus.STARTED,
+        tags=export_tag("sink", "payments"),
+    )
     sync = FakeTableSync()
     plans = {("orders", 0): waiting(1), ("orders", 1): waiting(0), ("payments", 0): waiting(0)}
 

@@ -72,13 +72,15 @@ def test_the_environment_chooses_local_a_master_or_a_spark_connect_server():
     assert spark_config_from_env({"KAFKA_S3_ASSETS_SPARK_MASTER": "spark://m:7077"})["spark.master"] == "spark://m:7077"
     assert spark_config_from_env({"KAFKA_S3_ASSETS_SPARK_REMOTE": "sc://s:15002"}) == {"spark.remote": "sc://s:15002"}
     assert spark_config_from_env({"KAFKA_S3_ASSETS_SPARK_MASTER": "", "KAFKA_S3_ASSETS_SPARK_REMOTE": "sc://s"}) == {
-        "spark.remote": "sc://s"}  # set but empty counts as unset
+        "spark.remote": "sc://s"
+    }  # set but empty counts as unset
 
 
 def test_both_environment_variables_are_refused_naming_both():
     with pytest.raises(SparkTargetError) as error:
-        spark_config_from_env({"KAFKA_S3_ASSETS_SPARK_MASTER": "spark://m:7077",
-                               "KAFKA_S3_ASSETS_SPARK_REMOTE": "sc://s:15002"})
+        spark_config_from_env(
+            {"KAFKA_S3_ASSETS_SPARK_MASTER": "spark://m:7077", "KAFKA_S3_ASSETS_SPARK_REMOTE": "sc://s:15002"}
+        )
     message = str(error.value)
     assert "KAFKA_S3_ASSETS_SPARK_MASTER=spark://m:7077" in message
     assert "KAFKA_S3_ASSETS_SPARK_REMOTE=sc://s:15002" in message
@@ -91,8 +93,10 @@ def test_the_dagster_spark_session_follows_the_environment(monkeypatch):
     monkeypatch.delenv("KAFKA_S3_ASSETS_SPARK_MASTER", raising=False)
     assert Connections().spark.spark_config == {"spark.remote": "sc://spark-connect:15002"}
     monkeypatch.setenv("KAFKA_S3_ASSETS_SPARK_MASTER", "spark://m:7077")
-    with pytest.raises(SparkTargetError, match="KAFKA_S3_ASSETS_SPARK_MASTER=spark://m:7077 and "
-                                               "KAFKA_S3_ASSETS_SPARK_REMOTE=sc://spark-connect:15002"):
+    with pytest.raises(
+        SparkTargetError,
+        match="KAFKA_S3_ASSETS_SPARK_MASTER=spark://m:7077 and KAFKA_S3_ASSETS_SPARK_REMOTE=sc://spark-connect:15002",
+    ):
         Connections()
 
 
@@ -112,25 +116,43 @@ def test_the_cli_export_refuses_both_before_any_run(monkeypatch, tmp_path, capsy
     from kafka_s3_assets.cli import main
 
     config = tmp_path / "connector.json"
-    config.write_text(json.dumps({"name": "orders", "config": {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "orders",
-        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
-        "storage.class": "io.confluent.connect.s3.storage.S3Storage", "flush.size": "3", "s3.bucket.name": "b",
-        "bootstrap.servers": "127.0.0.1:1"}}))
+    config.write_text(
+        json.dumps(
+            {
+                "name": "orders",
+                "config": {
+                    "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+                    "topics": "orders",
+                    "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                    "value.converter.schemas.enable": "false",
+                    "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+                    "flush.size": "3",
+                    "s3.bucket.name": "b",
+                    "bootstrap.servers": "127.0.0.1:1",
+                },
+            }
+        )
+    )
     monkeypatch.setenv("KAFKA_S3_ASSETS_SPARK_MASTER", "spark://m:7077")
     monkeypatch.setenv("KAFKA_S3_ASSETS_SPARK_REMOTE", "sc://spark-connect:15002")
 
     assert main(["export", "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: KAFKA_S3_ASSETS_SPARK_MASTER=spark://m:7077 and "
-                          "KAFKA_S3_ASSETS_SPARK_REMOTE=sc://spark-connect:15002 are both set")
+    assert err.startswith(
+        "error: KAFKA_S3_ASSETS_SPARK_MASTER=spark://m:7077 and "
+        "KAFKA_S3_ASSETS_SPARK_REMOTE=sc://spark-connect:15002 are both set"
+    )
 
 
 def test_a_token_in_a_spark_connect_url_never_shows_in_an_error():
     with pytest.raises(SparkTargetError) as error:
-        spark_config_from_env({"KAFKA_S3_ASSETS_SPARK_MASTER": "local[2]",
-                               "KAFKA_S3_ASSETS_SPARK_REMOTE": "sc://dbc.example:443/;token=dapi-secret;use_ssl=true"})
+        spark_config_from_env(
+            {
+                "KAFKA_S3_ASSETS_SPARK_MASTER": "local[2]",
+                "KAFKA_S3_ASSETS_SPARK_REMOTE": "sc://dbc.example:443/;token=dapi-secret;use_ssl=true",
+            }
+        )
     assert "dapi-secret" not in str(error.value)
     assert "KAFKA_S3_ASSETS_SPARK_REMOTE=sc://dbc.example:443/;token=***;use_ssl=true" in str(error.value)
     with pytest.raises(SparkTargetError) as error:
@@ -138,10 +160,13 @@ def test_a_token_in_a_spark_connect_url_never_shows_in_an_error():
     assert "dapi-secret" not in str(error.value)
 
 
-@pytest.mark.parametrize("url, expected", [
-    ("sc://h:15002", "sc://h:15002/;session_id="),
-    ("sc://h:15002/;token=abc", "sc://h:15002/;token=abc;session_id="),
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("sc://h:15002", "sc://h:15002/;session_id="),
+        ("sc://h:15002/;token=abc", "sc://h:15002/;token=abc;session_id="),
+    ],
+)
 def test_runs_of_the_same_settings_share_one_spark_connect_session(url, expected):
     from pyspark.sql.connect.client import DefaultChannelBuilder
 

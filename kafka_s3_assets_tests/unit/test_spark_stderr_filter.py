@@ -37,6 +37,7 @@ def test_only_the_jvm_start_up_warning_is_dropped():
 
 def test_the_reason_of_a_failed_start_is_the_last_exception_line():
     _, stderr_filter = filtered(JVM_STDERR)
-    assert stderr_filter.reason() == ("org.apache.spark.SparkException: Master must either be yarn or start with "
-                                      "spark, k8s, or local")
+    assert stderr_filter.reason() == (
+        "org.apache.spark.SparkException: Master must either be yarn or start with spark, k8s, or local"
+    )
     assert filtered(b"")[1].reason() == "no message from the JVM"

@@ -12,16 +12,23 @@ from kafka_s3_assets.sink.schema.avro_to_connect import to_connect_schema
 
 pytestmark = [pytest.mark.unit]
 
-ORDER = {"type": "record", "name": "Order", "fields": [
-    {"name": "id", "type": "long", "doc": "order id"},
-    {"name": "customer", "type": ["null", "string"], "default": None},
-    {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
-    {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-    {"name": "items", "type": {"type": "array", "items": "string"}},
-    {"name": "attributes", "type": {"type": "map", "values": "int"}},
-    {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID"]}},
-    {"name": "address", "type": {"type": "record", "name": "Address", "fields": [{"name": "city", "type": "string"}]}},
-]}
+ORDER = {
+    "type": "record",
+    "name": "Order",
+    "fields": [
+        {"name": "id", "type": "long", "doc": "order id"},
+        {"name": "customer", "type": ["null", "string"], "default": None},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "items", "type": {"type": "array", "items": "string"}},
+        {"name": "attributes", "type": {"type": "map", "values": "int"}},
+        {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID"]}},
+        {
+            "name": "address",
+            "type": {"type": "record", "name": "Address", "fields": [{"name": "city", "type": "string"}]},
+        },
+    ],
+}
 
 
 def test_the_uri_is_the_topics_prefix_in_the_bucket():
@@ -41,9 +48,15 @@ def test_only_what_is_known_is_set_and_a_table_name_and_row_count_when_given():
 def test_columns_of_a_connect_struct_with_types_nullability_and_docs():
     columns = column_schema(to_connect_schema(ORDER)).columns
     assert [(c.name, c.type, c.constraints.nullable) for c in columns] == [
-        ("id", "int64", False), ("customer", "string", True), ("amount", "decimal(10,2)", False),
-        ("at", "timestamp", False), ("items", "array<string>", False), ("attributes", "map<string,int32>", False),
-        ("status", "enum", False), ("address", "struct", False)]
+        ("id", "int64", False),
+        ("customer", "string", True),
+        ("amount", "decimal(10,2)", False),
+        ("at", "timestamp", False),
+        ("items", "array<string>", False),
+        ("attributes", "map<string,int32>", False),
+        ("status", "enum", False),
+        ("address", "struct", False),
+    ]
     assert columns[0].description == "order id"
     md = standard_metadata(column_schema=column_schema(to_connect_schema(ORDER)))
     assert isinstance(md["dagster/column_schema"], dg.TableSchemaMetadataValue)
@@ -62,9 +75,9 @@ def test_a_subject_is_recorded_first_then_on_change_or_after_the_interval():
     due, cursor = throttle.due(None, {"t/0": (5, 0, 5), "t/1": (0, 3, 3)}, 0)
     assert due == {"t/0", "t/1"}
     due, cursor = throttle.due(cursor, {"t/0": (5, 0, 5), "t/1": (2, 3, 5)}, 10 * MINUTE)
-    assert due == {"t/1"}                                   # t/0 unchanged within the hour
+    assert due == {"t/1"}  # t/0 unchanged within the hour
     due, cursor = throttle.due(cursor, {"t/0": (5, 0, 5), "t/1": (2, 3, 5)}, 60 * MINUTE)
-    assert due == {"t/0"}                                   # an hour since t/0 was recorded; t/1 at 10 min
+    assert due == {"t/0"}  # an hour since t/0 was recorded; t/1 at 10 min
     due, cursor = throttle.due(cursor, {"t/1": (2, 3, 5)}, 61 * MINUTE)
     assert due == set() and set(json.loads(cursor)["observed"]) == {"t/1"}  # t/0 no longer observed: forgotten
 

@@ -58,23 +58,33 @@ def test_unknown_extractor_is_the_reference_message():
 # -- RecordField on Avro records ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("avro_type, value", [
-    ("long", MOMENT),
-    ("int", 2**31 - 1),
-    ({"type": "long", "logicalType": "timestamp-millis"}, MOMENT),
-    ({"type": "long", "connect.name": "org.apache.kafka.connect.data.Timestamp"}, MOMENT),
-    (["null", "long"], MOMENT),
-])
+@pytest.mark.parametrize(
+    "avro_type, value",
+    [
+        ("long", MOMENT),
+        ("int", 2**31 - 1),
+        ({"type": "long", "logicalType": "timestamp-millis"}, MOMENT),
+        ({"type": "long", "connect.name": "org.apache.kafka.connect.data.Timestamp"}, MOMENT),
+        (["null", "long"], MOMENT),
+    ],
+)
 def test_struct_numbers_and_timestamps(avro_type, value):
     assert extract(avro_record(record_schema(("timestamp", avro_type)), {"timestamp": value})) == value
 
 
-@pytest.mark.parametrize("text, expected", [
-    (str(MOMENT), MOMENT), ("-1", -1), ("0", 0), (str(LONG_MIN), LONG_MIN), (str(LONG_MAX), LONG_MAX),
-    ("2015-04-02T01:00:00-07:00", MOMENT),          # ISODateTimeFormat.dateTimeNoMillis
-    ("2015-04-02T01:00:00.000-07:00", MOMENT),      # ISODateTimeFormat.dateTime
-    ("2015-04-02T08:00:00.250Z", MOMENT + 250),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (str(MOMENT), MOMENT),
+        ("-1", -1),
+        ("0", 0),
+        (str(LONG_MIN), LONG_MIN),
+        (str(LONG_MAX), LONG_MAX),
+        ("2015-04-02T01:00:00-07:00", MOMENT),  # ISODateTimeFormat.dateTimeNoMillis
+        ("2015-04-02T01:00:00.000-07:00", MOMENT),  # ISODateTimeFormat.dateTime
+        ("2015-04-02T08:00:00.250Z", MOMENT + 250),
+    ],
+)
 def test_struct_strings(text, expected):
     assert extract(avro_record(record_schema(("timestamp", "string")), {"timestamp": text})) == expected
 
@@ -85,15 +95,18 @@ def test_nested_struct_field():
     assert extract(avro_record(schema, {"nested": {"timestamp": MOMENT}, "other": 1}), "nested.timestamp") == MOMENT
 
 
-@pytest.mark.parametrize("field, avro_type, value", [
-    ("float", "float", 1.5),
-    ("double", "double", 1.5),
-    ("array", {"type": "array", "items": "long"}, [MOMENT]),
-    ("boolean", "boolean", True),
-    ("bytes", "bytes", b"x"),
-    ("short", {"type": "int", "connect.type": "int16"}, 7),
-    ("union", ["null", "long", "string"], MOMENT),
-])
+@pytest.mark.parametrize(
+    "field, avro_type, value",
+    [
+        ("float", "float", 1.5),
+        ("double", "double", 1.5),
+        ("array", {"type": "array", "items": "long"}, [MOMENT]),
+        ("boolean", "boolean", True),
+        ("bytes", "bytes", b"x"),
+        ("short", {"type": "int", "connect.type": "int16"}, 7),
+        ("union", ["null", "long", "string"], MOMENT),
+    ],
+)
 def test_struct_unsupported_types_are_partition_errors(field, avro_type, value):
     record = avro_record(record_schema((field, avro_type)), {field: value})
     with pytest.raises(PartitionError) as info:
@@ -126,14 +139,18 @@ def test_unparseable_string_is_joda_invalid_format():
     assert not isinstance(info.value, PartitionError)
 
 
-@pytest.mark.parametrize("record", [
-    avro_record("string", "foo"),
-    avro_record(["null", record_schema(("timestamp", "long"))], None),
-    schemaless_record("foo"),
-    schemaless_record(b"bytes"),
-    schemaless_record([1, 2]),
-    tombstone(),
-], ids=["avro-string", "avro-null-record", "string", "bytes", "json-array", "tombstone"])
+@pytest.mark.parametrize(
+    "record",
+    [
+        avro_record("string", "foo"),
+        avro_record(["null", record_schema(("timestamp", "long"))], None),
+        schemaless_record("foo"),
+        schemaless_record(b"bytes"),
+        schemaless_record([1, 2]),
+        tombstone(),
+    ],
+    ids=["avro-string", "avro-null-record", "string", "bytes", "json-array", "tombstone"],
+)
 def test_values_that_are_neither_struct_nor_map(record):
     with pytest.raises(PartitionError, match=r"^Error encoding partition\.$"):
         extract(record)
@@ -142,16 +159,19 @@ def test_values_that_are_neither_struct_nor_map(record):
 # -- RecordField on maps -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value, expected", [
-    (MOMENT, MOMENT),
-    (2**31 - 1, 2**31 - 1),
-    (1.9e12, 1900000000000),
-    (-1.9, -1),                    # Double.longValue() truncates toward zero
-    (1e30, LONG_MAX),              # and saturates
-    (2**64 + 5, 5),                # a JSON integer beyond a long wraps like BigInteger.longValue()
-    (str(MOMENT), MOMENT),
-    ("2015-04-02T01:00:00-07:00", MOMENT),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (MOMENT, MOMENT),
+        (2**31 - 1, 2**31 - 1),
+        (1.9e12, 1900000000000),
+        (-1.9, -1),  # Double.longValue() truncates toward zero
+        (1e30, LONG_MAX),  # and saturates
+        (2**64 + 5, 5),  # a JSON integer beyond a long wraps like BigInteger.longValue()
+        (str(MOMENT), MOMENT),
+        ("2015-04-02T01:00:00-07:00", MOMENT),
+    ],
+)
 def test_json_map_values(value, expected):
     assert extract(schemaless_record({"timestamp": value})) == expected
 
@@ -191,29 +211,32 @@ def test_numeric_pattern_needs_the_whole_string():
         extract(schemaless_record({"timestamp": "123\n"}))
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("2015-04-02T01:00:00-07:00", "2015-04-02T08:00:00.000"),
-    ("2015-04-02T01:00:00.5+05:30", "2015-04-01T19:30:00.500"),
-    ("2015-04-02T01:00:00+0530", "2015-04-01T19:30:00.000"),
-    ("2015-04-02T01:00:00-07", "2015-04-02T08:00:00.000"),
-    ("2015-04-02T01:00:00.123456789Z", "2015-04-02T01:00:00.123"),
-    ("2015-04-02t01:00:00z", "2015-04-02T01:00:00.000"),          # literals are case-insensitive
-    ("2015-04-02T01:00:00,5Z", "2015-04-02T01:00:00.500"),
-    ("2015-04-02T01:30.5Z", "2015-04-02T01:30:30.000"),           # fraction of a minute
-    ("2015-04-02T01,25Z", "2015-04-02T01:15:00.000"),             # fraction of an hour
-    ("2015-04-02T01Z", "2015-04-02T01:00:00.000"),
-    ("2015-04-02T", "2015-04-02T00:00:00.000"),
-    ("2015-04-02", "2015-04-02T00:00:00.000"),                    # no offset: UTC
-    ("2015-04", "2015-04-01T00:00:00.000"),
-    ("2015", "2015-01-01T00:00:00.000"),
-    ("2015-4-2", "2015-04-02T00:00:00.000"),                      # one-digit month and day
-    ("2015-092", "2015-04-02T00:00:00.000"),                      # ordinal date
-    ("2015-W14-4", "2015-04-02T00:00:00.000"),                    # week date
-    ("2015-W14", "2015-03-30T00:00:00.000"),                      # week date without a day: its Monday
-    ("T10:15:30Z", "1970-01-01T10:15:30.000"),
-    ("-0001-01-01", "-0001-01-01T00:00:00.000"),
-    ("2016-02-29T23:59:59.999Z", "2016-02-29T23:59:59.999"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2015-04-02T01:00:00-07:00", "2015-04-02T08:00:00.000"),
+        ("2015-04-02T01:00:00.5+05:30", "2015-04-01T19:30:00.500"),
+        ("2015-04-02T01:00:00+0530", "2015-04-01T19:30:00.000"),
+        ("2015-04-02T01:00:00-07", "2015-04-02T08:00:00.000"),
+        ("2015-04-02T01:00:00.123456789Z", "2015-04-02T01:00:00.123"),
+        ("2015-04-02t01:00:00z", "2015-04-02T01:00:00.000"),  # literals are case-insensitive
+        ("2015-04-02T01:00:00,5Z", "2015-04-02T01:00:00.500"),
+        ("2015-04-02T01:30.5Z", "2015-04-02T01:30:30.000"),  # fraction of a minute
+        ("2015-04-02T01,25Z", "2015-04-02T01:15:00.000"),  # fraction of an hour
+        ("2015-04-02T01Z", "2015-04-02T01:00:00.000"),
+        ("2015-04-02T", "2015-04-02T00:00:00.000"),
+        ("2015-04-02", "2015-04-02T00:00:00.000"),  # no offset: UTC
+        ("2015-04", "2015-04-01T00:00:00.000"),
+        ("2015", "2015-01-01T00:00:00.000"),
+        ("2015-4-2", "2015-04-02T00:00:00.000"),  # one-digit month and day
+        ("2015-092", "2015-04-02T00:00:00.000"),  # ordinal date
+        ("2015-W14-4", "2015-04-02T00:00:00.000"),  # week date
+        ("2015-W14", "2015-03-30T00:00:00.000"),  # week date without a day: its Monday
+        ("T10:15:30Z", "1970-01-01T10:15:30.000"),
+        ("-0001-01-01", "-0001-01-01T00:00:00.000"),
+        ("2016-02-29T23:59:59.999Z", "2016-02-29T23:59:59.999"),
+    ],
+)
 def test_iso_parser_accepts_what_joda_accepts(text, expected):
     from kafka_s3_assets.sink.timebased.joda import JodaFormatter
     from kafka_s3_assets.sink.timebased.zones import UTC
@@ -221,18 +244,21 @@ def test_iso_parser_accepts_what_joda_accepts(text, expected):
     assert JodaFormatter("yyyy-MM-dd'T'HH:mm:ss.SSS", UTC, "en").print(parse_iso_millis(text)) == expected
 
 
-@pytest.mark.parametrize("text, message", [
-    ("abc", 'Invalid format: "abc"'),
-    ("", 'Invalid format: ""'),
-    ("2015-04-02T01:00:00x", 'Invalid format: "2015-04-02T01:00:00x" is malformed at "x"'),
-    ("2015-04-02T01:00:00+", 'Invalid format: "2015-04-02T01:00:00+" is malformed at "+"'),
-    ("2015-04-02 01:00:00", 'Invalid format: "2015-04-02 01:00:00" is malformed at " 01:00:00"'),
-    ("2015-13-01", 'Cannot parse "2015-13-01": Value 13 for monthOfYear must be in the range [1,12]'),
-    ("2015-02-29", 'Cannot parse "2015-02-29": Value 29 for dayOfMonth must be in the range [1,28]'),
-    ("2015-04-02T24:00", 'Cannot parse "2015-04-02T24:00": Value 24 for hourOfDay must be in the range [0,23]'),
-    ("2015-W54", 'Cannot parse "2015-W54": Value 54 for weekOfWeekyear must be in the range [1,53]'),
-    ("2014-W53", 'Cannot parse "2014-W53": Value 53 for weekOfWeekyear must be in the range [1,52]'),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("abc", 'Invalid format: "abc"'),
+        ("", 'Invalid format: ""'),
+        ("2015-04-02T01:00:00x", 'Invalid format: "2015-04-02T01:00:00x" is malformed at "x"'),
+        ("2015-04-02T01:00:00+", 'Invalid format: "2015-04-02T01:00:00+" is malformed at "+"'),
+        ("2015-04-02 01:00:00", 'Invalid format: "2015-04-02 01:00:00" is malformed at " 01:00:00"'),
+        ("2015-13-01", 'Cannot parse "2015-13-01": Value 13 for monthOfYear must be in the range [1,12]'),
+        ("2015-02-29", 'Cannot parse "2015-02-29": Value 29 for dayOfMonth must be in the range [1,28]'),
+        ("2015-04-02T24:00", 'Cannot parse "2015-04-02T24:00": Value 24 for hourOfDay must be in the range [0,23]'),
+        ("2015-W54", 'Cannot parse "2015-W54": Value 54 for weekOfWeekyear must be in the range [1,53]'),
+        ("2014-W53", 'Cannot parse "2014-W53": Value 53 for weekOfWeekyear must be in the range [1,52]'),
+    ],
+)
 def test_iso_parser_errors_are_jodas(text, message):
     with pytest.raises(TimestampFormatError) as info:
         parse_iso_millis(text)

@@ -8,9 +8,15 @@ from kafka_s3_assets.sink.config import validate_connector_config
 
 pytestmark = [pytest.mark.unit]
 
-CONFIG = {"name": "sink", "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "t",
-          "flush.size": "3", "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
-          "storage.class": "io.confluent.connect.s3.storage.S3Storage", "s3.bucket.name": "b"}
+CONFIG = {
+    "name": "sink",
+    "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+    "topics": "t",
+    "flush.size": "3",
+    "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+    "storage.class": "io.confluent.connect.s3.storage.S3Storage",
+    "s3.bucket.name": "b",
+}
 CONNECTOR = ConnectorSpec(CONFIG, validate_connector_config(CONFIG), "<test>")
 KNOWN = ["t/0", "t/1", "t/2", "t/3"]
 RANGE = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")

@@ -17,10 +17,16 @@ def test_flush_size_rotation_includes_the_triggering_record_and_leaves_the_tail_
     for record in avro_records([{"f1": f"value{i}"} for i in range(1, 11)]):
         batches.extend(writer.write(record))
     assert [b.last_offset for b in batches] == [2, 5, 8]
-    assert [[o.key for o in b.objects] for b in batches] == [[PREFIX + "0000000000.avro"], [PREFIX + "0000000003.avro"],
-                                                           [PREFIX + "0000000006.avro"]]
+    assert [[o.key for o in b.objects] for b in batches] == [
+        [PREFIX + "0000000000.avro"],
+        [PREFIX + "0000000003.avro"],
+        [PREFIX + "0000000006.avro"],
+    ]
     assert [(o.start_offset, o.end_offset, o.record_count) for b in batches for o in b.objects] == [
-        (0, 2, 3), (3, 5, 3), (6, 8, 3)]
+        (0, 2, 3),
+        (3, 5, 3),
+        (6, 8, 3),
+    ]
     assert batches[0].objects[0].offset_ranges == ((0, 2),)
     assert writer.open_record_count == 1 and writer.first_open_offset == 9
     writer.abort()
@@ -42,8 +48,9 @@ def test_committed_objects_record_size_checksum_and_schema_ids():
 
 def test_schema_change_rotates_and_the_new_schema_record_starts_the_next_object():
     registry = FakeRegistry({1: SCHEMA_V1, 2: SCHEMA_V2})
-    records = (avro_records([{"f1": "a"}, {"f1": "b"}], schema_id=1, registry=registry)
-               + avro_records([{"f1": "c", "f2": 3}], schema=SCHEMA_V2, schema_id=2, start=2, registry=registry))
+    records = avro_records([{"f1": "a"}, {"f1": "b"}], schema_id=1, registry=registry) + avro_records(
+        [{"f1": "c", "f2": 3}], schema=SCHEMA_V2, schema_id=2, start=2, registry=registry
+    )
     writer, store = writer_for(base_config(**{"flush.size": "10"}))
     batches = [b for r in records for b in writer.write(r)]
     assert [b.last_offset for b in batches] == [1]
@@ -57,8 +64,9 @@ def test_switch_between_schema_and_schemaless_data_rotates():
     json_conv = JsonSchemalessConverter()
     raw = KafkaRecord("s3_topic", 0, 1, None, None, b'{"x":1}')
     schemaless = SinkRecord(raw, json_conv.to_connect("s3_topic", raw.value))
-    writer, _ = writer_for(base_config(**{"flush.size": "10",
-                                          "format.class": "io.confluent.connect.s3.format.json.JsonFormat"}))
+    writer, _ = writer_for(
+        base_config(**{"flush.size": "10", "format.class": "io.confluent.connect.s3.format.json.JsonFormat"})
+    )
     assert writer.write(avro[0]) == []
     [batch] = writer.write(schemaless)
     assert batch.last_offset == 0
@@ -67,8 +75,10 @@ def test_switch_between_schema_and_schemaless_data_rotates():
 
 def test_offset_gaps_name_objects_by_the_first_record_offset():
     records = avro_records([{"f1": "a"}, {"f1": "b"}, {"f1": "c"}])
-    gapped = [type(r)(type(r.raw)(r.topic, r.partition, offset, None, None, r.raw.value), r.value)
-              for r, offset in zip(records, [5, 9, 20])]
+    gapped = [
+        type(r)(type(r.raw)(r.topic, r.partition, offset, None, None, r.raw.value), r.value)
+        for r, offset in zip(records, [5, 9, 20])
+    ]
     writer, _ = writer_for(base_config())
     [batch] = [b for r in gapped for b in writer.write(r)]
     assert batch.objects[0].key == PREFIX + "0000000005.avro"
@@ -80,8 +90,10 @@ def test_null_value_with_default_behavior_fails_naming_the_record():
     tombstone = SinkRecord(KafkaRecord("s3_topic", 0, 7, None, b"k", None), None)
     with pytest.raises(RecordError) as info:
         writer.write(tombstone)
-    assert str(info.value) == ("Record topic=s3_topic partition=0 offset=7: Null valued records are not writeable "
-                               "with current behavior.on.null.values 'settings.")
+    assert str(info.value) == (
+        "Record topic=s3_topic partition=0 offset=7: Null valued records are not writeable "
+        "with current behavior.on.null.values 'settings."
+    )
 
 
 def test_schemaless_value_with_avro_format_fails_naming_the_record():
@@ -92,8 +104,15 @@ def test_schemaless_value_with_avro_format_fails_naming_the_record():
 
 
 def test_naming_options_shape_the_key():
-    config = base_config(**{"topics.dir": "", "directory.delim": "_", "file.delim": "#",
-                            "filename.offset.zero.pad.width": "3", "flush.size": "1"})
+    config = base_config(
+        **{
+            "topics.dir": "",
+            "directory.delim": "_",
+            "file.delim": "#",
+            "filename.offset.zero.pad.width": "3",
+            "flush.size": "1",
+        }
+    )
     writer, store = writer_for(config)
     writer.write(avro_records([{"f1": "a"}], start=12345)[0])
     assert list(store.objects) == ["s3_topic_partition=0_s3_topic#0#12345.avro"]

@@ -46,11 +46,16 @@ def rec(offset, value=None, ts=None, key=b"k", headers=(("h", b"1"),)):
 def writer(partitioner=None, keys=False, headers=False, **settings):
     store = InMemoryObjectStore()
     tags = {}
-    w = TopicPartitionWriter("t", 0, settings=WriterSettings(**{"flush_size": 100, **settings}),
-                             partitioner=partitioner or FieldOfValue(), naming=ObjectNaming(), store=store,
-                             formats=FileFormats(JsonFormat(), JsonFormat() if keys else None,
-                                                 JsonFormat() if headers else None),
-                             tagger=lambda key, t: tags.__setitem__(key, t))
+    w = TopicPartitionWriter(
+        "t",
+        0,
+        settings=WriterSettings(**{"flush_size": 100, **settings}),
+        partitioner=partitioner or FieldOfValue(),
+        naming=ObjectNaming(),
+        store=store,
+        formats=FileFormats(JsonFormat(), JsonFormat() if keys else None, JsonFormat() if headers else None),
+        tagger=lambda key, t: tags.__setitem__(key, t),
+    )
     return w, store, tags
 
 
@@ -102,17 +107,21 @@ def test_scheduled_rotation_uses_arrival_time_and_flushes_a_quiet_partition():
     w, _, _ = writer(rotate_schedule_interval_ms=HOUR, timezone="UTC")
     batches = run(w, [rec(0, {"f": "a"}, T0 + 10), rec(1, {"f": "a"}, T0 + HOUR - 1), rec(2, {"f": "a"}, T0 + HOUR)])
     assert [b.last_offset for b in batches] == [1]  # the record arriving at the boundary starts the next file
-    assert w.flush_if_due(T0 + 2 * HOUR - 1) == []   # its own boundary has not passed yet
-    [quiet] = w.flush_if_due(T0 + 2 * HOUR)          # no new record needed
+    assert w.flush_if_due(T0 + 2 * HOUR - 1) == []  # its own boundary has not passed yet
+    [quiet] = w.flush_if_due(T0 + 2 * HOUR)  # no new record needed
     assert quiet.last_offset == 2 and w.open_record_count == 0
 
 
 def test_schema_switch_rotates_before_the_switching_record():
-    w, _, _ = writer(partitioner=type("P", (), {"timestamp_extractor": None,
-                                                "encode_partition": lambda self, r, n: "p"})())
+    w, _, _ = writer(
+        partitioner=type("P", (), {"timestamp_extractor": None, "encode_partition": lambda self, r, n: "p"})()
+    )
     schemaless = rec(0, {"f": 1})
-    string = SinkRecord(KafkaRecord("t", 0, 1, None, b"k", b"x"), StringConverter().to_connect("t", b"x"),
-                        StringConverter().to_connect("t", b"k"))
+    string = SinkRecord(
+        KafkaRecord("t", 0, 1, None, b"k", b"x"),
+        StringConverter().to_connect("t", b"x"),
+        StringConverter().to_connect("t", b"k"),
+    )
     [batch] = run(w, [schemaless, string])
     assert batch.last_offset == 0
 
@@ -126,15 +135,18 @@ def test_tombstones_fail_by_default_naming_the_record():
 def test_tombstones_ignored_are_skipped():
     w, _, _ = writer(null_behavior="ignore", flush_size=2)
     assert keys_of(run(w, [rec(0, {"f": "a"}), rec(1, None), rec(2, {"f": "a"})])) == [
-        ["topics/t/f=a/t+0+0000000000.json"]]
+        ["topics/t/f=a/t+0+0000000000.json"]
+    ]
 
 
 def test_tombstones_written_go_to_the_tombstone_partition_with_keys_only():
     w, store, _ = writer(null_behavior="write", keys=True, flush_size=3)
     [batch] = run(w, [rec(0, {"f": "a"}, key=b"k0"), rec(1, None, key=b"gone"), rec(2, {"f": "a"}, key=b"k2")])
     assert [(o.key, o.view) for o in batch.objects] == [
-        ("topics/t/f=a/t+0+0000000000.json", "value"), ("topics/t/f=a/t+0+0000000000.keys.json", "keys"),
-        ("topics/t/tombstone/t+0+0000000001.keys.json", "keys")]
+        ("topics/t/f=a/t+0+0000000000.json", "value"),
+        ("topics/t/f=a/t+0+0000000000.keys.json", "keys"),
+        ("topics/t/tombstone/t+0+0000000001.keys.json", "keys"),
+    ]
     assert store.objects["topics/t/tombstone/t+0+0000000001.keys.json"] == b'"gone"\n'
     assert store.objects["topics/t/f=a/t+0+0000000000.keys.json"] == b'"k0"\n"k2"\n'
 
@@ -144,7 +156,8 @@ def test_keys_and_headers_files_share_the_start_offset_and_are_committed_togethe
     [batch] = run(w, [rec(0, {"f": "a"}, headers=[("h", b"1")]), rec(1, {"f": "a"}, headers=[("x", b"y")])])
     assert [o.view for o in batch.objects] == ["value", "keys", "headers"]
     assert store.objects["topics/t/f=a/t+0+0000000000.headers.json"] == (
-        b'{"headers":[{"key":"h","value":"1"}]}\n{"headers":[{"key":"x","value":"y"}]}\n')
+        b'{"headers":[{"key":"h","value":"1"}]}\n{"headers":[{"key":"x","value":"y"}]}\n'
+    )
 
 
 def test_null_key_and_empty_headers_fail_before_anything_is_written():
@@ -160,8 +173,9 @@ def test_null_key_and_empty_headers_fail_before_anything_is_written():
 def test_committed_objects_are_tagged_with_their_offsets_and_extra_pairs():
     w, _, tags = writer(tagging=True, extra_tags={"team": "data"}, flush_size=2)
     run(w, [rec(7, {"f": "a"}), rec(8, {"f": "a"})])
-    assert tags == {"topics/t/f=a/t+0+0000000007.json": {"startOffset": "7", "endOffset": "8", "recordCount": "2",
-                                                        "team": "data"}}
+    assert tags == {
+        "topics/t/f=a/t+0+0000000007.json": {"startOffset": "7", "endOffset": "8", "recordCount": "2", "team": "data"}
+    }
 
 
 def test_tagging_failures_are_ignored_or_fail_as_configured():
@@ -169,9 +183,16 @@ def test_tagging_failures_are_ignored_or_fail_as_configured():
         raise OSError("no")
 
     for behaviour, raises in (("ignore", False), ("fail", True)):
-        w = TopicPartitionWriter("t", 0, settings=WriterSettings(flush_size=1, tagging=True, tagging_error=behaviour),
-                                 partitioner=FieldOfValue(), naming=ObjectNaming(), store=InMemoryObjectStore(),
-                                 formats=FileFormats(JsonFormat()), tagger=broken)
+        w = TopicPartitionWriter(
+            "t",
+            0,
+            settings=WriterSettings(flush_size=1, tagging=True, tagging_error=behaviour),
+            partitioner=FieldOfValue(),
+            naming=ObjectNaming(),
+            store=InMemoryObjectStore(),
+            formats=FileFormats(JsonFormat()),
+            tagger=broken,
+        )
         if raises:
             with pytest.raises(RuntimeError, match="Unable to tag S3 object topics/t/f=a/t\\+0\\+0000000000.json"):
                 w.write(rec(0, {"f": "a"}), 0)

@@ -61,9 +61,9 @@ def test_a_failing_first_record_leaves_no_file_behind_and_the_next_record_opens_
 
 def test_a_rotation_the_failing_record_triggered_stays_committed():
     registry = FakeRegistry({1: SCHEMA_V1, 2: SCHEMA_V2})
-    records = (avro_records([{"f1": "a"}, {"f1": "b"}], schema_id=1, registry=registry)
-               + avro_records([{"f1": "c", "f2": 3}, {"f1": "d", "f2": 4}], schema=SCHEMA_V2, schema_id=2, start=2,
-                              registry=registry))
+    records = avro_records([{"f1": "a"}, {"f1": "b"}], schema_id=1, registry=registry) + avro_records(
+        [{"f1": "c", "f2": 3}, {"f1": "d", "f2": 4}], schema=SCHEMA_V2, schema_id=2, start=2, registry=registry
+    )
     records[2] = corrupt(records[2])
     reporter = Reporter()
     writer, store = writer_for(base_config(**{"flush.size": "10"}), reporter=reporter)
@@ -77,8 +77,9 @@ def test_a_rotation_the_failing_record_triggered_stays_committed():
 
 def test_without_a_reporter_the_error_names_the_record_and_keeps_the_committed_batch():
     registry = FakeRegistry({1: SCHEMA_V1, 2: SCHEMA_V2})
-    records = (avro_records([{"f1": "a"}], schema_id=1, registry=registry)
-               + avro_records([{"f1": "c", "f2": 3}], schema=SCHEMA_V2, schema_id=2, start=1, registry=registry))
+    records = avro_records([{"f1": "a"}], schema_id=1, registry=registry) + avro_records(
+        [{"f1": "c", "f2": 3}], schema=SCHEMA_V2, schema_id=2, start=1, registry=registry
+    )
     writer, _ = writer_for(base_config(**{"flush.size": "10"}))
     writer.write(records[0])
     with pytest.raises(RecordError, match="offset=1: Failed to write value"):
@@ -116,16 +117,26 @@ def test_a_record_that_fails_in_a_file_opened_for_it_can_be_skipped_whatever_the
 
 def test_a_skipped_record_leaves_the_rotation_clock_as_it_was():
     """rotate.interval.ms measures from the file's first record: a skipped record must not set it."""
-    config = base_config(**{"flush.size": "10", "rotate.interval.ms": "1000",
-                            "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
-                            "partition.duration.ms": "86400000", "path.format": "'d'=dd", "locale": "en",
-                            "timezone": "UTC", "timestamp.extractor": "Record"})
+    config = base_config(
+        **{
+            "flush.size": "10",
+            "rotate.interval.ms": "1000",
+            "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+            "partition.duration.ms": "86400000",
+            "path.format": "'d'=dd",
+            "locale": "en",
+            "timezone": "UTC",
+            "timestamp.extractor": "Record",
+        }
+    )
     reporter = Reporter()
     writer, _ = writer_for(config, reporter=reporter)
     records = avro_records([{"f1": v} for v in "xab"])
     timestamps = [0, 1500, 1800]
-    records = [SinkRecord(KafkaRecord(r.topic, r.partition, r.offset, ts, None, r.raw.value), r.value)
-               for r, ts in zip(records, timestamps)]
+    records = [
+        SinkRecord(KafkaRecord(r.topic, r.partition, r.offset, ts, None, r.raw.value), r.value)
+        for r, ts in zip(records, timestamps)
+    ]
     records[0] = corrupt(records[0])
     batches = [b for r in records for b in writer.write(r)]
     assert batches == [] and writer.open_record_count == 2  # 1800 - 1500 < 1000: no rotation
@@ -133,8 +144,12 @@ def test_a_skipped_record_leaves_the_rotation_clock_as_it_was():
 
 def test_a_missing_partition_field_is_reported_with_its_cause():
     reporter = Reporter()
-    config = base_config(**{"partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-                            "partition.field.name": "nope"})
+    config = base_config(
+        **{
+            "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+            "partition.field.name": "nope",
+        }
+    )
     writer, _ = writer_for(config, reporter=reporter)
     [record] = avro_records([{"f1": "a"}])
     assert writer.write(record) == []
@@ -147,13 +162,20 @@ def _tombstone(offset: int) -> SinkRecord:
     return SinkRecord(KafkaRecord("s3_topic", 0, offset, 0, b"k", None), None)
 
 
-@pytest.mark.parametrize("behavior, report_nulls, reported", [
-    ("ignore", "true", NullValueSkipped), ("ignore", "false", None), ("fail", "true", NullValueError),
-])
+@pytest.mark.parametrize(
+    "behavior, report_nulls, reported",
+    [
+        ("ignore", "true", NullValueSkipped),
+        ("ignore", "false", None),
+        ("fail", "true", NullValueError),
+    ],
+)
 def test_null_values_go_to_the_reporter_as_the_reference_reports_them(behavior, report_nulls, reported):
     reporter = Reporter()
-    writer, _ = writer_for(base_config(**{"behavior.on.null.values": behavior,
-                                          "report.null.values.to.dlq": report_nulls}), reporter=reporter)
+    writer, _ = writer_for(
+        base_config(**{"behavior.on.null.values": behavior, "report.null.values.to.dlq": report_nulls}),
+        reporter=reporter,
+    )
     assert writer.write(_tombstone(0)) == []
     assert [type(e.__cause__) for _, e in reporter.reports] == ([reported] if reported else [])
 
@@ -184,9 +206,14 @@ def test_a_record_skipped_in_a_new_encoded_partition_leaves_no_schema_behind():
     rotate every open file for nothing."""
     registry = FakeRegistry({1: SCHEMA_V1, 2: SCHEMA_V2})
     reporter = Reporter()
-    config = base_config(**{"store.kafka.keys": "true", "flush.size": "10",
-                            "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-                            "partition.field.name": "f1"})
+    config = base_config(
+        **{
+            "store.kafka.keys": "true",
+            "flush.size": "10",
+            "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+            "partition.field.name": "f1",
+        }
+    )
     writer, _ = writer_for(config, reporter=reporter)
     key = ConnectData(OPTIONAL_STRING, decoded="k", is_decoded=True)
     schemaless_key = ConnectData(None, decoded={"k": 1}, is_decoded=True)

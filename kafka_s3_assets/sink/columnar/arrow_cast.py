@@ -68,8 +68,9 @@ class ColumnCaster:
             converted = _empty_where_null(converted)
         return converted
 
-    def _converted(self, node: Any, namespace: str | None, array: pa.Array, target: pa.DataType,
-                   nullable: bool) -> pa.Array:
+    def _converted(
+        self, node: Any, namespace: str | None, array: pa.Array, target: pa.DataType, nullable: bool
+    ) -> pa.Array:
         node, namespace = self._names.resolve(node, namespace)
         kind = kind_of(node)
         mask = _mask(array) if nullable else None  # nested values of a non-nullable field: no nulls
@@ -106,8 +107,10 @@ class ColumnCaster:
             items = self._convert(node["values"], namespace, entries.field("value"), target.item_field)
             return pa.MapArray.from_arrays(_offsets(array, mask), keys, items, type=target, mask=mask)
         if kind == "record":
-            children = [self._convert(avro_field["type"], namespace, array.field(i), target.field(i))
-                        for i, avro_field in enumerate(node.get("fields", ()))]
+            children = [
+                self._convert(avro_field["type"], namespace, array.field(i), target.field(i))
+                for i, avro_field in enumerate(node.get("fields", ()))
+            ]
             return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
         raise NotExact(f"Avro type {kind}")
 
@@ -159,8 +162,9 @@ def _empty_where_null(array: pa.Array) -> pa.Array:
     elif pa.types.is_struct(kind) or pa.types.is_list(kind) or pa.types.is_map(kind):
         return array  # built without nulls already
     else:
-        return pc.fill_null(array, pa.scalar(0, pa.int64()).cast(kind) if not pa.types.is_floating(kind)
-                            else pa.scalar(0.0, kind))
+        return pc.fill_null(
+            array, pa.scalar(0, pa.int64()).cast(kind) if not pa.types.is_floating(kind) else pa.scalar(0.0, kind)
+        )
     return pc.fill_null(array, pa.scalar(empty, kind))
 
 
@@ -185,7 +189,7 @@ def _check_unique_keys(maps: pa.Array, keys: pa.Array) -> None:
 def _decimals(array: pa.Array, target: pa.DataType) -> pa.Array:
     """Big-endian two's-complement unscaled values -> ``target`` (decimal128 or decimal256)."""
     width = 16 if isinstance(target, pa.Decimal128Type) else 32
-    limit = 10 ** target.precision
+    limit = 10**target.precision
     data = bytearray()
     zero = bytes(width)
     for raw in array.to_pylist():

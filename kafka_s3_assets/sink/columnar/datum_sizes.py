@@ -65,13 +65,13 @@ class _Sized:
     sizes: pa.Array
     kind: str
     children: list[tuple[int, _Sized]] = field(default_factory=list)  # (field index, child) of a record
-    branch: _Sized | None = None          # a union's non-null branch
-    null_index: int = 0                     # a union's null branch index
-    valid: pa.Array | None = None           # a union's non-null slots
-    items: _Sized | None = None           # an array's items
-    item_offsets: pa.Array | None = None    # where each array's items start (an array of len + 1)
-    count_sizes: pa.Array | None = None     # the varint size of each array's count
-    probes: bool = False                    # whether step 2 reads a byte in it
+    branch: _Sized | None = None  # a union's non-null branch
+    null_index: int = 0  # a union's null branch index
+    valid: pa.Array | None = None  # a union's non-null slots
+    items: _Sized | None = None  # an array's items
+    item_offsets: pa.Array | None = None  # where each array's items start (an array of len + 1)
+    count_sizes: pa.Array | None = None  # the varint size of each array's count
+    probes: bool = False  # whether step 2 reads a byte in it
 
 
 class DatumSizes:
@@ -149,8 +149,7 @@ class DatumSizes:
             count_sizes = varint_sizes(counts)
             # count, the items, then the 0 that ends the array; an empty array is that 0 alone.
             sizes = pc.if_else(pc.greater(counts, 0), pc.add(pc.add(count_sizes, item_bytes), _ONE), _ONE)
-            return _Sized(sizes, kind, items=items, item_offsets=offsets, count_sizes=count_sizes,
-                          probes=items.probes)
+            return _Sized(sizes, kind, items=items, item_offsets=offsets, count_sizes=count_sizes, probes=items.probes)
         raise ValueError(f"Avro type {kind}")
 
 
@@ -186,8 +185,9 @@ def _probe(sized: _Sized, starts: pa.Array, present: pa.Array | None, data: pa.A
     if not len(items.sizes):
         return True
     count = len(starts)
-    parents = pc.list_parent_indices(pa.ListArray.from_arrays(
-        offsets.cast(pa.int32()), pa.nulls(len(items.sizes), pa.null())))
+    parents = pc.list_parent_indices(
+        pa.ListArray.from_arrays(offsets.cast(pa.int32()), pa.nulls(len(items.sizes), pa.null()))
+    )
     running = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(items.sizes)])
     before = running.slice(0, len(items.sizes))  # the item bytes before each item, in the whole block of items
     first = pc.add(starts, sized.count_sizes)  # where each array's first item starts
@@ -197,8 +197,9 @@ def _probe(sized: _Sized, starts: pa.Array, present: pa.Array | None, data: pa.A
     return _probe(items, item_starts, item_present, data)
 
 
-def _bytes_ok(data: pa.Array, positions: pa.Array, present: pa.Array | None, *, expected: pa.Array | None = None,
-              at_most: int = 0) -> bool:
+def _bytes_ok(
+    data: pa.Array, positions: pa.Array, present: pa.Array | None, *, expected: pa.Array | None = None, at_most: int = 0
+) -> bool:
     """Whether the block's bytes at ``positions`` (those ``present``) equal ``expected``, or are at most
     ``at_most``."""
     if present is not None:

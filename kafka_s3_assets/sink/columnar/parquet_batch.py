@@ -54,8 +54,15 @@ class ParquetRows:
     longer run is a slice of the batch only when it holds at least half of it; otherwise its rows are
     copied out (``take``), so no file keeps a batch alive for the rows other files took."""
 
-    def __init__(self, schema: AvroSchemaRef, rows: pa.RecordBatch, sizes: list[int], offsets: Sequence[int],
-                 datums: Sequence[bytes] = (), decode: Callable[[int, bytes], pa.RecordBatch] | None = None):
+    def __init__(
+        self,
+        schema: AvroSchemaRef,
+        rows: pa.RecordBatch,
+        sizes: list[int],
+        offsets: Sequence[int],
+        datums: Sequence[bytes] = (),
+        decode: Callable[[int, bytes], pa.RecordBatch] | None = None,
+    ):
         self._schema = schema
         self._rows = rows
         self._sizes = sizes
@@ -66,14 +73,17 @@ class ParquetRows:
     def append(self, writer: Any, indexes: range | Sequence[int]) -> None:
         if len(indexes) < SMALL_RUN and self._decode is not None:
             if isinstance(indexes, range):
-                datums, offsets = self._datums[indexes.start:indexes.stop], self._offsets[indexes.start:indexes.stop]
+                datums, offsets = (
+                    self._datums[indexes.start : indexes.stop],
+                    self._offsets[indexes.start : indexes.stop],
+                )
             else:
                 datums, offsets = [self._datums[i] for i in indexes], [self._offsets[i] for i in indexes]
             writer.write_datums(self._schema, datums, offsets, self._decode)
             return
         if isinstance(indexes, range) and 2 * len(indexes) >= self._rows.num_rows:
             rows = self._rows.slice(indexes.start, len(indexes))
-            sizes, offsets = self._sizes[indexes.start:indexes.stop], self._offsets[indexes.start:indexes.stop]
+            sizes, offsets = self._sizes[indexes.start : indexes.stop], self._offsets[indexes.start : indexes.stop]
         else:
             rows = self._rows.take(pa.array(indexes, pa.int64()))
             sizes, offsets = [self._sizes[i] for i in indexes], [self._offsets[i] for i in indexes]
@@ -108,8 +118,9 @@ class ParquetBatchFormat:
             self._plans[schema.schema_id] = self._plan(schema)
         return self._plans[schema.schema_id] is not None
 
-    def rows(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
-             check: Callable[[], bool]) -> ParquetRows | None:
+    def rows(
+        self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int], check: Callable[[], bool]
+    ) -> ParquetRows | None:
         plan = self._plans[schema.schema_id]
         assert plan is not None  # rows() follows a takes() that was True
         lengths = [len(datum) for datum in datums]

@@ -77,8 +77,14 @@ class _Rewriter:
         if kind == "array":
             return {"type": "array", "items": self._rewrite(node["items"], namespace)}
         if kind == "map":
-            entry = {"type": "record", "name": self._fresh("MapEntry"), "fields": [
-                {"name": "key", "type": "string"}, {"name": "value", "type": self._rewrite(node["values"], namespace)}]}
+            entry = {
+                "type": "record",
+                "name": self._fresh("MapEntry"),
+                "fields": [
+                    {"name": "key", "type": "string"},
+                    {"name": "value", "type": self._rewrite(node["values"], namespace)},
+                ],
+            }
             return {"type": "array", "items": entry}
         if kind == "union":
             non_null_branch(node)
@@ -87,8 +93,10 @@ class _Rewriter:
             if id(node) in self._in_progress:
                 raise UnsupportedSchema("a recursive record")
             self._in_progress.add(id(node))
-            fields = [{"name": field["name"], "type": self._rewrite(field["type"], namespace)}
-                      for field in node.get("fields", ())]
+            fields = [
+                {"name": field["name"], "type": self._rewrite(field["type"], namespace)}
+                for field in node.get("fields", ())
+            ]
             self._in_progress.discard(id(node))
             return {"type": "record", "name": self._fresh("Record"), "fields": fields}
         raise UnsupportedSchema(f"Avro type {kind}")

@@ -30,25 +30,44 @@ def build_format(config, class_key: str = "format.class") -> Format:
     compression = _setting(config, "s3.compression.type", "none")
     level = int(_setting(config, "s3.compression.level", -1))
     if name == AVRO_FORMAT:
-        return AvroFormat(codec=_setting(config, "avro.codec", "null"),
-                          validate_datums=_setting(config, "kafka_s3_assets.avro.validate.datums", True))
+        return AvroFormat(
+            codec=_setting(config, "avro.codec", "null"),
+            validate_datums=_setting(config, "kafka_s3_assets.avro.validate.datums", True),
+        )
     decimal_format = _setting(config, "json.decimal.format", "BASE64")
     if name == JSON_FORMAT:
         return JsonFormat(compression=compression, level=level, decimal_format=decimal_format)
     if name == BYTEARRAY_FORMAT:
         # The separator is taken as given (None: a newline), never trimmed or unescaped.
-        return ByteArrayFormat(extension=_setting(config, "format.bytearray.extension", ".bin"),
-                               separator=_setting(config, "format.bytearray.separator", None),
-                               compression=compression, level=level)
+        return ByteArrayFormat(
+            extension=_setting(config, "format.bytearray.extension", ".bin"),
+            separator=_setting(config, "format.bytearray.separator", None),
+            compression=compression,
+            level=level,
+        )
     if name == PARQUET_FORMAT:
         part_size = int(_setting(config, "s3.part.size", DEFAULT_ROW_GROUP_BYTES))
-        return ParquetFormat(codec=_setting(config, "parquet.codec", "snappy"),
-                             row_group_bytes=min(DEFAULT_ROW_GROUP_BYTES, part_size))
+        return ParquetFormat(
+            codec=_setting(config, "parquet.codec", "snappy"), row_group_bytes=min(DEFAULT_ROW_GROUP_BYTES, part_size)
+        )
     if name == BLOCK_GZIP_FORMAT:
-        return BlockGzipFormat(block_size=int(_setting(config, BLOCK_SIZE_KEY, DEFAULT_BLOCK_SIZE)), level=level,
-                               json_format=JsonFormat("none", decimal_format=decimal_format))
+        return BlockGzipFormat(
+            block_size=int(_setting(config, BLOCK_SIZE_KEY, DEFAULT_BLOCK_SIZE)),
+            level=level,
+            json_format=JsonFormat("none", decimal_format=decimal_format),
+        )
     raise ValueError(f"{class_key} {name} is not supported yet")
 
 
-__all__ = ["AvroFormat", "BLOCK_GZIP_FORMAT", "BLOCK_SIZE_KEY", "BlockGzipFormat", "ByteArrayFormat", "Format",
-           "JsonFormat", "ParquetFormat", "RecordWriter", "build_format"]
+__all__ = [
+    "AvroFormat",
+    "BLOCK_GZIP_FORMAT",
+    "BLOCK_SIZE_KEY",
+    "BlockGzipFormat",
+    "ByteArrayFormat",
+    "Format",
+    "JsonFormat",
+    "ParquetFormat",
+    "RecordWriter",
+    "build_format",
+]

@@ -83,8 +83,15 @@ class AvroContainerEncoder:
     """Appends binary datums; emits header and blocks through ``sink`` as they fill. The block being
     filled is charged to ``memory`` (which may spill it to disk until the block is written)."""
 
-    def __init__(self, schema_json: str, codec: str, sync_marker: bytes, sink: Callable[[bytes], None],
-                 sync_interval: int = DEFAULT_SYNC_INTERVAL, memory: MemoryBudget | None = None):
+    def __init__(
+        self,
+        schema_json: str,
+        codec: str,
+        sync_marker: bytes,
+        sink: Callable[[bytes], None],
+        sync_interval: int = DEFAULT_SYNC_INTERVAL,
+        memory: MemoryBudget | None = None,
+    ):
         self._compress = _compressor(codec)
         self._sync = sync_marker
         self._sink = sink
@@ -122,7 +129,7 @@ class AvroContainerEncoder:
                 self._block.append(b"".join(datums[start:]))
                 self._count += len(datums) - start
                 break
-            self._block.append(b"".join(datums[start:last + 1]))
+            self._block.append(b"".join(datums[start : last + 1]))
             self._count += last + 1 - start
             try:
                 self.flush_block()

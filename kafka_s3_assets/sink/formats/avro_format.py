@@ -37,9 +37,16 @@ def _copier_for(copiers: dict, schema: AvroSchemaRef):
 
 
 class AvroRecordWriter:
-    def __init__(self, output: ObjectOutput, codec: str, view: RecordView = VALUE_VIEW,
-                 decoder: AvroDecoder | None = None, validate_datums: bool = True,
-                 copiers: dict | None = None, memory: MemoryBudget | None = None):
+    def __init__(
+        self,
+        output: ObjectOutput,
+        codec: str,
+        view: RecordView = VALUE_VIEW,
+        decoder: AvroDecoder | None = None,
+        validate_datums: bool = True,
+        copiers: dict | None = None,
+        memory: MemoryBudget | None = None,
+    ):
         self._output = output
         self._memory = memory
         self._copiers = {} if copiers is None else copiers  # schema id -> _COPY or a re-encoding function
@@ -67,22 +74,31 @@ class AvroRecordWriter:
         # Opened lazily on the first record, whose schema becomes the file's schema.
         if self._encoder is None:
             assert self._file_schema is not None  # set from the first record, before its datum is written
-            self._encoder = AvroContainerEncoder(self._file_schema.header_schema_json, self._codec,
-                                                 sync_marker_for(self._output.key), self._output.write,
-                                                 memory=self._memory)
+            self._encoder = AvroContainerEncoder(
+                self._file_schema.header_schema_json,
+                self._codec,
+                sync_marker_for(self._output.key),
+                self._output.write,
+                memory=self._memory,
+            )
         return self._encoder
 
     def _datum(self, data) -> bytes:
         """The record's datum in the file's schema; fails (RecordDataError) before anything is kept."""
         if data is None or data.schema is None:
-            raise RecordDataError(f"AvroFormat needs {self._view.name} with a schema (e.g. AvroConverter, "
-                                  f"StringConverter); this record's {self._view.name} has none")
+            raise RecordDataError(
+                f"AvroFormat needs {self._view.name} with a schema (e.g. AvroConverter, "
+                f"StringConverter); this record's {self._view.name} has none"
+            )
         if self._file_schema is None:
             self._file_schema = data.schema
         try:
-            if (data.avro_datum is not None and isinstance(data.schema, AvroSchemaRef)
-                    and isinstance(self._file_schema, AvroSchemaRef)
-                    and data.schema.schema_id == self._file_schema.schema_id):
+            if (
+                data.avro_datum is not None
+                and isinstance(data.schema, AvroSchemaRef)
+                and isinstance(self._file_schema, AvroSchemaRef)
+                and data.schema.schema_id == self._file_schema.schema_id
+            ):
                 copier = self._copier(data.schema)
                 if copier is not _COPY:
                     return copier(data.avro_datum)  # reads the whole datum: validates it too
@@ -103,7 +119,8 @@ class AvroRecordWriter:
             assert self._file_schema is not None  # set by _datum before it encodes
             # Values are decoded with logical types left underlying, so they are encoded the same way.
             self._parsed_file_schema = fastavro.parse_schema(
-                _strip_logical_types(json.loads(self._file_schema.header_schema_json)))
+                _strip_logical_types(json.loads(self._file_schema.header_schema_json))
+            )
         parsed_file_schema = self._parsed_file_schema
         buffer = io.BytesIO()
         fastavro.schemaless_writer(buffer, parsed_file_schema, self._decoder.decode(data))
@@ -133,6 +150,7 @@ class AvroFormat:
         """Whether datums of ``schema`` go into a file of that schema as they are (no re-encoding)."""
         return _copier_for(self._copiers, schema) is _COPY
 
-    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW,
-                   memory: MemoryBudget | None = None) -> AvroRecordWriter:
+    def new_writer(
+        self, output: ObjectOutput, view: RecordView = VALUE_VIEW, memory: MemoryBudget | None = None
+    ) -> AvroRecordWriter:
         return AvroRecordWriter(output, self.codec, view, self._decoder, self.validate_datums, self._copiers, memory)

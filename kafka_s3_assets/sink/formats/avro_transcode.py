@@ -48,8 +48,11 @@ def datum_copier(writer_schema: Any, file_schema: Any) -> Callable[[bytes], byte
         except IndexError:
             raise TranscodeError("Avro datum is truncated") from None
         if end != len(datum):
-            raise TranscodeError(f"Avro datum is truncated or has {len(datum) - end} trailing bytes"
-                                 if end < len(datum) else "Avro datum is truncated")
+            raise TranscodeError(
+                f"Avro datum is truncated or has {len(datum) - end} trailing bytes"
+                if end < len(datum)
+                else "Avro datum is truncated"
+            )
         return bytes(out)
 
     return transcode
@@ -70,8 +73,9 @@ class _Schema:
         return node, space, kind_of(node)
 
 
-def _same(w_schema: _Schema, w: Any, w_space: str | None, f_schema: _Schema, f: Any, f_space: str | None,
-          seen: set) -> bool:
+def _same(
+    w_schema: _Schema, w: Any, w_space: str | None, f_schema: _Schema, f: Any, f_space: str | None, seen: set
+) -> bool:
     w, w_space, w_kind = w_schema.resolve(w, w_space)
     f, f_space, f_kind = f_schema.resolve(f, f_space)
     if w_kind != f_kind:
@@ -84,7 +88,8 @@ def _same(w_schema: _Schema, w: Any, w_space: str | None, f_schema: _Schema, f: 
     if w_kind == "record":
         return len(w["fields"]) == len(f["fields"]) and all(
             _same(w_schema, a["type"], w_space, f_schema, b["type"], f_space, seen)
-            for a, b in zip(w["fields"], f["fields"]))
+            for a, b in zip(w["fields"], f["fields"])
+        )
     if w_kind == "enum":
         return list(w["symbols"]) == list(f["symbols"])
     if w_kind == "fixed":
@@ -252,8 +257,11 @@ class _Compiler:
                     raise TranscodeError(f"Avro union index {index} out of range")
                 return branches[index](data, pos)
         elif kind in ("array", "map"):
-            item = self.skipper(node["items"], space, memo) if kind == "array" else self.skipper(node["values"], space,
-                                                                                                 memo)
+            item = (
+                self.skipper(node["items"], space, memo)
+                if kind == "array"
+                else self.skipper(node["values"], space, memo)
+            )
             is_map = kind == "map"
 
             def skip(data: bytes, pos: int) -> int:

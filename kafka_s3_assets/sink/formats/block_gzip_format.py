@@ -58,9 +58,13 @@ class Chunk:
     byte_length: int = 0
 
     def to_json(self) -> dict:
-        return {"byte_length_uncompressed": self.byte_length_uncompressed, "num_records": self.num_records,
-                "byte_length": self.byte_length, "byte_offset": self.byte_offset,
-                "first_record_offset": self.first_record_offset}
+        return {
+            "byte_length_uncompressed": self.byte_length_uncompressed,
+            "num_records": self.num_records,
+            "byte_length": self.byte_length,
+            "byte_offset": self.byte_offset,
+            "first_record_offset": self.first_record_offset,
+        }
 
 
 def encode_index(chunks: list[Chunk]) -> bytes:
@@ -68,8 +72,9 @@ def encode_index(chunks: list[Chunk]) -> bytes:
 
 
 class BlockGzipRecordWriter:
-    def __init__(self, output: ObjectOutput, block_size: int, level: int, json_format: JsonFormat,
-                 view: RecordView = VALUE_VIEW):
+    def __init__(
+        self, output: ObjectOutput, block_size: int, level: int, json_format: JsonFormat, view: RecordView = VALUE_VIEW
+    ):
         self._output = output
         self._block_size = block_size
         self._level = level
@@ -131,8 +136,7 @@ class BlockGzipFormat:
 
     def __init__(self, block_size: int = DEFAULT_BLOCK_SIZE, level: int = -1, json_format: JsonFormat | None = None):
         if block_size < 1:
-            raise ValueError(f"Invalid value {block_size} for configuration {BLOCK_SIZE_KEY}: "
-                             f"Value must be at least 1")
+            raise ValueError(f"Invalid value {block_size} for configuration {BLOCK_SIZE_KEY}: Value must be at least 1")
         self.block_size = block_size
         self.level = level
         self._json_format = json_format or JsonFormat("none")

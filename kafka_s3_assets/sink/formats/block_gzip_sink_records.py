@@ -86,4 +86,4 @@ def _length_prefixed(data: bytes, position: int) -> tuple[bytes, int]:
     end = position + 4 + length
     if length < 0 or end > len(data):
         raise ValueError(f"Corrupt binary record at byte {position}: length {length} runs past the data")
-    return data[position + 4:end], end
+    return data[position + 4 : end], end

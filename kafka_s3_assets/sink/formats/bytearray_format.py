@@ -23,8 +23,14 @@ DEFAULT_SEPARATOR = "\n"  # System.lineSeparator() on Linux, used when format.by
 DEFAULT_EXTENSION = ".bin"
 
 # The Java classes Kafka's JsonConverter (schemaless) produces, named in the reference's error message.
-_JAVA_CLASS = {dict: "java.util.HashMap", list: "java.util.ArrayList", str: "java.lang.String",
-               bool: "java.lang.Boolean", int: "java.lang.Long", float: "java.lang.Double"}
+_JAVA_CLASS = {
+    dict: "java.util.HashMap",
+    list: "java.util.ArrayList",
+    str: "java.lang.String",
+    bool: "java.lang.Boolean",
+    int: "java.lang.Long",
+    float: "java.lang.Double",
+}
 
 
 class ByteArrayDataError(RecordDataError):
@@ -40,8 +46,10 @@ def raw_bytes(data: ConnectData | None, decoder: AvroDecoder, view_name: str) ->
         raise ByteArrayDataError(f"ByteArrayFormat cannot write a null {view_name}")
     schema = None if data.schema is None else schema_of(data.schema)
     if schema is not None and schema.type != BYTES:
-        raise ByteArrayDataError(f"Invalid schema type for ByteArrayConverter: {schema.type} "
-                                 f"(ByteArrayFormat writes {view_name} with a bytes schema or none)")
+        raise ByteArrayDataError(
+            f"Invalid schema type for ByteArrayConverter: {schema.type} "
+            f"(ByteArrayFormat writes {view_name} with a bytes schema or none)"
+        )
     try:
         value = decoder.decode(data)
     except Exception as exc:  # a corrupt datum: this record's fault
@@ -54,13 +62,23 @@ def raw_bytes(data: ConnectData | None, decoder: AvroDecoder, view_name: str) ->
         return bytes(value)
     else:
         java_class = _JAVA_CLASS.get(type(value), type(value).__name__)
-    raise ByteArrayDataError(f"ByteArrayConverter is not compatible with objects of type class {java_class} "
-                             f"(ByteArrayFormat writes {view_name} that are bytes)")
+    raise ByteArrayDataError(
+        f"ByteArrayConverter is not compatible with objects of type class {java_class} "
+        f"(ByteArrayFormat writes {view_name} that are bytes)"
+    )
 
 
 class ByteArrayRecordWriter:
-    def __init__(self, output: ObjectOutput, separator: bytes, compression: str, level: int,
-                 decoder: AvroDecoder, view: RecordView = VALUE_VIEW, memory=None):
+    def __init__(
+        self,
+        output: ObjectOutput,
+        separator: bytes,
+        compression: str,
+        level: int,
+        decoder: AvroDecoder,
+        view: RecordView = VALUE_VIEW,
+        memory=None,
+    ):
         self._output = output
         self._separator = separator
         self._decoder = decoder
@@ -91,8 +109,13 @@ class ByteArrayFormat:
     """``separator`` is ``format.bytearray.separator`` as given (None: a newline); it is not unescaped,
     so ``\\n`` typed in a properties file arrives as a real newline only if the file format made it one."""
 
-    def __init__(self, extension: str = DEFAULT_EXTENSION, separator: str | None = None,
-                 compression: str = "none", level: int = -1):
+    def __init__(
+        self,
+        extension: str = DEFAULT_EXTENSION,
+        separator: str | None = None,
+        compression: str = "none",
+        level: int = -1,
+    ):
         self.separator = (DEFAULT_SEPARATOR if separator is None else separator).encode("utf-8")
         self.compression = compression
         self.level = level
@@ -102,5 +125,4 @@ class ByteArrayFormat:
     def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW, memory=None) -> ByteArrayRecordWriter:
         """(``memory``: charged with the input waiting for the object's compressor, ``compression``; the
         output charges its own bytes.)"""
-        return ByteArrayRecordWriter(output, self.separator, self.compression, self.level, self._decoder, view,
-                                     memory)
+        return ByteArrayRecordWriter(output, self.separator, self.compression, self.level, self._decoder, view, memory)

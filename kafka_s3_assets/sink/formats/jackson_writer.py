@@ -165,8 +165,10 @@ def _write_deep(value: Any, emit: Callable[[str], Any]) -> None:
             emit("{")
             parts: list[Any] = []
             for i, (key, member) in enumerate(item.items()):
-                parts += ([_Text(",")] if i else []) + [_Text(quote(key if type(key) is str else str(key)) + ":"),
-                                                        member]
+                parts += ([_Text(",")] if i else []) + [
+                    _Text(quote(key if type(key) is str else str(key)) + ":"),
+                    member,
+                ]
             stack += [_Text("}")] + parts[::-1]
         elif isinstance(item, (list, tuple)):
             emit("[")

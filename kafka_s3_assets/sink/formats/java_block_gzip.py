@@ -40,8 +40,9 @@ class JavaGzipMember:
 
     def __init__(self, emit):
         self._emit = emit
-        self._deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -zlib.MAX_WBITS, 8,
-                                          zlib.Z_DEFAULT_STRATEGY)
+        self._deflater = zlib.compressobj(
+            zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -zlib.MAX_WBITS, 8, zlib.Z_DEFAULT_STRATEGY
+        )
         self._crc = 0
         self._size = 0
         emit(JAVA_GZIP_HEADER)

@@ -28,7 +28,7 @@ import struct
 
 _TWO_53 = 9007199254740992.0
 _MIN_NORMAL = 2.2250738585072014e-308
-_FIVE_POW_BITS = [0] + [(5 ** i).bit_length() for i in range(1, 27)]  # the bit lengths the JDK estimates with
+_FIVE_POW_BITS = [0] + [(5**i).bit_length() for i in range(1, 27)]  # the bit lengths the JDK estimates with
 
 
 def java_double_text(x: float) -> str:
@@ -99,7 +99,7 @@ def _jdk_digits(a: float) -> tuple[str, int]:
         if bin_exp > significant and 1 < bin_exp - significant - 1 < 64:
             insignificant = len(str(2 ** (bin_exp - significant - 1))) - 1
         if insignificant:
-            unit = 10 ** insignificant
+            unit = 10**insignificant
             value, residue = divmod(value, unit)
             if residue >= unit >> 1:
                 value += 1
@@ -124,9 +124,9 @@ def _jdk_digits(a: float) -> tuple[str, int]:
         b2, s2, m2 = b2 - m2, s2 - m2, 0
     b_bits = fraction_bits + b2 + (_FIVE_POW_BITS[b5] if b5 < len(_FIVE_POW_BITS) else b5 * 3)
     ten_s_bits = s2 + 1 + (_FIVE_POW_BITS[s5 + 1] if s5 + 1 < len(_FIVE_POW_BITS) else (s5 + 1) * 3)
-    b = fraction * 5 ** b5 << b2
-    s = 5 ** s5 << s2
-    m = 5 ** m5 << m2
+    b = fraction * 5**b5 << b2
+    s = 5**s5 << s2
+    m = 5**m5 << m2
     if b_bits < 64 and ten_s_bits < 64:
         width = 32 if b_bits < 32 and ten_s_bits < 32 else 64
         digits, dec_exp, round_up = _fixed_width_loop(b, s, m, dec_exp, width)

@@ -29,8 +29,11 @@ def _mark(value: Any, node: Any, namespace: str | None, names: AvroNames) -> Any
                 return None
             if isinstance(resolved, dict) and resolved.get("logicalType") == "decimal" and isinstance(value, bytes):
                 return _mark(value, branch, namespace, names)
-            if isinstance(resolved, dict) and resolved.get("type") in ("record", "array", "map") and (
-                    isinstance(value, dict) if resolved["type"] in ("record", "map") else isinstance(value, list)):
+            if (
+                isinstance(resolved, dict)
+                and resolved.get("type") in ("record", "array", "map")
+                and (isinstance(value, dict) if resolved["type"] in ("record", "map") else isinstance(value, list))
+            ):
                 return _mark(value, branch, namespace, names)
         return value
     if not isinstance(node, dict):

@@ -55,8 +55,16 @@ def record_line(record: SinkRecord, view: RecordView, decoder: AvroDecoder, nume
 
 
 class JsonRecordWriter:
-    def __init__(self, output: ObjectOutput, compression: str, level: int, decoder: AvroDecoder,
-                 view: RecordView = VALUE_VIEW, numeric_decimals: bool = False, memory=None):
+    def __init__(
+        self,
+        output: ObjectOutput,
+        compression: str,
+        level: int,
+        decoder: AvroDecoder,
+        view: RecordView = VALUE_VIEW,
+        numeric_decimals: bool = False,
+        memory=None,
+    ):
         self._output = output
         self._decoder = decoder
         self._view = view
@@ -74,10 +82,10 @@ class JsonRecordWriter:
         as ``write`` of those records would: the object's bytes are the same, but a compressor whose
         stream does not depend on how its input is cut takes the whole run in one call."""
         if self._compressor.cut_independent:
-            self._emit(text[bounds[0]:bounds[-1]])
+            self._emit(text[bounds[0] : bounds[-1]])
         else:
             for k in range(len(bounds) - 1):
-                self._emit(text[bounds[k]:bounds[k + 1]])
+                self._emit(text[bounds[k] : bounds[k + 1]])
 
     def _emit(self, data: bytes) -> None:
         data = self._compressor.compress(data)
@@ -104,8 +112,9 @@ class JsonFormat:
     def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW, memory=None) -> JsonRecordWriter:
         """(``memory``: charged with the input waiting for the object's compressor, ``compression``; the
         output charges its own bytes.)"""
-        return JsonRecordWriter(output, self.compression, self.level, self._decoder, view, self.numeric_decimals,
-                                memory)
+        return JsonRecordWriter(
+            output, self.compression, self.level, self._decoder, view, self.numeric_decimals, memory
+        )
 
     def line(self, record: SinkRecord, view: RecordView = VALUE_VIEW) -> bytes:
         """The record's line as this format's objects hold it (before compression)."""

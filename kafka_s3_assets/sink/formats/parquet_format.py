@@ -63,26 +63,34 @@ UNKNOWN_RECORD_SIZE = 256  # size estimate for data that has no Avro datum (deco
 
 # ---- codecs ---------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ParquetCodec:
-    name: str                  # the parquet.codec value
-    extension: str             # CompressionCodecName.getExtension() + ".parquet", the reference's extension
-    pyarrow_name: str | None   # None: pyarrow cannot write it
+    name: str  # the parquet.codec value
+    extension: str  # CompressionCodecName.getExtension() + ".parquet", the reference's extension
+    pyarrow_name: str | None  # None: pyarrow cannot write it
     unsupported_reason: str = ""
 
 
-PARQUET_CODECS: dict[str, ParquetCodec] = {c.name: c for c in (
-    ParquetCodec("none", ".parquet", "NONE"),
-    ParquetCodec("snappy", ".snappy.parquet", "SNAPPY"),
-    ParquetCodec("gzip", ".gz.parquet", "GZIP"),
-    ParquetCodec("lzo", ".lzo.parquet", None, "pyarrow (Arrow C++) cannot write LZO"),
-    ParquetCodec("brotli", ".br.parquet", "BROTLI"),
-    ParquetCodec("lz4", ".lz4hadoop.parquet", None,
-                 "parquet-java writes lz4 as the Hadoop-framed LZ4 codec, which pyarrow cannot write "
-                 "(pyarrow's 'lz4' writes LZ4_RAW); use parquet.codec=lz4_raw"),
-    ParquetCodec("zstd", ".zstd.parquet", "ZSTD"),
-    ParquetCodec("lz4_raw", ".lz4raw.parquet", "LZ4_RAW"),
-)}
+PARQUET_CODECS: dict[str, ParquetCodec] = {
+    c.name: c
+    for c in (
+        ParquetCodec("none", ".parquet", "NONE"),
+        ParquetCodec("snappy", ".snappy.parquet", "SNAPPY"),
+        ParquetCodec("gzip", ".gz.parquet", "GZIP"),
+        ParquetCodec("lzo", ".lzo.parquet", None, "pyarrow (Arrow C++) cannot write LZO"),
+        ParquetCodec("brotli", ".br.parquet", "BROTLI"),
+        ParquetCodec(
+            "lz4",
+            ".lz4hadoop.parquet",
+            None,
+            "parquet-java writes lz4 as the Hadoop-framed LZ4 codec, which pyarrow cannot write "
+            "(pyarrow's 'lz4' writes LZ4_RAW); use parquet.codec=lz4_raw",
+        ),
+        ParquetCodec("zstd", ".zstd.parquet", "ZSTD"),
+        ParquetCodec("lz4_raw", ".lz4raw.parquet", "LZ4_RAW"),
+    )
+}
 SUPPORTED_PARQUET_CODECS = tuple(name for name, c in PARQUET_CODECS.items() if c.pyarrow_name is not None)
 
 
@@ -90,11 +98,14 @@ def parquet_codec(name: str) -> ParquetCodec:
     """The codec for ``parquet.codec``, or a ValueError saying why it cannot be written."""
     codec = PARQUET_CODECS.get(name)
     if codec is None:
-        raise ValueError(f"Invalid value {name} for configuration parquet.codec: "
-                         f"String must be one of: {', '.join(PARQUET_CODECS)}")
+        raise ValueError(
+            f"Invalid value {name} for configuration parquet.codec: String must be one of: {', '.join(PARQUET_CODECS)}"
+        )
     if codec.pyarrow_name is None:
-        raise ValueError(f"parquet.codec={name} is not supported by kafka_s3_assets: {codec.unsupported_reason}. "
-                         f"Supported: {', '.join(SUPPORTED_PARQUET_CODECS)}")
+        raise ValueError(
+            f"parquet.codec={name} is not supported by kafka_s3_assets: {codec.unsupported_reason}. "
+            f"Supported: {', '.join(SUPPORTED_PARQUET_CODECS)}"
+        )
     if codec.pyarrow_name != "NONE" and not pa.Codec.is_available(codec.pyarrow_name.lower()):
         raise ValueError(f"parquet.codec={name} is not available in this pyarrow build")
     return codec
@@ -103,8 +114,15 @@ def parquet_codec(name: str) -> ParquetCodec:
 # ---- Avro schema -> Arrow schema --------------------------------------------------------------------
 
 Convert = Callable[[Any], Any]
-PRIMITIVES = {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
-              "double": pa.float64(), "bytes": pa.binary(), "string": pa.string()}
+PRIMITIVES = {
+    "boolean": pa.bool_(),
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "bytes": pa.binary(),
+    "string": pa.string(),
+}
 LOGICAL_TYPES = {
     ("int", "date"): pa.date32(),
     ("int", "time-millis"): pa.time32("ms"),
@@ -173,24 +191,35 @@ class AvroToArrow:
             return self._record(schema)
         if kind == "enum":
             symbols = set(schema.get("symbols", ()))
-            return self._register(schema, ArrowNode(pa.string(), False,
-                                                    accepts=lambda v: isinstance(v, str) and v in symbols))
+            return self._register(
+                schema, ArrowNode(pa.string(), False, accepts=lambda v: isinstance(v, str) and v in symbols)
+            )
         if kind == "fixed":
-            return self._register(schema, self._bytes_like(schema, pa.binary(int(schema["size"])),
-                                                            size=int(schema["size"])))
+            return self._register(
+                schema, self._bytes_like(schema, pa.binary(int(schema["size"])), size=int(schema["size"]))
+            )
         if kind == "array":
             items = self.node(schema["items"], namespace)
             item_convert = items.convert
             convert = None if item_convert is None else _none_safe(lambda v: [item_convert(x) for x in v])
-            return ArrowNode(pa.list_(pa.field("element", items.type, nullable=items.nullable)), False, convert,
-                             lambda v: isinstance(v, (list, tuple)))
+            return ArrowNode(
+                pa.list_(pa.field("element", items.type, nullable=items.nullable)),
+                False,
+                convert,
+                lambda v: isinstance(v, (list, tuple)),
+            )
         if kind == "map":
             values = self.node(schema["values"], namespace)
             value_convert = values.convert
-            convert = None if value_convert is None else _none_safe(
-                lambda v: {k: value_convert(x) for k, x in v.items()})
-            return ArrowNode(pa.map_(pa.string(), pa.field("value", values.type, nullable=values.nullable)),
-                             False, convert, lambda v: isinstance(v, dict))
+            convert = (
+                None if value_convert is None else _none_safe(lambda v: {k: value_convert(x) for k, x in v.items()})
+            )
+            return ArrowNode(
+                pa.map_(pa.string(), pa.field("value", values.type, nullable=values.nullable)),
+                False,
+                convert,
+                lambda v: isinstance(v, dict),
+            )
         if kind == "bytes":
             return self._bytes_like(schema, pa.binary())
         logical = LOGICAL_TYPES.get((kind, schema.get("logicalType", "")))
@@ -204,7 +233,7 @@ class AvroToArrow:
     def _primitive(name: str) -> ArrowNode:
         accepts = {
             "boolean": lambda v: isinstance(v, bool),
-            "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and -2**31 <= v < 2**31,
+            "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and -(2**31) <= v < 2**31,
             "long": lambda v: isinstance(v, int) and not isinstance(v, bool),
             "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
             "double": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
@@ -215,11 +244,19 @@ class AvroToArrow:
 
     @staticmethod
     def _bytes_like(schema: dict, plain: pa.DataType, size: int | None = None) -> ArrowNode:
-        accepts = ((lambda v: isinstance(v, (bytes, bytearray))) if size is None
-                   else (lambda v: isinstance(v, (bytes, bytearray)) and len(v) == size))
+        accepts = (
+            (lambda v: isinstance(v, (bytes, bytearray)))
+            if size is None
+            else (lambda v: isinstance(v, (bytes, bytearray)) and len(v) == size)
+        )
         precision, scale = schema.get("precision"), schema.get("scale", 0)
-        if schema.get("logicalType") != "decimal" or not isinstance(precision, int) or not isinstance(scale, int) \
-                or not 0 < precision <= 76 or not 0 <= scale <= precision:
+        if (
+            schema.get("logicalType") != "decimal"
+            or not isinstance(precision, int)
+            or not isinstance(scale, int)
+            or not 0 < precision <= 76
+            or not 0 <= scale <= precision
+        ):
             return ArrowNode(plain, False, accepts=accepts)  # Avro ignores an invalid logical type; so do we
         arrow = pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
         return ArrowNode(arrow, False, _decimal_from_unscaled(scale), accepts)
@@ -252,8 +289,9 @@ class AvroToArrow:
         def accepts(value: Any) -> bool:
             return isinstance(value, dict) and set(value) <= names and required <= set(value)
 
-        return self._register(schema, ArrowNode(pa.struct(fields), False,
-                                                _none_safe(convert) if converters else None, accepts))
+        return self._register(
+            schema, ArrowNode(pa.struct(fields), False, _none_safe(convert) if converters else None, accepts)
+        )
 
     def _union(self, branches: list, namespace: str | None) -> ArrowNode:
         non_null = [b for b in branches if b != "null" and b != {"type": "null"}]
@@ -273,8 +311,7 @@ class AvroToArrow:
                     return {f"member{i}": value if member.convert is None else member.convert(value)}
             raise ValueError(f"The value {value!r} matches no branch of the Avro union {branches}")
 
-        return ArrowNode(arrow, nullable, _none_safe(convert),
-                         lambda v: any(m.accepts(v) for m in members))
+        return ArrowNode(arrow, nullable, _none_safe(convert), lambda v: any(m.accepts(v) for m in members))
 
     def _register(self, schema: dict, node: ArrowNode) -> ArrowNode:
         if "name" in schema:
@@ -292,6 +329,7 @@ class AvroToArrow:
 
 
 # ---- what a file holds: the Avro schema of its rows -------------------------------------------------
+
 
 def key_envelope(key_schema: Any) -> dict:
     """Keys are written as ``RecordKey{key: <keySchema>}``, as the reference's key files are."""
@@ -325,16 +363,19 @@ def row_schema(data: ConnectData, view_name: str) -> dict:
     header envelopes. Raises a ValueError for data Parquet cannot hold."""
     avro = _avro_schema(data)
     if avro is None:
-        raise ValueError(f"ParquetFormat needs {view_name} with a schema (AvroConverter); this record's "
-                         f"{view_name} is schemaless")
+        raise ValueError(
+            f"ParquetFormat needs {view_name} with a schema (AvroConverter); this record's {view_name} is schemaless"
+        )
     if isinstance(data.schema, HeaderSchema):
         return headers_envelope(avro)
     if view_name == "keys":
         return key_envelope(avro)
     record = _unwrap_optional(avro)
     if not (isinstance(record, dict) and record.get("type") in ("record", "error")):
-        raise ValueError(f"ParquetFormat writes only record (Struct) values, as the reference casts each value "
-                         f"to a GenericRecord; this record's {view_name} schema is {json.dumps(avro)}")
+        raise ValueError(
+            f"ParquetFormat writes only record (Struct) values, as the reference casts each value "
+            f"to a GenericRecord; this record's {view_name} schema is {json.dumps(avro)}"
+        )
     return record
 
 
@@ -355,6 +396,7 @@ def _estimated_size(data: ConnectData) -> int:
 
 
 # ---- writing -------------------------------------------------------------------------------------------
+
 
 class _OutputFile:
     """The file-like object pyarrow's ParquetWriter writes to: passes bytes straight on to the
@@ -440,9 +482,15 @@ class ParquetRecordWriter:
     spilled when it asks (``spill``): chunks one by one as Arrow IPC, the pending rows as one Arrow batch,
     so chunks and row groups close at the same records and hold the same values either way."""
 
-    def __init__(self, output: ObjectOutput, codec: ParquetCodec, policy: RowGroupPolicy,
-                 view: RecordView = VALUE_VIEW, decoder: AvroDecoder | None = None,
-                 memory: MemoryBudget | None = None):
+    def __init__(
+        self,
+        output: ObjectOutput,
+        codec: ParquetCodec,
+        policy: RowGroupPolicy,
+        view: RecordView = VALUE_VIEW,
+        decoder: AvroDecoder | None = None,
+        memory: MemoryBudget | None = None,
+    ):
         self._output = output
         self._file = _OutputFile(output)
         self._codec = codec
@@ -567,8 +615,9 @@ class ParquetRecordWriter:
         if self._pending_rows:
             self._charge(PYTHON_ROW_BYTES + PYTHON_ROW_FACTOR * size)
 
-    def write_arrow(self, schema: AvroSchemaRef, rows: pa.RecordBatch, sizes: Sequence[int],
-                    offsets: Sequence[int]) -> None:
+    def write_arrow(
+        self, schema: AvroSchemaRef, rows: pa.RecordBatch, sizes: Sequence[int], offsets: Sequence[int]
+    ) -> None:
         """``write`` of records of ``schema`` (the file's schema, or the first records of the file) whose
         rows the columnar batch path converted already: ``rows`` in the file's Arrow schema, ``sizes``
         their datums' lengths, ``offsets`` their offsets. Chunks and row groups close at the records
@@ -581,8 +630,13 @@ class ParquetRecordWriter:
 
         self._append_rows(schema, sizes, offsets, piece)
 
-    def write_datums(self, schema: AvroSchemaRef, datums: Sequence[bytes], offsets: Sequence[int],
-                     decode: Callable[[int, bytes], pa.RecordBatch]) -> None:
+    def write_datums(
+        self,
+        schema: AvroSchemaRef,
+        datums: Sequence[bytes],
+        offsets: Sequence[int],
+        decode: Callable[[int, bytes], pa.RecordBatch],
+    ) -> None:
         """``write_arrow`` of rows given as their datums, which ``decode(count, joined datums)`` turns into
         the rows ``write_arrow`` would have been given: for short runs, kept as bytes until their chunk
         closes."""
@@ -598,8 +652,9 @@ class ParquetRecordWriter:
 
         self._append_rows(schema, [len(d) for d in datums], offsets, piece)
 
-    def _append_rows(self, schema: AvroSchemaRef, sizes: Sequence[int], offsets: Sequence[int],
-                     piece: Callable[[int, int, int], int]) -> None:
+    def _append_rows(
+        self, schema: AvroSchemaRef, sizes: Sequence[int], offsets: Sequence[int], piece: Callable[[int, int, int], int]
+    ) -> None:
         """Cuts the rows at the records where ``write`` would close chunks; ``piece(start, end, datum bytes)``
         adds rows ``[start, end)`` to the pending ones and says what to charge for them."""
         if self._file_schema is None:
@@ -633,8 +688,13 @@ class ParquetRecordWriter:
 
     def _opened_writer(self) -> pq.ParquetWriter:
         if self._writer is None:
-            self._writer = pq.ParquetWriter(self._file, self._arrow_schema, compression=self._codec.pyarrow_name,
-                                            use_dictionary=True, data_page_size=PAGE_SIZE)
+            self._writer = pq.ParquetWriter(
+                self._file,
+                self._arrow_schema,
+                compression=self._codec.pyarrow_name,
+                use_dictionary=True,
+                data_page_size=PAGE_SIZE,
+            )
         return self._writer
 
     def _row(self, data: ConnectData) -> Any:
@@ -666,8 +726,10 @@ class ParquetRecordWriter:
         try:
             fastavro.validation.validate(row, validator_schema, raise_errors=True)
         except (fastavro.validation.ValidationError, ValueError, TypeError) as exc:
-            raise ValueError(f"This {self._view.name} does not fit the Parquet file's schema "
-                             f"(taken from the file's first record): {exc}") from None
+            raise ValueError(
+                f"This {self._view.name} does not fit the Parquet file's schema "
+                f"(taken from the file's first record): {exc}"
+            ) from None
 
     def _materialized(self, pending: list) -> pa.RecordBatch:
         """The pending pieces' rows as one Arrow batch (a ValueError for rows Arrow refuses); the spilled
@@ -678,8 +740,10 @@ class ParquetRecordWriter:
                 try:
                     piece = pa.RecordBatch.from_pylist(piece, schema=self._arrow_schema)
                 except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
-                    raise ValueError(f"Could not encode {self._pending_rows} {self._view.name} ending at offset "
-                                     f"{self._last_offset} as Parquet: {exc}") from exc
+                    raise ValueError(
+                        f"Could not encode {self._pending_rows} {self._view.name} ending at offset "
+                        f"{self._last_offset} as Parquet: {exc}"
+                    ) from exc
             elif isinstance(piece, _DatumRun):
                 piece = piece.decode(piece.count, bytes(piece.body))
             elif isinstance(piece, _Spilled):
@@ -791,14 +855,25 @@ def _array_size(array: pa.Array) -> int:
 
 
 class ParquetFormat:
-    def __init__(self, codec: str = "snappy", *, row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
-                 row_group_rows: int = DEFAULT_ROW_GROUP_ROWS, chunk_rows: int = DEFAULT_CHUNK_ROWS):
+    def __init__(
+        self,
+        codec: str = "snappy",
+        *,
+        row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+        row_group_rows: int = DEFAULT_ROW_GROUP_ROWS,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    ):
         self.codec = parquet_codec(codec)  # fails at build time, naming parquet.codec
         self.extension = self.codec.extension
-        self.policy = RowGroupPolicy(row_group_bytes=row_group_bytes, row_group_rows=row_group_rows,
-                                     chunk_rows=chunk_rows, chunk_record_bytes=min(CHUNK_RECORD_BYTES, row_group_bytes))
+        self.policy = RowGroupPolicy(
+            row_group_bytes=row_group_bytes,
+            row_group_rows=row_group_rows,
+            chunk_rows=chunk_rows,
+            chunk_record_bytes=min(CHUNK_RECORD_BYTES, row_group_bytes),
+        )
         self._decoder = AvroDecoder()
 
-    def new_writer(self, output: ObjectOutput, view: RecordView = VALUE_VIEW,
-                   memory: MemoryBudget | None = None) -> ParquetRecordWriter:
+    def new_writer(
+        self, output: ObjectOutput, view: RecordView = VALUE_VIEW, memory: MemoryBudget | None = None
+    ) -> ParquetRecordWriter:
         return ParquetRecordWriter(output, self.codec, self.policy, view, self._decoder, memory)

@@ -79,8 +79,10 @@ def split_records(body: bytes, separator: bytes) -> list[bytes]:
         return []
     parts = body.split(separator)
     if parts[-1] != b"":
-        raise ValueError(f"The object does not end with the separator {separator!r}: it is truncated, "
-                         f"or was written with another format.bytearray.separator")
+        raise ValueError(
+            f"The object does not end with the separator {separator!r}: it is truncated, "
+            f"or was written with another format.bytearray.separator"
+        )
     return parts[:-1]
 
 
@@ -109,9 +111,14 @@ def find_chunk(index: dict, offset: int, *, last_offset: int | None = None) -> d
     raise ChunkNotFoundError(f"No chunk of this Block-GZIP index holds offset {offset} (the index covers {span})")
 
 
-def read_block_gzip_chunk(index: dict, offset: int, get_range: Callable[[int, int], bytes], *,
-                          last_offset: int | None = None,
-                          decode: Callable[[bytes], list[Any]] = json_lines) -> tuple[int, list[Any]]:
+def read_block_gzip_chunk(
+    index: dict,
+    offset: int,
+    get_range: Callable[[int, int], bytes],
+    *,
+    last_offset: int | None = None,
+    decode: Callable[[bytes], list[Any]] = json_lines,
+) -> tuple[int, list[Any]]:
     """Fetch and decode only the chunk that holds ``offset``.
 
     ``get_range(start, end)`` returns the object's bytes ``[start, end)`` (end exclusive, like a slice;

@@ -50,5 +50,13 @@ def identifier_part(c: int) -> bool:
 
 
 HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
-ESCAPES = {ord("b"): 0x08, ord("t"): 0x09, ord("n"): 0x0A, ord("f"): 0x0C, ord("r"): 0x0D,
-            ord('"'): 0x22, ord("/"): 0x2F, ord("\\"): 0x5C}
+ESCAPES = {
+    ord("b"): 0x08,
+    ord("t"): 0x09,
+    ord("n"): 0x0A,
+    ord("f"): 0x0C,
+    ord("r"): 0x0D,
+    ord('"'): 0x22,
+    ord("/"): 0x2F,
+    ord("\\"): 0x5C,
+}

@@ -26,8 +26,10 @@ def decode(data: bytes) -> tuple[Sequence[int], bool, int, JacksonError | None]:
         if quad == 0xFFFE0000:
             return _chars(_utf32(data, 4, "little"))
         if quad in (0x0000FFFE, 0xFEFF0000):
-            raise JacksonError(CHAR_CONVERSION_EXCEPTION, "Unsupported UCS-4 endianness ({}) detected".format(
-                "2143" if quad == 0x0000FFFE else "3412"))
+            raise JacksonError(
+                CHAR_CONVERSION_EXCEPTION,
+                "Unsupported UCS-4 endianness ({}) detected".format("2143" if quad == 0x0000FFFE else "3412"),
+            )
         if quad >> 16 == 0xFEFF:
             return _utf16(data[2:], "big"), False, 0, None
         if quad >> 16 == 0xFFFE:
@@ -62,7 +64,7 @@ def _utf16(data: bytes, order: ByteOrder) -> list[int]:
     """UTF-16 code units as Java's decoder yields them: a high surrogate with anything but a low one after
     it becomes one U+FFFD (both units), as does a lone low surrogate; at the end, a high surrogate and
     a dangling byte become one U+FFFD together."""
-    units = [int.from_bytes(data[i:i + 2], order) for i in range(0, len(data) - 1, 2)]
+    units = [int.from_bytes(data[i : i + 2], order) for i in range(0, len(data) - 1, 2)]
     out: list[int] = []
     i = 0
     while i < len(units):
@@ -88,19 +90,25 @@ def _utf32(data: bytes, skip: int, order: ByteOrder) -> tuple[list[int], Jackson
     chunk it is in: returned are the units before that chunk and the error."""
     out: list[int] = []
     for at in range(skip, len(data) - 3, 4):
-        code = int.from_bytes(data[at:at + 4], order)
+        code = int.from_bytes(data[at : at + 4], order)
         if code > 0xFFFF:
             if code > 0x10FFFF:
-                error = JacksonError(CHAR_CONVERSION_EXCEPTION, f"Invalid UTF-32 character 0x{code - 0x10000:x} (above "
-                                                                f"0x0010ffff) at char #{len(out)}, byte #{at + 3})")
-                return out[:len(out) - len(out) % READER_CHUNK], error
+                error = JacksonError(
+                    CHAR_CONVERSION_EXCEPTION,
+                    f"Invalid UTF-32 character 0x{code - 0x10000:x} (above "
+                    f"0x0010ffff) at char #{len(out)}, byte #{at + 3})",
+                )
+                return out[: len(out) - len(out) % READER_CHUNK], error
             code -= 0x10000
             out += (0xD800 | code >> 10, 0xDC00 | code & 0x3FF)
         else:
             out.append(code)
     left = (len(data) - skip) % 4
     if left:
-        return out, JacksonError(CHAR_CONVERSION_EXCEPTION, f"Unexpected EOF in the middle of a 4-byte UTF-32 "
-                                                            f"char: got {left}, needed 4, at char #{len(out)}, "
-                                                            f"byte #{left})")
+        return out, JacksonError(
+            CHAR_CONVERSION_EXCEPTION,
+            f"Unexpected EOF in the middle of a 4-byte UTF-32 "
+            f"char: got {left}, needed 4, at char #{len(out)}, "
+            f"byte #{left})",
+        )
     return out, None

@@ -31,13 +31,20 @@ class NumberScanning(ScanningBase):
                 sign = "-" if negative else "+"
                 word = sign + ("INF" if c == 0x4E else "Infinity")
                 self._match(word, 3)
-                return self._error(f"Non-standard token '{word}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` "
-                                   f"to allow")
+                return self._error(
+                    f"Non-standard token '{word}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow"
+                )
         if signed and not negative:
-            return self._number_char(0x2B, "JSON spec does not allow numbers to have plus signs: enable "
-                                           "`JsonReadFeature.ALLOW_LEADING_PLUS_SIGN_FOR_NUMBERS` to allow")
-        comment = ("expected digit (0-9) to follow minus sign, for valid numeric value" if negative
-                   else "expected digit (0-9) for valid numeric value")
+            return self._number_char(
+                0x2B,
+                "JSON spec does not allow numbers to have plus signs: enable "
+                "`JsonReadFeature.ALLOW_LEADING_PLUS_SIGN_FOR_NUMBERS` to allow",
+            )
+        comment = (
+            "expected digit (0-9) to follow minus sign, for valid numeric value"
+            if negative
+            else "expected digit (0-9) for valid numeric value"
+        )
         return self._number_char(c, comment)
 
     def _number_char(self, c: int, comment: str) -> JacksonError:
@@ -212,11 +219,11 @@ class NumberScanning(ScanningBase):
             self.pos = ptr - 1
             if self.context.kind == "root":
                 self._root_space(c)
-            return self._number_text("VALUE_NUMBER_FLOAT", int_length + fraction + exponent, buf[start:ptr - 1])
+            return self._number_text("VALUE_NUMBER_FLOAT", int_length + fraction + exponent, buf[start : ptr - 1])
         self.pos = ptr - 1
         if self.context.kind == "root":
             self._root_space(c)
-        return self._number_text("VALUE_NUMBER_INT", int_length, buf[start:ptr - 1])
+        return self._number_text("VALUE_NUMBER_INT", int_length, buf[start : ptr - 1])
 
     def _number_in_chars_again(self, negative: bool, start: int) -> tuple[str, str]:
         buf = self.buf
@@ -315,9 +322,12 @@ class NumberScanning(ScanningBase):
 
 
 def number_too_long(length: int) -> JacksonError:
-    return JacksonError(CONSTRAINTS_EXCEPTION, f"Number value length ({length}) exceeds the maximum allowed "
-                                               f"({MAX_NUMBER_LENGTH}, from "
-                                               f"`StreamReadConstraints.getMaxNumberLength()`)")
+    return JacksonError(
+        CONSTRAINTS_EXCEPTION,
+        f"Number value length ({length}) exceeds the maximum allowed "
+        f"({MAX_NUMBER_LENGTH}, from "
+        f"`StreamReadConstraints.getMaxNumberLength()`)",
+    )
 
 
 def check_big_decimal(text: str) -> None:
@@ -330,7 +340,7 @@ def check_big_decimal(text: str) -> None:
     fraction_digits = len(mantissa.partition(".")[2])
     reason = None
     if len(text) >= FAST_BIG_DECIMAL_LENGTH:
-        if not -2**31 < int(exponent) - fraction_digits < 2**31:
+        if not -(2**31) < int(exponent) - fraction_digits < 2**31:
             reason = "value exceeds limits"
     else:
         digits = exponent.lstrip("+-")
@@ -340,12 +350,17 @@ def check_big_decimal(text: str) -> None:
             reason = "Too many nonzero exponent digits."
         else:
             value = int(digits) * (-1 if exponent.startswith("-") else 1)
-            if not -2**31 <= value < 2**31:
+            if not -(2**31) <= value < 2**31:
                 reason = "Exponent overflow."
-            elif not -2**31 <= fraction_digits - value < 2**31:
+            elif not -(2**31) <= fraction_digits - value < 2**31:
                 reason = "Scale out of range."
     if reason is not None:
-        shown = f'"{text}"' if len(text) <= MAX_NUMBER_IN_ERROR else (
-            f'"{text[:MAX_NUMBER_IN_ERROR]}" (truncated to {MAX_NUMBER_IN_ERROR} chars (from {len(text)}))')
-        raise JacksonError(NUMBER_FORMAT_EXCEPTION, f"Value {shown} can not be deserialized as "
-                                                    f"`java.math.BigDecimal`, reason:  {reason}")
+        shown = (
+            f'"{text}"'
+            if len(text) <= MAX_NUMBER_IN_ERROR
+            else (f'"{text[:MAX_NUMBER_IN_ERROR]}" (truncated to {MAX_NUMBER_IN_ERROR} chars (from {len(text)}))')
+        )
+        raise JacksonError(
+            NUMBER_FORMAT_EXCEPTION,
+            f"Value {shown} can not be deserialized as `java.math.BigDecimal`, reason:  {reason}",
+        )

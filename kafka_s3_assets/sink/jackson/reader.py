@@ -19,8 +19,12 @@ _MAX_DEPTH = 1000
 _MAX_ERROR_TOKEN_LENGTH = 256
 
 
-def read_tree(data: bytes, integer: Callable[[str], Any], decimal: Callable[[str], Any],
-              obj: Callable[[list[tuple[str, Any]]], Any]) -> tuple[bool, Any]:
+def read_tree(
+    data: bytes,
+    integer: Callable[[str], Any],
+    decimal: Callable[[str], Any],
+    obj: Callable[[list[tuple[str, Any]]], Any],
+) -> tuple[bool, Any]:
     """Reads the first JSON value of ``data``: (False, None) when there is none (empty or blank), else
     (True, value) where null is None, booleans and strings are themselves, arrays are lists, and
     ``integer(text)``, ``decimal(text)`` (``text`` as written, leading zeros dropped) and
@@ -54,8 +58,9 @@ class _Context:
 class _Reader(NumberScanning, StringScanning):
     """Jackson's streaming parser for one input, driven as ``JsonNodeDeserializer`` drives it."""
 
-    def __init__(self, units: Sequence[int], utf8: bool, start: int, decode_error: JacksonError | None,
-                 integer, decimal, obj):
+    def __init__(
+        self, units: Sequence[int], utf8: bool, start: int, decode_error: JacksonError | None, integer, decimal, obj
+    ):
         self.buf = units
         self._decode_error = decode_error
         self.end = len(units)
@@ -118,10 +123,15 @@ class _Reader(NumberScanning, StringScanning):
         return self._error(f"Invalid UTF-8 middle byte 0x{c & 0xFFFFFFFF:x}")  # Integer.toHexString
 
     def _invalid_space(self, c: int) -> JacksonError:
-        hint = (" (consider enabling `JsonReadFeature.ALLOW_RS_CONTROL_CHAR` to allow use of Record Separators "
-                "(\\u001E))") if c == 0x1E else ""
-        return self._error(f"Illegal character ({char_desc(c)}): only regular white space (\\r, \\n, \\t) is "
-                           f"allowed between tokens{hint}")
+        hint = (
+            (" (consider enabling `JsonReadFeature.ALLOW_RS_CONTROL_CHAR` to allow use of Record Separators (\\u001E))")
+            if c == 0x1E
+            else ""
+        )
+        return self._error(
+            f"Illegal character ({char_desc(c)}): only regular white space (\\r, \\n, \\t) is "
+            f"allowed between tokens{hint}"
+        )
 
     # -- bytes and characters ----------------------------------------------------------------
 
@@ -181,8 +191,11 @@ class _Reader(NumberScanning, StringScanning):
             raise self._invalid_space(c)
 
     def _comment(self) -> JacksonError:
-        return self._unexpected(0x2F, "maybe a (non-standard) comment? (not recognized as one since Feature "
-                                      "'ALLOW_COMMENTS' not enabled for parser)")
+        return self._unexpected(
+            0x2F,
+            "maybe a (non-standard) comment? (not recognized as one since Feature "
+            "'ALLOW_COMMENTS' not enabled for parser)",
+        )
 
     def _skip_ws_or_end(self) -> int:
         """The next character after white space, or -1 at the end of the input."""
@@ -285,8 +298,7 @@ class _Reader(NumberScanning, StringScanning):
         if c < 0:
             if self.context.kind != "root":
                 kind = "Array" if self.context.kind == "array" else "Object"
-                raise self._eof(f": expected close marker for {kind} (start marker at "
-                                f"{self.context.start_location()})")
+                raise self._eof(f": expected close marker for {kind} (start marker at {self.context.start_location()})")
             return None, None
         self._token_row, self._token_column = self.row, self.pos - self.row_start  # where the token starts
         if c in (0x5D, 0x7D):
@@ -313,18 +325,25 @@ class _Reader(NumberScanning, StringScanning):
     def _open(self, kind: str) -> None:
         self.context = _Context(kind, self.context, self._token_row, self._token_column)
         if self.context.depth > _MAX_DEPTH:
-            raise JacksonError(CONSTRAINTS_EXCEPTION, f"Document nesting depth ({self.context.depth}) exceeds the "
-                                                      f"maximum allowed ({_MAX_DEPTH}, from "
-                                                      f"`StreamReadConstraints.getMaxNestingDepth()`)")
+            raise JacksonError(
+                CONSTRAINTS_EXCEPTION,
+                f"Document nesting depth ({self.context.depth}) exceeds the "
+                f"maximum allowed ({_MAX_DEPTH}, from "
+                f"`StreamReadConstraints.getMaxNestingDepth()`)",
+            )
 
     def _close(self, c: int) -> tuple[str, None]:
         closing, opening = ("array", "object") if c == 0x5D else ("object", "array")
         if self.context.kind != closing:
             if self.context.kind == "root":
-                raise self._error(f"Unexpected close marker '{chr(c)}': no open {closing.capitalize()} to close",
-                                  back=1)
-            raise self._error(f"Unexpected close marker '{chr(c)}': expected '{']' if c == 0x7D else '}'}' "
-                              f"(for {opening.capitalize()} starting at {self.context.start_location()})", back=1)
+                raise self._error(
+                    f"Unexpected close marker '{chr(c)}': no open {closing.capitalize()} to close", back=1
+                )
+            raise self._error(
+                f"Unexpected close marker '{chr(c)}': expected '{']' if c == 0x7D else '}'}' "
+                f"(for {opening.capitalize()} starting at {self.context.start_location()})",
+                back=1,
+            )
         parent = self.context.parent
         assert parent is not None  # only the root has none, and the root is never closed (refused above)
         self.context = parent
@@ -369,8 +388,9 @@ class _Reader(NumberScanning, StringScanning):
             return self._error("Non-standard token 'NaN': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow")
         if c == 0x49:
             self._match("Infinity", 1)
-            return self._error("Non-standard token 'Infinity': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` "
-                               "to allow")
+            return self._error(
+                "Non-standard token 'Infinity': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow"
+            )
         if c == 0x2B:
             if self._at_end():
                 return self._eof(" in a Number value")

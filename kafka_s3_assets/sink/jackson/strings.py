@@ -36,8 +36,9 @@ class StringScanning(ScanningBase):
             self.pos += 1
             digit = HEX.get(c & 0xFF)  # CharTypes.charToHex masks: a UTF-16 unit counts by its low byte
             if digit is None:
-                raise self._unexpected(c & 0xFF if self.utf8 else c, "expected a hex-digit for character escape "
-                                                                     "sequence")
+                raise self._unexpected(
+                    c & 0xFF if self.utf8 else c, "expected a hex-digit for character escape sequence"
+                )
             value = value << 4 | digit
         return value
 
@@ -60,16 +61,22 @@ class StringScanning(ScanningBase):
             if c == 0x5C:
                 out.append(self._escape())
             elif c < 0x20:
-                raise self._error(f"Illegal unquoted character ({char_desc(c)}): has to be escaped using "
-                                  f"backslash to be included in string value", back=1)
+                raise self._error(
+                    f"Illegal unquoted character ({char_desc(c)}): has to be escaped using "
+                    f"backslash to be included in string value",
+                    back=1,
+                )
             elif c >= 0x80 and self.utf8:
                 self._utf8_char(c, out)
             else:
                 out.append(c)
         if len(out) > MAX_STRING_LENGTH:
-            raise JacksonError(CONSTRAINTS_EXCEPTION, f"String value length ({len(out)}) exceeds the maximum "
-                                                      f"allowed ({MAX_STRING_LENGTH}, from "
-                                                      f"`StreamReadConstraints.getMaxStringLength()`)")
+            raise JacksonError(
+                CONSTRAINTS_EXCEPTION,
+                f"String value length ({len(out)}) exceeds the maximum "
+                f"allowed ({MAX_STRING_LENGTH}, from "
+                f"`StreamReadConstraints.getMaxStringLength()`)",
+            )
         return _text(out)
 
     def _utf8_char(self, c: int, out: list[int]) -> None:
@@ -136,8 +143,11 @@ class StringScanning(ScanningBase):
                 else:
                     raw += chr(c).encode("utf-8")
             elif c < 0x20:
-                raise self._error(f"Illegal unquoted character ({char_desc(c)}): has to be escaped using "
-                                  f"backslash to be included in name", back=1)
+                raise self._error(
+                    f"Illegal unquoted character ({char_desc(c)}): has to be escaped using "
+                    f"backslash to be included in name",
+                    back=1,
+                )
             elif self.utf8:
                 raw.append(c)
             else:
@@ -145,9 +155,12 @@ class StringScanning(ScanningBase):
         if self.utf8:
             units = self._decode_name(bytes(raw))
         if len(units) > MAX_NAME_LENGTH:
-            raise JacksonError(CONSTRAINTS_EXCEPTION, f"Name length ({len(units)}) exceeds the maximum allowed "
-                                                      f"({MAX_NAME_LENGTH}, from "
-                                                      f"`StreamReadConstraints.getMaxNameLength()`)")
+            raise JacksonError(
+                CONSTRAINTS_EXCEPTION,
+                f"Name length ({len(units)}) exceeds the maximum allowed "
+                f"({MAX_NAME_LENGTH}, from "
+                f"`StreamReadConstraints.getMaxNameLength()`)",
+            )
         return _text(units)
 
     def _escaped_pair(self, high: int) -> int:
@@ -159,8 +172,9 @@ class StringScanning(ScanningBase):
         c = self.buf[self.pos]
         self.pos += 1
         if c != 0x5C:
-            raise self._error(f"Broken surrogate pair in field name: expected '\\' to start low surrogate, got "
-                              f"0x{c:x}", back=1)
+            raise self._error(
+                f"Broken surrogate pair in field name: expected '\\' to start low surrogate, got 0x{c:x}", back=1
+            )
         low = self._escape()
         if not 0xDC00 <= low < 0xE000:
             raise self._error(f"Broken surrogate pair in field name: expected low surrogate, got 0x{low:04X}")
@@ -209,7 +223,7 @@ def _word_prefix(raw: bytes, i: int) -> int:
     """Byte ``i`` of a name with the bytes before it in its 4-byte word, as the Java int Jackson shifts
     out of the word (negative when the word's first byte has its high bit set)."""
     word_start = i - i % 4
-    value = int.from_bytes(raw[word_start:i + 1], "big")
+    value = int.from_bytes(raw[word_start : i + 1], "big")
     if raw[word_start] & 0x80:  # an arithmetic shift of the word: its sign extended
         value -= 1 << 8 * (i - word_start + 1)
     return value

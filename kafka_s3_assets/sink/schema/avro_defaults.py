@@ -37,8 +37,8 @@ from .connect_schema import (
     java_hash_map_order,
 )
 
-_INT32 = (-2**31, 2**31)
-_INT64 = (-2**63, 2**63)
+_INT32 = (-(2**31), 2**31)
+_INT64 = (-(2**63), 2**63)
 _MILLIS_PER_DAY = 86400000
 
 
@@ -78,8 +78,9 @@ class DefaultReader:
             return None
         return None if java_object is None else FieldDefault(java_object)
 
-    def value(self, schema: ConnectSchema, node: Any, namespace: str | None,
-              default: FieldDefault | JsonDefault) -> Any:
+    def value(
+        self, schema: ConnectSchema, node: Any, namespace: str | None, default: FieldDefault | JsonDefault
+    ) -> Any:
         """defaultValueFromAvro: the Connect default in datum form; None when AvroData ignores it."""
         try:
             if isinstance(default, FieldDefault):
@@ -104,15 +105,28 @@ class DefaultReader:
             return ("Boolean", json_value)
         if isinstance(json_value, int):
             if _INT32[0] <= json_value < _INT32[1]:
-                return {None: ("Integer", json_value), "int": ("Integer", json_value), "long": ("Long", json_value),
-                        "float": ("Float", _float32(json_value)), "double": ("Double", float(json_value))}.get(kind)
+                return {
+                    None: ("Integer", json_value),
+                    "int": ("Integer", json_value),
+                    "long": ("Long", json_value),
+                    "float": ("Float", _float32(json_value)),
+                    "double": ("Double", float(json_value)),
+                }.get(kind)
             if _INT64[0] <= json_value < _INT64[1]:
-                return {None: ("Long", json_value), "long": ("Long", json_value), "int": ("Long", json_value),
-                        "float": ("Float", _float32(json_value)), "double": ("Double", float(json_value))}.get(kind)
+                return {
+                    None: ("Long", json_value),
+                    "long": ("Long", json_value),
+                    "int": ("Long", json_value),
+                    "float": ("Float", _float32(json_value)),
+                    "double": ("Double", float(json_value)),
+                }.get(kind)
             return None
         if isinstance(json_value, float):
-            return {None: ("Double", json_value), "double": ("Double", json_value),
-                    "float": ("Float", _float32(json_value))}.get(kind)
+            return {
+                None: ("Double", json_value),
+                "double": ("Double", json_value),
+                "float": ("Float", _float32(json_value)),
+            }.get(kind)
         if isinstance(json_value, str):
             if kind in (None, "string", "enum"):
                 return ("String", json_value)
@@ -148,8 +162,14 @@ class DefaultReader:
             return None
         tag, payload = value
         kind = schema.type
-        simple = {INT32: "Integer", INT64: "Long", FLOAT32: "Float", FLOAT64: "Double", BOOLEAN: "Boolean",
-                  STRING: "String"}
+        simple = {
+            INT32: "Integer",
+            INT64: "Long",
+            FLOAT32: "Float",
+            FLOAT64: "Double",
+            BOOLEAN: "Boolean",
+            STRING: "String",
+        }
         if kind in simple:
             if tag != simple[kind]:
                 raise InvalidDefault(f"Invalid type for {kind}")
@@ -158,7 +178,7 @@ class DefaultReader:
             if tag != "Integer":
                 raise InvalidDefault(f"Invalid type for {kind}")
             bits = 8 if kind == INT8 else 16
-            converted = (payload + 2 ** (bits - 1)) % 2 ** bits - 2 ** (bits - 1)  # byteValue() / shortValue()
+            converted = (payload + 2 ** (bits - 1)) % 2**bits - 2 ** (bits - 1)  # byteValue() / shortValue()
         elif kind == BYTES:
             if tag != "bytes":
                 raise InvalidDefault("Invalid class for bytes type")
@@ -193,8 +213,17 @@ class DefaultReader:
     def _union_value(self, schema: ConnectSchema, value: Any) -> dict:
         """The union struct of a value: the first branch whose Java class the value is an instance of."""
         tag, payload = value
-        classes = {INT32: ("Integer",), INT64: ("Long",), FLOAT32: ("Float",), FLOAT64: ("Double",),
-                   BOOLEAN: ("Boolean",), STRING: ("String",), BYTES: ("bytes",), ARRAY: ("List",), MAP: ("Map",)}
+        classes = {
+            INT32: ("Integer",),
+            INT64: ("Long",),
+            FLOAT32: ("Float",),
+            FLOAT64: ("Double",),
+            BOOLEAN: ("Boolean",),
+            STRING: ("String",),
+            BYTES: ("bytes",),
+            ARRAY: ("List",),
+            MAP: ("Map",),
+        }
         for name, member in schema.fields:
             if member.is_enum:
                 continue  # a String is never the enum's class
@@ -207,8 +236,9 @@ class DefaultReader:
             return struct
         raise InvalidDefault("Did not find matching union field for data")
 
-    def from_json(self, schema: ConnectSchema, node: Any, namespace: str | None, json_value: Any,
-                  present: bool = True) -> Any:
+    def from_json(
+        self, schema: ConnectSchema, node: Any, namespace: str | None, json_value: Any, present: bool = True
+    ) -> Any:
         """defaultValueFromAvroWithoutLogical for a ``connect.default`` (a JsonNode), by the Avro type."""
         if not present:
             return None
@@ -245,16 +275,20 @@ class DefaultReader:
         if kind == "array":
             if not isinstance(json_value, list):
                 raise InvalidDefault("Invalid JSON for array default value")
-            return [_to_connect_logical(schema.values, self.from_json(schema.values, node["items"],
-                                                                       namespace, item))
-                    for item in json_value]
+            return [
+                _to_connect_logical(schema.values, self.from_json(schema.values, node["items"], namespace, item))
+                for item in json_value
+            ]
         if kind == "map":
             if not isinstance(json_value, dict):
                 raise InvalidDefault("Invalid JSON for map default value")
             order = java_hash_map_order(list(json_value), len(json_value))
-            return {key: _to_connect_logical(schema.values, self.from_json(schema.values, node["values"],
-                                                                           namespace, json_value[key]))
-                    for key in order}
+            return {
+                key: _to_connect_logical(
+                    schema.values, self.from_json(schema.values, node["values"], namespace, json_value[key])
+                )
+                for key in order
+            }
         if kind == "record":
             if not isinstance(json_value, dict):
                 raise InvalidDefault("Invalid JSON for record default value")
@@ -263,9 +297,16 @@ class DefaultReader:
                 field_schema = schema.field(avro_field["name"])
                 if field_schema is None:
                     raise InvalidDefault(f"no field {avro_field['name']}")
-                value = _to_connect_logical(field_schema, self.from_json(
-                    field_schema, avro_field["type"], namespace, json_value.get(avro_field["name"]),
-                    avro_field["name"] in json_value))
+                value = _to_connect_logical(
+                    field_schema,
+                    self.from_json(
+                        field_schema,
+                        avro_field["type"],
+                        namespace,
+                        json_value.get(avro_field["name"]),
+                        avro_field["name"] in json_value,
+                    ),
+                )
                 if value is None and not field_schema.optional:
                     raise InvalidDefault("Invalid value: null used for required field")
                 struct[avro_field["name"]] = value
@@ -317,7 +358,7 @@ def _reconvert_connect_value(schema: ConnectSchema, value: Any) -> Any:
 
 
 def _wrap(value: int, bits: int) -> int:
-    return (value + 2 ** (bits - 1)) % 2 ** bits - 2 ** (bits - 1)
+    return (value + 2 ** (bits - 1)) % 2**bits - 2 ** (bits - 1)
 
 
 def _java_int_value(value: Any) -> int:
@@ -327,7 +368,7 @@ def _java_int_value(value: Any) -> int:
     if isinstance(value, float):
         if math.isnan(value):
             return 0
-        return int(max(min(value, 2**31 - 1), -2**31))
+        return int(max(min(value, 2**31 - 1), -(2**31)))
     return _wrap(value, 32)
 
 
@@ -337,7 +378,7 @@ def _java_long_value(value: Any) -> int:
     if isinstance(value, float):
         if math.isnan(value):
             return 0
-        return int(max(min(value, 2**63 - 1), -2**63))
+        return int(max(min(value, 2**63 - 1), -(2**63)))
     return _wrap(value, 64)
 
 

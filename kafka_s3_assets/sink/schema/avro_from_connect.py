@@ -71,8 +71,15 @@ from .connect_schema import (
     split_name,
 )
 
-_PRIMITIVE = {INT8: "int", INT16: "int", INT32: "int", INT64: "long", FLOAT32: "float", FLOAT64: "double",
-              BOOLEAN: "boolean"}
+_PRIMITIVE = {
+    INT8: "int",
+    INT16: "int",
+    INT32: "int",
+    INT64: "long",
+    FLOAT32: "float",
+    FLOAT64: "double",
+    BOOLEAN: "boolean",
+}
 _LOGICAL = {TIME: ("time-millis", "int"), TIMESTAMP: ("timestamp-millis", "long"), DATE: ("date", "int")}
 
 
@@ -96,7 +103,7 @@ class _FromConnect:
         self.meta = config.connect_meta_data
         self.enhanced = config.enhanced_avro_schema_support
         self.allow_optional_map_keys = False  # allow.optional.map.keys: only its default is supported
-        self.schema_map: dict[ConnectSchema, AvroType] = {}         # required schemas already built
+        self.schema_map: dict[ConnectSchema, AvroType] = {}  # required schemas already built
         self.cycle_references: dict[int, tuple[Any, AvroType]] = {}  # id(name identity) -> record
         self.seen_named_types: set[str] = set()
         self.default_names = 0
@@ -156,7 +163,7 @@ class _FromConnect:
             return AvroType("string")
         parameters = schema.parameters
         prefix = AVRO_ENUM + "."
-        symbols = [key[len(prefix):] for key in parameters if key.startswith(prefix)]
+        symbols = [key[len(prefix) :] for key in parameters if key.startswith(prefix)]
         _, name = self.name_or_default(schema.name)
         enum_name = parameters.get(AVRO_ENUM)
         if enum_name is None:
@@ -164,8 +171,9 @@ class _FromConnect:
         default = parameters.get(ENUM_DEFAULT_PREFIX + name)
         if default is not None and default not in symbols:
             raise AvroSchemaError(f"The Enum Default: {default} is not in the enum symbol set: {symbols}")
-        return named_type("enum", enum_name, doc=parameters.get(ENUM_DOC_PREFIX + name), symbols=symbols,
-                          enum_default=default)
+        return named_type(
+            "enum", enum_name, doc=parameters.get(ENUM_DOC_PREFIX + name), symbols=symbols, enum_default=default
+        )
 
     def binary(self, schema: ConnectSchema) -> AvroType:
         if schema.is_fixed:
@@ -308,8 +316,7 @@ def default_json(schema: ConnectSchema, value: Any) -> Any:
     if kind == MAP:
         if schema.avro_map:
             return {k: default_json(schema.values, v) for k, v in value.items()}
-        return [[default_json(schema.keys, e["key"]), default_json(schema.values, e["value"])]
-                for e in value]
+        return [[default_json(schema.keys, e["key"]), default_json(schema.values, e["value"])] for e in value]
     if kind == STRUCT:
         out = {}
         for name, member in schema.fields:

@@ -23,8 +23,9 @@ from .avro_schema_json import java_double_string
 PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 NAMED = ("record", "error", "enum", "fixed")
 _COMPLEX = NAMED + ("array", "map")
-_SCHEMA_RESERVED = frozenset({"doc", "fields", "items", "name", "namespace", "size", "symbols", "values", "type",
-                              "aliases"})
+_SCHEMA_RESERVED = frozenset(
+    {"doc", "fields", "items", "name", "namespace", "size", "symbols", "values", "type", "aliases"}
+)
 _ENUM_RESERVED = _SCHEMA_RESERVED | {"default"}
 
 
@@ -77,9 +78,14 @@ class AvroNames:
                 if definition is None:
                     raise SchemaConversionError(f"Undefined Avro name: {node}")
                 node = definition
-            elif isinstance(node, dict) and (isinstance(node.get("type"), (dict, list))
-                                             or (isinstance(node.get("type"), str) and node["type"] not in PRIMITIVES
-                                                 and node["type"] not in _COMPLEX)):
+            elif isinstance(node, dict) and (
+                isinstance(node.get("type"), (dict, list))
+                or (
+                    isinstance(node.get("type"), str)
+                    and node["type"] not in PRIMITIVES
+                    and node["type"] not in _COMPLEX
+                )
+            ):
                 node = node["type"]  # {"type": "a.Named"}, {"type": {...}}
             elif isinstance(node, dict) and node.get("type") in NAMED:
                 return node, namespace_of(self.full(node))

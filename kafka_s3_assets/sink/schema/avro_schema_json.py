@@ -39,10 +39,21 @@ class AvroType:
     """One ``org.apache.avro.Schema``: ``kind`` is its Schema.Type name (``record``, ``enum``, ``fixed``,
     ``array``, ``map``, ``union`` or a primitive)."""
 
-    def __init__(self, kind: str, *, name: str | None = None, namespace: str | None = None, doc: str | None = None,
-                 fields: list[AvroField] | None = None, symbols: list[str] | None = None,
-                 enum_default: str | None = None, size: int | None = None, items: AvroType | None = None,
-                 values: AvroType | None = None, branches: list[AvroType] | None = None):
+    def __init__(
+        self,
+        kind: str,
+        *,
+        name: str | None = None,
+        namespace: str | None = None,
+        doc: str | None = None,
+        fields: list[AvroField] | None = None,
+        symbols: list[str] | None = None,
+        enum_default: str | None = None,
+        size: int | None = None,
+        items: AvroType | None = None,
+        values: AvroType | None = None,
+        branches: list[AvroType] | None = None,
+    ):
         self.kind = kind
         self.name = name
         self.namespace = namespace or None  # Avro's Name turns "" into no namespace
@@ -142,9 +153,9 @@ def is_valid_default(schema: AvroType, value: Any) -> bool:
     if kind in ("string", "bytes", "enum", "fixed"):
         return isinstance(value, str)
     if kind == "int":
-        return _is_int(value) and -2**31 <= value < 2**31
+        return _is_int(value) and -(2**31) <= value < 2**31
     if kind == "long":
-        return _is_int(value) and -2**63 <= value < 2**63
+        return _is_int(value) and -(2**63) <= value < 2**63
     if kind in ("float", "double"):
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "boolean":
@@ -267,8 +278,10 @@ def _check_same_shape(first: AvroType, second: AvroType, full: str) -> None:
     """Avro 1.12 writes a second type of an already written name as a reference to the first, whatever it
     holds. When the two encode differently the file would be unreadable (Java writes it anyway); refuse."""
     if first is not second and not same_encoding(first, second, set()):
-        raise AvroSchemaError(f"Two different Avro types are named {full}; Avro would write the second as a "
-                              f"reference to the first and the file could not be read")
+        raise AvroSchemaError(
+            f"Two different Avro types are named {full}; Avro would write the second as a "
+            f"reference to the first and the file could not be read"
+        )
 
 
 def same_encoding(a: AvroType, b: AvroType, seen: set) -> bool:
@@ -280,9 +293,9 @@ def same_encoding(a: AvroType, b: AvroType, seen: set) -> bool:
         return False
     if a.kind == "record":
         assert a.fields is not None and b.fields is not None  # only complete records are written, so compared
-        return (len(a.fields) == len(b.fields)
-                and all(x.name == y.name and same_encoding(x.schema, y.schema, seen)
-                        for x, y in zip(a.fields, b.fields)))
+        return len(a.fields) == len(b.fields) and all(
+            x.name == y.name and same_encoding(x.schema, y.schema, seen) for x, y in zip(a.fields, b.fields)
+        )
     if a.kind == "enum":
         return a.symbols == b.symbols
     if a.kind == "fixed":
@@ -292,8 +305,7 @@ def same_encoding(a: AvroType, b: AvroType, seen: set) -> bool:
     if a.kind == "map":
         return same_encoding(a.value_type, b.value_type, seen)
     if a.kind == "union":
-        return len(a.types) == len(b.types) and all(
-            same_encoding(x, y, seen) for x, y in zip(a.types, b.types))
+        return len(a.types) == len(b.types) and all(same_encoding(x, y, seen) for x, y in zip(a.types, b.types))
     return True
 
 
@@ -364,8 +376,8 @@ def _java_number(value: float, digits_text: str) -> str:
     scientific = len(digits) - 1 + exponent  # value = d.ddd * 10^scientific
     if 1e-3 <= abs(value) < 1e7:
         if scientific >= 0:
-            whole = digits[:scientific + 1].ljust(scientific + 1, "0")
-            fraction = digits[scientific + 1:] or "0"
+            whole = digits[: scientific + 1].ljust(scientific + 1, "0")
+            fraction = digits[scientific + 1 :] or "0"
             return f"{sign}{whole}.{fraction}"
         return f"{sign}0.{'0' * (-scientific - 1)}{digits}"
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{scientific}"

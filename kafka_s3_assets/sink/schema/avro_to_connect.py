@@ -67,8 +67,9 @@ from .connect_schema import (
 __all__ = ["SchemaConversionError", "apply_field_level_parameters", "to_connect_schema"]
 
 
-def to_connect_schema(avro_schema: Any, version: int | None = None,
-                      config: AvroDataConfig = CONVERTER_DEFAULTS) -> ConnectSchema:
+def to_connect_schema(
+    avro_schema: Any, version: int | None = None, config: AvroDataConfig = CONVERTER_DEFAULTS
+) -> ConnectSchema:
     """The Connect schema AvroConverter makes of ``avro_schema`` (parsed JSON) registered as ``version``."""
     return _AvroToConnect(config, AvroNames(avro_schema)).convert(avro_schema, None, version=version)
 
@@ -105,8 +106,14 @@ class _AvroToConnect:
             return CyclicSchema(self.cycle_references[id(resolved)], force_optional)
         return self.convert(node, namespace, force_optional)
 
-    def convert(self, node: Any, namespace: str | None, force_optional: bool = False, field_default: Any = None,
-                version: int | None = None) -> ConnectSchema:
+    def convert(
+        self,
+        node: Any,
+        namespace: str | None,
+        force_optional: bool = False,
+        field_default: Any = None,
+        version: int | None = None,
+    ) -> ConnectSchema:
         node, namespace = self.resolve(node, namespace)
         kind = kind_of(node)
         props = props_of(node)
@@ -169,8 +176,10 @@ class _AvroToConnect:
             precision = props.get("precision")
             if precision is not None:
                 if not _is_number(precision):
-                    raise SchemaConversionError("precision property must be a JSON Integer. "
-                                                "https://avro.apache.org/docs/1.9.1/spec.html#Decimal")
+                    raise SchemaConversionError(
+                        "precision property must be a JSON Integer. "
+                        "https://avro.apache.org/docs/1.9.1/spec.html#Decimal"
+                    )
                 precision = _java_int_value(precision)
                 if precision != DEFAULT_DECIMAL_PRECISION:
                     schema.parameters[DECIMAL_PRECISION] = str(precision)
@@ -195,8 +204,10 @@ class _AvroToConnect:
         if self.is_map_entry(element):
             fields = {f["name"]: f for f in element.get("fields", [])}
             if len(element.get("fields", [])) != 2 or "key" not in fields or "value" not in fields:
-                raise SchemaConversionError("Found map encoded as array of key-value pairs, but array elements do "
-                                            "not match the expected format.")
+                raise SchemaConversionError(
+                    "Found map encoded as array of key-value pairs, but array elements do "
+                    "not match the expected format."
+                )
             # AvroData converts the entry's key and value with the public toConnectSchema: a new context.
             schema.type = MAP
             schema.key_schema = self.fresh().convert(fields["key"]["type"], element_space)
@@ -211,8 +222,10 @@ class _AvroToConnect:
     def is_map_entry(self, element: Any) -> bool:
         if not (isinstance(element, dict) and kind_of(element) == "record"):
             return False
-        return (self.full(element) == f"{AVRO_NAMESPACE}.{MAP_ENTRY_NAME}"
-                or element.get("connect.internal.type") == MAP_ENTRY_NAME)
+        return (
+            self.full(element) == f"{AVRO_NAMESPACE}.{MAP_ENTRY_NAME}"
+            or element.get("connect.internal.type") == MAP_ENTRY_NAME
+        )
 
     def record(self, schema: ConnectSchema, node: dict, namespace: str | None) -> None:
         schema.type = STRUCT
@@ -263,8 +276,16 @@ class _AvroToConnect:
             fields.append((name, self.with_cycles(branch, namespace, True)))
         schema.fields = tuple(fields)
 
-    def finish(self, schema: ConnectSchema, node: Any, namespace: str | None, kind: str, props: dict,
-               field_default: Any, version: int | None) -> None:
+    def finish(
+        self,
+        schema: ConnectSchema,
+        node: Any,
+        namespace: str | None,
+        kind: str,
+        props: dict,
+        field_default: Any,
+        version: int | None,
+    ) -> None:
         """What toConnectSchema applies after the type switch, in its order."""
         if self.meta and _text(props.get("connect.doc")) is not None:
             schema.doc = props["connect.doc"]
@@ -274,26 +295,31 @@ class _AvroToConnect:
         if props.get("connect.version") is not None:
             if not _is_number(props["connect.version"]):
                 raise SchemaConversionError(
-                    f"Invalid Connect version found: {java_to_string(props['connect.version'])}")
+                    f"Invalid Connect version found: {java_to_string(props['connect.version'])}"
+                )
             version_number = _java_int_value(props["connect.version"])
         elif version is not None:
             version_number = version
         if version_number >= 0:
             if schema.version is not None and schema.version != version_number:
-                raise SchemaConversionError(f"Mismatched versions: version already added to SchemaBuilder "
-                                            f"({schema.version}) differs from version in source schema "
-                                            f"({version_number})")
+                raise SchemaConversionError(
+                    f"Mismatched versions: version already added to SchemaBuilder "
+                    f"({schema.version}) differs from version in source schema "
+                    f"({version_number})"
+                )
             schema.version = version_number
 
         parameters = props.get("connect.parameters")
         if self.meta and parameters is not None:
             if not isinstance(parameters, dict):
-                raise SchemaConversionError(f"Expected JSON object for schema parameters but found: "
-                                            f"{java_to_string(parameters)}")
+                raise SchemaConversionError(
+                    f"Expected JSON object for schema parameters but found: {java_to_string(parameters)}"
+                )
             for key, value in parameters.items():
                 if not isinstance(value, str):
-                    raise SchemaConversionError(f"Expected schema parameter values to be strings but found: "
-                                                f"{java_to_string(value)}")
+                    raise SchemaConversionError(
+                        f"Expected schema parameter values to be strings but found: {java_to_string(value)}"
+                    )
                 schema.parameters[key] = value
         for key, value in props.items():  # not gated by connect.meta.data
             if key.startswith("avro"):
@@ -320,10 +346,13 @@ class _AvroToConnect:
             name = self.full(node)
         if name is not None and not name.startswith(DEFAULT_RECORD_FULL_NAME):
             if schema.name is not None and schema.name != name:
-                raise SchemaConversionError(f"Mismatched names: name already added to SchemaBuilder ({schema.name}) "
-                                            f"differs from name in source schema ({name})")
+                raise SchemaConversionError(
+                    f"Mismatched names: name already added to SchemaBuilder ({schema.name}) "
+                    f"differs from name in source schema ({name})"
+                )
             schema.name = name
             schema.name_token = node  # the Java String is the Avro definition's own
+
 
 def apply_field_level_parameters(original: ConnectSchema, field_parameters: dict) -> ConnectSchema:
     """AvroData.applyFieldLevelParams: a field's ``connect.parameters`` override its type's parameters."""
@@ -353,4 +382,4 @@ def _java_int_value(value: int | float) -> int:
     """``Number.intValue()`` of a JSON number property: a long wraps, a double saturates."""
     if isinstance(value, int):
         return (value + 2**31) % 2**32 - 2**31
-    return 0 if value != value else int(max(min(value, 2**31 - 1), -2**31))
+    return 0 if value != value else int(max(min(value, 2**31 - 1), -(2**31)))

@@ -71,9 +71,9 @@ class SchemaDecision:
     Neither ``rotate`` nor ``project``: write the value as decoded (same or Connect-equal schema).
     """
 
-    rotate: bool                 # commit, then start a new file with the record's schema (record not in the old file)
-    project: bool                # write the record projected to the current file schema
-    reasons: tuple[str, ...]     # incompatibility codes, for logs
+    rotate: bool  # commit, then start a new file with the record's schema (record not in the old file)
+    project: bool  # write the record projected to the current file schema
+    reasons: tuple[str, ...]  # incompatibility codes, for logs
 
 
 UNCHANGED = SchemaDecision(rotate=False, project=False, reasons=())
@@ -120,8 +120,7 @@ def is_promotable(source_type: str, target_type: str) -> bool:
 
 def comparable_parameters(parameters: dict[str, str]) -> dict[str, str]:
     """Parameters without the documentation ones the reference ignores."""
-    return {k: v for k, v in parameters.items()
-            if k not in IGNORED_PARAMETERS and not k.startswith(FIELD_DOC_PREFIX)}
+    return {k: v for k, v in parameters.items() if k not in IGNORED_PARAMETERS and not k.startswith(FIELD_DOC_PREFIX)}
 
 
 def is_enum(schema: ConnectSchema) -> bool:
@@ -171,8 +170,7 @@ def _structural(record: ConnectSchema, current: ConnectSchema, seen: set) -> str
     elif record.type == ARRAY:
         return _structural(record.values, current.values, seen)
     elif record.type == MAP:
-        return (_structural(record.keys, current.keys, seen)
-                or _structural(record.values, current.values, seen))
+        return _structural(record.keys, current.keys, seen) or _structural(record.values, current.values, seen)
     return None
 
 

@@ -85,13 +85,35 @@ class ConnectSchema:
     definition the name came from, or None where Java would hold a fresh string.
     """
 
-    __slots__ = ("type", "optional", "default", "name", "version", "doc", "parameters", "fields",
-                 "key_schema", "value_schema", "name_token")
+    __slots__ = (
+        "type",
+        "optional",
+        "default",
+        "name",
+        "version",
+        "doc",
+        "parameters",
+        "fields",
+        "key_schema",
+        "value_schema",
+        "name_token",
+    )
 
-    def __init__(self, type: str, *, optional: bool = False, default: Any = None, name: str | None = None,
-                 version: int | None = None, doc: str | None = None, parameters: dict[str, str] | None = None,
-                 fields: Iterable[tuple[str, ConnectSchema]] = (), key_schema: ConnectSchema | None = None,
-                 value_schema: ConnectSchema | None = None, name_token: Any = None):
+    def __init__(
+        self,
+        type: str,
+        *,
+        optional: bool = False,
+        default: Any = None,
+        name: str | None = None,
+        version: int | None = None,
+        doc: str | None = None,
+        parameters: dict[str, str] | None = None,
+        fields: Iterable[tuple[str, ConnectSchema]] = (),
+        key_schema: ConnectSchema | None = None,
+        value_schema: ConnectSchema | None = None,
+        name_token: Any = None,
+    ):
         self.type = type
         self.optional = optional
         self.default = default
@@ -153,8 +175,17 @@ class ConnectSchema:
         return connect_equals(self, other)
 
     def __hash__(self) -> int:
-        return hash((self.type, self.optional, self.name, self.version, self.doc,
-                     frozenset(self.parameters.items()), tuple(name for name, _ in self.fields)))
+        return hash(
+            (
+                self.type,
+                self.optional,
+                self.name,
+                self.version,
+                self.doc,
+                frozenset(self.parameters.items()),
+                tuple(name for name, _ in self.fields),
+            )
+        )
 
     def __str__(self) -> str:  # ConnectSchema.toString
         return f"Schema{{{self.name}:{self.type}}}" if self.name is not None else f"Schema{{{self.type}}}"
@@ -213,11 +244,23 @@ def _equals(a: ConnectSchema | None, b: ConnectSchema | None, seen: set) -> bool
     if pair in seen:
         return True
     seen.add(pair)
-    same = (a.type == b.type and a.optional == b.optional and a.name == b.name and a.version == b.version
-            and a.doc == b.doc and a.parameters == b.parameters and a.default == b.default
-            and len(a.fields) == len(b.fields) and all(x == y for (x, _), (y, _) in zip(a.fields, b.fields)))
-    return (same and all(_equals(x, y, seen) for (_, x), (_, y) in zip(a.fields, b.fields))
-            and _equals(a.key_schema, b.key_schema, seen) and _equals(a.value_schema, b.value_schema, seen))
+    same = (
+        a.type == b.type
+        and a.optional == b.optional
+        and a.name == b.name
+        and a.version == b.version
+        and a.doc == b.doc
+        and a.parameters == b.parameters
+        and a.default == b.default
+        and len(a.fields) == len(b.fields)
+        and all(x == y for (x, _), (y, _) in zip(a.fields, b.fields))
+    )
+    return (
+        same
+        and all(_equals(x, y, seen) for (_, x), (_, y) in zip(a.fields, b.fields))
+        and _equals(a.key_schema, b.key_schema, seen)
+        and _equals(a.value_schema, b.value_schema, seen)
+    )
 
 
 def avro_datum(schema: ConnectSchema, value: Any) -> Any:
@@ -238,8 +281,9 @@ def avro_datum(schema: ConnectSchema, value: Any) -> Any:
     if kind == MAP:
         if schema.avro_map:
             return {k: avro_datum(schema.values, v) for k, v in value.items()}
-        return [{"key": avro_datum(schema.keys, e["key"]), "value": avro_datum(schema.values, e["value"])}
-                for e in value]
+        return [
+            {"key": avro_datum(schema.keys, e["key"]), "value": avro_datum(schema.values, e["value"])} for e in value
+        ]
     return value
 
 
@@ -254,8 +298,11 @@ def _has_union(schema: ConnectSchema | None, seen: set) -> bool:
     seen.add(id(schema))
     if schema.is_union:
         return True
-    return (any(_has_union(member, seen) for _, member in schema.fields)
-            or _has_union(schema.key_schema, seen) or _has_union(schema.value_schema, seen))
+    return (
+        any(_has_union(member, seen) for _, member in schema.fields)
+        or _has_union(schema.key_schema, seen)
+        or _has_union(schema.value_schema, seen)
+    )
 
 
 def split_name(full_name: str) -> tuple[str | None, str]:

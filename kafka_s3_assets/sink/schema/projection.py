@@ -57,8 +57,9 @@ class ProjectionError(SchemaCompatibilityError):
     """SchemaProjectorException: this value cannot be rebuilt on the target schema."""
 
 
-def project(value: Any, source_schema: dict | str | list, target_schema: dict | str | list, *,
-            connect_meta_data: bool = True) -> Any:
+def project(
+    value: Any, source_schema: dict | str | list, target_schema: dict | str | list, *, connect_meta_data: bool = True
+) -> Any:
     """``value`` (decoded with ``source_schema``) rebuilt as a value of ``target_schema``.
 
     Schemas are Avro schemas (parsed JSON). Equal Connect schemas return ``value`` itself.
@@ -88,10 +89,14 @@ def _check_maybe_compatible(source: ConnectSchema, target: ConnectSchema) -> Non
     # The reference compares parameters only when both schemas have some.
     if source.parameters and target.parameters and not parameters_compatible(source, target):
         if is_enum(source) and is_enum(target):
-            raise ProjectionError(f"Schema parameters mismatch. Source parameter: {_java_map(source.parameters)} "
-                                  f"is not a subset of target parameters: {_java_map(target.parameters)}")
-        raise ProjectionError(f"Schema parameters not equal. source parameters: {_java_map(source.parameters)} "
-                              f"and target parameters: {_java_map(target.parameters)}")
+            raise ProjectionError(
+                f"Schema parameters mismatch. Source parameter: {_java_map(source.parameters)} "
+                f"is not a subset of target parameters: {_java_map(target.parameters)}"
+            )
+        raise ProjectionError(
+            f"Schema parameters not equal. source parameters: {_java_map(source.parameters)} "
+            f"and target parameters: {_java_map(target.parameters)}"
+        )
 
 
 def _project_required(source: ConnectSchema, value: Any, target: ConnectSchema) -> Any:
@@ -109,10 +114,17 @@ def _project_required(source: ConnectSchema, value: Any, target: ConnectSchema) 
         return [project_connect(source.values, item, target.values) for item in value]
     if target.type == MAP:
         if isinstance(value, list):  # a map whose keys are no strings: Avro's MapEntry records
-            return [{"key": project_connect(source.keys, e["key"], target.keys),
-                     "value": project_connect(source.values, e["value"], target.values)} for e in value]
-        return {project_connect(source.keys, k, target.keys):
-                project_connect(source.values, v, target.values) for k, v in value.items()}
+            return [
+                {
+                    "key": project_connect(source.keys, e["key"], target.keys),
+                    "value": project_connect(source.values, e["value"], target.values),
+                }
+                for e in value
+            ]
+        return {
+            project_connect(source.keys, k, target.keys): project_connect(source.values, v, target.values)
+            for k, v in value.items()
+        }
     return None
 
 
@@ -140,8 +152,9 @@ def _project_union(source: ConnectSchema, value: Any, target: ConnectSchema) -> 
     target_branch = target.field(branch)
     if target_branch is None:
         # Connect would build a union struct with no branch set, which AvroData cannot write.
-        raise ProjectionError(f"Union branch `{branch}` of the value is not in the target union "
-                              f"{[name for name, _ in target.fields]}")
+        raise ProjectionError(
+            f"Union branch `{branch}` of the value is not in the target union {[name for name, _ in target.fields]}"
+        )
     source_branch = source.field(branch)
     assert source_branch is not None  # _branch_of names a field of the source union
     try:
@@ -186,8 +199,11 @@ def _fits(schema: ConnectSchema, value: Any) -> bool:
         return any(_fits(member, value) for _, member in schema.fields)
     if kind == STRUCT:
         names = {name for name, _ in schema.fields}
-        return isinstance(value, dict) and set(value) <= names and all(
-            _fits(member, value.get(name)) for name, member in schema.fields)
+        return (
+            isinstance(value, dict)
+            and set(value) <= names
+            and all(_fits(member, value.get(name)) for name, member in schema.fields)
+        )
     return False
 
 
@@ -227,4 +243,3 @@ def _default(schema: ConnectSchema) -> Any:
 
 def _java_map(parameters: dict[str, str]) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in parameters.items()) + "}"
-

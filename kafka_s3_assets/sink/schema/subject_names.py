@@ -40,8 +40,9 @@ class SubjectNameStrategy:
 
     def __post_init__(self) -> None:
         if self.class_name not in SUBJECT_NAME_STRATEGIES:
-            raise SubjectNameError(f"Unknown subject name strategy {self.class_name}: use one of "
-                                   + ", ".join(SUBJECT_NAME_STRATEGIES))
+            raise SubjectNameError(
+                f"Unknown subject name strategy {self.class_name}: use one of " + ", ".join(SUBJECT_NAME_STRATEGIES)
+            )
 
     @property
     def uses_schema(self) -> bool:
@@ -61,8 +62,10 @@ class SubjectNameStrategy:
         if name is None:
             # RecordNameStrategy.getRecordName's message.
             what = "key" if is_key else "value"
-            raise SubjectNameError(f"In configuration {strategy_setting(is_key)} = {self.class_name}, the message "
-                                   f"{what} must only be a record schema")
+            raise SubjectNameError(
+                f"In configuration {strategy_setting(is_key)} = {self.class_name}, the message "
+                f"{what} must only be a record schema"
+            )
         return name
 
 

@@ -127,5 +127,16 @@ def local_fields(local_millis: int) -> LocalFields:
     thursday = days - day_of_week + 4
     week_year = civil_from_days(thursday)[0]
     week = (thursday - days_from_civil(week_year, 1, 1)) // 7 + 1
-    return LocalFields(year, month, day, hour, minute, second, millis,
-                       days - days_from_civil(year, 1, 1) + 1, day_of_week, week_year, week)
+    return LocalFields(
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+        millis,
+        days - days_from_civil(year, 1, 1) + 1,
+        day_of_week,
+        week_year,
+        week,
+    )

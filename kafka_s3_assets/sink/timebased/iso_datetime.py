@@ -92,7 +92,7 @@ def _number(field: str, max_digits: int, signed: bool = False) -> Parser:
             length += 1
         if length == 0:
             return ~pos
-        bucket.fields.append((field, int(text[pos:pos + length]), 0))
+        bucket.fields.append((field, int(text[pos : pos + length]), 0))
         return pos + length
 
     return parse
@@ -139,7 +139,7 @@ def _offset_parser(zero_text: str | None) -> Parser:
         pos += 1
         if _digit_count(text, pos, 2) < 2:
             return ~pos
-        hours = int(text[pos:pos + 2])
+        hours = int(text[pos : pos + 2])
         if hours > 23:
             return ~pos
         offset = hours * MILLIS_PER_HOUR
@@ -162,7 +162,7 @@ def _offset_parser(zero_text: str | None) -> Parser:
                 break
             if count < 2:
                 return ~pos
-            minutes = int(text[pos:pos + 2])
+            minutes = int(text[pos : pos + 2])
             if minutes > 59:
                 return ~pos
             offset += minutes * MILLIS_PER_MINUTE
@@ -180,7 +180,7 @@ def _offset_parser(zero_text: str | None) -> Parser:
                 break
             if count < 2:
                 return ~pos
-            seconds = int(text[pos:pos + 2])
+            seconds = int(text[pos : pos + 2])
             if seconds > 59:
                 return ~pos
             offset += seconds * MILLIS_PER_SECOND
@@ -260,10 +260,14 @@ def _build_date_time_parser() -> Parser:
         _number("hourOfDay", 2),
         _choice(
             _sequence(
-                _literal(":"), _number("minuteOfHour", 2),
+                _literal(":"),
+                _number("minuteOfHour", 2),
                 _choice(
-                    _sequence(_literal(":"), _number("secondOfMinute", 2),
-                              _optional(_sequence(decimal_point, _fraction(MILLIS_PER_SECOND)))),
+                    _sequence(
+                        _literal(":"),
+                        _number("secondOfMinute", 2),
+                        _optional(_sequence(decimal_point, _fraction(MILLIS_PER_SECOND))),
+                    ),
                     _sequence(decimal_point, _fraction(MILLIS_PER_MINUTE)),
                     None,
                 ),
@@ -274,11 +278,22 @@ def _build_date_time_parser() -> Parser:
     )
     offset = _offset_parser("Z")
     date_element = _choice(
-        _sequence(_number("year", 9, signed=True),
-                  _optional(_sequence(_literal("-"), _number("monthOfYear", 2),
-                                      _optional(_sequence(_literal("-"), _number("dayOfMonth", 2)))))),
-        _sequence(_number("weekyear", 9, signed=True), _literal("-W"), _number("weekOfWeekyear", 2),
-                  _optional(_sequence(_literal("-"), _number("dayOfWeek", 1)))),
+        _sequence(
+            _number("year", 9, signed=True),
+            _optional(
+                _sequence(
+                    _literal("-"),
+                    _number("monthOfYear", 2),
+                    _optional(_sequence(_literal("-"), _number("dayOfMonth", 2))),
+                )
+            ),
+        ),
+        _sequence(
+            _number("weekyear", 9, signed=True),
+            _literal("-W"),
+            _number("weekOfWeekyear", 2),
+            _optional(_sequence(_literal("-"), _number("dayOfWeek", 1))),
+        ),
         _sequence(_number("year", 9, signed=True), _literal("-"), _number("dayOfYear", 3)),
     )
     time_or_offset = _sequence(_literal("T"), _optional(time_element), _optional(offset))
@@ -315,8 +330,9 @@ def _parse_fully(parser: Parser, text: str) -> _Bucket:
 
 def _check(text: str, field: str, value: int, low: int, high: int) -> None:
     if not low <= value <= high:
-        raise TimestampFormatError(f'Cannot parse "{text}": Value {value} for {field} must be in the range '
-                                   f"[{low},{high}]")
+        raise TimestampFormatError(
+            f'Cannot parse "{text}": Value {value} for {field} must be in the range [{low},{high}]'
+        )
 
 
 def _local_millis(text: str, fields: dict[str, int], fractions: list[tuple[int, int]]) -> int:
@@ -344,8 +360,11 @@ def _local_millis(text: str, fields: dict[str, int], fractions: list[tuple[int, 
             _check(text, "dayOfMonth", day, 1, days_in_month(year, month))
             days = days_from_civil(year, month, day)
     millis = days * MILLIS_PER_DAY
-    for field, unit, high in (("hourOfDay", MILLIS_PER_HOUR, 23), ("minuteOfHour", MILLIS_PER_MINUTE, 59),
-                              ("secondOfMinute", MILLIS_PER_SECOND, 59)):
+    for field, unit, high in (
+        ("hourOfDay", MILLIS_PER_HOUR, 23),
+        ("minuteOfHour", MILLIS_PER_MINUTE, 59),
+        ("secondOfMinute", MILLIS_PER_SECOND, 59),
+    ):
         if field in fields:
             _check(text, field, fields[field], 0, high)
             millis += fields[field] * unit

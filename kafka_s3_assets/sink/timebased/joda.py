@@ -44,7 +44,7 @@ def tokenize(pattern: str) -> list[str]:
             j = i
             while j + 1 < n and pattern[j + 1] == c:
                 j += 1
-            tokens.append(pattern[i:j + 1])
+            tokens.append(pattern[i : j + 1])
             i = j + 1
             continue
         text, in_literal = [], False
@@ -107,8 +107,10 @@ def compile_pattern(pattern: str) -> list[_Field]:
         if letter not in _KNOWN_LETTERS:  # Joda stops at the first illegal component, whatever precedes it
             raise IllegalPatternError(f"Illegal pattern component: {token}")
         if unsupported is None and letter == "z":
-            unsupported = (f"time zone names ('{token}') are not supported by kafka_s3_assets: "
-                           "Java's names are not in Python's zone data; use 'Z' or 'ZZ' offsets")
+            unsupported = (
+                f"time zone names ('{token}') are not supported by kafka_s3_assets: "
+                "Java's names are not in Python's zone data; use 'Z' or 'ZZ' offsets"
+            )
         elif unsupported is None and letter == "Z" and len(token) >= 3:
             unsupported = f"time zone ids ('{token}') are not supported by kafka_s3_assets; use 'Z' or 'ZZ' offsets"
         fields.append(_Field(letter, len(token)))
@@ -171,7 +173,8 @@ class JodaFormatter:
                 raise UnsupportedLocaleTextError(
                     f"'{field.letter * field.width}' ({description}) needs locale text that kafka_s3_assets has "
                     f"only for the language(s) {', '.join(languages_with(attribute))}; locale '{locale}' is the "
-                    f"Java language '{java_language(locale)}'")
+                    f"Java language '{java_language(locale)}'"
+                )
 
     def print(self, instant: int) -> str:
         offset = self.zone.offset(instant)
@@ -221,8 +224,15 @@ class JodaFormatter:
         if letter == "Z":
             return _offset(offset, separators=width == 2)
         value = {
-            "d": t.day, "D": t.day_of_year, "w": t.week_of_week_year, "e": t.day_of_week,
-            "H": t.hour, "k": t.hour or 24, "K": t.hour % 12, "h": t.hour % 12 or 12,
-            "m": t.minute, "s": t.second,
+            "d": t.day,
+            "D": t.day_of_year,
+            "w": t.week_of_week_year,
+            "e": t.day_of_week,
+            "H": t.hour,
+            "k": t.hour or 24,
+            "K": t.hour % 12,
+            "h": t.hour % 12 or 12,
+            "m": t.minute,
+            "s": t.second,
         }[letter]
         return _pad(value, width)

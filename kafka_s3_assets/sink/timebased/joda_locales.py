@@ -17,18 +17,30 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class LocaleText:
-    months: tuple[str, ...] | None = None          # MMMM, January first
-    short_months: tuple[str, ...] | None = None    # MMM
-    weekdays: tuple[str, ...] | None = None        # EEEE, Monday first
+    months: tuple[str, ...] | None = None  # MMMM, January first
+    short_months: tuple[str, ...] | None = None  # MMM
+    weekdays: tuple[str, ...] | None = None  # EEEE, Monday first
     short_weekdays: tuple[str, ...] | None = None  # E, EE, EEE
-    halfdays: tuple[str, str] | None = None        # a
-    eras: tuple[str, str] | None = None            # G: BC, AD
+    halfdays: tuple[str, str] | None = None  # a
+    eras: tuple[str, str] | None = None  # G: BC, AD
 
 
 _TABLE: dict[str, LocaleText] = {
     "en": LocaleText(
-        months=("January", "February", "March", "April", "May", "June", "July", "August", "September",
-                "October", "November", "December"),
+        months=(
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ),
         short_months=("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
         weekdays=("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
         short_weekdays=("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"),
@@ -36,35 +48,106 @@ _TABLE: dict[str, LocaleText] = {
         eras=("BC", "AD"),
     ),
     "de": LocaleText(
-        months=("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
-                "November", "Dezember"),
+        months=(
+            "Januar",
+            "Februar",
+            "März",
+            "April",
+            "Mai",
+            "Juni",
+            "Juli",
+            "August",
+            "September",
+            "Oktober",
+            "November",
+            "Dezember",
+        ),
         weekdays=("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
     ),
     "fr": LocaleText(
-        months=("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
-                "novembre", "décembre"),
+        months=(
+            "janvier",
+            "février",
+            "mars",
+            "avril",
+            "mai",
+            "juin",
+            "juillet",
+            "août",
+            "septembre",
+            "octobre",
+            "novembre",
+            "décembre",
+        ),
         weekdays=("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"),
     ),
     "es": LocaleText(
-        months=("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre",
-                "octubre", "noviembre", "diciembre"),
+        months=(
+            "enero",
+            "febrero",
+            "marzo",
+            "abril",
+            "mayo",
+            "junio",
+            "julio",
+            "agosto",
+            "septiembre",
+            "octubre",
+            "noviembre",
+            "diciembre",
+        ),
         weekdays=("lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"),
     ),
     "it": LocaleText(
-        months=("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre",
-                "ottobre", "novembre", "dicembre"),
+        months=(
+            "gennaio",
+            "febbraio",
+            "marzo",
+            "aprile",
+            "maggio",
+            "giugno",
+            "luglio",
+            "agosto",
+            "settembre",
+            "ottobre",
+            "novembre",
+            "dicembre",
+        ),
         weekdays=("lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica"),
     ),
     "nl": LocaleText(
-        months=("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september",
-                "oktober", "november", "december"),
+        months=(
+            "januari",
+            "februari",
+            "maart",
+            "april",
+            "mei",
+            "juni",
+            "juli",
+            "augustus",
+            "september",
+            "oktober",
+            "november",
+            "december",
+        ),
         weekdays=("maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag"),
     ),
     "pt": LocaleText(
-        months=("janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro",
-                "outubro", "novembro", "dezembro"),
-        weekdays=("segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado",
-                  "domingo"),
+        months=(
+            "janeiro",
+            "fevereiro",
+            "março",
+            "abril",
+            "maio",
+            "junho",
+            "julho",
+            "agosto",
+            "setembro",
+            "outubro",
+            "novembro",
+            "dezembro",
+        ),
+        weekdays=("segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado", "domingo"),
     ),
 }
 

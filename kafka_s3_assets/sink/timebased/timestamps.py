@@ -31,8 +31,9 @@ _EXTRACTOR_PREFIX = "io.confluent.connect.storage.partitioner.TimeBasedPartition
 WALLCLOCK, RECORD, RECORD_FIELD = "Wallclock", "Record", "RecordField"
 # timestamp.extractor values the reference resolves to its built-in extractors.
 BUILTIN_EXTRACTORS = {name: name for name in (WALLCLOCK, RECORD, RECORD_FIELD)}
-BUILTIN_EXTRACTORS.update({f"{_EXTRACTOR_PREFIX}{name}TimestampExtractor": name
-                           for name in (WALLCLOCK, RECORD, RECORD_FIELD)})
+BUILTIN_EXTRACTORS.update(
+    {f"{_EXTRACTOR_PREFIX}{name}TimestampExtractor": name for name in (WALLCLOCK, RECORD, RECORD_FIELD)}
+)
 
 _NUMERIC_TIMESTAMP = re.compile(r"-?[0-9]{1,19}")
 
@@ -110,7 +111,8 @@ class RecordFieldTimestampExtractor:
             if field_type.logical is not None:  # Date / Time hold a java.util.Date: ClassCastException
                 raise PartitionDataError(
                     f"Timestamp field '{self.field_name}' has Connect logical type {field_type.logical}, which "
-                    "RecordFieldTimestampExtractor cannot read (the reference fails with a ClassCastException)")
+                    "RecordFieldTimestampExtractor cannot read (the reference fails with a ClassCastException)"
+                )
             return value
         if field_type.type == STRING:
             return timestamp_from_string(value)

@@ -117,8 +117,10 @@ class JodaZone:
             a, b = instant_local - offset_local, instant_local - offset
             if self._transition_in(min(a, b), max(a, b)):
                 if strict:
-                    raise ValueError(f"Illegal instant due to time zone offset transition (daylight savings "
-                                     f"time 'gap'): local millis {instant_local} ({self.id})")
+                    raise ValueError(
+                        f"Illegal instant due to time zone offset transition (daylight savings "
+                        f"time 'gap'): local millis {instant_local} ({self.id})"
+                    )
                 offset = offset_local
         instant_utc = instant_local - offset
         if instant_utc > LONG_MAX or instant_utc < -LONG_MAX - 1:
