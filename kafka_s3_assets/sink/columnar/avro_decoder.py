@@ -1,6 +1,7 @@
 """Datums of one Avro schema -> an Arrow table, decoded natively, per batch.
 
-The interface is one call, ``DatumsDecoder.decode(datums)``, so the native reader can be replaced. The
+The interface is ``DatumsDecoder`` (``decode(datums)``, and ``decode_block(count, body)`` for datums
+already joined), so the native reader can be replaced. The
 one used, ``PolarsAvroDecoder``, frames the datums as one block of an in-memory Avro container file
 (header written once per schema; the block is the datums' bytes joined, as ``avro_container`` builds
 blocks without decoding) and reads it with ``polars.read_avro``; ``to_arrow`` hands the columns over
@@ -36,6 +37,10 @@ class DatumsDecoder(Protocol):
     def decode(self, datums: Sequence[bytes], body: bytes | None = None) -> pa.Table:
         """The datums' values as the columns of the decoder's schema, one row per datum, in order
         (``body``: the datums joined, if the caller has them already)."""
+        ...
+
+    def decode_block(self, count: int, body: bytes) -> pa.Table:
+        """The values of ``count`` datums joined in ``body``."""
         ...
 
 
