@@ -1,4 +1,4 @@
-"""Shared fixtures: one real devstack (Tansu, S3 server, schema registry) and one real Spark session
+"""Shared fixtures: one real devstack (Apache Kafka, S3 server, schema registry) and one real Spark session
 for the whole suite, plus helpers that create uniquely named topics and buckets per test."""
 
 from __future__ import annotations
@@ -86,10 +86,11 @@ class Kafka:
     bootstrap: str
     registry_url: str
 
-    def create_topic(self, prefix: str = "t", partitions: int = 1) -> str:
+    def create_topic(self, prefix: str = "t", partitions: int = 1, config: dict[str, str] | None = None) -> str:
+        """A new topic with a unique name; ``config``: topic configs (``cleanup.policy``, ``segment.ms``, ...)."""
         name = f"{prefix}_{uuid.uuid4().hex[:8]}"
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        for future in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+        for future in admin.create_topics([NewTopic(name, partitions, 1, config=config or {})]).values():
             future.result(timeout=30)
         return name
 
@@ -107,8 +108,8 @@ class Kafka:
         assert producer.flush(30) == 0
 
     def consume_all(self, topic: str, partition: int = 0, timeout_s: float = 30) -> list:
-        """Every record of ``topic``/``partition`` from offset 0 to the end (a fetch-based end: Tansu's
-        ListOffsets is wrong), as confluent-kafka Messages."""
+        """Every record of ``topic``/``partition`` from offset 0 to the end (the end-of-partition event), as
+        confluent-kafka Messages."""
         import time
 
         from confluent_kafka import Consumer, KafkaError, TopicPartition

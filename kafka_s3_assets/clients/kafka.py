@@ -55,6 +55,10 @@ LIBRDKAFKA_LOGGER = logging.getLogger("kafka_s3_assets.librdkafka")
 OUT_OF_RANGE_CODES = (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET)
 
 
+CONNECT_ISOLATION_LEVEL = "read_uncommitted"
+READ_COMMITTED = "read_committed"
+
+
 # What the read path's correctness rests on: no automatic commits (S3 is the source of truth), an
 # error rather than a silent jump when an offset is gone (retention is detected and recorded), and the
 # end-of-partition events the reader stops on. A consumer override cannot change these.
@@ -82,6 +86,11 @@ class KafkaSettings:
 
     __str__ = __repr__
 
+    @property
+    def read_committed(self) -> bool:
+        """Whether reads stop at the last stable offset (records of open and aborted transactions hidden)."""
+        return str(self.consumer_config().get("isolation.level", "")).strip().lower() == READ_COMMITTED
+
     def secrets(self) -> list[str]:
         """The secret values, to scrub from anything printed."""
         return [v.reveal() for v in self.client_config.values() if isinstance(v, Secret) and v]
@@ -101,6 +110,10 @@ class KafkaSettings:
             "log.connection.close": False,
             # librdkafka repeats connection failures at length; our own errors say it once, clearly.
             "logger": LIBRDKAFKA_LOGGER,
+            # A Connect sink's consumer has the Java client's default (Connect's worker sets none), where
+            # librdkafka's is read_committed: aborted transactions' records are delivered unless the worker's
+            # consumer.isolation.level or the connector's consumer.override.isolation.level says otherwise.
+            "isolation.level": CONNECT_ISOLATION_LEVEL,
         }
         protected = {k: conf[k] for k in PROTECTED_CONSUMER_SETTINGS}
         conf.update({k: reveal(v) for k, v in self.client_config.items()})
@@ -156,6 +169,11 @@ def probe_watermarks(
     batch per partition is transferred and discarded; nothing is committed (the first record's timestamp is
     kept: ``Watermarks.first_timestamp_ms``). ListOffsets is asked only
     for a broker whose fetch responses carry no log start offset (Fetch < v5, Kafka < 1.0).
+
+    Under ``read_committed`` the high mark is the last stable offset: the end a read_committed consumer can
+    reach while a transaction is open (an end-of-partition event there carries it; otherwise ListOffsets
+    with the read_committed isolation level answers it). Plans, lag, sensors and the completeness check all
+    measure against this mark, so an open transaction neither hangs an export nor shows as loss.
     """
     consumer = Consumer(settings.consumer_config(**PROBE_FETCH_LIMITS))
     try:
@@ -164,6 +182,7 @@ def probe_watermarks(
         consumer.assign([TopicPartition(topic, partition, offset) for (topic, partition), offset in positions.items()])
         pending = set(positions)
         first_timestamps: dict[tuple[str, int], int] = {}
+        end_events: dict[tuple[str, int], int] = {}  # the offset of an end-of-partition event
         deadline = time.monotonic() + settings.timeout_s
         while pending:
             remaining = deadline - time.monotonic()
@@ -180,6 +199,10 @@ def probe_watermarks(
                 if key in pending:
                     if err is None and msg.timestamp()[0] != 0:  # a record, with a timestamp
                         first_timestamps[key] = msg.timestamp()[1]
+                    elif err is not None and err.code() == KafkaError._PARTITION_EOF:
+                        end_offset = msg.offset()
+                        if end_offset is not None:
+                            end_events[key] = end_offset
                     pending.discard(key)
                     consumer.pause([TopicPartition(*key)])
         result = {}
@@ -189,9 +212,61 @@ def probe_watermarks(
             if low < 0:
                 low, _unreliable_high = consumer.get_watermark_offsets(tp, timeout=settings.timeout_s, cached=False)
             result[(topic, partition)] = Watermarks(low, high, first_timestamps.get((topic, partition)))
+        if settings.read_committed:
+            result = _stable_marks(settings, result, end_events)
         return result
     finally:
         consumer.close()
+
+
+def _stable_marks(
+    settings: KafkaSettings, marks: dict[tuple[str, int], Watermarks], end_events: Mapping[tuple[str, int], int]
+) -> dict[tuple[str, int], Watermarks]:
+    """``marks`` with each high mark lowered to the last stable offset. A read_committed consumer's
+    end-of-partition event is at the last stable offset; where the probe saw a record instead, ListOffsets
+    (LATEST, read_committed) tells it."""
+    stable = dict(end_events)
+    unknown = [key for key in marks if key not in stable]
+    if unknown:
+        stable.update(last_stable_offsets(settings, unknown))
+    return {
+        key: Watermarks(mark.low, min(mark.high, stable[key]), mark.first_timestamp_ms) for key, mark in marks.items()
+    }
+
+
+def last_stable_offsets(settings: KafkaSettings, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """ListOffsets LATEST with the read_committed isolation level: the offset below which every transaction
+    is decided (the high watermark when none is open)."""
+    from confluent_kafka import IsolationLevel
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    admin_config = {k: v for k, v in settings.consumer_config().items() if k in _ADMIN_SETTINGS or _is_security(k)}
+    admin = AdminClient(admin_config)
+    futures = admin.list_offsets(
+        {TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions},
+        isolation_level=IsolationLevel.READ_COMMITTED,
+        request_timeout=settings.timeout_s,
+    )
+    stable = {}
+    for tp, future in futures.items():
+        try:
+            stable[(tp.topic, tp.partition)] = future.result(timeout=settings.timeout_s).offset
+        except KafkaException as exc:
+            raise KafkaReadError(
+                f"Cannot read the last stable offset of {tp.topic}/{tp.partition} from {settings.bootstrap_servers}: "
+                f"{exc.args[0].str() if exc.args else exc}"
+            ) from None
+    return stable
+
+
+# What an admin client takes of a consumer's settings: where the cluster is and how to reach it.
+_ADMIN_SETTINGS = frozenset(
+    {"bootstrap.servers", "socket.connection.setup.timeout.ms", "log.connection.close", "logger", "client.id"}
+)
+
+
+def _is_security(key: str) -> bool:
+    return key.startswith(("security.", "sasl.", "ssl.", "enable.ssl."))
 
 
 def committed_offset(settings: KafkaSettings, group_id: str, topic: str, partition: int) -> int | None:

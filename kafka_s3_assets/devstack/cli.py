@@ -28,8 +28,8 @@ def add_devstack_parser(subparsers) -> None:
     """Register ``devstack up|down|status|env`` on an argparse subparsers object."""
     parser = subparsers.add_parser(
         "devstack",
-        help="start/stop the local Kafka (Tansu), S3 and schema registry (and Spark Connect)",
-        description="Run a local Kafka broker (Tansu), S3 server and schema registry (and, on "
+        help="start/stop the local Kafka (Apache Kafka), S3 and schema registry (and Spark Connect)",
+        description="Run a local Kafka broker (Apache Kafka), S3 server and schema registry (and, on "
         "request, a Spark Connect server) on loopback ports, recorded in a state directory.",
     )
     _add_dir_option(parser, default=None)
@@ -46,7 +46,8 @@ def add_devstack_parser(subparsers) -> None:
     up.add_argument(
         "--persistent-kafka",
         action="store_true",
-        help="keep Kafka's data in a bucket of the stack's S3 server instead of memory",
+        help="keep the broker's log directory (topics, offsets) across restarts and down/up instead of "
+        "formatting it afresh at every start",
     )
     up.add_argument(
         "--spark-connect",

