@@ -111,22 +111,22 @@ def sasl_credentials(files: BrokerFiles) -> SaslCredentials:
     return SaslCredentials(SCRAM_USER, files.scram_password())
 
 
-def server_properties(ports: dict[str, int], log_dir: Path, tls: TlsFiles) -> str:
+def server_properties(
+    ports: dict[str, int], log_dir: Path, tls: TlsFiles, advertised_ports: dict[str, int] | None = None
+) -> str:
+    """``advertised_ports``: where clients are told to connect instead (a test's proxy in front of a listener)."""
     host = LOOPBACK
-    listeners = {
-        "PLAINTEXT": ports[MAIN_PORT],
-        "SASL_PLAINTEXT": ports[SASL_PORT],
-        "SSL": ports[SSL_PORT],
-        "MTLS": ports[MTLS_PORT],
-    }
-    served = ",".join(f"{name}://{host}:{port}" for name, port in listeners.items())
+    roles = {"PLAINTEXT": MAIN_PORT, "SASL_PLAINTEXT": SASL_PORT, "SSL": SSL_PORT, "MTLS": MTLS_PORT}
+    served = ",".join(f"{name}://{host}:{ports[role]}" for name, role in roles.items())
+    advertised = {**ports, **(advertised_ports or {})}
+    told = ",".join(f"{name}://{host}:{advertised[role]}" for name, role in roles.items())
     jaas = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
     lines = [
         "process.roles=broker,controller",
         "node.id=1",
         f"controller.quorum.voters=1@{host}:{ports[CONTROLLER_PORT]}",
         f"listeners={served},CONTROLLER://{host}:{ports[CONTROLLER_PORT]}",
-        f"advertised.listeners={served}",
+        f"advertised.listeners={told}",
         "controller.listener.names=CONTROLLER",
         "inter.broker.listener.name=PLAINTEXT",
         "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,"
@@ -160,7 +160,9 @@ def server_properties(ports: dict[str, int], log_dir: Path, tls: TlsFiles) -> st
     return "\n".join(lines) + "\n"
 
 
-def broker_spec(*, ports: dict[str, int], files: BrokerFiles, persistent: bool) -> ServerSpec:
+def broker_spec(
+    *, ports: dict[str, int], files: BrokerFiles, persistent: bool, advertised_ports: dict[str, int] | None = None
+) -> ServerSpec:
     """A spec that formats the storage when needed (in ``prepare``) and runs the broker."""
     java = _java()
     cp = classpath()
@@ -168,7 +170,7 @@ def broker_spec(*, ports: dict[str, int], files: BrokerFiles, persistent: bool) 
     def prepare() -> None:
         files.config_dir.mkdir(parents=True, exist_ok=True)
         tls = ensure_tls_files(files.tls.ca_certificate.parent)
-        files.server_properties.write_text(server_properties(ports, files.log_dir, tls))
+        files.server_properties.write_text(server_properties(ports, files.log_dir, tls, advertised_ports))
         files.log4j.write_text(_LOG4J2)
         if not persistent:
             shutil.rmtree(files.log_dir, ignore_errors=True)
