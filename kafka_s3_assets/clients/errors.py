@@ -9,6 +9,14 @@ class KafkaUnavailableError(ExternalSystemError):
     pass
 
 
+class KafkaAuthenticationError(KafkaUnavailableError):
+    """The broker refused the client's credentials (SASL)."""
+
+
+class KafkaTlsError(KafkaUnavailableError):
+    """No TLS session with the broker (its certificate not trusted, or ours refused)."""
+
+
 class KafkaReadError(ExternalSystemError):
     pass
 

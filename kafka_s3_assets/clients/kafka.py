@@ -21,6 +21,7 @@ from confluent_kafka import OFFSET_INVALID, Consumer, KafkaError, KafkaException
 from ..sink.records import KafkaRecord, RecordBatch
 from ..sink.secrets import Secret, reveal
 from .errors import KafkaReadError, KafkaUnavailableError
+from .kafka_reachability import ConnectionProblems, unreachable_error
 
 # Throughput settings measured on the local stack: with librdkafka's defaults a read is ~5x slower.
 # fetch.queue.backoff.ms: once a partition's prefetch queue holds queued.min.messages (100,000) records,
@@ -79,6 +80,9 @@ class KafkaSettings:
     bootstrap_servers: str
     client_config: Mapping[str, str | Secret] = field(repr=False)
     timeout_s: float = 30.0
+    # The security settings as the user wrote them (``consumer.override.sasl.jaas.config``): what an
+    # authentication or TLS failure tells the user to check.
+    security_keys: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         shown = {k: v if not isinstance(v, Secret) else str(v) for k, v in self.client_config.items()}
@@ -122,15 +126,34 @@ class KafkaSettings:
         return conf
 
 
-def _check_reachable(consumer: Consumer, settings: KafkaSettings, topic: str) -> int:
+class _Consumer(Consumer):
+    """A consumer that keeps what librdkafka reported while it could not connect (``connection_problems``)."""
+
+    def __init__(self, config: dict):
+        self.connection_problems = ConnectionProblems()
+        super().__init__({**config, "error_cb": self.connection_problems})
+
+
+def _consumer(settings: KafkaSettings, group_id: str | None = None, /, **extra: Any) -> _Consumer:
+    return _Consumer(settings.consumer_config(group_id, **extra))
+
+
+def _check_reachable(consumer: _Consumer, settings: KafkaSettings, topic: str) -> int:
     """Fetch metadata for ``topic``; returns its partition count. Raises a clear error if the broker
-    cannot be reached or the topic does not exist."""
+    cannot be reached (naming the keys to check when it refused the credentials or the TLS session) or
+    the topic does not exist."""
     try:
         metadata = consumer.list_topics(topic, timeout=settings.timeout_s)
     except KafkaException as exc:
-        raise KafkaUnavailableError(
-            f"Kafka broker unreachable at {settings.bootstrap_servers} (no metadata within "
-            f"{settings.timeout_s:g}s): {exc.args[0].str() if exc.args else exc}"
+        # librdkafka hands its reports of failed connections (credentials refused, a certificate not trusted)
+        # to the error callback only when the client is polled; nothing is assigned yet, so nothing is read.
+        consumer.poll(0)
+        raise unreachable_error(
+            settings.bootstrap_servers,
+            settings.timeout_s,
+            exc.args[0].str() if exc.args else str(exc),
+            consumer.connection_problems,
+            settings.security_keys,
         ) from None
     info = metadata.topics.get(topic)
     if info is None or info.error is not None and info.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
@@ -141,7 +164,7 @@ def _check_reachable(consumer: Consumer, settings: KafkaSettings, topic: str) ->
 
 
 def list_partitions(settings: KafkaSettings, topic: str) -> list[int]:
-    consumer = Consumer(settings.consumer_config())
+    consumer = _consumer(settings)
     try:
         count = _check_reachable(consumer, settings, topic)
         return list(range(count))
@@ -175,7 +198,7 @@ def probe_watermarks(
     with the read_committed isolation level answers it). Plans, lag, sensors and the completeness check all
     measure against this mark, so an open transaction neither hangs an export nor shows as loss.
     """
-    consumer = Consumer(settings.consumer_config(**PROBE_FETCH_LIMITS))
+    consumer = _consumer(settings, **PROBE_FETCH_LIMITS)
     try:
         for topic in {t for t, _p in positions}:
             _check_reachable(consumer, settings, topic)
@@ -271,7 +294,7 @@ def _is_security(key: str) -> bool:
 
 def committed_offset(settings: KafkaSettings, group_id: str, topic: str, partition: int) -> int | None:
     """The consumer group's committed offset (e.g. Kafka Connect's ``connect-<name>``), or None."""
-    consumer = Consumer(settings.consumer_config(group_id))
+    consumer = _consumer(settings, group_id)
     try:
         _check_reachable(consumer, settings, topic)
         [tp] = consumer.committed([TopicPartition(topic, partition)], timeout=settings.timeout_s)
@@ -286,7 +309,7 @@ def committed_offset(settings: KafkaSettings, group_id: str, topic: str, partiti
 
 def commit_offset(settings: KafkaSettings, group_id: str, topic: str, partition: int, next_offset: int) -> None:
     """Commit ``next_offset`` for the group without joining it (a simple, assign-mode commit)."""
-    consumer = Consumer(settings.consumer_config(group_id))
+    consumer = _consumer(settings, group_id)
     try:
         consumer.commit(offsets=[TopicPartition(topic, partition, next_offset)], asynchronous=False)
     except KafkaException as exc:
@@ -329,7 +352,7 @@ class PartitionReader:
         """The records in ``consume()`` batches: runs of records of one ``consume()`` call, in offset order."""
         if self.end is not None and self.start >= self.end:
             return
-        consumer = Consumer(self.settings.consumer_config(**READ_TUNING))
+        consumer = _consumer(self.settings, **READ_TUNING)
         try:
             _check_reachable(consumer, self.settings, self.topic)
             consumer.assign([TopicPartition(self.topic, self.partition, self.start)])

@@ -3,8 +3,9 @@
 Connect users have their security settings as the Java client takes them: ``security.protocol``,
 ``sasl.mechanism``, ``sasl.jaas.config`` (a JAAS login module line holding the credentials),
 ``ssl.truststore.*`` / ``ssl.keystore.*`` (JKS by default), ``ssl.key.password``. confluent-kafka
-(librdkafka) names and reads them differently. This module turns the one into the other, or says
-clearly why it cannot (a JKS store, a Java callback class), naming the key. librdkafka's own names
+(librdkafka) names and reads them differently. This module turns the one into the other (a JKS or
+PKCS12 truststore is read here and its certificates passed inline), or says clearly why it cannot (a
+JKS keystore, a Java callback class), naming the key. librdkafka's own names
 (``sasl.username``, ``ssl.ca.location``, ...) are accepted as they are.
 
 Secret values come back wrapped in ``Secret`` (never printed); messages never contain a value of a
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..sink.secrets import KAFKA_CLIENT_SECRET_KEYS, Secret, reveal
+from .java_truststore import TruststoreError, truststore_pem
 
 log = logging.getLogger(__name__)
 
@@ -377,19 +379,32 @@ class _Mapper:
             return
         store_type = _store_type(self.value("ssl.truststore.type"), location)
         key = "ssl.truststore.type" if self.value("ssl.truststore.type") else "ssl.truststore.location"
+        if store_type in ("JKS", "PKCS12") and location is not None:
+            self.java_truststore(location, store_type)
+            return
         if store_type != "PEM":
-            self.problem(
-                key,
-                f"librdkafka cannot read a {store_type} truststore"
-                f"{' (JKS is the Java default for ssl.truststore.type)' if store_type == 'JKS' else ''}"
-                ": export the CA certificates as PEM (keytool -exportcert -rfc, or openssl pkcs12 "
-                "-nokeys) and set ssl.ca.location to that file (or ssl.truststore.type=PEM)",
-            )
+            self.problem(key, f"Unsupported truststore type {store_type}: use JKS, PKCS12 or PEM")
             return
         if location is not None:
             self.put("ssl.ca.location", location)
         if certificates is not None:
             self.put("ssl.ca.pem", certificates)
+
+    def java_truststore(self, location: str, store_type: str) -> None:
+        """librdkafka cannot read a Java store: its certificates go inline (``ssl.ca.pem``), read here."""
+        try:
+            with open(location, "rb") as store:
+                data = store.read()
+        except OSError as exc:
+            self.problem(
+                "ssl.truststore.location", f"Cannot read the {store_type} truststore {location}: {exc.strerror}"
+            )
+            return
+        try:
+            self.put("ssl.ca.pem", truststore_pem(data, store_type, self.value("ssl.truststore.password")))
+        except TruststoreError as exc:
+            key = "ssl.truststore.password" if exc.wrong_password else "ssl.truststore.location"
+            self.problem(key, f"The {store_type} truststore {location} cannot be read: {exc}")
 
     def keystore(self) -> None:
         location = self.value("ssl.keystore.location")

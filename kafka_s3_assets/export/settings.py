@@ -46,11 +46,12 @@ class ExportSettings:
 
 def kafka_client_config(
     config: SinkConfig, deployment: Mapping[str, str | Secret] | None = None
-) -> tuple[dict[str, str | Secret], list[ConfigProblem]]:
+) -> tuple[dict[str, str | Secret], list[ConfigProblem], tuple[str, ...]]:
     """librdkafka settings from, lowest precedence first: the worker-level ``consumer.<key>`` settings,
     the connector's ``consumer.override.<key>``, and the deployment's (the Dagster ``kafka`` resource).
     Security keys (Java or librdkafka names) are mapped by ``kafka_security``; others pass as they are.
-    Problems name the key as the user wrote it."""
+    Problems name the key as the user wrote it; so do the security keys returned last (what a failed
+    authentication or TLS handshake tells the user to check)."""
     merged: dict[str, str | Secret] = {}
     written_as: dict[str, str] = {}
     for prefix, source in (
@@ -65,7 +66,8 @@ def kafka_client_config(
     security, problems = librdkafka_security({k: v for k, v in merged.items() if is_security_key(k)})
     client_config = {k: v for k, v in merged.items() if not is_security_key(k)}
     client_config.update(security)
-    return client_config, [ConfigProblem(written_as.get(p.key, p.key), p.message) for p in problems]
+    security_keys = tuple(sorted(written_as[k] for k in merged if is_security_key(k)))
+    return client_config, [ConfigProblem(written_as.get(p.key, p.key), p.message) for p in problems], security_keys
 
 
 def _kafka_settings(
@@ -84,9 +86,14 @@ def _kafka_settings(
                 "No Kafka bootstrap servers: set bootstrap.servers in the connector config or $KAFKA_BOOTSTRAP_SERVERS",
             )
         )
-    client_config, kafka_problems = kafka_client_config(config, kafka_client_settings)
+    client_config, kafka_problems, security_keys = kafka_client_config(config, kafka_client_settings)
     problems.extend(kafka_problems)
-    kafka = KafkaSettings(bootstrap or "", client_config, timeout_s=config["kafka_s3_assets.kafka.timeout.ms"] / 1000)
+    kafka = KafkaSettings(
+        bootstrap or "",
+        client_config,
+        timeout_s=config["kafka_s3_assets.kafka.timeout.ms"] / 1000,
+        security_keys=security_keys,
+    )
     return kafka, problems
 
 

@@ -220,7 +220,10 @@ def test_pem_keystore_file_or_inline_and_store_types_inferred_from_the_file_name
     assert mapped({"ssl.keystore.location": "/etc/client.pfx"})[0] == {"ssl.keystore.location": "/etc/client.pfx"}
 
 
-def test_jks_stores_are_a_clear_error_naming_the_key_and_what_to_use():
+def test_java_truststores_are_read_and_jks_keystores_are_a_clear_error_naming_the_key():
+    """A JKS or PKCS12 truststore is read where the settings are resolved (its certificates then go inline to
+    librdkafka: integration/test_secured_listeners.py reads real ones); a file that is not there is an error
+    naming the key. librdkafka cannot use a JKS keystore (a private key in Java's own encryption)."""
     found = problems_of(
         {
             "ssl.truststore.type": "JKS",
@@ -230,15 +233,22 @@ def test_jks_stores_are_a_clear_error_naming_the_key_and_what_to_use():
             "ssl.keystore.password": STORE_PW,
         }
     )
-    assert "librdkafka cannot read a JKS truststore" in found["ssl.truststore.type"]
-    assert "ssl.ca.location" in found["ssl.truststore.type"]
+    assert found["ssl.truststore.location"] == (
+        "Cannot read the JKS truststore /etc/truststore.jks: No such file or directory"
+    )
     assert (
         "librdkafka cannot read a JKS keystore (JKS is the Java default for ssl.keystore.type)"
         in found["ssl.keystore.location"]
     )
     assert "PKCS12" in found["ssl.keystore.location"] and "ssl.key.location" in found["ssl.keystore.location"]
     assert STORE_PW not in str(found)
-    assert "PKCS12 truststore" in problems_of({"ssl.truststore.location": "/etc/trust.p12"})["ssl.truststore.location"]
+    assert problems_of({"ssl.truststore.location": "/etc/trust.p12"})["ssl.truststore.location"].startswith(
+        "Cannot read the PKCS12 truststore /etc/trust.p12"
+    )
+    assert (
+        "Unsupported truststore type BKS"
+        in problems_of({"ssl.truststore.type": "BKS", "ssl.truststore.location": "/t"})["ssl.truststore.type"]
+    )
 
 
 def test_librdkafka_names_are_taken_as_they_are_and_win_over_mapped_java_ones():
@@ -319,7 +329,7 @@ def test_settings_precedence_worker_then_connector_then_deployment_and_problems_
             {},
         )
     text = str(error.value)
-    assert "consumer.override.ssl.truststore.location: librdkafka cannot read a JKS truststore" in text
+    assert "consumer.override.ssl.truststore.location: Cannot read the JKS truststore /etc/trust.jks" in text
     assert "consumer.ssl.keystore.type: librdkafka cannot read a JKS keystore" in text
 
 
