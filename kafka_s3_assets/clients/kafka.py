@@ -179,6 +179,10 @@ class Watermarks:
     # Kafka timestamp of the first record at or after the probed position (None: no record there, or the
     # record has no timestamp): how old the oldest record waiting from that position is.
     first_timestamp_ms: int | None = None
+    # False when the probe reached the end from the probed position without a record: the offsets up to
+    # the high mark hold no record a reader would get (transaction markers; aborted records under
+    # read_committed). None: not known (the position was below the log start).
+    records_waiting: bool | None = None
 
 
 def probe_watermarks(
@@ -206,6 +210,7 @@ def probe_watermarks(
         pending = set(positions)
         first_timestamps: dict[tuple[str, int], int] = {}
         end_events: dict[tuple[str, int], int] = {}  # the offset of an end-of-partition event
+        records_seen: set[tuple[str, int]] = set()
         deadline = time.monotonic() + settings.timeout_s
         while pending:
             remaining = deadline - time.monotonic()
@@ -220,6 +225,8 @@ def probe_watermarks(
                 if err is not None and err.code() != KafkaError._PARTITION_EOF and err.code() not in OUT_OF_RANGE_CODES:
                     raise KafkaReadError(f"Fetch error on {key[0]}/{key[1]}: {err.str()}")
                 if key in pending:
+                    if err is None:
+                        records_seen.add(key)
                     if err is None and msg.timestamp()[0] != 0:  # a record, with a timestamp
                         first_timestamps[key] = msg.timestamp()[1]
                     elif err is not None and err.code() == KafkaError._PARTITION_EOF:
@@ -234,7 +241,11 @@ def probe_watermarks(
             low, high = consumer.get_watermark_offsets(tp, cached=True)
             if low < 0:
                 low, _unreliable_high = consumer.get_watermark_offsets(tp, timeout=settings.timeout_s, cached=False)
-            result[(topic, partition)] = Watermarks(low, high, first_timestamps.get((topic, partition)))
+            if (topic, partition) in first_timestamps or (topic, partition) in records_seen:
+                waiting: bool | None = True
+            else:
+                waiting = False if (topic, partition) in end_events else None
+            result[(topic, partition)] = Watermarks(low, high, first_timestamps.get((topic, partition)), waiting)
         if settings.read_committed:
             result = _stable_marks(settings, result, end_events)
         return result
@@ -253,7 +264,8 @@ def _stable_marks(
     if unknown:
         stable.update(last_stable_offsets(settings, unknown))
     return {
-        key: Watermarks(mark.low, min(mark.high, stable[key]), mark.first_timestamp_ms) for key, mark in marks.items()
+        key: Watermarks(mark.low, min(mark.high, stable[key]), mark.first_timestamp_ms, mark.records_waiting)
+        for key, mark in marks.items()
     }
 
 

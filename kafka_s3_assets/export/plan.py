@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..clients import kafka as kafka_client
+from ..clients.kafka import Watermarks
 from ..clients.s3 import S3ObjectStore, check_bucket
 from ..ledger import PartitionLedger
 from .settings import ExportSettings
@@ -25,9 +26,21 @@ class PartitionPlan:
     # Kafka timestamp of the first record waiting at next_offset (None: none waiting, unknown, or nothing
     # exported yet and the log no longer starts at offset 0).
     oldest_waiting_ms: int | None = None
+    # False when the broker holds no record a reader would get between next_offset and the high mark: only
+    # transaction markers (or aborted records under read_committed), which are nothing to export.
+    records_waiting: bool | None = None
+
+    @classmethod
+    def of(cls, topic: str, partition: int, next_offset: int | None, marks: Watermarks) -> PartitionPlan:
+        return cls(
+            topic, partition, next_offset, marks.low, marks.high, marks.first_timestamp_ms, marks.records_waiting
+        )
 
     @property
     def pending(self) -> int:
+        """Offsets waiting to be exported: 0 when none of them holds a record."""
+        if self.records_waiting is False:
+            return 0
         start = self.next_offset if self.next_offset is not None else self.low_watermark
         return max(0, self.high_watermark - max(start, self.low_watermark))
 
@@ -52,12 +65,7 @@ def plan_partitions(
 ) -> list[PartitionPlan]:
     next_offsets = exported_next_offsets(settings, partitions, read_only)
     marks = kafka_client.probe_watermarks(settings.kafka, {tp: (o or 0) for tp, o in next_offsets.items()})
-    return [
-        PartitionPlan(
-            t, p, next_offsets[(t, p)], marks[(t, p)].low, marks[(t, p)].high, marks[(t, p)].first_timestamp_ms
-        )
-        for t, p in partitions
-    ]
+    return [PartitionPlan.of(t, p, next_offsets[(t, p)], marks[(t, p)]) for t, p in partitions]
 
 
 def export_run_key(plan: PartitionPlan, config, now_ms: int) -> str | None:

@@ -246,12 +246,7 @@ def measure_lag(settings: ExportSettings, outcomes: list[ExportOutcome], log: lo
     now_ms = int(time.time() * 1000)
     for o in done:
         m = marks[(o.planned.topic, o.planned.partition)]
-        o.lag = PartitionLag.of(
-            PartitionPlan(
-                o.planned.topic, o.planned.partition, o.result.next_offset, m.low, m.high, m.first_timestamp_ms
-            ),
-            now_ms,
-        )
+        o.lag = PartitionLag.of(PartitionPlan.of(o.planned.topic, o.planned.partition, o.result.next_offset, m), now_ms)
 
 
 def export_with_progress(

@@ -49,3 +49,17 @@ def test_check_fails_past_either_limit_and_passes_at_it():
 def test_unknown_age_passes_the_age_limit_but_not_the_records_limit():
     assert judge(lag(oldest=None), LagLimits(max_age_ms=1)).passed
     assert not judge(lag(oldest=None), LagLimits(max_records=1, max_age_ms=1)).passed
+
+
+def test_offsets_holding_no_record_are_no_lag_and_no_work():
+    """Transaction markers take offsets but are never delivered: a probe that reaches the end from the resume
+    offset without a record (``records_waiting=False``) means nothing waits, however far the high watermark
+    is, so the sensor launches no run and the lag is 0 (not 1 forever after a commit marker)."""
+    from kafka_s3_assets.export.plan import export_run_key
+
+    markers_only = PartitionPlan("t", 0, 9, 0, 10, None, records_waiting=False)
+    assert (markers_only.pending, PartitionLag.of(markers_only, NOW).lag) == (0, 0)
+    assert PartitionLag.of(markers_only, NOW).oldest_age_ms == 0
+    assert export_run_key(markers_only, None, NOW) is None
+    assert PartitionPlan("t", 0, 9, 0, 10, None, records_waiting=True).pending == 1
+    assert PartitionPlan("t", 0, 9, 0, 10, None, records_waiting=None).pending == 1  # unknown: counted
