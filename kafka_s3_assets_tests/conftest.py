@@ -29,8 +29,12 @@ def devstack_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def devstack(devstack_dir) -> DevstackEndpoints:
     with running_devstack(devstack_dir) as endpoints:
-        saved = {k: os.environ.get(k) for k in endpoints.env()}
-        os.environ.update(endpoints.env())
+        # The secured listeners' variables stay out: KAFKA_SASL_PASSWORD, KAFKA_SSL_CA_LOCATION, ... are also
+        # the deployment's Kafka settings (KAFKA_<FIELD>), which would override every test's connector config.
+        # Tests that use those listeners take them from ``devstack.kafka``.
+        env = {k: v for k, v in endpoints.env().items() if k not in endpoints.kafka.env()}
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
         try:
             yield endpoints
         finally:

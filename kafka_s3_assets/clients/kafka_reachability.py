@@ -10,6 +10,7 @@ keys. librdkafka's reports never hold a password, and neither do these messages.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from confluent_kafka import KafkaError
@@ -19,6 +20,14 @@ from .errors import KafkaAuthenticationError, KafkaTlsError, KafkaUnavailableErr
 # Error codes of the callback that explain a connection failure better than a timeout does.
 _AUTHENTICATION_CODES = frozenset({KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED})
 _TLS_CODES = frozenset({KafkaError._SSL})
+
+
+# librdkafka's reports end with how long the attempt took and its state machine's state: noise to a user.
+_ATTEMPT_SUFFIX = re.compile(r"\s*\(after \d+ms in state \w+\)\s*$")
+
+
+def _reason(error: KafkaError) -> str:
+    return _ATTEMPT_SUFFIX.sub("", error.str())
 
 
 class ConnectionProblems:
@@ -47,13 +56,13 @@ def unreachable_error(
     if problems is not None and problems.authentication is not None:
         keys = [k for k in security_keys if _key_name(k).startswith("sasl.")] or ["sasl.jaas.config"]
         return KafkaAuthenticationError(
-            f"Kafka at {bootstrap_servers} refused the client's credentials: {problems.authentication.str()}. "
+            f"Kafka at {bootstrap_servers} refused the client's credentials: {_reason(problems.authentication)}. "
             f"Check {', '.join(keys)}"
         )
     if problems is not None and problems.tls is not None:
         keys = [k for k in security_keys if _key_name(k).startswith(("ssl.", "security.protocol"))]
         return KafkaTlsError(
-            f"No TLS connection to Kafka at {bootstrap_servers}: {problems.tls.str()}. "
+            f"No TLS connection to Kafka at {bootstrap_servers}: {_reason(problems.tls)}. "
             f"Check {', '.join(keys) if keys else 'ssl.truststore.location (or ssl.ca.location)'}"
         )
     return KafkaUnavailableError(

