@@ -1,10 +1,11 @@
 """Reading Kafka with confluent-kafka and ``assign()`` to explicit offset ranges.
 
-The end of a partition is taken from the high watermark carried in fetch responses, never from
-ListOffsets alone: Tansu (the local broker) answers ListOffsets wrongly (its LATEST is the base offset
-of the newest batch + 1), and fetch-based watermarks are right on real Kafka too. Offsets may have gaps
-(compaction, transaction markers): a range is read until the consumer's position reaches its end, not
-until a record with the last offset is seen.
+The end of a partition is taken from the watermarks carried in fetch responses: a fetch at the resume
+position answers, besides the marks, whether any record lies between it and the end (offsets may hold no
+record: transaction markers; and compaction leaves gaps), which ListOffsets cannot tell. Some brokers that
+speak Kafka's protocol also answer ListOffsets wrongly. ListOffsets is asked where a fetch carries no
+marks (a fetch below the log start is refused with both marks -1). A range is read until the consumer's
+position reaches its end, not until a record with the last offset is seen.
 """
 
 from __future__ import annotations
@@ -194,8 +195,9 @@ def probe_watermarks(
     event), the first batch after it, or OFFSET_OUT_OF_RANGE when retention deleted that offset; each
     response carries the true high watermark and log start offset (the low watermark). At most one
     batch per partition is transferred and discarded; nothing is committed (the first record's timestamp is
-    kept: ``Watermarks.first_timestamp_ms``). ListOffsets is asked only
-    for a broker whose fetch responses carry no log start offset (Fetch < v5, Kafka < 1.0).
+    kept: ``Watermarks.first_timestamp_ms``). ListOffsets is asked only where no fetch response carried
+    the marks: a position below the log start (Kafka refuses it with both marks -1), or a broker whose
+    fetch responses carry no log start offset (Fetch < v5, Kafka < 1.0).
 
     Under ``read_committed`` the high mark is the last stable offset: the end a read_committed consumer can
     reach while a transaction is open (an end-of-partition event there carries it; otherwise ListOffsets
@@ -239,8 +241,10 @@ def probe_watermarks(
         for topic, partition in positions:
             tp = TopicPartition(topic, partition)
             low, high = consumer.get_watermark_offsets(tp, cached=True)
-            if low < 0:
-                low, _unreliable_high = consumer.get_watermark_offsets(tp, timeout=settings.timeout_s, cached=False)
+            if low < 0 or high < 0:
+                # No fetch response with marks: a broker too old to send the log start (Fetch < v5), or a
+                # fetch below the log start, which Kafka answers OFFSET_OUT_OF_RANGE with both marks -1.
+                low, high = consumer.get_watermark_offsets(tp, timeout=settings.timeout_s, cached=False)
             if (topic, partition) in first_timestamps or (topic, partition) in records_seen:
                 waiting: bool | None = True
             else:
@@ -309,14 +313,31 @@ def committed_offset(settings: KafkaSettings, group_id: str, topic: str, partiti
     consumer = _consumer(settings, group_id)
     try:
         _check_reachable(consumer, settings, topic)
-        [tp] = consumer.committed([TopicPartition(topic, partition)], timeout=settings.timeout_s)
-        if tp.error is not None:
-            raise KafkaReadError(
-                f"Cannot read committed offset of group {group_id} for {topic}/{partition}: {tp.error.str()}"
-            )
-        return None if tp.offset == OFFSET_INVALID or tp.offset < 0 else tp.offset
+        deadline = time.monotonic() + settings.timeout_s
+        while True:
+            try:
+                [tp] = consumer.committed(
+                    [TopicPartition(topic, partition)], timeout=max(0.1, deadline - time.monotonic())
+                )
+                error = tp.error
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args else KafkaError(KafkaError._FAIL)
+            if error is None:
+                return None if tp.offset == OFFSET_INVALID or tp.offset < 0 else tp.offset
+            # The group coordinator moves or loads (right after a broker start, or the first use of a group):
+            # librdkafka retries commits by itself, not this fetch of committed offsets.
+            if error.code() not in _COORDINATOR_NOT_READY or time.monotonic() >= deadline:
+                raise KafkaReadError(
+                    f"Cannot read committed offset of group {group_id} for {topic}/{partition}: {error.str()}"
+                )
+            time.sleep(0.1)
     finally:
         consumer.close()
+
+
+_COORDINATOR_NOT_READY = frozenset(
+    {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS, KafkaError.COORDINATOR_NOT_AVAILABLE}
+)
 
 
 def commit_offset(settings: KafkaSettings, group_id: str, topic: str, partition: int, next_offset: int) -> None:
@@ -467,10 +488,13 @@ class PartitionReader:
     def _continue_after_deleted_offsets(self, consumer: Consumer, fetch_offset: int | None) -> None:
         """The broker refused to fetch at our position (OFFSET_OUT_OF_RANGE). If that is because the log
         now starts later (retention deleted the records), report the lost range and move to the log
-        start; otherwise raise. The log start comes from the refusing fetch response itself, which
-        librdkafka caches, never from ListOffsets."""
+        start; otherwise raise. The log start comes from the fetch responses librdkafka caches, or, when
+        the refusal carried none (Kafka's carries -1), from ListOffsets."""
         first_missing = max(self.position, fetch_offset if fetch_offset is not None and fetch_offset >= 0 else -1)
-        log_start, high = consumer.get_watermark_offsets(TopicPartition(self.topic, self.partition), cached=True)
+        tp = TopicPartition(self.topic, self.partition)
+        log_start, high = consumer.get_watermark_offsets(tp, cached=True)
+        if log_start < 0:  # Kafka's OFFSET_OUT_OF_RANGE answer carries no marks (-1): ask ListOffsets
+            log_start, high = consumer.get_watermark_offsets(tp, timeout=self.settings.timeout_s, cached=False)
         where = f"{self.topic}/{self.partition}"
         if log_start <= first_missing:
             raise KafkaReadError(

@@ -143,6 +143,11 @@ def server_properties(
         "share.coordinator.state.topic.replication.factor=1",
         "share.coordinator.state.topic.min.isr=1",
         "group.initial.rebalance.delay.ms=0",
+        # Records keep whatever timestamps tests give them (years in the past or the future): no retention
+        # by default (a topic's own retention.ms still applies), no timestamp too far ahead refused (Kafka 4's
+        # default refuses one more than an hour ahead).
+        "log.retention.ms=-1",
+        "log.message.timestamp.after.max.ms=9223372036854775807",
         # Compaction and retention within a second or so of a topic's configs asking for them.
         "log.cleaner.backoff.ms=100",
         "log.retention.check.interval.ms=500",
@@ -207,7 +212,9 @@ def _format_storage(java: str, cp: str, files: BrokerFiles) -> None:
     """``kafka-storage format`` with a fresh cluster id, creating the SCRAM user. Its output is kept out of the
     logs: the command line holds the password."""
     password = files.scram_password()
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    cluster_id = "-"
+    while cluster_id.startswith("-"):  # the storage tool would read a leading "-" as an option
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     command = [java, "-Xmx256m", f"-Dlog4j2.configurationFile={files.log4j}", "-cp", cp, "kafka.tools.StorageTool"]
     command += ["format", "--cluster-id", cluster_id, "--config", str(files.server_properties)]
     for mechanism in SCRAM_MECHANISMS:

@@ -35,10 +35,12 @@ class PartitionDryRun:
     high_watermark: int
     objects_ready: int | None  # full objects an export would commit now; None where rotation is not by count alone
     leased_by: str | None  # the export owning the topic-partition's lease now (a running, or dead, one), if any
+    # False: the broker holds no record from next_offset on (only transaction markers): nothing waits.
+    records_waiting: bool | None = None
 
     @property
     def lag(self) -> int:
-        return waiting_records(self.next_offset, self.low_watermark, self.high_watermark)
+        return waiting_records(self.next_offset, self.low_watermark, self.high_watermark, self.records_waiting)
 
     @property
     def offsets_deleted_unexported(self) -> int:
@@ -59,9 +61,14 @@ class PartitionDryRun:
         }
 
 
-def waiting_records(next_offset: int | None, low_watermark: int, high_watermark: int) -> int:
+def waiting_records(
+    next_offset: int | None, low_watermark: int, high_watermark: int, records_waiting: bool | None = None
+) -> int:
     """Offsets between where the next export resumes and the high watermark. It resumes at ``next_offset``
-    (the log start when there is none), or at the log start when retention deleted offsets before it."""
+    (the log start when there is none), or at the log start when retention deleted offsets before it.
+    Zero when the probe from there found no record at all (``records_waiting`` False)."""
+    if records_waiting is False:
+        return 0
     resume = low_watermark if next_offset is None else max(next_offset, low_watermark)
     return max(0, high_watermark - resume)
 
@@ -98,7 +105,10 @@ def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list
     report = []
     for plan in plan_partitions(settings, partitions, read_only=True):
         next_offset, source = _next_offset(settings, config, plan, store)
-        waiting = waiting_records(next_offset, plan.low_watermark, plan.high_watermark)
+        # The probe looked from the manifests' next offset (0 without one): what it saw holds from there only.
+        probed = plan.next_offset if plan.next_offset is not None else 0
+        records_waiting = plan.records_waiting if next_offset == probed else None
+        waiting = waiting_records(next_offset, plan.low_watermark, plan.high_watermark, records_waiting)
         report.append(
             PartitionDryRun(
                 plan.topic,
@@ -109,6 +119,7 @@ def dry_run(settings: ExportSettings, partitions: list[tuple[str, int]]) -> list
                 plan.high_watermark,
                 objects_ready(config, waiting),
                 describe_lease(PartitionLedger.of(store, config, plan.topic, plan.partition)),
+                records_waiting,
             )
         )
     return report

@@ -233,6 +233,12 @@ class _Attempt:
         writer.abort()  # the tail after the last full object stays for a later run
         committer.flush()
         result.status = "exported" if committer.written else "up_to_date"
+        # Read to the end with no record held back past what is committed: whatever offsets remain below the
+        # high watermark are transaction markers, not lag.
+        held_back = records.position is not None and records.position > committer.next_start
+        result.read_to_end_without_waiting_records = (
+            result.high_watermark is not None and reader.position >= result.high_watermark and not held_back
+        )
         crash_point("before_release")
         _release(lease)
 

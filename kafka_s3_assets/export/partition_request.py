@@ -36,6 +36,9 @@ class PartitionExportResult:
     object_keys: list[str] = field(default_factory=list)
     manifest_keys: list[str] = field(default_factory=list)
     high_watermark: int | None = None
+    # True when the read reached the end and held back no record past next_offset: the offsets up to the high
+    # watermark hold none (transaction markers), so nothing waits however far the watermark is.
+    read_to_end_without_waiting_records: bool = False
     lost_ranges: list[list[int]] = field(default_factory=list)  # [first, last] deleted by retention unexported
     # Registry id of the value schema of the last value object committed (None: none, or no registry
     # schema): what the Dagster surface shows as the asset's columns.
@@ -53,6 +56,8 @@ class PartitionExportResult:
     def lag(self) -> int | None:
         if self.high_watermark is None or self.next_offset is None:
             return None
+        if self.read_to_end_without_waiting_records:
+            return 0
         return max(0, self.high_watermark - self.next_offset)
 
     def to_dict(self) -> dict:

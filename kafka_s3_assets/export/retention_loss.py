@@ -4,9 +4,9 @@ A broker deletes old records by retention (``retention.ms`` / ``retention.bytes`
 moving the partition's log start offset (its low watermark) up. When an export must read from an
 offset below it, the range ``[resume, log start)`` can never be exported any more. Then:
 
-* the reader learns the log start offset from the fetch response that refused the offset
-  (``OFFSET_OUT_OF_RANGE``), never from ListOffsets (wrong on Tansu), and continues from it, so the
-  pipeline is not stuck on a range that will never come back;
+* the reader learns the log start offset when the broker refuses the offset (``OFFSET_OUT_OF_RANGE``):
+  from the marks of its fetch responses, or from ListOffsets where the refusal carried none (Kafka's
+  carries -1), and continues from it, so the pipeline is not stuck on a range that will never come back;
 * the range is logged as a WARNING naming topic, partition and offsets, shown in the export result
   and the Dagster materialization metadata;
 * it is recorded in the manifest whose offset range covers it (``lost_ranges``), so the completeness

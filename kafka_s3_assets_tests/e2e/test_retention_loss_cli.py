@@ -1,6 +1,6 @@
-"""Retention loss through the whole stack: ``kafka-s3-assets export`` (Dagster, Spark) against a real
-Tansu broker behind the retention-simulating proxy (see integration/test_retention_loss_export.py for why a
-proxy): the JSON result, the materialization metadata and the asset check all name the lost range; the
+"""Retention loss through the whole stack: ``kafka-s3-assets export`` (Dagster, Spark) against the suite's
+Apache Kafka, whose DeleteRecords deletes the records for real (it moves the log start offset, as retention
+does): the JSON result, the materialization metadata and the asset check all name the lost range; the
 blocking check fails the run that first reports a loss, and the check keeps failing on it after that."""
 
 import json
@@ -9,10 +9,9 @@ import dagster as dg
 import pytest
 
 from kafka_s3_assets.defs.assets import COMPLETENESS_CHECK, export_asset_key
-from kafka_s3_assets.devstack.tansu import tansu_binary
 
-from ..conftest import Kafka, connector_config
-from ..faults.kafka_retention_proxy import BrokerBehindRetentionProxy
+from ..conftest import connector_config
+from ..record_deletion import delete_records_before, listed_offsets
 from .test_cli import run_cli
 
 pytestmark = [
@@ -23,13 +22,6 @@ pytestmark = [
     pytest.mark.spark,
     pytest.mark.dagster,
 ]
-
-
-@pytest.fixture
-def retention_broker(devstack):
-    broker = BrokerBehindRetentionProxy(tansu_binary())
-    yield broker
-    broker.stop()
 
 
 def latest_run_events(instance: dg.DagsterInstance):
@@ -45,8 +37,7 @@ def latest_run_outcome(instance: dg.DagsterInstance):
     return instance.get_runs(limit=1)[0].status, check, (failures[0] if failures else None)
 
 
-def test_cli_export_reports_offsets_deleted_before_export(spark, retention_broker, devstack, bucket, workdir, capsys):
-    kafka = Kafka(retention_broker.bootstrap_servers, devstack.schema_registry_url)
+def test_cli_export_reports_offsets_deleted_before_export(spark, kafka, bucket, workdir, capsys):
     topic = kafka.create_topic("retained")
     name = f"ret-{topic}"
     config_path = workdir / "connector.json"
@@ -54,9 +45,7 @@ def test_cli_export_reports_offsets_deleted_before_export(spark, retention_broke
         json.dumps(
             {
                 "name": name,
-                "config": connector_config(
-                    topic, bucket, name=name, **{"bootstrap.servers": retention_broker.bootstrap_servers}
-                ),
+                "config": connector_config(topic, bucket, name=name, **{"bootstrap.servers": kafka.bootstrap}),
             }
         )
     )
@@ -65,7 +54,8 @@ def test_cli_export_reports_offsets_deleted_before_export(spark, retention_broke
     assert code == 0 and out["partitions"][0]["completeness_check_passed"] is True, err
 
     kafka.produce_avro(topic, [{"f1": f"v{i}"} for i in range(6, 12)])
-    retention_broker.proxy.delete_before(topic, 0, 9)
+    delete_records_before(kafka.bootstrap, topic, 0, 9)  # offsets 6, 7, 8 were never exported
+    assert listed_offsets(kafka.bootstrap, topic, 0) == (9, 12)
     code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
     [partition] = out["partitions"]
     assert code == 0, err
@@ -98,7 +88,8 @@ def test_cli_export_reports_offsets_deleted_before_export(spark, retention_broke
 
     # Everything after the last manifest deleted, nothing new to read: no Spark job, still reported.
     kafka.produce_avro(topic, [{"f1": "v12"}, {"f1": "v13"}])
-    retention_broker.proxy.delete_before(topic, 0, 14)
+    delete_records_before(kafka.bootstrap, topic, 0, 14)  # the whole partition: the log is empty, at 14
+    assert listed_offsets(kafka.bootstrap, topic, 0) == (14, 14)
     code, out, err = run_cli(capsys, "export", "--config", str(config_path), "--json")
     [partition] = out["partitions"]
     assert code == 0 and partition["records"] == 0, err

@@ -3,6 +3,9 @@
 It is the devstack's Apache Kafka, started from the same spec with a log directory of its own that it
 keeps across restarts (as a real broker's disk does). ``kill()`` is SIGKILL; ``start()`` brings it back on
 the same ports and log directory, with its topics, offsets and committed consumer-group offsets.
+
+``advertised_ports`` (role -> port): where the broker tells clients to connect instead of the port it
+listens on, so that a test's proxy in front of a listener sees every connection made after metadata.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ READY_TIMEOUT_S = 120.0
 
 
 class RestartableBroker:
-    def __init__(self, directory: Path):
-        ports = dict(zip(PORT_ROLES, pick_free_ports(len(PORT_ROLES)), strict=True))
+    def __init__(self, directory: Path, advertised_ports: dict[str, int] | None = None):
+        taken = set((advertised_ports or {}).values())
+        self.ports = dict(zip(PORT_ROLES, pick_free_ports(len(PORT_ROLES), avoid=taken), strict=True))
         self.files = BrokerFiles(config_dir=directory / "config", log_dir=directory / "log")
-        self._spec = broker_spec(ports=ports, files=self.files, persistent=True)
-        self.bootstrap = f"127.0.0.1:{ports[MAIN_PORT]}"
+        self._spec = broker_spec(ports=self.ports, files=self.files, persistent=True, advertised_ports=advertised_ports)
+        self.bootstrap = f"127.0.0.1:{self.ports[MAIN_PORT]}"  # the listener itself, whatever is advertised
         self.log_path = directory / "broker.log"
         self._process: subprocess.Popen | None = None
 

@@ -1,5 +1,5 @@
 """A Kafka-protocol proxy that counts the bytes of the broker's responses, per API (Fetch, Metadata, ...),
-and a Tansu broker of a test's own that advertises a proxy's address.
+and an Apache Kafka broker of a test's own that advertises a proxy's address.
 
 Why a broker of its own: a client connects to the bootstrap address only to learn the brokers' advertised
 addresses, then talks to those. Only a broker that advertises the proxy's address sends every connection,
@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import socket
 import struct
-import subprocess
 import threading
-import time
 from abc import ABC, abstractmethod
 from collections import Counter
+from pathlib import Path
+
+from kafka_s3_assets.devstack.apache_kafka import probe_kafka
+from kafka_s3_assets.devstack.server_spec import MAIN_PORT
+
+from .broker import RestartableBroker
 
 LOOPBACK = "127.0.0.1"
 API_FETCH = 1
@@ -155,37 +159,20 @@ class KafkaTrafficProxy(LoopbackProxy):
 
 
 class BrokerBehindProxy:
-    """A Tansu broker of its own (memory storage) that advertises ``proxy``'s address, so every connection
-    of every client goes through the proxy. ``stop()`` ends the broker and the proxy."""
+    """An Apache Kafka broker of its own (log directory in ``directory``) whose PLAINTEXT listener advertises
+    ``proxy``'s address, so every connection of every client goes through the proxy. ``stop()`` ends the
+    broker and the proxy."""
 
-    def __init__(self, proxy, tansu_binary: str, ready_timeout_s: float = 30.0):
-        from kafka_s3_assets.devstack.ports import pick_free_ports
-        from kafka_s3_assets.devstack.tansu import probe_kafka
-
+    def __init__(self, proxy: LoopbackProxy, directory: Path):
         self.proxy = proxy
-        [broker_port] = pick_free_ports(1, avoid={proxy.port})
-        self._process = subprocess.Popen(
-            [
-                tansu_binary,
-                "broker",
-                "--listener-url",
-                f"tcp://{LOOPBACK}:{broker_port}",
-                "--advertised-listener-url",
-                f"tcp://{LOOPBACK}:{proxy.port}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        proxy.connect_to(broker_port)
-        deadline = time.monotonic() + ready_timeout_s
-        while True:  # readiness: a metadata request through the proxy answers
-            try:
-                probe_kafka(proxy.bootstrap_servers)
-                return
-            except Exception:
-                if time.monotonic() > deadline or self._process.poll() is not None:
-                    self.stop()
-                    raise
+        self._broker = RestartableBroker(directory, advertised_ports={MAIN_PORT: proxy.port})
+        proxy.connect_to(self._broker.ports[MAIN_PORT])
+        try:
+            self._broker.start()  # ready once its own listener answers a metadata request
+            probe_kafka(proxy.bootstrap_servers)  # and through the proxy, as the clients will reach it
+        except BaseException:
+            self.stop()
+            raise
 
     @property
     def bootstrap_servers(self) -> str:
@@ -193,5 +180,4 @@ class BrokerBehindProxy:
 
     def stop(self) -> None:
         self.proxy.stop()
-        self._process.terminate()
-        self._process.wait(timeout=10)
+        self._broker.kill()  # its log directory is thrown away with the test's: nothing to shut down cleanly

@@ -1,4 +1,6 @@
-"""The read path on the real local broker (Tansu), whose ListOffsets is wrong: we must not be."""
+"""The read path on the suite's Apache Kafka: watermarks from a fetch (checked against the broker's own
+ListOffsets answers), exact ranges, headers and tombstones, group offsets, and what a watermark probe costs
+on the wire (a broker of its own behind a proxy counting response bytes)."""
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -14,6 +16,8 @@ from kafka_s3_assets.clients.kafka import (
     probe_watermarks,
 )
 
+from ..record_deletion import delete_records_before, listed_offsets
+
 pytestmark = [pytest.mark.integration, pytest.mark.kafka]
 
 
@@ -22,24 +26,49 @@ def settings(devstack):
     return KafkaSettings(devstack.kafka_bootstrap_servers, {}, timeout_s=10)
 
 
-def test_watermark_probe_is_right_where_list_offsets_is_not(kafka, settings):
+def list_offsets_answers(settings, topic, partition):
+    """The broker's ListOffsets answers for (log start, high watermark), asked by the admin client
+    (EARLIEST, LATEST) and by a consumer (``get_watermark_offsets`` not from its cache)."""
+    consumer = Consumer({"bootstrap.servers": settings.bootstrap_servers, "group.id": "probe-doc"})
+    try:
+        asked = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10, cached=False)
+    finally:
+        consumer.close()
+    return listed_offsets(settings.bootstrap_servers, topic, partition), tuple(asked)
+
+
+def test_watermark_probe_agrees_with_list_offsets(kafka, settings):
     topic = kafka.create_topic(partitions=2)
     kafka.produce(topic, [b"x%d" % i for i in range(10)], partition=0)  # one batch of 10
     marks = probe_watermarks(settings, {(topic, 0): 0, (topic, 1): 0})
     assert marks[(topic, 0)].high == 10 and marks[(topic, 0)].low == 0
     assert marks[(topic, 1)].high == 0
     assert probe_watermarks(settings, {(topic, 0): 10})[(topic, 0)].high == 10  # probing at the end: EOF only
-    # What a connector trusting ListOffsets would see on this broker (documents why we probe).
-    consumer = Consumer({"bootstrap.servers": settings.bootstrap_servers, "group.id": "probe-doc"})
-    try:
-        _low, listed_high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)
-    finally:
-        consumer.close()
-    assert listed_high <= 10
+    assert list_offsets_answers(settings, topic, 0) == ((0, 10), (0, 10))
+    assert list_offsets_answers(settings, topic, 1) == ((0, 0), (0, 0))
+
+    # DeleteRecords moves the log start into the batch: the probe at the new start and ListOffsets agree.
+    delete_records_before(kafka.bootstrap, topic, 0, 4)
+    mark = probe_watermarks(settings, {(topic, 0): 4})[(topic, 0)]
+    assert (mark.low, mark.high) == (4, 10)
+    assert list_offsets_answers(settings, topic, 0) == ((4, 10), (4, 10))
+
+
+def test_watermark_probe_below_the_log_start_agrees_with_list_offsets(kafka, settings):
+    """Where an export resumes below the log start (retention deleted what it had not read yet), the
+    probe's fetch is refused with OFFSET_OUT_OF_RANGE: its marks must still be the broker's."""
+    topic = kafka.create_topic()
+    kafka.produce(topic, [b"x%d" % i for i in range(10)])
+    delete_records_before(kafka.bootstrap, topic, 0, 4)
+    assert list_offsets_answers(settings, topic, 0) == ((4, 10), (4, 10))
+    mark = probe_watermarks(settings, {(topic, 0): 1})[(topic, 0)]
+    assert (mark.low, mark.high) == (4, 10)
 
 
 def test_watermark_probe_tells_the_timestamp_of_the_first_record_at_the_position(kafka, settings):
-    topic = kafka.create_topic(partitions=2)
+    # Records of 1970 are past any retention by time, and Kafka deletes them within a retention check
+    # (the active segment included): only a topic that keeps records forever keeps them for the probes.
+    topic = kafka.create_topic(partitions=2, config={"retention.ms": "-1"})
     kafka.produce(topic, [b"a", b"b", b"c"], timestamps=[1_000_000, 2_000_000, 3_000_000])
     at = {offset: probe_watermarks(settings, {(topic, 0): offset})[(topic, 0)] for offset in (0, 1, 2, 3)}
     assert [at[o].first_timestamp_ms for o in (0, 1, 2)] == [1_000_000, 2_000_000, 3_000_000]
@@ -90,13 +119,12 @@ def test_unreachable_broker_is_reported_quickly():
 
 
 @pytest.fixture(scope="module")
-def counted_broker():
-    """A Tansu broker of its own whose every connection goes through a proxy counting response bytes."""
-    from kafka_s3_assets.devstack.tansu import tansu_binary
-
+def counted_broker(tmp_path_factory):
+    """An Apache Kafka broker of its own whose every connection goes through a proxy counting response bytes
+    (the suite's broker advertises its own address, so its clients' fetches would bypass a proxy)."""
     from ..faults.kafka_traffic_proxy import BrokerBehindProxy, KafkaTrafficProxy
 
-    broker = BrokerBehindProxy(KafkaTrafficProxy(), tansu_binary())
+    broker = BrokerBehindProxy(KafkaTrafficProxy(), tmp_path_factory.mktemp("counted-broker"))
     yield broker
     broker.stop()
 
