@@ -4,7 +4,7 @@
     .venv/bin/python bench/w1.py --records 1200000    # a quick run
     .venv/bin/python bench/w1.py --use-env            # on a stack already running, its env exported
 
-By default the script starts its own devstack (Tansu, moto S3, the schema registry) in a temporary
+By default the script starts its own devstack (Apache Kafka, moto S3, the schema registry) in a temporary
 directory and stops it at the end; ``--use-env`` uses the endpoints already in the environment instead
 (``set -a; . .devstack/env; set +a`` after ``kafka-s3-assets devstack up``). Then it
 

@@ -23,7 +23,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
 # The consumer tuning the exporter's read path uses (kafka_s3_assets.clients.kafka.READ_TUNING), copied
-# so that the baselines do not depend on the package. Default settings read ~5x slower on Tansu;
+# so that the baselines do not depend on the package. Default settings read ~5x slower (measured on Tansu);
 # without fetch.queue.backoff.ms (default 1000 ms) the consumer idles after each fetch, ~5x slower too.
 READ_TUNING = {
     "fetch.min.bytes": 1,
