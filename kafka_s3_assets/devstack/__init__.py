@@ -1,4 +1,4 @@
-"""The embedded local stack: a Kafka broker (Tansu), an S3 server and a schema registry.
+"""The embedded local stack: a Kafka broker (Apache Kafka), an S3 server and a schema registry.
 
 ``up()`` starts them as detached processes on free loopback ports and records them under a
 state directory; ``down()`` stops exactly those processes. See :mod:`.stack` for the API and

@@ -9,27 +9,10 @@ from pathlib import Path
 
 MAIN_PORT = "main"  # the port role clients connect to; servers may need more ports
 
-# Inherited variables that would silently reconfigure a server started from a shell that
-# happens to have them set: AWS_* would point Tansu's S3 storage elsewhere, and Tansu reads
-# its listener, storage and schema-registry settings from the environment as well.
+# Inherited variables that would silently reconfigure a server started from a shell that happens to have
+# them set: AWS_* (endpoints, profiles, regions) would point an S3 server's own clients elsewhere.
 _NOT_INHERITED_PREFIXES = ("AWS_",)
-_NOT_INHERITED = frozenset(
-    {
-        "LISTENER_URL",
-        "ADVERTISED_LISTENER_URL",
-        "KAFKA_LISTENER_URL",
-        "KAFKA_ADVERTISED_LISTENER_URL",
-        "STORAGE_ENGINE",
-        "SCHEMA_REGISTRY",
-        "SCHEMA_REGISTRY_CACHE_EXPIRY",
-        "CLUSTER_ID",
-        "KAFKA_CLUSTER_ID",
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "S3_BUCKET",
-        "S3_TABLE_BUCKET",
-        "S3_EXTERNAL_URL",
-    }
-)
+_NOT_INHERITED: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -37,7 +20,7 @@ class ServerSpec:
     """A server ready to be spawned: command, environment, ports, readiness probe."""
 
     name: str  # role in the stack: "kafka", "s3", "schema-registry"
-    implementation: str  # what runs it: "tansu", "moto", "seaweedfs", "registry"
+    implementation: str  # what runs it: "apache-kafka 4.4.0", "moto", "seaweedfs", "registry"
     argv: tuple[str, ...]
     ports: dict[str, int]
     env: dict[str, str]

@@ -1,4 +1,4 @@
-"""The Iceberg table over Parquet exports, against the devstack (Tansu, moto S3, the registry) with a SQLite
+"""The Iceberg table over Parquet exports, against the devstack (Apache Kafka, moto S3, the registry) with a SQLite
 catalog in a temporary directory: the table's files are exactly the committed Parquet objects, a scan
 returns exactly the committed records, and the table stays exact through runs with nothing new, schema
 changes, history exported before the table was on, a crash before the table commit, and racing runs."""
