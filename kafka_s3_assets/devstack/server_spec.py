@@ -12,7 +12,6 @@ MAIN_PORT = "main"  # the port role clients connect to; servers may need more po
 # Inherited variables that would silently reconfigure a server started from a shell that happens to have
 # them set: AWS_* (endpoints, profiles, regions) would point an S3 server's own clients elsewhere.
 _NOT_INHERITED_PREFIXES = ("AWS_",)
-_NOT_INHERITED: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -45,10 +44,6 @@ def package_python_path() -> str:
 
 def child_environment(overrides: dict[str, str] | None = None) -> dict[str, str]:
     """The caller's environment, minus variables that would reconfigure a server, plus overrides."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in _NOT_INHERITED and not key.startswith(_NOT_INHERITED_PREFIXES)
-    }
+    env = {key: value for key, value in os.environ.items() if not key.startswith(_NOT_INHERITED_PREFIXES)}
     env.update(overrides or {})
     return env
