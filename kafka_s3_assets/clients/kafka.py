@@ -23,6 +23,7 @@ from ..sink.records import KafkaRecord, RecordBatch
 from ..sink.secrets import Secret, reveal
 from .errors import KafkaReadError, KafkaUnavailableError
 from .kafka_reachability import ConnectionProblems, unreachable_error
+from .kafka_security import is_security_key
 
 # Throughput settings measured on the local stack: with librdkafka's defaults a read is ~5x slower.
 # fetch.queue.backoff.ms: once a partition's prefetch queue holds queued.min.messages (100,000) records,
@@ -245,7 +246,7 @@ def probe_watermarks(
                 # No fetch response with marks: a broker too old to send the log start (Fetch < v5), or a
                 # fetch below the log start, which Kafka answers OFFSET_OUT_OF_RANGE with both marks -1.
                 low, high = consumer.get_watermark_offsets(tp, timeout=settings.timeout_s, cached=False)
-            if (topic, partition) in first_timestamps or (topic, partition) in records_seen:
+            if (topic, partition) in records_seen:
                 waiting: bool | None = True
             else:
                 waiting = False if (topic, partition) in end_events else None
@@ -279,7 +280,7 @@ def last_stable_offsets(settings: KafkaSettings, partitions: list[tuple[str, int
     from confluent_kafka import IsolationLevel
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
-    admin_config = {k: v for k, v in settings.consumer_config().items() if k in _ADMIN_SETTINGS or _is_security(k)}
+    admin_config = {k: v for k, v in settings.consumer_config().items() if k in _ADMIN_SETTINGS or is_security_key(k)}
     admin = AdminClient(admin_config)
     futures = admin.list_offsets(
         {TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions},
@@ -302,10 +303,6 @@ def last_stable_offsets(settings: KafkaSettings, partitions: list[tuple[str, int
 _ADMIN_SETTINGS = frozenset(
     {"bootstrap.servers", "socket.connection.setup.timeout.ms", "log.connection.close", "logger", "client.id"}
 )
-
-
-def _is_security(key: str) -> bool:
-    return key.startswith(("security.", "sasl.", "ssl.", "enable.ssl."))
 
 
 def committed_offset(settings: KafkaSettings, group_id: str, topic: str, partition: int) -> int | None:
