@@ -128,19 +128,17 @@ class KafkaSettings:
         return conf
 
 
-class _Consumer(Consumer):
-    """A consumer that keeps what librdkafka reported while it could not connect (``connection_problems``)."""
-
-    def __init__(self, config: dict):
-        self.connection_problems = ConnectionProblems()
-        super().__init__({**config, "error_cb": self.connection_problems})
-
-
-def _consumer(settings: KafkaSettings, group_id: str | None = None, /, **extra: Any) -> _Consumer:
-    return _Consumer(settings.consumer_config(group_id, **extra))
+def _consumer(
+    settings: KafkaSettings, group_id: str | None = None, /, **extra: Any
+) -> tuple[Consumer, ConnectionProblems]:
+    """A consumer, and what librdkafka reports to it while it cannot connect (its error callback)."""
+    problems = ConnectionProblems()
+    return Consumer({**settings.consumer_config(group_id, **extra), "error_cb": problems}), problems
 
 
-def _check_reachable(consumer: _Consumer, settings: KafkaSettings, topic: str) -> int:
+def _check_reachable(
+    consumer: Consumer, settings: KafkaSettings, topic: str, problems: ConnectionProblems | None = None
+) -> int:
     """Fetch metadata for ``topic``; returns its partition count. Raises a clear error if the broker
     cannot be reached (naming the keys to check when it refused the credentials or the TLS session) or
     the topic does not exist."""
@@ -154,7 +152,7 @@ def _check_reachable(consumer: _Consumer, settings: KafkaSettings, topic: str) -
             settings.bootstrap_servers,
             settings.timeout_s,
             exc.args[0].str() if exc.args else str(exc),
-            consumer.connection_problems,
+            problems,
             settings.security_keys,
         ) from None
     info = metadata.topics.get(topic)
@@ -166,9 +164,9 @@ def _check_reachable(consumer: _Consumer, settings: KafkaSettings, topic: str) -
 
 
 def list_partitions(settings: KafkaSettings, topic: str) -> list[int]:
-    consumer = _consumer(settings)
+    consumer, problems = _consumer(settings)
     try:
-        count = _check_reachable(consumer, settings, topic)
+        count = _check_reachable(consumer, settings, topic, problems)
         return list(range(count))
     finally:
         consumer.close()
@@ -205,10 +203,10 @@ def probe_watermarks(
     with the read_committed isolation level answers it). Plans, lag, sensors and the completeness check all
     measure against this mark, so an open transaction neither hangs an export nor shows as loss.
     """
-    consumer = _consumer(settings, **PROBE_FETCH_LIMITS)
+    consumer, problems = _consumer(settings, **PROBE_FETCH_LIMITS)
     try:
         for topic in {t for t, _p in positions}:
-            _check_reachable(consumer, settings, topic)
+            _check_reachable(consumer, settings, topic, problems)
         consumer.assign([TopicPartition(topic, partition, offset) for (topic, partition), offset in positions.items()])
         pending = set(positions)
         first_timestamps: dict[tuple[str, int], int] = {}
@@ -307,9 +305,9 @@ _ADMIN_SETTINGS = frozenset(
 
 def committed_offset(settings: KafkaSettings, group_id: str, topic: str, partition: int) -> int | None:
     """The consumer group's committed offset (e.g. Kafka Connect's ``connect-<name>``), or None."""
-    consumer = _consumer(settings, group_id)
+    consumer, problems = _consumer(settings, group_id)
     try:
-        _check_reachable(consumer, settings, topic)
+        _check_reachable(consumer, settings, topic, problems)
         deadline = time.monotonic() + settings.timeout_s
         while True:
             try:
@@ -339,7 +337,7 @@ _COORDINATOR_NOT_READY = frozenset(
 
 def commit_offset(settings: KafkaSettings, group_id: str, topic: str, partition: int, next_offset: int) -> None:
     """Commit ``next_offset`` for the group without joining it (a simple, assign-mode commit)."""
-    consumer = _consumer(settings, group_id)
+    consumer, _problems = _consumer(settings, group_id)
     try:
         consumer.commit(offsets=[TopicPartition(topic, partition, next_offset)], asynchronous=False)
     except KafkaException as exc:
@@ -382,9 +380,9 @@ class PartitionReader:
         """The records in ``consume()`` batches: runs of records of one ``consume()`` call, in offset order."""
         if self.end is not None and self.start >= self.end:
             return
-        consumer = _consumer(self.settings, **READ_TUNING)
+        consumer, problems = _consumer(self.settings, **READ_TUNING)
         try:
-            _check_reachable(consumer, self.settings, self.topic)
+            _check_reachable(consumer, self.settings, self.topic, problems)
             consumer.assign([TopicPartition(self.topic, self.partition, self.start)])
             yield from self._read(consumer)
         finally:

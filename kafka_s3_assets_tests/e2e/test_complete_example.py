@@ -247,8 +247,12 @@ def duckdb_rows(s3_client, bucket: str, topic: str, directory: Path) -> tuple[li
         target.parent.mkdir(parents=True, exist_ok=True)
         s3_client.download_file(bucket, key, str(target))
     connection = duckdb.connect()
+    # The path's values are zero-padded ("hour=03"), which DuckDB's type inference keeps as VARCHAR (a number
+    # would lose the zero): a reader that wants numbers says so, as with a Hive table's partition columns.
+    hive_types = ", ".join(f"'{name}': BIGINT" for name in HIVE_COLUMNS)
     relation = connection.sql(
-        f"SELECT * FROM read_parquet('{directory}/topics/{topic}/**/*.parquet', hive_partitioning = true)"
+        f"SELECT * FROM read_parquet('{directory}/topics/{topic}/**/*.parquet', hive_partitioning = true, "
+        f"hive_types = {{{hive_types}}})"
     )
     return relation.columns, [str(t) for t in relation.types], relation.fetchall()
 

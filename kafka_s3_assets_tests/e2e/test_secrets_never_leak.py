@@ -198,7 +198,8 @@ def test_a_kafka_connection_that_fails_shows_no_secret(spark, kafka, bucket, wor
     with caplog.at_level(logging.DEBUG):
         code, out, err = run_cli(capfd, "--verbose", "export", "--config", str(path), "--partition", f"{topic}/0")
     assert code == 1
-    assert f"error: export of {topic}/0 failed: KafkaUnavailableError: Kafka broker unreachable" in err
+    assert f"error: export of {topic}/0 failed: KafkaTlsError: No TLS connection to Kafka at" in err
+    assert "connecting to a PLAINTEXT broker listener?" in err  # librdkafka's reason, named in the error
     assert_nowhere(
         {
             "stdout": out,
