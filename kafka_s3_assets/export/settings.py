@@ -15,7 +15,7 @@ from ..sink.config import SinkConfig, validate_connector_config
 from ..sink.config_providers import ResolvedConnectorConfig, resolve_config_providers
 from ..sink.errors import ConfigError, ConfigProblem
 from ..sink.secret_keys import secret_values
-from ..sink.secrets import Secret
+from ..sink.secrets import Secret, reveal
 from .s3_settings import S3Deployment, resolve_s3_settings
 
 
@@ -44,6 +44,9 @@ class ExportSettings:
         ]
 
 
+_DEPLOYMENT = "kafka resource: "  # how a deployment's setting is named in messages
+
+
 def kafka_client_config(
     config: SinkConfig, deployment: Mapping[str, str | Secret] | None = None
 ) -> tuple[dict[str, str | Secret], list[ConfigProblem], tuple[str, ...]]:
@@ -57,17 +60,37 @@ def kafka_client_config(
     for prefix, source in (
         ("consumer.", config.worker_consumer_settings),
         ("consumer.override.", config.consumer_overrides),
-        ("kafka resource: ", deployment or {}),
+        (_DEPLOYMENT, deployment or {}),
     ):
         for key, value in source.items():
             if value is not None:
                 merged[key] = value
                 written_as[key] = prefix + key
+    for key in _unused_deployment_security(merged, written_as):
+        del merged[key]
     security, problems = librdkafka_security({k: v for k, v in merged.items() if is_security_key(k)})
     client_config = {k: v for k, v in merged.items() if not is_security_key(k)}
     client_config.update(security)
     security_keys = tuple(sorted(written_as[k] for k in merged if is_security_key(k)))
     return client_config, [ConfigProblem(written_as.get(p.key, p.key), p.message) for p in problems], security_keys
+
+
+def _unused_deployment_security(merged: Mapping[str, str | Secret], written_as: Mapping[str, str]) -> list[str]:
+    """The deployment's SASL settings where no SASL protocol is used, and its TLS settings where no TLS is.
+
+    A deployment's environment may name credentials for other listeners than the one the config reaches: the
+    devstack's env file names its SASL user and CA (``KAFKA_SASL_USERNAME``, ``KAFKA_SSL_CA_LOCATION``) beside
+    its PLAINTEXT bootstrap servers. Unused, they would only make librdkafka warn on every client."""
+    protocol = str(reveal(merged.get("security.protocol")) or "PLAINTEXT").strip().upper()
+    unused = []
+    for key in merged:
+        if not written_as[key].startswith(_DEPLOYMENT):
+            continue
+        if key.startswith("sasl.") and not protocol.startswith("SASL_"):
+            unused.append(key)
+        elif key.startswith("ssl.") and protocol not in ("SSL", "SASL_SSL"):
+            unused.append(key)
+    return unused
 
 
 def _kafka_settings(

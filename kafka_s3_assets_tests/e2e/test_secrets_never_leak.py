@@ -4,7 +4,8 @@ values through the real CLI (Dagster, Spark) against the devstack.
 * A successful export carries every secret that does not break the run here: the AWS secret key (the
   local S3 server accepts any), the registry basic-auth password (the devstack registry does not
   authenticate, so it is simply sent), and Kafka SASL and SSL key passwords in a PLAINTEXT config
-  (librdkafka holds them and does not use them), one of them from the environment (KAFKA_SASL_PASSWORD).
+  (librdkafka holds them and does not use them), one from the environment (KAFKA_SASL_PASSWORD, left
+  out before librdkafka: a deployment's SASL settings do not reach a PLAINTEXT consumer).
 * Secrets resolved by config providers (``${file:…}``, ``${directory:…}``, a provider defined in a worker
   config), in a failing export and in a config error.
 * An export that assumes a role (Confluent's AwsAssumeRoleCredentialsProvider, moto's STS): the external
