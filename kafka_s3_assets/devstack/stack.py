@@ -202,7 +202,7 @@ def bring_up(
             old = previous_servers.get(name)
             server = _start_server(layout, state, name, preferred_ports=old.ports if old else None)
             if old is not None and inspections[name].state is not processes.ProcessState.RUNNING:  # it died
-                notes.append(_restart_note(name, old, server, inspections[name]))
+                notes.append(_restart_note(name, old, server, inspections[name], persistent_kafka))
         save_state(layout, state)
         endpoints = _endpoints(layout, state)
         write_env_file(layout, endpoints.env_lines())
@@ -424,12 +424,14 @@ def _stop(server: ServerRecord) -> bool:
     return stopped
 
 
-def _restart_note(name: str, old: ServerRecord, new: ServerRecord, inspection: processes.Inspection) -> str:
+def _restart_note(
+    name: str, old: ServerRecord, new: ServerRecord, inspection: processes.Inspection, persistent_kafka: bool
+) -> str:
     note = f"{name} was not running ({inspection.detail}) and was restarted"
     old_port, new_port = old.ports[MAIN_PORT], new.ports[MAIN_PORT]
     if old_port != new_port:
         note += f" on port {new_port} (port {old_port} is taken now)"
-    if name == KAFKA and "persistent" not in new.implementation:
+    if name == KAFKA and not persistent_kafka:
         note += "; its log directory was formatted afresh: its topics are gone (--persistent-kafka keeps them)"
     if name == S3 and new.implementation.startswith("moto"):
         note += "; its buckets were in memory and are gone"

@@ -303,6 +303,12 @@ def test_a_registry_that_rejects_the_credentials_shows_no_secret(
     )
 
 
+def scram_jaas(username: str, password: str) -> str:
+    return (
+        f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{username}" password="{password}";'
+    )
+
+
 def test_a_broker_that_rejects_the_sasl_credentials_shows_no_secret(
     spark, kafka, devstack, bucket, workdir, capfd, caplog
 ):
@@ -317,8 +323,7 @@ def test_a_broker_that_rejects_the_sasl_credentials_shows_no_secret(
             "kafka_s3_assets.kafka.timeout.ms": "3000",
             "consumer.override.security.protocol": "SASL_PLAINTEXT",
             "consumer.override.sasl.mechanism": "SCRAM-SHA-512",
-            "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
-            f'username="{devstack.kafka.sasl_username}" password="{SASL_PASSWORD}";',
+            "consumer.override.sasl.jaas.config": scram_jaas(devstack.kafka.sasl_username, SASL_PASSWORD),
         },
     )
     path = write_config(workdir, "sasl-orders", config)
@@ -349,8 +354,9 @@ def test_a_successful_sasl_export_shows_no_password(spark, kafka, devstack, buck
             "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
             "consumer.override.security.protocol": "SASL_PLAINTEXT",
             "consumer.override.sasl.mechanism": "SCRAM-SHA-256",
-            "consumer.override.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
-            f'username="{devstack.kafka.sasl_username}" password="{devstack.kafka.sasl_password}";',
+            "consumer.override.sasl.jaas.config": scram_jaas(
+                devstack.kafka.sasl_username, devstack.kafka.sasl_password
+            ),
         },
     )
     path = write_config(workdir, "sasl-ok", config)

@@ -17,17 +17,14 @@ import time
 import pytest
 
 from kafka_s3_assets.clients.kafka import committed_offset
-from kafka_s3_assets.clients.s3 import S3ObjectStore
-from kafka_s3_assets.export.completeness import CompletenessReport, check_partition
-from kafka_s3_assets.export.plan import PartitionPlan, export_run_key, plan_partitions
+from kafka_s3_assets.export.plan import export_run_key
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.ledger import LedgerLayout, Manifest, PartitionLedger
+from kafka_s3_assets.ledger import Manifest
 from kafka_s3_assets.sink.config import validate_connector_config
-from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.writer import NULL_VALUE_FAIL
 
 from ..conftest import Kafka, connector_config, list_keys
-from ..exporting import export
+from ..exporting import check, export, plan
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
@@ -92,20 +89,6 @@ def exported_objects(s3_client, bucket: str) -> dict[str, list[tuple[int, bytes]
             assert len(values) == obj.record_count == len(obj.offsets()), obj
             objects[obj.key] = list(zip(obj.offsets(), values))
     return objects
-
-
-def plan(config, topic: str) -> PartitionPlan:
-    [found] = plan_partitions(resolve_settings(config), [(topic, 0)])
-    return found
-
-
-def check(config, topic: str, found: PartitionPlan) -> CompletenessReport:
-    settings = resolve_settings(config)
-    sink_config = settings.sink_config()
-    ledger = PartitionLedger(
-        S3ObjectStore(settings.s3.client(), settings.s3), LedgerLayout.from_config(sink_config), topic, 0
-    )
-    return check_partition(ledger, found.low_watermark, ObjectNaming.from_config(sink_config))
 
 
 def chunks(records: list, size: int = FLUSH_SIZE) -> list[list]:

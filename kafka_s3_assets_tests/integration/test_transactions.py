@@ -22,18 +22,15 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafka_s3_assets.clients.kafka import committed_offset
-from kafka_s3_assets.clients.s3 import S3ObjectStore
-from kafka_s3_assets.export.completeness import CompletenessReport, check_partition
 from kafka_s3_assets.export.dry_run import dry_run
 from kafka_s3_assets.export.lag import PartitionLag
-from kafka_s3_assets.export.plan import PartitionPlan, export_run_key, plan_partitions
+from kafka_s3_assets.export.plan import PartitionPlan, export_run_key
 from kafka_s3_assets.export.settings import resolve_settings
-from kafka_s3_assets.ledger import LedgerLayout, Manifest, PartitionLedger
+from kafka_s3_assets.ledger import Manifest
 from kafka_s3_assets.sink.config import resolved_connector_document, validate_connector_config
-from kafka_s3_assets.sink.naming import ObjectNaming
 
 from ..conftest import Kafka, connector_config, list_keys
-from ..exporting import export
+from ..exporting import check, export, plan
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3]
 
@@ -131,20 +128,6 @@ def exported(s3_client, bucket: str) -> Exported:
 
 def object_key(topic: str, first_offset: int) -> str:
     return f"topics/{topic}/partition=0/{topic}+0+{first_offset:010d}.bin"
-
-
-def check(config, topic: str, plan: PartitionPlan) -> CompletenessReport:
-    settings = resolve_settings(config)
-    sink_config = settings.sink_config()
-    ledger = PartitionLedger(
-        S3ObjectStore(settings.s3.client(), settings.s3), LedgerLayout.from_config(sink_config), topic, 0
-    )
-    return check_partition(ledger, plan.low_watermark, ObjectNaming.from_config(sink_config))
-
-
-def plan(config, topic: str) -> PartitionPlan:
-    [found] = plan_partitions(resolve_settings(config), [(topic, 0)])
-    return found
 
 
 def launches(found: PartitionPlan, config) -> list[str]:
