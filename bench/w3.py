@@ -66,8 +66,8 @@ def connect_line(value: bytes) -> bytes:
     """The JsonFormat line (without its ``\\n``) Kafka Connect writes for a schemaless JSON value:
     JsonConverter's reading (``HashMap`` order, longs, doubles) and Jackson's writing, by the package's
     record-by-record path."""
+    from kafka_s3_assets.sink.converters.schemaless_json import read_connect_value
     from kafka_s3_assets.sink.formats.jackson_writer import write_json
-    from kafka_s3_assets.sink.schemaless_json import read_connect_value
 
     return write_json(read_connect_value(value))
 

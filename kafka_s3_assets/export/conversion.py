@@ -6,8 +6,6 @@ from ..clients.errors import SchemaNotFoundError, SchemaRegistryError
 from ..sink.batch_path import AvroValueBatch
 from ..sink.config import SinkConfig
 from ..sink.converters import (
-    MAGIC_BYTE,
-    WIRE_HEADER,
     AvroConverter,
     AvroDecoder,
     ConversionError,
@@ -15,6 +13,7 @@ from ..sink.converters import (
     SchemaSource,
     build_converter,
 )
+from ..sink.converters.wire_format import MAGIC_BYTE, WIRE_HEADER
 from ..sink.errors import RecordError
 from ..sink.records import AvroSchemaRef, ConnectData, KafkaRecord, RecordBatch, SinkRecord
 from ..sink.schema.connect_schema import AvroDataConfig

@@ -44,11 +44,11 @@ from typing import Any
 
 import orjson
 
+from .converters.schemaless_json import JacksonError, read_connect_value
 from .formats.float_tokens import odd_floats
 from .formats.jackson_writer import write_json
 from .formats.json_format import LINE_SEPARATOR
 from .java_hash_map import hash_map_order
-from .schemaless_json import JacksonError, read_connect_value
 
 # A run of 19 digits or more where a number's digits may start (after what can precede an integer part,
 # a fraction or an exponent; a line start is a "\n"): an integer orjson may read otherwise than Connect

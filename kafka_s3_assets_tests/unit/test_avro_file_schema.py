@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from kafka_s3_assets.sink.json_envelope import parse_connect_schema
+from kafka_s3_assets.sink.converters.json_envelope import parse_connect_schema
 from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
 from kafka_s3_assets.sink.schema.avro_schema_json import java_double_string, java_float_string
 from kafka_s3_assets.sink.schema.avro_to_connect import SchemaConversionError, to_connect_schema

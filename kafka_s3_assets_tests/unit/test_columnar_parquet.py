@@ -621,7 +621,7 @@ def test_validation_from_the_columns_is_never_certain_of_a_datum_read_otherwise(
     import fastavro
 
     from kafka_s3_assets.sink.columnar.parquet_batch import ParquetBatchFormat
-    from kafka_s3_assets.sink.converters import AvroDecoder, _strip_logical_types
+    from kafka_s3_assets.sink.converters import AvroDecoder, strip_logical_types
     from kafka_s3_assets.sink.formats.parquet_format import AvroToArrow
 
     REGISTRY[35] = schema
@@ -631,7 +631,7 @@ def test_validation_from_the_columns_is_never_certain_of_a_datum_read_otherwise(
     assert batch_format.takes(ref)
     plan = batch_format._plans[35]
     convert, decoder = AvroToArrow(schema).root().convert or (lambda value: value), AvroDecoder()
-    parsed = fastavro.parse_schema(_strip_logical_types(schema))  # as the record path decodes
+    parsed = fastavro.parse_schema(strip_logical_types(schema))  # as the record path decodes
     datums = [r.value.avro_datum for r in sink_records]
     small = len(datums[1]) < 100  # every byte of a small datum; a sample of the corpus's large ones
     step, replacements = (1, (0, 1, 2, 4, 0x7F, 0x80, 0xFF)) if small else (29, (0, 2, 0x80, 0xFF))

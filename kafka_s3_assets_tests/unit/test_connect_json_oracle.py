@@ -25,11 +25,11 @@ import random
 import pytest
 
 from kafka_s3_assets.sink.converters import JSON_SERIALIZATION_ERROR, ConversionError, JsonSchemalessConverter
+from kafka_s3_assets.sink.converters.schemaless_json import connect_double, connect_long, connect_map
 from kafka_s3_assets.sink.formats.java_double import _jdk_digits, _layout, java_double_text
 from kafka_s3_assets.sink.formats.json_format import encode_json_value
 from kafka_s3_assets.sink.jackson import JacksonError, read_tree
 from kafka_s3_assets.sink.json_lines import encode_lines
-from kafka_s3_assets.sink.schemaless_json import connect_double, connect_long, connect_map
 
 from .java_jackson import connect_lines, java_doubles, versions
 from .json_corpus import corpus, random_double, random_text

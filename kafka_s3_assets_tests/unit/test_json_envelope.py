@@ -20,8 +20,7 @@ from kafka_s3_assets.sink.converters import (
     JsonSchemalessConverter,
     build_converter,
 )
-from kafka_s3_assets.sink.formats import AvroFormat, JsonFormat, ParquetFormat
-from kafka_s3_assets.sink.json_envelope import (
+from kafka_s3_assets.sink.converters.json_envelope import (
     ENVELOPE_MESSAGE,
     EnvelopeError,
     EnvelopeReader,
@@ -29,6 +28,7 @@ from kafka_s3_assets.sink.json_envelope import (
     parse_connect_schema,
     unscaled_bytes,
 )
+from kafka_s3_assets.sink.formats import AvroFormat, JsonFormat, ParquetFormat
 from kafka_s3_assets.sink.records import AvroSchemaRef, KafkaRecord, SinkRecord
 from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
 from kafka_s3_assets.sink.schema.avro_schema_json import AvroSchemaError

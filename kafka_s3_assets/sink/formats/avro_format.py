@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import fastavro
 
-from ..converters import AvroDecoder, _strip_logical_types
+from ..converters import AvroDecoder, strip_logical_types
 from ..errors import RecordDataError
 from ..memory import MemoryBudget
 from ..records import AvroSchemaRef, PrimitiveSchema, SinkRecord
@@ -119,7 +119,7 @@ class AvroRecordWriter:
             assert self._file_schema is not None  # set by _datum before it encodes
             # Values are decoded with logical types left underlying, so they are encoded the same way.
             self._parsed_file_schema = fastavro.parse_schema(
-                _strip_logical_types(json.loads(self._file_schema.header_schema_json))
+                strip_logical_types(json.loads(self._file_schema.header_schema_json))
             )
         parsed_file_schema = self._parsed_file_schema
         buffer = io.BytesIO()

@@ -44,7 +44,7 @@ import fastavro.validation
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..converters import AvroDecoder, _strip_logical_types
+from ..converters import AvroDecoder, strip_logical_types
 from ..errors import RecordDataError
 from ..memory import MemoryBudget
 from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
@@ -720,7 +720,7 @@ class ParquetRecordWriter:
         """A record whose schema is not the file's (e.g. projected under schema.compatibility) must fit
         the file's schema; say so now, for this record, rather than fail a whole row group later."""
         if self._validator_schema is None:
-            self._validator_schema = fastavro.parse_schema(_strip_logical_types(self._file_avro_schema))
+            self._validator_schema = fastavro.parse_schema(strip_logical_types(self._file_avro_schema))
         validator_schema = self._validator_schema
         row = row_of(value, data, self._view.name)
         try:

@@ -3,7 +3,7 @@ and writes it.
 
 One model serves every place the project reasons in Connect terms: the Connect schema AvroConverter
 derives from a registry schema (:mod:`avro_to_connect`), the one Kafka's JsonConverter reads from an
-envelope (``sink.json_envelope``), the Avro file schema AvroData builds from either
+envelope (``sink.converters.json_envelope``), the Avro file schema AvroData builds from either
 (:mod:`avro_from_connect`), ``schema.compatibility`` (:mod:`compatibility`, :mod:`projection`), the
 fields partitioners read (:mod:`connect_fields`) and ByteArrayFormat's schema type check. A record's
 schema reaches them through :func:`compatibility.schema_of`.

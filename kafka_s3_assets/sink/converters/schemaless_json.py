@@ -24,8 +24,8 @@ import json
 import re
 from typing import Any
 
-from .jackson import JacksonError, read_tree
-from .java_hash_map import hash_map_order
+from ..jackson import JacksonError, read_tree
+from ..java_hash_map import hash_map_order
 
 __all__ = ["JacksonError", "read_connect_value", "connect_long", "connect_double", "connect_map"]
 

@@ -29,10 +29,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from .records import AvroSchemaRef, ConnectData
-from .schema.avro_from_connect import avro_file_schema_json
-from .schema.avro_schema_json import AvroSchemaError
-from .schema.connect_schema import (
+from ..records import AvroSchemaRef, ConnectData
+from ..schema.avro_from_connect import avro_file_schema_json
+from ..schema.avro_schema_json import AvroSchemaError
+from ..schema.connect_schema import (
     DATE,
     DECIMAL,
     DECIMAL_PRECISION,

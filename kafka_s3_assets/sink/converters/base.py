@@ -1,0 +1,42 @@
+"""What every converter shares: the protocol, its error, and what a converter asks of a schema registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..records import ConnectData
+
+
+@dataclass(frozen=True)
+class SchemaReference:
+    """A schema another one imports (Protobuf: the import path; JSON Schema: the ``$ref`` URI), registered
+    under ``subject`` at ``version``."""
+
+    name: str
+    subject: str
+    version: int
+
+
+@dataclass(frozen=True)
+class RegisteredSchema:
+    schema_id: int
+    schema: str
+    schema_type: str = "AVRO"
+    references: tuple[SchemaReference, ...] = field(default=())
+
+
+class SchemaSource(Protocol):
+    """What converters need from a schema registry (implemented in ``clients.schema_registry``)."""
+
+    def schema_by_id(self, schema_id: int) -> RegisteredSchema: ...
+
+    def version_in_subject(self, schema_id: int, subject: str) -> int | None: ...
+
+
+class ConversionError(Exception):
+    """Bytes that the configured converter cannot turn into Connect data (no record context yet)."""
+
+
+class Converter(Protocol):
+    def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None: ...

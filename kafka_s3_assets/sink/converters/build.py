@@ -1,0 +1,36 @@
+"""The converter a connector's ``key.converter`` / ``value.converter`` names, built with its settings."""
+
+from __future__ import annotations
+
+from ..config import ConverterConfig
+from ..config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
+from ..schema.connect_schema import SINK_DEFAULTS, AvroDataConfig
+from ..schema.subject_names import TOPIC_NAME_STRATEGY, SubjectNameStrategy, strategy_setting
+from .avro import AvroConverter, converter_avro_data
+from .base import Converter, SchemaSource
+from .connect_json import JsonEnvelopeConverter, JsonSchemalessConverter
+from .primitives import ByteArrayConverter, StringConverter
+
+
+def build_converter(
+    config: ConverterConfig, registry: SchemaSource | None, *, is_key: bool, sink: AvroDataConfig = SINK_DEFAULTS
+) -> Converter:
+    """The converter ``config`` names, with its settings. ``sink`` is the connector's AvroData settings
+    (``connect.meta.data``, ``enhanced.avro.schema.support``): they shape the Avro schemas written for
+    AvroConverter and JsonConverter data."""
+    if config.class_name == AVRO_CONVERTER:
+        if registry is None:
+            raise ValueError("AvroConverter needs a schema registry")
+        strategy = SubjectNameStrategy(config.settings.get(strategy_setting(is_key)) or TOPIC_NAME_STRATEGY)
+        return AvroConverter(
+            registry, is_key=is_key, converter=converter_avro_data(config), sink=sink, subject_strategy=strategy
+        )
+    if config.class_name == JSON_CONVERTER:
+        if config.schemas_enable:
+            return JsonEnvelopeConverter(sink=sink, cache_size=int(config.settings.get("schemas.cache.size") or 1000))
+        return JsonSchemalessConverter()
+    if config.class_name == STRING_CONVERTER:
+        return StringConverter()
+    if config.class_name == BYTEARRAY_CONVERTER:
+        return ByteArrayConverter()
+    raise ValueError(f"Unsupported converter {config.class_name}")
