@@ -1,5 +1,11 @@
-"""The schema registry lookups of the converters (a schema by id, and its versions), on confluent-kafka's
-``SchemaRegistryClient``.
+"""The schema registry lookups of the converters (a schema by id, a subject version for references, and the
+versions of an id), on confluent-kafka's ``SchemaRegistryClient``.
+
+Schemas come back with their type and references. A PROTOBUF schema always comes back as a base64
+``FileDescriptorProto``: it is asked again with ``format=serialized``, as confluent-kafka's Protobuf serdes
+ask (Confluent's registry answers ``.proto`` text without it). Only PROTOBUF schemas are asked for that
+format, so registries that do not know it see it only where a Protobuf reader needs it anyway. The library
+caches a schema without its format, so the serialized requests go through a second library client per URL.
 
 confluent-kafka's client does the HTTP: retries per URL on connection errors and 408, 429, 500, 502,
 503, 504, up to ``max.retries`` times after an exponential backoff with full jitter (``retries.wait.ms``
@@ -32,16 +38,20 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from confluent_kafka.schema_registry import SchemaRegistryClient as LibraryClient
 from confluent_kafka.schema_registry.common._httpx_compat import httpx  # the HTTP library the client uses
 from confluent_kafka.schema_registry.error import SchemaRegistryError as LibraryError
 from confluent_kafka.schema_registry.schema_registry_client import is_retriable
 
-from ..sink.converters import RegisteredSchema
+from ..sink.converters import RegisteredSchema, SchemaReference
 from ..sink.secrets import scrub
 from .errors import SchemaNotFoundError, SchemaRegistryError
+
+PROTOBUF = "PROTOBUF"
+SERIALIZED_FORMAT = "serialized"
+LATEST_VERSION = -1
 
 BASIC_AUTH_SOURCES = ("URL", "USER_INFO")
 BEARER_AUTH_SOURCES = ("STATIC_TOKEN",)
@@ -230,11 +240,13 @@ class RegistrySettings:
 
 
 class _LookupCache:
-    """Schema by id and (subject, version) pairs by id, for one registry and identity; thread-safe."""
+    """Schema by id, schema by subject version, and (subject, version) pairs by id, for one registry and
+    identity; thread-safe."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.schemas: dict[int, RegisteredSchema] = {}
+        self.subject_versions: dict[tuple[str, int], RegisteredSchema] = {}
         self.versions: dict[int, tuple[tuple[str, int], ...]] = {}
 
 
@@ -328,6 +340,8 @@ class SchemaRegistryClient:
                 f"Cannot set up the schema registry client for {self._shown()} (check "
                 f"schema.registry.ssl.* and the credentials): {self._brief(exc)}"
             ) from None
+        # Clients for format=serialized requests, made when a PROTOBUF schema first needs one.
+        self._serialized_clients: list[LibraryClient | None] = [None] * len(self._clients)
         self._current = 0
         self._current_lock = threading.Lock()
         self._cache = _shared_cache(settings.cache_identity())
@@ -339,26 +353,89 @@ class SchemaRegistryClient:
     # -- the SchemaSource API --
 
     def schema_by_id(self, schema_id: int) -> RegisteredSchema:
+        """The schema of ``schema_id``, with its type and references (PROTOBUF: a base64 FileDescriptorProto)."""
         with self._cache.lock:
             cached = self._cache.schemas.get(schema_id)
         if cached is not None:
             return cached
         path = f"/schemas/ids/{schema_id}"
         schema = self._request(path, lambda client: client.get_schema(schema_id))
+        if schema is not None and _schema_type(schema) == PROTOBUF:
+            schema = self._request(
+                f"{path}?format={SERIALIZED_FORMAT}",
+                lambda client: client.get_schema(schema_id, fmt=SERIALIZED_FORMAT),
+                serialized=True,
+            )
         if schema is None:
             raise SchemaNotFoundError(f"Schema {schema_id} not found in the schema registry at {self._shown()}")
-        if not isinstance(schema.schema_str, str):
-            raise SchemaRegistryError(
-                f"Unexpected answer from the schema registry at {self._shown()} for schema "
-                f"{schema_id}: no 'schema' text"
-            )
-        found = RegisteredSchema(schema_id, schema.schema_str, schema.schema_type or "AVRO")
+        found = self._registered(schema_id, schema, f"schema {schema_id}")
         with self._cache.lock:
             self._cache.schemas[schema_id] = found
         return found
 
+    def schema_by_subject_version(self, subject: str, version: int) -> RegisteredSchema:
+        """The schema of version ``version`` of ``subject`` (-1: the latest), as a schema reference names it
+        (PROTOBUF: a base64 FileDescriptorProto).
+
+        A numbered version is found even when soft-deleted (``deleted=true``, as confluent-kafka resolves
+        references), and cached like an id; -1 is the latest live version, asked every time.
+        """
+        key = (subject, version)
+        if version != LATEST_VERSION:
+            with self._cache.lock:
+                cached = self._cache.subject_versions.get(key)
+            if cached is not None:
+                return cached
+        wanted: int | str = "latest" if version == LATEST_VERSION else version
+        path = f"/subjects/{quote(subject, safe='')}/versions/{wanted}"
+        deleted = version != LATEST_VERSION
+        found = self._request(path, lambda client: client.get_version(subject, wanted, deleted=deleted))
+        if found is not None and _schema_type(found.schema) == PROTOBUF:
+            number = found.version if isinstance(found.version, int) else wanted  # the latest may move on
+            found = self._request(
+                f"/subjects/{quote(subject, safe='')}/versions/{number}?format={SERIALIZED_FORMAT}",
+                lambda client: client.get_version(subject, number, deleted=deleted, fmt=SERIALIZED_FORMAT),
+                serialized=True,
+            )
+        if found is None:
+            raise SchemaNotFoundError(
+                f"Version {version} of subject '{subject}' not found in the schema registry at {self._shown()}"
+            )
+        what = f"version {version} of subject '{subject}'"
+        if not isinstance(found.schema_id, int):
+            raise SchemaRegistryError(
+                f"Unexpected answer from the schema registry at {self._shown()} for {what}: no schema id"
+            )
+        registered = self._registered(found.schema_id, found.schema, what)
+        if version != LATEST_VERSION:
+            with self._cache.lock:
+                self._cache.subject_versions[key] = registered
+        return registered
+
+    def _registered(self, schema_id: int, schema: Any, what: str) -> RegisteredSchema:
+        """The library's ``Schema`` as ours; an answer without a schema text or with malformed references fails."""
+        if not isinstance(schema.schema_str, str):
+            raise SchemaRegistryError(
+                f"Unexpected answer from the schema registry at {self._shown()} for {what}: no 'schema' text"
+            )
+        try:
+            references = tuple(
+                SchemaReference(str(r.name), str(r.subject), int(r.version)) for r in schema.references or ()
+            )
+        except (TypeError, ValueError, AttributeError):
+            raise SchemaRegistryError(
+                f"Unexpected answer from the schema registry at {self._shown()} for {what}: malformed references"
+            ) from None
+        return RegisteredSchema(schema_id, schema.schema_str, _schema_type(schema), references)
+
     def version_in_subject(self, schema_id: int, subject: str) -> int | None:
-        """The version of schema ``schema_id`` in ``subject``, or None when the subject does not hold it."""
+        """The version of schema ``schema_id`` in ``subject``, or None when the subject does not hold it.
+
+        Works alike for every schema type: the registry gives one id to one schema (with its type and
+        references), so the versions of the id are the versions holding the schema. Soft-deleted versions
+        count, as they do for Confluent's converters (``POST /subjects/{subject}?deleted=true`` with the
+        schema they fetched).
+        """
         with self._cache.lock:
             versions = self._cache.versions.get(schema_id)
         if versions is None or (subject not in dict(versions) and (schema_id, subject) not in self._rechecked):
@@ -374,7 +451,10 @@ class SchemaRegistryClient:
             if cached is not None:
                 return cached
         found = (
-            self._request(f"/schemas/ids/{schema_id}/versions", lambda client: client.get_schema_versions(schema_id))
+            self._request(
+                f"/schemas/ids/{schema_id}/versions?deleted=true",
+                lambda client: client.get_schema_versions(schema_id, deleted=True),
+            )
             or []
         )
         try:
@@ -389,13 +469,16 @@ class SchemaRegistryClient:
 
     # -- failover across URLs, and our errors --
 
-    def _request(self, path: str, call) -> Any | None:
-        """``call(library client)``, None for 404; fails over across URLs, raises SchemaRegistryError."""
+    def _request(self, path: str, call, *, serialized: bool = False) -> Any | None:
+        """``call(library client)``, None for 404; fails over across URLs, raises SchemaRegistryError.
+
+        ``serialized``: the call asks ``format=serialized``, on the library clients kept for that format.
+        """
         reasons = []
         for _ in range(len(self._clients)):
             index = self._current_index()
             try:
-                return self._call(index, path, call)
+                return self._call(index, path, call, serialized)
             except _Retriable as failure:
                 reasons.append(f"{self._urls[index]}: {failure.reason}")
                 self._fail_over(index)
@@ -404,10 +487,10 @@ class SchemaRegistryClient:
             f"{self._settings.max_retries} retries per URL ({'; '.join(reasons)})"
         )
 
-    def _call(self, index: int, path: str, call) -> Any | None:
+    def _call(self, index: int, path: str, call, serialized: bool = False) -> Any | None:
         url = self._urls[index]
         try:
-            return call(self._clients[index])
+            return call(self._serialized_client(index) if serialized else self._clients[index])
         except LibraryError as exc:
             status = exc.http_status_code
             if status == 404:
@@ -438,6 +521,14 @@ class SchemaRegistryClient:
                 f"Schema registry at {url} answered GET {path} with a body that is not the expected JSON"
             ) from None
 
+    def _serialized_client(self, index: int) -> LibraryClient:
+        with self._current_lock:
+            client = self._serialized_clients[index]
+            if client is None:
+                client = LibraryClient(_library_config(self._settings, self._settings.urls[index]))
+                self._serialized_clients[index] = client
+            return client
+
     def _brief(self, exc: BaseException) -> str:
         name = "ConnectionError" if isinstance(exc, httpx.ConnectError) else type(exc).__name__
         return f"{name}: {self._scrub(str(exc))[:300]}"
@@ -457,3 +548,8 @@ class SchemaRegistryClient:
         with self._current_lock:
             if self._current == failed:
                 self._current = (failed + 1) % len(self._clients)
+
+
+def _schema_type(schema: Any) -> str:
+    """The library's ``schema_type`` (None or absent means AVRO, as for Confluent's clients), upper case."""
+    return str(getattr(schema, "schema_type", None) or "AVRO").upper()

@@ -4,8 +4,18 @@ The store decides *which* earlier versions a new schema is compared with (the la
 or all of them for the ``*_TRANSITIVE`` levels) and in which direction; a
 :class:`CompatibilityChecker` answers whether one pair of schemas is compatible in one
 direction. Keeping the two apart lets each schema type bring its own rules: AVRO schemas are
-checked with Avro's reader/writer resolution (:mod:`registry_avro_compat`); JSON and PROTOBUF have
-no checker here and are accepted, as a registry with those levels set to NONE would.
+checked with Avro's reader/writer resolution (:mod:`registry_avro_compat`).
+
+JSON and PROTOBUF schemas have no checker here: every change is accepted, as a registry with
+those subjects at NONE would accept it, and the compatibility endpoint answers
+``is_compatible: true`` for them. This is a decision, not a gap to fill piecemeal: Confluent's
+rules for these types are long lists of special cases (for Protobuf: scalar kinds that share a
+wire type, fields moved into or out of a oneof, renamed packages, ...; for JSON Schema: open and
+closed content models, combined schemas, numeric ranges, ...). A partial copy would refuse some
+changes Confluent accepts and accept others it refuses, which is worse for a test registry than
+a rule that is plainly stated. Nothing in this project depends on the registry refusing a
+Protobuf or JSON Schema change: the sink's ``schema.compatibility`` compares Connect schemas,
+not registry answers.
 """
 
 from __future__ import annotations
@@ -88,7 +98,7 @@ class PerSchemaTypeChecker:
 
 
 def default_checker() -> CompatibilityChecker:
-    """What the devstack registry enforces: Avro resolution rules for AVRO, nothing for others."""
+    """What the devstack registry enforces: Avro resolution rules for AVRO, nothing for JSON and PROTOBUF."""
     # Imported here: registry_avro_compat uses this module's direction constants.
     from kafka_s3_assets.devstack.registry_avro_compat import AvroCompatibilityChecker
 

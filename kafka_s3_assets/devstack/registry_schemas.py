@@ -9,11 +9,16 @@ new schema. :func:`parse_schema` computes such a comparison key (``canonical``).
 It deliberately does *not* use Avro's "Parsing Canonical Form": that form drops ``doc``,
 ``default`` and ``aliases``, and a schema that only adds a default is a different schema
 for a registry (it matters to compatibility and to readers).
+
+JSON Schemas must be a JSON object or a boolean and pass their draft's meta-schema (draft 7 when
+``$schema`` names none); their key is the JSON text with sorted keys. Protobuf schemas are
+validated, compiled and keyed in :mod:`registry_protobuf`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +47,8 @@ class ParsedSchema:
     schema_type: str
     text: str
     canonical: str
-    parsed: Any  # the decoded JSON document (None for PROTOBUF), for compatibility checkers
+    parsed: Any  # the decoded JSON document, or the FileDescriptorProto for PROTOBUF, for compatibility checkers
+    serialized: str | None = None  # PROTOBUF: the base64 FileDescriptorProto served for format=serialized
 
 
 def normalize_schema_type(schema_type: str | None) -> str:
@@ -59,25 +65,54 @@ def parse_schema(
     referenced_texts: list[str] | None = None,
     *,
     normalize: bool = False,
+    named_references: Sequence[tuple[str, str]] | None = None,
 ) -> ParsedSchema:
     """Validate ``text`` and compute its comparison key.
 
     ``referenced_texts`` are the texts of the schemas named in ``references`` (dependencies
-    first), needed to resolve the named types they define. With ``normalize`` the stored text
-    is the normalized one, as Confluent stores with ``?normalize=true``.
+    first), needed to resolve the named types they define (AVRO). ``named_references`` are the
+    same schemas as (reference name, text), which PROTOBUF needs: the name is the import path.
+    With ``normalize`` the stored text is the normalized one, as Confluent stores with
+    ``?normalize=true`` (AVRO and JSON; PROTOBUF is stored as given).
     """
     if not isinstance(text, str) or not text.strip():
         raise errors.invalid_schema("empty schema")
     if schema_type == AVRO:
         return _parse_avro(text, referenced_texts or [], normalize=normalize)
     if schema_type == JSON:
-        document = _load_json(text)
-        canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
-        return ParsedSchema(JSON, canonical if normalize else text, canonical, document)
-    # PROTOBUF: no parser is available here; whitespace-insensitive identity is the best
-    # approximation, and the text is stored as given.
-    canonical = " ".join(text.split())
-    return ParsedSchema(PROTOBUF, canonical if normalize else text, canonical, None)
+        return _parse_json_schema(text, normalize=normalize)
+    # Imported here: protobuf is only needed by registries that see PROTOBUF schemas.
+    from kafka_s3_assets.devstack.registry_protobuf import parse_protobuf
+
+    protobuf = parse_protobuf(text, named_references or ())
+    return ParsedSchema(PROTOBUF, text, protobuf.canonical, protobuf.descriptor, protobuf.serialized)
+
+
+def _parse_json_schema(text: str, *, normalize: bool) -> ParsedSchema:
+    document = _load_json(text)
+    if isinstance(document, bool):
+        pass
+    elif isinstance(document, dict):
+        _check_json_meta_schema(document)
+    else:
+        raise errors.invalid_schema(f"a JSON Schema is a JSON object or a boolean, not {type(document).__name__}")
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return ParsedSchema(JSON, canonical if normalize else text, canonical, document)
+
+
+def _check_json_meta_schema(document: dict) -> None:
+    """Keywords of the wrong shape (``"type": 5``, ``"required": "x"``) make an invalid schema."""
+    try:
+        import jsonschema
+        from jsonschema.validators import validator_for
+    except ImportError:  # confluent-kafka's json extra is not installed: only the JSON shape is checked
+        return
+    validator = validator_for(document, default=jsonschema.Draft7Validator)
+    try:
+        validator.check_schema(document)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path)
+        raise errors.invalid_schema(f"{exc.message}{f' at /{where}' if where else ''}") from None
 
 
 def _load_json(text: str) -> Any:

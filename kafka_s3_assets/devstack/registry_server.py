@@ -4,10 +4,12 @@ No Confluent-compatible registry can be installed here, so the devstack runs thi
 
     python -m kafka_s3_assets.devstack.registry_server --host 127.0.0.1 --port 8081 --data-dir D
 
-It serves what producers, confluent-kafka's ``AvroSerializer``/``AvroDeserializer`` and this
-project use: registration and lookup, schemas by id and guid, subject versions (``latest``,
-metadata), the versions of an id, compatibility configuration and checks, deletes, and an
-empty associations answer; with Confluent's error codes and content type. Listing and raw-schema
+It serves what producers, confluent-kafka's serializers and deserializers (Avro, Protobuf, JSON
+Schema) and this project use: registration and lookup, schemas by id and guid, subject versions
+(``latest``, metadata), the versions of an id, the schemas referencing a version, compatibility
+configuration and checks, deletes, and an empty associations answer; with Confluent's error codes
+and content type. Reads take ``format=serialized``, which returns a PROTOBUF schema as a base64
+``FileDescriptorProto`` (what confluent-kafka's Protobuf serdes ask for). Listing and raw-schema
 views and modes (read-only, import), which nobody here uses, are not served. The rules live in
 :mod:`registry_store`; this module only routes requests, serialises one store behind a lock,
 and saves the state after every change.
@@ -130,6 +132,7 @@ class RegistryApi:
         r("GET", "/subjects/{subject}/versions", _list_versions)
         r("POST", "/subjects/{subject}/versions", _register)
         r("GET", "/subjects/{subject}/versions/{version}", _get_version)
+        r("GET", "/subjects/{subject}/versions/{version}/referencedby", _referenced_by)
         r("DELETE", "/subjects/{subject}/versions/{version}", _delete_version)
         r("GET", "/subjects/{subject}/metadata", _latest_with_metadata)
         r("GET", "/config", lambda api, req: Response(200, api.store.global_config()))
@@ -140,9 +143,9 @@ class RegistryApi:
         r("DELETE", "/config/{subject}", _delete_subject_config)
         r("POST", "/compatibility/subjects/{subject}/versions/{version}", _check_compatibility)
         r("POST", "/compatibility/subjects/{subject}/versions", _check_compatibility)
-        # Data-contract associations: none exist here. Answering with an empty list lets
-        # confluent-kafka's default "associated" subject-name strategy fall back to the
-        # topic-name strategy without an error round trip.
+        # Data-contract associations: none exist here. Answering with an empty list, as Confluent
+        # does for a resource without associations, lets confluent-kafka's default "associated"
+        # subject-name strategy fall back to the topic-name strategy (it takes a 404 the same way).
         r("GET", "/associations/resources/{namespace}/{name}", lambda api, req: Response(200, []))
 
 
@@ -176,9 +179,14 @@ def _deleted_only(query: Query) -> bool:
     return query.flag("deleted_only", "deletedOnly")
 
 
+def _format(req: Request) -> str | None:
+    return req.query.text("format")
+
+
 def _schema_by_id(api: RegistryApi, req: Request) -> Response:
+    # ``subject`` (a context hint for Confluent) changes nothing here: ids are global.
     record = api.store.schema_by_id(_schema_id(req))
-    return Response(200, {**record.to_json(), "guid": record.guid})
+    return Response(200, {**record.to_json(api.store.schema_text(record, _format(req))), "guid": record.guid})
 
 
 def _versions_of_id(api: RegistryApi, req: Request) -> Response:
@@ -192,7 +200,8 @@ def _versions_of_id(api: RegistryApi, req: Request) -> Response:
 
 def _schema_by_guid(api: RegistryApi, req: Request) -> Response:
     record = api.store.schema_by_guid(req.params["guid"])
-    return Response(200, {**record.to_json(), "id": record.id, "guid": record.guid})
+    schema = api.store.schema_text(record, _format(req))
+    return Response(200, {**record.to_json(schema), "id": record.id, "guid": record.guid})
 
 
 def _list_subjects(api: RegistryApi, req: Request) -> Response:
@@ -211,7 +220,7 @@ def _lookup(api: RegistryApi, req: Request) -> Response:
         normalize=req.query.flag("normalize"),
         include_deleted=req.query.flag("deleted"),
     )
-    return Response(200, view.to_json())
+    return Response(200, view.to_json(api.store.schema_text(view.schema, _format(req))))
 
 
 def _delete_subject(api: RegistryApi, req: Request) -> Response:
@@ -246,7 +255,14 @@ def _get_version(api: RegistryApi, req: Request) -> Response:
     view = api.store.get_version(
         req.params["subject"], req.params["version"], include_deleted=req.query.flag("deleted")
     )
-    return Response(200, view.to_json())
+    return Response(200, view.to_json(api.store.schema_text(view.schema, _format(req))))
+
+
+def _referenced_by(api: RegistryApi, req: Request) -> Response:
+    ids = api.store.referenced_by(
+        req.params["subject"], req.params["version"], include_deleted=req.query.flag("deleted")
+    )
+    return Response(200, _page(ids, req.query))
 
 
 def _delete_version(api: RegistryApi, req: Request) -> Response:
@@ -265,7 +281,7 @@ def _latest_with_metadata(api: RegistryApi, req: Request) -> Response:
         dict(zip(keys, values, strict=True)),
         include_deleted=req.query.flag("deleted"),
     )
-    return Response(200, view.to_json())
+    return Response(200, view.to_json(api.store.schema_text(view.schema, _format(req))))
 
 
 def _subject_config(api: RegistryApi, req: Request) -> Response:

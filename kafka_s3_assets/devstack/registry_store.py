@@ -18,14 +18,21 @@ Semantics follow Confluent Schema Registry (``KafkaSchemaRegistry``):
 * soft delete first, then ``permanent=true``; soft-deleting a subject's last live version
   also drops its subject-level compatibility;
 * a schema id stays readable (``GET /schemas/ids/N``) while any version, even a
-  soft-deleted one, uses it, because consumers still need it to decode old records.
+  soft-deleted one, uses it, because consumers still need it to decode old records;
+* AVRO, JSON and PROTOBUF schemas alike may name ``references`` (``{name, subject, version}``):
+  each must resolve to a live version when a schema is registered (else 42201, as Confluent),
+  version -1 is stored as the subject's latest version then, the same schema with other
+  references is another schema, and a version that a schema references cannot be deleted
+  (42206). References resolve depth-first, dependencies first, the first one per name winning;
+* ``format=serialized`` returns a PROTOBUF schema as a base64 ``FileDescriptorProto``
+  (:mod:`registry_protobuf`); other formats and types return the schema as stored.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kafka_s3_assets.devstack import registry_errors as errors
@@ -38,6 +45,7 @@ from kafka_s3_assets.devstack.registry_compat import (
 )
 from kafka_s3_assets.devstack.registry_schemas import (
     AVRO,
+    PROTOBUF,
     ParsedSchema,
     normalize_schema_type,
     parse_schema,
@@ -45,6 +53,7 @@ from kafka_s3_assets.devstack.registry_schemas import (
 
 LATEST = "latest"
 SNAPSHOT_FORMAT = 1
+SERIALIZED_FORMAT = "serialized"  # format=serialized: PROTOBUF as a base64 FileDescriptorProto
 
 # Config fields accepted besides the compatibility level and returned as given.
 _EXTRA_CONFIG_FIELDS = (
@@ -115,7 +124,8 @@ class SchemaRecord:
     rule_set: dict | None
     identity: str  # equal for schemas that are "the same" to the registry
 
-    def to_json(self) -> dict:
+    def to_json(self, schema: str | None = None) -> dict:
+        """The API's view; ``schema`` replaces the stored text (another ``format``)."""
         body: dict[str, Any] = {}
         if self.schema_type != AVRO:  # Confluent omits the type for AVRO
             body["schemaType"] = self.schema_type
@@ -125,7 +135,7 @@ class SchemaRecord:
             body["metadata"] = self.metadata
         if self.rule_set:
             body["ruleSet"] = self.rule_set
-        body["schema"] = self.schema
+        body["schema"] = self.schema if schema is None else schema
         return body
 
 
@@ -150,13 +160,13 @@ class SubjectVersion:
     def id(self) -> int:
         return self.schema.id
 
-    def to_json(self) -> dict:
+    def to_json(self, schema: str | None = None) -> dict:
         return {
             "subject": self.subject,
             "version": self.version,
             "id": self.schema.id,
             "guid": self.schema.guid,
-            **self.schema.to_json(),
+            **self.schema.to_json(schema),
         }
 
 
@@ -195,6 +205,7 @@ class RegistryStore:
                 id=request.id,
                 version=request.version,
             )
+        request = self._pin_references(request, include_deleted=False)
         parsed = self._parse(request, normalize=normalize or self._normalize_by_config(subject))
         identity = _identity(parsed, request)
         known_id = self._ids_by_identity.get(identity)
@@ -258,7 +269,8 @@ class RegistryStore:
         """The version of ``subject`` holding ``request``'s schema (POST /subjects/{subject})."""
         if not self._has_subject(subject, include_deleted=include_deleted):
             raise errors.subject_not_found(subject)
-        parsed = self._parse(request, normalize=normalize)
+        request = self._pin_references(request, include_deleted=True)
+        parsed = self._parse(request, normalize=normalize, include_deleted=True)
         known_id = self._ids_by_identity.get(_identity(parsed, request))
         if known_id is not None:
             for version in reversed(self._versions_of(subject, include_deleted=include_deleted)):
@@ -279,6 +291,27 @@ class RegistryStore:
             if record.guid == guid and self._id_in_use(record.id):
                 return record
         raise errors.schema_not_found(guid)
+
+    def schema_text(self, record: SchemaRecord, fmt: str | None) -> str:
+        """The schema in the ``format`` asked for: only PROTOBUF has another one, ``serialized``."""
+        if record.schema_type == PROTOBUF and (fmt or "").strip().lower() == SERIALIZED_FORMAT:
+            serialized = self._parsed(record).serialized
+            if serialized is not None:
+                return serialized
+        return record.schema
+
+    def referenced_by(self, subject: str, version: str | int, *, include_deleted: bool = False) -> list[int]:
+        """Ids of the schemas whose references name this subject version (GET .../referencedby)."""
+        target = self.get_version(subject, version, include_deleted=True)
+        ids = set()
+        for versions in self._subjects.values():
+            for record in versions.values():
+                if record.deleted and not include_deleted:
+                    continue
+                schema = self._schemas[record.schema_id]
+                if any(r["subject"] == subject and r["version"] == target.version for r in schema.references):
+                    ids.add(schema.id)
+        return sorted(ids)
 
     def versions_of_id(
         self, schema_id: int, *, subject: str | None = None, include_deleted: bool = False
@@ -570,38 +603,75 @@ class RegistryStore:
     def _normalize_by_config(self, subject: str) -> bool:
         return bool(self._config_in_scope(subject).get("normalize"))
 
-    def _parse(self, request: SchemaRequest, *, normalize: bool) -> ParsedSchema:
+    def _parse(self, request: SchemaRequest, *, normalize: bool, include_deleted: bool = False) -> ParsedSchema:
         if request.schema is None or not request.schema.strip():
             raise errors.invalid_schema("empty schema")
-        referenced = self._referenced_texts(request.references, seen=set())
-        return parse_schema(request.schema_type, request.schema, referenced, normalize=normalize)
+        referenced = self._resolved_references(request.references, include_deleted=include_deleted)
+        return parse_schema(
+            request.schema_type,
+            request.schema,
+            [text for _, text in referenced],
+            normalize=normalize,
+            named_references=referenced,
+        )
 
-    def _referenced_texts(self, references: tuple[dict, ...] | list[dict], seen: set) -> list[str]:
-        """Texts of referenced schemas, each after its own references (dependencies first)."""
-        texts: list[str] = []
-        for reference in references:
-            key = (reference["subject"], reference["version"])
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                target = self.get_version(
-                    reference["subject"],
-                    LATEST if reference["version"] == -1 else reference["version"],
-                )
-            except errors.RegistryError as exc:
-                raise errors.invalid_schema(
-                    f"reference '{reference['name']}' to subject '{reference['subject']}' "
-                    f"version {reference['version']} cannot be resolved: {exc.message}"
-                ) from exc
-            texts.extend(self._referenced_texts(target.schema.references, seen))
-            texts.append(target.schema.schema)
-        return texts
+    def _pin_references(self, request: SchemaRequest, *, include_deleted: bool) -> SchemaRequest:
+        """Version -1 in a reference means the latest version, and is stored as that number (Confluent)."""
+        if not any(r["version"] == -1 for r in request.references):
+            return request
+        pinned = []
+        for reference in request.references:
+            if reference["version"] == -1:
+                target = self._referenced_version(reference, include_deleted=include_deleted)
+                reference = {**reference, "version": target.version}
+            pinned.append(reference)
+        return replace(request, references=tuple(pinned))
+
+    def _referenced_version(self, reference: dict, *, include_deleted: bool) -> SubjectVersion:
+        try:
+            return self.get_version(
+                reference["subject"],
+                LATEST if reference["version"] == -1 else reference["version"],
+                include_deleted=include_deleted,
+            )
+        except errors.RegistryError as exc:
+            raise errors.invalid_schema(
+                f"reference '{reference['name']}' to subject '{reference['subject']}' "
+                f"version {reference['version']} cannot be resolved: {exc.message}"
+            ) from exc
+
+    def _resolved_references(
+        self, references: tuple[dict, ...] | list[dict], *, include_deleted: bool
+    ) -> list[tuple[str, str]]:
+        """(name, text) of the referenced schemas, each after its own references (dependencies first).
+
+        As Confluent resolves them: depth-first, and the first schema found under a name wins. A new
+        schema's references must be live versions; a stored schema's may be soft-deleted.
+        """
+        resolved: list[tuple[str, str]] = []
+        seen: set[str] = set()
+
+        def visit(refs: tuple[dict, ...] | list[dict]) -> None:
+            for reference in refs:
+                if reference["name"] in seen:
+                    continue
+                seen.add(reference["name"])
+                target = self._referenced_version(reference, include_deleted=include_deleted)
+                visit(target.schema.references)
+                resolved.append((reference["name"], target.schema.schema))
+
+        visit(references)
+        return resolved
 
     def _parsed(self, record: SchemaRecord) -> ParsedSchema:
         if record.id not in self._parsed_cache:
-            referenced = self._referenced_texts(record.references, seen=set())
-            self._parsed_cache[record.id] = parse_schema(record.schema_type, record.schema, referenced)
+            referenced = self._resolved_references(record.references, include_deleted=True)
+            self._parsed_cache[record.id] = parse_schema(
+                record.schema_type,
+                record.schema,
+                [text for _, text in referenced],
+                named_references=referenced,
+            )
         return self._parsed_cache[record.id]
 
     def _incompatibilities(

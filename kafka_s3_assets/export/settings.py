@@ -178,7 +178,7 @@ def resolve_settings(
             problems.append(
                 ConfigProblem(
                     "value.converter.schema.registry.url",
-                    "AvroConverter needs a schema registry: set "
+                    f"{_registry_converter_name(config)} needs a schema registry: set "
                     "value.converter.schema.registry.url or $SCHEMA_REGISTRY_URL",
                 )
             )
@@ -197,3 +197,9 @@ def resolve_settings(
     if problems:
         raise ConfigError(problems)
     return ExportSettings(resolved, kafka, s3, registry)
+
+
+def _registry_converter_name(config: SinkConfig) -> str:
+    """The short class name of the converter that needs a schema registry, for the error that none is set."""
+    converter = config.value_converter if config.value_converter.uses_schema_registry else config.key_converter
+    return converter.class_name.rsplit(".", 1)[-1]

@@ -25,6 +25,7 @@ from .config_keys import (
     CONVERTER_PREFIXES,
     CONVERTER_SETTINGS,
     EXTENSION_PREFIX,
+    GLUE_CONVERTERS,
     ICEBERG_CATALOG_PREFIX,
     ICEBERG_CATALOG_URI,
     INT_MAX,
@@ -32,6 +33,7 @@ from .config_keys import (
     LONG_MAX,
     PARQUET_FORMAT,
     PASSTHROUGH_PREFIXES,
+    REGISTRY_CONVERTERS,
     REQUIRED,
     KeyDef,
     Support,
@@ -150,7 +152,11 @@ class ConverterConfig:
 
     @property
     def uses_schema_registry(self) -> bool:
-        return self.class_name == AVRO_CONVERTER
+        """Whether the converter reads ids of a Confluent schema registry: Confluent's converters, and AWS Glue's
+        Avro converter when its secondaryDeserializer reads records Confluent's serializer framed."""
+        if self.class_name in GLUE_CONVERTERS:
+            return self.settings.get("secondaryDeserializer") is not None
+        return self.class_name in REGISTRY_CONVERTERS
 
 
 @dataclass(frozen=True)
@@ -291,7 +297,7 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
         prefix = next((p for p in CONVERTER_PREFIXES if key.startswith(p)), None)
         if prefix is not None:
             setting = key[len(prefix) :]
-            definition = CONVERTER_SETTINGS.get(setting)
+            definition = CONVERTER_SETTINGS.get(setting) or _glue_converter_settings().get(setting)
             if definition is None:
                 problems.append(
                     ConfigProblem(key, f"Converter setting '{key}' is not supported yet by kafka_s3_assets")
@@ -387,6 +393,8 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
     problems.extend(_cross_checks(values, problems))
     key_converter = _converter(values, converter_settings, "key.converter")
     value_converter = _converter(values, converter_settings, "value.converter")
+    problems.extend(_glue_converter_problems("key.converter", key_converter))
+    problems.extend(_glue_converter_problems("value.converter", value_converter))
     if problems:
         raise ConfigError(problems)
     return SinkConfig(
@@ -551,6 +559,25 @@ def _iceberg_problems(values: Mapping[str, Any]) -> list[ConfigProblem]:
             )
         )
     return problems
+
+
+def _glue_converter_settings() -> Mapping[str, KeyDef]:
+    # Imported here: the converters package imports this module.
+    from .converters.glue import GLUE_CONVERTER_SETTINGS
+
+    return GLUE_CONVERTER_SETTINGS
+
+
+def _glue_converter_problems(prefix_key: str, converter: ConverterConfig) -> list[ConfigProblem]:
+    """What an AWS Glue converter cannot work with, named by its key (the class key for the class itself)."""
+    if converter.class_name not in GLUE_CONVERTERS:
+        return []
+    from .converters.glue import glue_setting_problems
+
+    found = glue_setting_problems(
+        converter.class_name, converter.settings, has_confluent_registry=bool(converter.schema_registry_url)
+    )
+    return [ConfigProblem(f"{prefix_key}.{setting}" if setting else prefix_key, message) for setting, message in found]
 
 
 def _converter(values, settings, prefix_key: str) -> ConverterConfig:

@@ -79,7 +79,24 @@ AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 BYTEARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
-CONVERTER_CLASSES = (AVRO_CONVERTER, JSON_CONVERTER, STRING_CONVERTER, BYTEARRAY_CONVERTER)
+PROTOBUF_CONVERTER = "io.confluent.connect.protobuf.ProtobufConverter"
+JSON_SCHEMA_CONVERTER = "io.confluent.connect.json.JsonSchemaConverter"
+# AWS Glue Schema Registry's converters (Amazon MSK Connect), read by sink.converters.glue.
+GLUE_AVRO_CONVERTER = "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter"
+GLUE_JSON_SCHEMA_CONVERTER = "com.amazonaws.services.schemaregistry.kafkaconnect.jsonschema.JsonSchemaConverter"
+GLUE_PROTOBUF_CONVERTER = "com.amazonaws.services.schemaregistry.kafkaconnect.protobuf.ProtobufSchemaConverter"
+GLUE_CONVERTERS = (GLUE_AVRO_CONVERTER, GLUE_JSON_SCHEMA_CONVERTER, GLUE_PROTOBUF_CONVERTER)
+CONVERTER_CLASSES = (
+    AVRO_CONVERTER,
+    PROTOBUF_CONVERTER,
+    JSON_SCHEMA_CONVERTER,
+    JSON_CONVERTER,
+    STRING_CONVERTER,
+    BYTEARRAY_CONVERTER,
+    *GLUE_CONVERTERS,
+)
+# The converters whose data is framed with a schema registry id (Confluent's wire format).
+REGISTRY_CONVERTERS = (AVRO_CONVERTER, PROTOBUF_CONVERTER, JSON_SCHEMA_CONVERTER)
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
 
@@ -125,18 +142,7 @@ def known_class(*classes: str) -> Validator:
     return check
 
 
-SCHEMA_REGISTRY_CONVERTERS_NOT_SUPPORTED = (
-    "io.confluent.connect.json.JsonSchemaConverter",
-    "io.confluent.connect.protobuf.ProtobufConverter",
-)
-
-
 def known_converter(key: str, value: Any) -> str | None:
-    if value in SCHEMA_REGISTRY_CONVERTERS_NOT_SUPPORTED:
-        return (
-            f"{value.rsplit('.', 1)[1]} (Confluent's JSON Schema / Protobuf data) is not supported yet by "
-            "kafka_s3_assets; supported: AvroConverter, JsonConverter, StringConverter, ByteArrayConverter"
-        )
     return known_class(*CONVERTER_CLASSES)(key, value)
 
 
@@ -719,6 +725,99 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
             one_of("BASE64", "NUMERIC", case_sensitive=False),
             "JsonConverter: how Kafka writes decimals; reading accepts base64 and numbers either way, as Kafka does",
         ),
+        # ProtobufConverter's ProtobufData settings (read path; defaults as Confluent's ProtobufDataConfig).
+        _k(
+            "enhanced.protobuf.schema.support",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="ProtobufConverter: messages, enums, maps and oneofs named by full name (package.Outer.Inner)",
+        ),
+        _k("int.for.enums", Type.BOOLEAN, False, F, doc="ProtobufConverter: enums as their numbers (INT32)"),
+        _k(
+            "optional.for.nullables",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="ProtobufConverter: only fields declared optional are optional in the Connect schema",
+        ),
+        _k(
+            "optional.for.proto2",
+            Type.BOOLEAN,
+            True,
+            F,
+            doc="ProtobufConverter: an unset proto2 optional field is null (false: its default value)",
+        ),
+        _k(
+            "wrapper.for.nullables",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="ProtobufConverter: google.protobuf.*Value wrappers are optional primitives, other scalars required",
+        ),
+        _k(
+            "wrapper.for.raw.primitives",
+            Type.BOOLEAN,
+            True,
+            F,
+            doc="ProtobufConverter: a top-level wrapper message is its bare primitive",
+        ),
+        _k(
+            "generate.struct.for.nulls",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="ProtobufConverter: unset messages and optional fields get their default instead of null",
+        ),
+        _k(
+            "generate.index.for.unions",
+            Type.BOOLEAN,
+            True,
+            F,
+            doc="ProtobufConverter: a oneof is the field <oneof>_<index> (false: <oneof>)",
+        ),
+        _k(
+            "flatten.unions",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="ProtobufConverter: oneof members are plain optional fields of their message",
+        ),
+        _k(
+            "generalized.sum.type.support",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="ProtobufConverter, JsonSchemaConverter: oneofs and enums as Connect's generalized Union and Enum",
+        ),
+        _k("scrub.invalid.names", Type.BOOLEAN, False, I, doc="Protobuf/JSON Schema converters: write path only"),
+        _k("ignore.default.for.nullables", Type.BOOLEAN, False, I, doc="Schema registry converters: write path only"),
+        _k("schemas.cache.config", Type.INT, 1000, I, at_least(0), "Schema registry converters: schema cache size"),
+        # JsonSchemaConverter's JsonSchemaData settings.
+        _k(
+            "use.optional.for.nonrequired",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="JsonSchemaConverter: properties not listed in required are optional",
+        ),
+        _k(
+            "flatten.singleton.unions",
+            Type.BOOLEAN,
+            True,
+            F,
+            doc="JsonSchemaConverter: a oneOf/anyOf of one schema is that schema",
+        ),
+        _k(
+            "ignore.modern.dialects",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="JsonSchemaConverter: 2019-09 and 2020-12 schemas read as draft 7 (what this project does either way)",
+        ),
+        _k("object.additional.properties", Type.BOOLEAN, True, I, doc="JsonSchemaConverter: write path only"),
+        _k("json.fail.invalid.schema", Type.BOOLEAN, False, I, doc="JsonSchemaConverter: payloads are not validated"),
+        _k("json.fail.unknown.properties", Type.BOOLEAN, True, I, doc="JsonSchemaConverter: no effect on this path"),
         _k("converter.type", Type.STRING, None, I),
         _k("encoding", Type.STRING, "UTF8", D),
     ]

@@ -233,13 +233,41 @@ def test_unreadable_file_is_a_config_error(tmp_path):
         load_connector_config(tmp_path / "missing.json")
 
 
-def test_json_schema_and_protobuf_converters_are_named_as_not_supported():
-    for name in ("io.confluent.connect.json.JsonSchemaConverter", "io.confluent.connect.protobuf.ProtobufConverter"):
-        problems = problems_of(base_config(**{"value.converter": name}))
-        assert (
-            name.rsplit(".", 1)[1] + " (Confluent's JSON Schema / Protobuf data) is not supported yet"
-            in (problems["value.converter"])
+def test_protobuf_and_json_schema_converters_validate_with_their_settings():
+    for name, settings in (
+        (
+            "io.confluent.connect.protobuf.ProtobufConverter",
+            {"enhanced.protobuf.schema.support": "true", "int.for.enums": "true", "optional.for.proto2": "false"},
+        ),
+        (
+            "io.confluent.connect.json.JsonSchemaConverter",
+            {"use.optional.for.nonrequired": "true", "json.fail.invalid.schema": "false"},
+        ),
+    ):
+        config = validate_connector_config(
+            base_config(
+                **{
+                    "value.converter": name,
+                    "value.converter.schema.registry.url": "http://registry:8081",
+                    **{"value.converter." + k: v for k, v in settings.items()},
+                }
+            )
         )
+        assert config.value_converter.class_name == name
+        assert config.value_converter.uses_schema_registry
+        assert all(config.value_converter.settings[k] == (v == "true") for k, v in settings.items())
+
+
+def test_a_converter_setting_of_the_wrong_type_names_its_key():
+    problems = problems_of(
+        base_config(
+            **{
+                "value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
+                "value.converter.int.for.enums": "sometimes",
+            }
+        )
+    )
+    assert "value.converter.int.for.enums" in problems
 
 
 def test_registry_resource_settings_override_the_converter_settings():

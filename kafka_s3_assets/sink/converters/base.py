@@ -40,3 +40,10 @@ class ConversionError(Exception):
 
 class Converter(Protocol):
     def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None: ...
+
+
+class ReferenceSource(Protocol):
+    """Referenced schemas by subject and version (-1: the latest), implemented in ``clients.schema_registry``.
+    Kept apart from :class:`SchemaSource`: only the Protobuf and JSON Schema converters follow references."""
+
+    def schema_by_subject_version(self, subject: str, version: int) -> RegisteredSchema: ...

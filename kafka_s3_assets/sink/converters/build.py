@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ..config import ConverterConfig
-from ..config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER
+from ..config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, GLUE_CONVERTERS, JSON_CONVERTER, STRING_CONVERTER
 from ..schema.connect_schema import SINK_DEFAULTS, AvroDataConfig
 from ..schema.subject_names import TOPIC_NAME_STRATEGY, SubjectNameStrategy, strategy_setting
 from .avro import AvroConverter, converter_avro_data
 from .base import Converter, SchemaSource
 from .connect_json import JsonEnvelopeConverter, JsonSchemalessConverter
+from .glue import build_glue_converter
 from .primitives import ByteArrayConverter, StringConverter
 
 
@@ -33,4 +34,6 @@ def build_converter(
         return StringConverter()
     if config.class_name == BYTEARRAY_CONVERTER:
         return ByteArrayConverter()
+    if config.class_name in GLUE_CONVERTERS:
+        return build_glue_converter(config, is_key, sink, secondary=registry)
     raise ValueError(f"Unsupported converter {config.class_name}")
