@@ -790,6 +790,14 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
             F,
             doc="ProtobufConverter, JsonSchemaConverter: oneofs and enums as Connect's generalized Union and Enum",
         ),
+        _k(
+            "kafka_s3_assets.protobuf.unique.names",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="ProtobufConverter (ours, off as Confluent): types whose simple names clash in one schema (equal "
+            "oneof or message names in different scopes) get their full names, where Confluent's AvroData fails",
+        ),
         _k("scrub.invalid.names", Type.BOOLEAN, False, I, doc="Protobuf/JSON Schema converters: write path only"),
         _k("ignore.default.for.nullables", Type.BOOLEAN, False, I, doc="Schema registry converters: write path only"),
         _k("schemas.cache.config", Type.INT, 1000, I, at_least(0), "Schema registry converters: schema cache size"),
@@ -816,6 +824,14 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
             doc="JsonSchemaConverter: 2019-09 and 2020-12 schemas read as draft 7 (what this project does either way)",
         ),
         _k("object.additional.properties", Type.BOOLEAN, True, I, doc="JsonSchemaConverter: write path only"),
+        _k(
+            "kafka_s3_assets.json.schema.avro.safe.union.names",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="JsonSchemaConverter (ours, off as Confluent): oneOf/anyOf structs get field names Avro accepts "
+            "(io_confluent_connect_json_OneOf_field_<i>), where Confluent's AvroData fails on the dotted names",
+        ),
         _k("json.fail.invalid.schema", Type.BOOLEAN, False, I, doc="JsonSchemaConverter: payloads are not validated"),
         _k("json.fail.unknown.properties", Type.BOOLEAN, True, I, doc="JsonSchemaConverter: no effect on this path"),
         _k("converter.type", Type.STRING, None, I),

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from ..config import ConverterConfig
-from ..config_keys import AVRO_CONVERTER, BYTEARRAY_CONVERTER, GLUE_CONVERTERS, JSON_CONVERTER, STRING_CONVERTER
+from ..config_keys import (
+    AVRO_CONVERTER,
+    BYTEARRAY_CONVERTER,
+    GLUE_CONVERTERS,
+    JSON_CONVERTER,
+    JSON_SCHEMA_CONVERTER,
+    PROTOBUF_CONVERTER,
+    STRING_CONVERTER,
+)
 from ..schema.connect_schema import SINK_DEFAULTS, AvroDataConfig
 from ..schema.subject_names import TOPIC_NAME_STRATEGY, SubjectNameStrategy, strategy_setting
 from .avro import AvroConverter, converter_avro_data
 from .base import Converter, SchemaSource
 from .connect_json import JsonEnvelopeConverter, JsonSchemalessConverter
 from .glue import build_glue_converter
+from .json_schema import JsonSchemaConverter
+from .json_schema_connect import JsonSchemaDataConfig
 from .primitives import ByteArrayConverter, StringConverter
+from .protobuf import ProtobufConverter, ProtobufSchemaSource
+from .protobuf_schema import ProtobufDataConfig
 
 
 def build_converter(
@@ -22,9 +36,33 @@ def build_converter(
     if config.class_name == AVRO_CONVERTER:
         if registry is None:
             raise ValueError("AvroConverter needs a schema registry")
-        strategy = SubjectNameStrategy(config.settings.get(strategy_setting(is_key)) or TOPIC_NAME_STRATEGY)
         return AvroConverter(
-            registry, is_key=is_key, converter=converter_avro_data(config), sink=sink, subject_strategy=strategy
+            registry,
+            is_key=is_key,
+            converter=converter_avro_data(config),
+            sink=sink,
+            subject_strategy=_subject_strategy(config, is_key),
+        )
+    if config.class_name == PROTOBUF_CONVERTER:
+        if registry is None:
+            raise ValueError("ProtobufConverter needs a schema registry")
+        return ProtobufConverter(
+            cast(ProtobufSchemaSource, registry),  # the registry client also serves referenced schemas
+            is_key=is_key,
+            config=ProtobufDataConfig.from_settings(config.settings),
+            sink=sink,
+            subject_strategy=_subject_strategy(config, is_key),
+        )
+    if config.class_name == JSON_SCHEMA_CONVERTER:
+        if registry is None:
+            raise ValueError("JsonSchemaConverter needs a schema registry")
+        return JsonSchemaConverter(
+            registry,
+            is_key=is_key,
+            config=JsonSchemaDataConfig.from_settings(config.settings),
+            sink=sink,
+            subject_strategy=_subject_strategy(config, is_key),
+            fetch_reference=getattr(registry, "schema_by_subject_version", None),
         )
     if config.class_name == JSON_CONVERTER:
         if config.schemas_enable:
@@ -37,3 +75,8 @@ def build_converter(
     if config.class_name in GLUE_CONVERTERS:
         return build_glue_converter(config, is_key, sink, secondary=registry)
     raise ValueError(f"Unsupported converter {config.class_name}")
+
+
+def _subject_strategy(config: ConverterConfig, is_key: bool) -> SubjectNameStrategy:
+    """The subject a registry converter looks a schema's version up in (``key|value.subject.name.strategy``)."""
+    return SubjectNameStrategy(config.settings.get(strategy_setting(is_key)) or TOPIC_NAME_STRATEGY)

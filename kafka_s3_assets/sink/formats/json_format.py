@@ -16,6 +16,7 @@ from .compression import StreamCompressor
 from .compression import extension as compression_extension
 from .jackson_writer import write_json
 from .json_decimals import mark_decimals
+from .json_maps import connect_json_maps
 
 LINE_SEPARATOR = b"\n"  # System.lineSeparator() on Linux
 
@@ -47,6 +48,8 @@ def record_line(record: SinkRecord, view: RecordView, decoder: AvroDecoder, nume
         schema = None if data is None else data.schema
         if numeric_decimals and isinstance(schema, AvroSchemaRef):
             value = mark_decimals(value, schema.writer_schema)
+        if isinstance(schema, AvroSchemaRef):
+            value = connect_json_maps(value, schema.connect_schema)
         return write_json(value) + LINE_SEPARATOR
     except RecordDataError:
         raise

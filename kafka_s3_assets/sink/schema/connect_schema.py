@@ -48,6 +48,8 @@ MAP_ENTRY_NAME = "MapEntry"
 UNION_NAME = AVRO_NAMESPACE + ".Union"
 AVRO_ENUM = AVRO_NAMESPACE + ".Enum"
 GENERALIZED_ENUM = "org.apache.kafka.connect.data.Enum"
+# The parameter of a union under a converter's generalized.sum.type.support (Protobuf, JSON Schema).
+GENERALIZED_UNION = "org.apache.kafka.connect.data.Union"
 ENUM_MARKERS = (AVRO_ENUM, GENERALIZED_ENUM, "io.confluent.connect.protobuf.Enum")
 RECORD_DOC = AVRO_NAMESPACE + ".record.doc"
 FIELD_DOC_PREFIX = AVRO_NAMESPACE + ".field.doc."
@@ -137,7 +139,9 @@ class ConnectSchema:
 
     @property
     def is_union(self) -> bool:
-        return self.type == STRUCT and self.name == UNION_NAME
+        """AvroData's ``isUnionSchema``: the struct Avro's converter makes of a union, or one a converter
+        marked as a generalized union."""
+        return self.type == STRUCT and (self.name == UNION_NAME or GENERALIZED_UNION in self.parameters)
 
     @property
     def is_enum(self) -> bool:

@@ -1,0 +1,231 @@
+"""Confluent's ``io.confluent.connect.protobuf.ProtobufConverter`` (read path): the Confluent wire format with
+message indexes (magic byte 0, 4-byte big-endian schema id, the indexes, the Protobuf binary), the writer
+schema from the registry, and ``ProtobufData.toConnectData``.
+
+Like Kafka's JsonConverter with schemas (:mod:`json_envelope`), whose model this follows, each record is
+decoded at once into the datum of the Avro schema the sink's AvroData builds for the Connect schema, so
+every format writes Protobuf data exactly as it writes registry Avro data. Per topic, schema id and message
+indexes, the descriptors, the Connect schema, the Avro schema and the value conversion are worked out once.
+
+The schema's version (``connect.version`` of the root) is looked up in the subject the producers
+registered it under: TopicNameStrategy ``<topic>-value``, RecordNameStrategy the full name of the message
+the indexes select, TopicRecordNameStrategy ``<topic>-<that name>``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from google.protobuf import message_factory
+from google.protobuf.descriptor import Descriptor
+from google.protobuf.message import DecodeError
+
+from ..records import AvroSchemaRef, ConnectData
+from ..schema.avro_from_connect import avro_file_schema_json
+from ..schema.avro_schema_json import AvroSchemaError
+from ..schema.connect_schema import SINK_DEFAULTS, AvroDataConfig
+from ..schema.subject_names import (
+    RECORD_NAME_STRATEGY,
+    TOPIC_NAME_STRATEGY,
+    TOPIC_NAMES,
+    SubjectNameStrategy,
+)
+from .base import ConversionError, RegisteredSchema, SchemaSource
+from .protobuf_descriptors import DescriptorLoader, ProtobufSchemaError
+from .protobuf_schema import (
+    PROTOBUF_DEFAULTS,
+    UNIQUE_NAMES_KEY,
+    ProtobufConnectSchema,
+    ProtobufDataConfig,
+    SchemaConversionError,
+    to_connect_schema,
+)
+from .protobuf_values import ValueConversionError, message_converter
+from .wire_format import read_message_indexes, split_header
+
+
+class ProtobufSchemaSource(SchemaSource, Protocol):
+    """A schema registry that also serves schemas by subject and version, as Protobuf references name them
+    (version -1: the latest)."""
+
+    def schema_by_subject_version(self, subject: str, version: int) -> RegisteredSchema: ...
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ProtobufSchemaRef(AvroSchemaRef):
+    """The schema of Protobuf data, shaped as ``records.AvroSchemaRef`` so every format writes it as it writes
+    registry Avro data. As for JsonConverter envelopes, ``schema_id`` is None: one registry id holds several
+    messages (the indexes choose), and the data is decoded, never copied as Avro bytes. ``writer_schema`` is
+    the Avro schema AvroData builds with its ``connect.*`` properties, ``header_schema_json`` the one written
+    into files. ``registry_schema_id`` and ``message_name`` say where the schema came from."""
+
+    registry_schema_id: int | None = None
+    message_name: str = ""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProtobufSchemaRef):
+            return NotImplemented
+        return self.connect_schema == other.connect_schema and self.header_schema_json == other.header_schema_json
+
+    def __hash__(self) -> int:
+        return hash((self.connect_schema, self.header_schema_json))
+
+
+@dataclass(frozen=True)
+class _MessagePlan:
+    schema: ProtobufSchemaRef
+    message_class: Any
+    convert: Any
+    checks_required: bool
+
+
+class ProtobufConverter:
+    """``to_connect(topic, data)``: a framed Protobuf record -> ConnectData (None for a null record)."""
+
+    def __init__(
+        self,
+        registry: ProtobufSchemaSource,
+        *,
+        is_key: bool,
+        config: ProtobufDataConfig = PROTOBUF_DEFAULTS,
+        sink: AvroDataConfig = SINK_DEFAULTS,
+        subject_strategy: SubjectNameStrategy = TOPIC_NAMES,
+    ):
+        self._registry = registry
+        self._is_key = is_key
+        self._config = config
+        self._sink = sink
+        self._subject_strategy = subject_strategy
+        self._descriptors = DescriptorLoader(registry.schema_by_subject_version, cache_size=config.schemas_cache_config)
+        self._cache_size = max(1, config.schemas_cache_config)
+        self._plans: OrderedDict[tuple[str, int, tuple[int, ...]], _MessagePlan] = OrderedDict()
+
+    def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:
+        if data is None:
+            return None
+        schema_id, position = split_header(topic, data, "Protobuf")
+        try:
+            indexes, payload_start = read_message_indexes(data, position)
+        except ValueError as exc:
+            raise _failure(topic, f"Invalid message indexes: {exc}") from None
+        plan = self._plan(topic, schema_id, indexes)
+        try:
+            message = plan.message_class.FromString(data[payload_start:])
+        except (DecodeError, ValueError, RuntimeError) as exc:
+            raise _failure(
+                topic, f"Error deserializing Protobuf message for id {schema_id} as {plan.schema.message_name}: {exc}"
+            ) from None
+        if plan.checks_required and not message.IsInitialized():
+            # DynamicMessage.parseFrom refuses a message without its proto2 required fields; Python parses it.
+            missing = ", ".join(message.FindInitializationErrors())
+            raise _failure(
+                topic,
+                f"Error deserializing Protobuf message for id {schema_id}: Message missing required fields: {missing}",
+            )
+        try:
+            value = plan.convert(message)
+        except (ValueConversionError, ValueError, OverflowError) as exc:
+            raise _failure(topic, f"Schema id {schema_id} ({plan.schema.message_name}): {exc}") from None
+        return ConnectData(schema=plan.schema, decoded=value, is_decoded=True)
+
+    def _plan(self, topic: str, schema_id: int, indexes: tuple[int, ...]) -> _MessagePlan:
+        key = (topic, schema_id, indexes)
+        plan = self._plans.get(key)
+        if plan is not None:
+            self._plans.move_to_end(key)
+            return plan
+        plan = self._new_plan(topic, schema_id, indexes)
+        self._plans[key] = plan
+        if len(self._plans) > self._cache_size:
+            self._plans.popitem(last=False)
+        return plan
+
+    def _new_plan(self, topic: str, schema_id: int, indexes: tuple[int, ...]) -> _MessagePlan:
+        registered = self._registry.schema_by_id(schema_id)
+        if registered.schema_type.upper() != "PROTOBUF":
+            raise ConversionError(f"Schema id {schema_id} is a {registered.schema_type} schema, not Protobuf")
+        try:
+            descriptor = self._descriptors.load(registered).message(indexes)
+        except ProtobufSchemaError as exc:
+            raise _failure(topic, f"Schema id {schema_id}: {exc}") from None
+        subject = protobuf_subject(self._subject_strategy, topic, self._is_key, descriptor.full_name)
+        version = self._registry.version_in_subject(schema_id, subject)
+        try:
+            converted = to_connect_schema(descriptor, version, self._config)
+        except SchemaConversionError as exc:
+            raise _failure(topic, f"Schema id {schema_id}: {exc}") from None
+        schema = self._schema_ref(converted, schema_id, descriptor.full_name)
+        convert = message_converter(descriptor, converted.schema, self._config)
+        return _MessagePlan(
+            schema, message_factory.GetMessageClass(descriptor), convert, has_required_fields(descriptor)
+        )
+
+    def _schema_ref(self, converted: ProtobufConnectSchema, schema_id: int, message_name: str) -> ProtobufSchemaRef:
+        """The Avro schemas the sink's AvroData builds for the Connect schema (with and without metadata)."""
+        connect = converted.schema
+        try:
+            writer = avro_file_schema_json(connect, AvroDataConfig(True, self._sink.enhanced_avro_schema_support))
+            header = writer if self._sink.connect_meta_data else avro_file_schema_json(connect, self._sink)
+        except AvroSchemaError as exc:
+            raise ConversionError(_avro_failure(schema_id, message_name, exc, converted)) from None
+        return ProtobufSchemaRef(
+            schema_id=None,
+            version=connect.version,
+            writer_schema=json.loads(writer),
+            header_schema_json=header,
+            connect_schema=connect,
+            registry_schema_id=schema_id,
+            message_name=message_name,
+        )
+
+
+def has_required_fields(descriptor: Descriptor) -> bool:
+    """Whether a message of ``descriptor`` can lack a proto2 ``required`` field (at any depth)."""
+    seen: set[str] = set()
+    pending = [descriptor]
+    while pending:
+        current = pending.pop()
+        if current.full_name in seen:
+            continue
+        seen.add(current.full_name)
+        for fd in current.fields:
+            if fd.is_required:
+                return True
+            if fd.message_type is not None:
+                pending.append(fd.message_type)
+    return False
+
+
+def protobuf_subject(strategy: SubjectNameStrategy, topic: str, is_key: bool, message_name: str) -> str:
+    """The subject of a Protobuf schema: for the record strategies, the full name of the message the indexes
+    select (``ProtobufSchema.name()``)."""
+    if strategy.class_name == TOPIC_NAME_STRATEGY:
+        return f"{topic}-{'key' if is_key else 'value'}"
+    if strategy.class_name == RECORD_NAME_STRATEGY:
+        return message_name
+    return f"{topic}-{message_name}"
+
+
+def _failure(topic: str, detail: str) -> ConversionError:
+    return ConversionError(f"Failed to deserialize data for topic {topic} to Protobuf: {detail}")
+
+
+def _avro_failure(schema_id: int, message_name: str, exc: AvroSchemaError, converted: ProtobufConnectSchema) -> str:
+    """Why the sink cannot write the schema; for a name that stands for several Protobuf types, which fields
+    use it and how to get unique names."""
+    text = f"Schema id {schema_id} ({message_name}): AvroData cannot write this schema: {exc}"
+    clashes = [
+        f"{name} stands for {', '.join(f'{element} (used by {used_by})' for element, used_by in uses.items())}"
+        for name, uses in converted.shared_names.items()
+    ]
+    if clashes:
+        text += (
+            ". Confluent's converter gives one Connect name to different Protobuf types here: "
+            + "; ".join(clashes)
+            + f". Set the converter's {UNIQUE_NAMES_KEY}=true to give each its full Protobuf name "
+            "(or enhanced.protobuf.schema.support=true to use full names everywhere)"
+        )
+    return text
