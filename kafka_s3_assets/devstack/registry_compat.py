@@ -3,26 +3,24 @@
 The store decides *which* earlier versions a new schema is compared with (the latest one,
 or all of them for the ``*_TRANSITIVE`` levels) and in which direction; a
 :class:`CompatibilityChecker` answers whether one pair of schemas is compatible in one
-direction. Keeping the two apart lets each schema type bring its own rules: AVRO schemas are
-checked with Avro's reader/writer resolution (:mod:`registry_avro_compat`).
+direction. Keeping the two apart lets each schema type bring its own rules, each as Confluent
+Schema Registry applies them:
 
-JSON and PROTOBUF schemas have no checker here: every change is accepted, as a registry with
-those subjects at NONE would accept it, and the compatibility endpoint answers
-``is_compatible: true`` for them. This is a decision, not a gap to fill piecemeal: Confluent's
-rules for these types are long lists of special cases (for Protobuf: scalar kinds that share a
-wire type, fields moved into or out of a oneof, renamed packages, ...; for JSON Schema: open and
-closed content models, combined schemas, numeric ranges, ...). A partial copy would refuse some
-changes Confluent accepts and accept others it refuses, which is worse for a test registry than
-a rule that is plainly stated. Nothing in this project depends on the registry refusing a
-Protobuf or JSON Schema change: the sink's ``schema.compatibility`` compares Connect schemas,
-not registry answers.
+* AVRO: Avro's reader/writer resolution (:mod:`registry_avro_compat`);
+* PROTOBUF: Confluent's Protobuf schema diff -- messages, fields by number, scalar kinds that
+  share a wire type, oneofs, packages, imported types (:mod:`registry_protobuf_compat`);
+* JSON: Confluent's JSON Schema diff -- types, open/closed content models, required
+  properties, enums, numeric and string constraints, arrays, combined schemas, ``$ref``
+  (:mod:`registry_json_compat`).
+
+Each module's docstring lists the rules it follows and the few it does not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from kafka_s3_assets.devstack.registry_schemas import ParsedSchema
 
@@ -98,8 +96,49 @@ class PerSchemaTypeChecker:
 
 
 def default_checker() -> CompatibilityChecker:
-    """What the devstack registry enforces: Avro resolution rules for AVRO, nothing for JSON and PROTOBUF."""
-    # Imported here: registry_avro_compat uses this module's direction constants.
+    """What the devstack registry enforces: Confluent's rules for AVRO, PROTOBUF and JSON."""
+    # Imported here: the checkers use this module's direction constants.
     from kafka_s3_assets.devstack.registry_avro_compat import AvroCompatibilityChecker
+    from kafka_s3_assets.devstack.registry_json_compat import JsonSchemaCompatibilityChecker
+    from kafka_s3_assets.devstack.registry_protobuf_compat import ProtobufCompatibilityChecker
 
-    return PerSchemaTypeChecker({"AVRO": AvroCompatibilityChecker()})
+    return PerSchemaTypeChecker(
+        {
+            "AVRO": AvroCompatibilityChecker(),
+            "PROTOBUF": ProtobufCompatibilityChecker(),
+            "JSON": JsonSchemaCompatibilityChecker(),
+        }
+    )
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def java_hash_order(first: Sequence[K], second: Sequence[K] = ()) -> list[K]:
+    """The union of two key lists in the order Java iterates ``new HashSet<>(first); addAll(second)``.
+
+    Confluent's schema diffs walk names (and numbers) out of such sets, so this order is the order of
+    their differences. Java's ``HashMap`` keeps keys in buckets indexed by the low bits of the spread
+    hash, each bucket in insertion order; both key lists are given in insertion (declaration) order.
+    Only ``str`` and ``int`` keys are supported (``String.hashCode``, ``Integer.hashCode``).
+    """
+    keys = list(dict.fromkeys([*first, *second]))
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+    return sorted(keys, key=lambda key: _spread(_java_hash(key)) & (capacity - 1))
+
+
+def _java_hash(key: object) -> int:
+    if isinstance(key, int):
+        return key & 0xFFFFFFFF
+    if isinstance(key, str):
+        h = 0
+        for unit in key.encode("utf-16-be").hex(" ", 2).split():
+            h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+        return h
+    raise TypeError(f"no Java hash for {type(key).__name__}")
+
+
+def _spread(h: int) -> int:
+    return h ^ (h >> 16)

@@ -326,3 +326,45 @@ def test_references_must_exist_and_schemas_must_be_valid(registry_url):
     client = SchemaRegistryClient(RegistrySettings(registry_url))
     with pytest.raises(SchemaNotFoundError, match=f"Version 1 of subject '{subject}' not found"):
         client.schema_by_subject_version(subject, 1)
+
+
+# ---- compatibility of PROTOBUF and JSON versions (registry_protobuf_compat, registry_json_compat) -----------
+
+
+def test_incompatible_protobuf_and_json_versions_are_409_under_backward_and_accepted_under_none(registry_url):
+    """Confluent's rules over HTTP: a Protobuf field whose scalar kind changes (string -> int64) and a JSON
+    property whose type changes are refused with 409 under the default BACKWARD, and the compatibility endpoint
+    says why; under NONE both register."""
+    suffix = uuid.uuid4().hex[:8]
+    proto_v1 = 'syntax = "proto3";\npackage acme.compat;\nmessage Event { string id = 1; int32 n = 2; }\n'
+    proto_v2 = proto_v1.replace("string id = 1;", "int64 id = 1;")
+    json_v1 = json.dumps({"type": "object", "properties": {"id": {"type": "string"}}})
+    json_v2 = json.dumps({"type": "object", "properties": {"id": {"type": "number"}}})
+    cases = [
+        (f"compat-proto-{suffix}-value", "PROTOBUF", proto_v1, proto_v2, "FIELD_SCALAR_KIND_CHANGED", "#/Event/1"),
+        (f"compat-json-{suffix}-value", "JSON", json_v1, json_v2, "TYPE_CHANGED", "#/properties/id"),
+    ]
+    for subject, schema_type, v1, v2, error_type, path in cases:
+        assert post(registry_url, f"/subjects/{subject}/versions", {"schema": v1, "schemaType": schema_type}).ok
+        refused = post(registry_url, f"/subjects/{subject}/versions", {"schema": v2, "schemaType": schema_type})
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error_code"] == 409
+        assert f'{{errorType:"{error_type}", description:' in refused.json()["message"]
+        checked = post(
+            registry_url,
+            f"/compatibility/subjects/{subject}/versions/latest",
+            {"schema": v2, "schemaType": schema_type},
+            verbose="true",
+        ).json()
+        assert checked["is_compatible"] is False
+        assert checked["messages"][0].startswith(f'{{errorType:"{error_type}"') and path in checked["messages"][0]
+        config = requests.put(
+            f"{registry_url}/config/{subject}",
+            json={"compatibility": "NONE"},
+            headers={"Content-Type": CONTENT_TYPE},
+            timeout=30,
+        )
+        assert config.ok, config.text
+        registered = post(registry_url, f"/subjects/{subject}/versions", {"schema": v2, "schemaType": schema_type})
+        assert registered.ok, registered.text
+        assert requests.get(f"{registry_url}/subjects/{subject}/versions", timeout=30).json() == [1, 2]

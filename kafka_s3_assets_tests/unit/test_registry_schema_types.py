@@ -217,15 +217,22 @@ def test_unknown_schema_type_is_42201(store):
 # ---- compatibility: not checked for these types (registry_compat) ----------------------------------------
 
 
-def test_protobuf_and_json_changes_are_accepted_under_backward(with_common):
+def test_protobuf_and_json_changes_are_checked_under_backward_and_accepted_under_none(with_common):
+    # A string field retyped to int32 and a property retyped string -> integer: incompatible for Confluent's
+    # registry (FIELD_SCALAR_KIND_CHANGED, TYPE_CHANGED), so refused with 409 under the default BACKWARD.
     with_common.register("orders-value", protobuf(ORDER, COMMON_REF))
     changed = ORDER.replace("string order_id = 1;", "int32 order_id = 1;").replace("map<string, int64> counts = 4;", "")
-    assert with_common.check_compatibility("orders-value", None, protobuf(changed, COMMON_REF)) == []
-    assert with_common.register("orders-value", protobuf(changed, COMMON_REF)).version == 2
+    assert with_common.check_compatibility("orders-value", None, protobuf(changed, COMMON_REF)) != []
+    assert refused(with_common.register, "orders-value", protobuf(changed, COMMON_REF)).http_status == 409
     with_common.register("c-value", json_schema('{"type":"object","properties":{"a":{"type":"string"}}}'))
-    assert with_common.register("c-value", json_schema('{"type":"object","properties":{"a":{"type":"integer"}}}'))
+    retyped = json_schema('{"type":"object","properties":{"a":{"type":"integer"}}}')
+    assert refused(with_common.register, "c-value", retyped).http_status == 409
     # A subject keeps its type, as with Confluent.
     assert with_common.check_compatibility("c-value", None, SchemaRequest(schema='"string"'))
+    for subject in ("orders-value", "c-value"):
+        with_common.set_subject_config(subject, {"compatibility": "NONE"})
+    assert with_common.register("orders-value", protobuf(changed, COMMON_REF)).version == 2
+    assert with_common.register("c-value", retyped).version == 2
 
 
 # ---- persistence and routes --------------------------------------------------------------------------------
