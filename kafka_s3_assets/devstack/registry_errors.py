@@ -68,7 +68,9 @@ def subject_compatibility_not_configured(subject: str) -> RegistryError:
 def incompatible_schema(subject: str, messages: list[str]) -> RegistryError:
     return RegistryError(
         409,
-        f'Schema being registered is incompatible with an earlier schema for subject "{subject}", details: {messages}',
+        # Java's List.toString: [a, b], each message as it is (no quoting or escaping).
+        f'Schema being registered is incompatible with an earlier schema for subject "{subject}", details: '
+        f"[{', '.join(messages)}]",
     )
 
 

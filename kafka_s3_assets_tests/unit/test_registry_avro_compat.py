@@ -313,8 +313,8 @@ def test_registration_of_an_incompatible_schema_is_409(store):
     assert excinfo.value.error_code == 409
     assert excinfo.value.message.startswith(
         'Schema being registered is incompatible with an earlier schema for subject "s-value", details: '
-        "[\"{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'b' at path '/fields/1' in "
-        "the new schema has no default value and is missing in the old schema', additionalInfo:'b'}\""
+        "[{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'b' at path '/fields/1' in "
+        "the new schema has no default value and is missing in the old schema', additionalInfo:'b'}, "
     )
     assert store.register("s-value", avro(V2_DEFAULT)).version == 2
     assert store.versions("s-value") == [1, 2]
