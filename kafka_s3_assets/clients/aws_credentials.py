@@ -48,6 +48,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ..sink.credentials_provider import AWS_MIN_DURATION_SECONDS, CredentialsProviderConfig, ProviderKind, Sdk
 from ..sink.secrets import Secret, reveal, scrub
+from .aws_sessions import new_boto3_session, new_botocore_session
 from .errors import S3Error
 from .s3_retry import describe
 
@@ -271,10 +272,10 @@ class _Given(CredentialProvider):
 def boto3_session(source: AwsCredentialsSource, region: str | None) -> boto3.session.Session:
     """A boto3 session whose clients sign with the provider's credentials, built in this process."""
     if source.provider.is_default:
-        return boto3.session.Session()  # botocore's default chain is the SDKs' default chain
-    session = botocore.session.Session()
+        return new_boto3_session()  # botocore's default chain is the SDKs' default chain
+    session = new_botocore_session()
     session.register_component("credential_provider", CredentialResolver([_Given(credentials(source, region))]))
-    return boto3.session.Session(botocore_session=session)
+    return new_boto3_session(session)
 
 
 # The providers botocore's default chain holds for each kind, and what it means when they find nothing.

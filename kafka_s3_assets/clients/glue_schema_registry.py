@@ -26,6 +26,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from .aws_sessions import new_boto3_session
 from .errors import SchemaNotFoundError, SchemaRegistryError
 
 REGION = "region"
@@ -168,7 +169,7 @@ class GlueSchemaRegistryClient:
                     proxies={"http": settings.proxy_url, "https": settings.proxy_url} if settings.proxy_url else None,
                     user_agent_extra="kafka_s3_assets",
                 )
-                self._client = boto3.session.Session().client(
+                self._client = new_boto3_session().client(
                     "glue", region_name=settings.region, endpoint_url=settings.endpoint, config=config
                 )
             return self._client

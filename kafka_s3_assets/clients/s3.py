@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-import boto3
 from botocore import UNSIGNED
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
@@ -35,6 +34,7 @@ from ..sink.memory import MemoryBudget, SpillBuffer
 from ..sink.secrets import Secret, reveal
 from ..sink.storage import StoredObject
 from .aws_credentials import AwsCredentialsSource, boto3_session
+from .aws_sessions import new_boto3_session
 from .errors import BucketMissingError, ConditionFailedError, ManifestConflictError, ObjectExistsError, S3Error
 from .s3_retry import (
     Retrier,
@@ -121,7 +121,7 @@ class S3Settings:
             }
         elif self.credentials_source is not None and not self.unsigned:
             session = boto3_session(self.credentials_source, self.region)
-        return (session or boto3.session.Session()).client(
+        return (session or new_boto3_session()).client(
             "s3", endpoint_url=self.endpoint_url, use_ssl=self.use_ssl, verify=self.verify, config=config, **kwargs
         )
 
