@@ -17,7 +17,9 @@ When it applies (``BatchPath.for_writer`` once per writer, ``BatchPath.prepare``
   the converter once a record converted one by one has resolved that schema, so a registry failure is
   still met, and reported, by a record), which the format takes (AvroFormat: datums it copies as they
   are, no transcoding; ParquetFormat: a schema its columnar path decodes), into open files of that same
-  schema or into new ones; the partitioner keyed every record;
+  schema or into new ones; the partitioner keyed every record. Or every value is a Protobuf message of
+  one schema (an ``AvroValueBatch`` whose schema is a ``ProtobufSchemaRef`` and whose datums are the
+  messages after their header and indexes), which only ParquetFormat takes (``columnar.protobuf_batch``);
 * validation: AvroFormat with ``kafka_s3_assets.avro.validate.datums`` on, every datum passes
   ``avro_datum_check``, which accepts only datums the decoder certainly accepts; ParquetFormat always
   validates (``columnar.datum_sizes``, else the same check).
@@ -44,8 +46,11 @@ from typing import Any, Protocol
 from .avro_datum_check import DatumCheck, compile_datum_check
 from .batch_keys import BatchKeys, Keyer, keyer_for
 from .batch_rows import AvroBatchFormat, BatchFormat, BatchRows
+from .converters.protobuf import ProtobufSchemaRef
 from .formats.avro_format import AvroFormat
 from .records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
+
+_PROTOBUF_KEYERS_KEPT = 64  # Protobuf schemas whose keyers are kept (each keeps its schema alive)
 
 
 class WriterBatch(Protocol):
@@ -104,10 +109,15 @@ class PreparedBatch:
 class BatchPath:
     """Whether a writer's batches may take the batch path, and each batch's keys, checks and rows."""
 
-    def __init__(self, values: BatchFormat, keyer: Keyer):
+    def __init__(self, values: BatchFormat, keyer: Keyer, protobuf: BatchFormat | None = None, partitioner: Any = None):
         self._values = values
         self._keyer = keyer
         self._checks: dict[int | None, DatumCheck | None] = {}  # per registry schema id
+        self._protobuf = protobuf  # the format's batch path for Protobuf values, if it has one
+        self._partitioner = partitioner
+        # The keyers cache what they learn of a schema under its registry id, which Protobuf schemas do
+        # not have (None): each Protobuf schema gets keyers of its own.
+        self._protobuf_keyers: dict[int, tuple[ProtobufSchemaRef, Keyer]] = {}
 
     @classmethod
     def for_writer(cls, settings, partitioner, formats) -> BatchPath | None:
@@ -121,7 +131,7 @@ class BatchPath:
             and formats.headers is None
             and settings.rotate_schedule_interval_ms <= 0
         ):
-            return cls(values, keyer)
+            return cls(values, keyer, protobuf_batch_format(formats.values), partitioner)
         return None
 
     def prepare(self, batch: AvroValueBatch, open_schemas: dict, now_ms: int) -> PreparedBatch | None:
@@ -130,6 +140,8 @@ class BatchPath:
         path would append it; None when it cannot."""
         if any(schema is not batch.schema for schema in open_schemas.values()):
             return None
+        if isinstance(batch.schema, ProtobufSchemaRef):
+            return self._prepare_protobuf(batch, batch.schema, now_ms)
         values = self._values
         if not values.takes(batch.schema):
             return None
@@ -141,6 +153,38 @@ class BatchPath:
             rows.checked = True
         made = rows.get()
         return None if made is None else PreparedBatch(keys, made)
+
+    def _prepare_protobuf(self, batch: AvroValueBatch, schema: ProtobufSchemaRef, now_ms: int) -> PreparedBatch | None:
+        """``prepare`` of a batch of Protobuf messages: its rows are parsed first (the keyers read their
+        columns, never the messages' bytes, which are not Avro datums)."""
+        values = self._protobuf
+        if values is None or not values.takes(schema):
+            return None
+        rows = values.rows(schema, batch.datums, batch.offsets, _never_checked)
+        if rows is None:
+            return None
+
+        def column(path: str):
+            array = rows.column(path)
+            if array is None:  # a keyer would read the datums instead: not Avro here
+                raise _NoColumn(path)
+            return array
+
+        try:
+            keys = self._keyer_of(schema)(batch.datums, batch.timestamps, schema, batch.partition, now_ms, column)
+        except _NoColumn:
+            return None
+        return None if keys is None else PreparedBatch(keys, rows)
+
+    def _keyer_of(self, schema: ProtobufSchemaRef) -> Keyer:
+        held = self._protobuf_keyers.get(id(schema))
+        if held is not None and held[0] is schema:
+            return held[1]
+        keyer = keyer_for(self._partitioner) or self._keyer
+        if len(self._protobuf_keyers) >= _PROTOBUF_KEYERS_KEPT:
+            del self._protobuf_keyers[next(iter(self._protobuf_keyers))]
+        self._protobuf_keyers[id(schema)] = (schema, keyer)
+        return keyer
 
     def _valid(self, batch: AvroValueBatch) -> bool:
         schema_id = batch.schema.schema_id
@@ -182,6 +226,28 @@ class _Rows:
             return None
         rows = self.get()
         return None if rows is None else rows.column(path)
+
+
+class _NoColumn(LookupError):
+    """A keyer asked for a field path the rows have no column of."""
+
+
+def _never_checked() -> bool:
+    return False  # Protobuf messages are parsed, never checked as Avro datums
+
+
+def protobuf_batch_format(values) -> BatchFormat | None:
+    """The batch path of a value format for Protobuf values, if it has one (ParquetFormat only: AvroFormat's
+    copies Avro datums, and Protobuf values are not)."""
+    if isinstance(values, AvroFormat):
+        return None
+    from .formats.parquet_format import ParquetFormat  # pyarrow: imported only where Parquet is written
+
+    if isinstance(values, ParquetFormat):
+        from .columnar.protobuf_batch import ProtobufParquetBatchFormat
+
+        return ProtobufParquetBatchFormat(values)
+    return None
 
 
 def batch_format(values) -> BatchFormat | None:

@@ -5,6 +5,7 @@ AbstractKafkaJsonSchemaDeserializer (7.7), as each test says."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -118,9 +119,15 @@ def test_null_payloads():
 
 def test_wire_format_errors():
     converter = JsonSchemaConverter(registry_with(), is_key=False)
-    with pytest.raises(ConversionError, match="to JSON: 3 bytes is shorter than the 5-byte Confluent header"):
+    # JsonSchemaConverter's DataException around its deserializer's failures.
+    serialization_error = re.escape(
+        f"Converting byte[] to Kafka Connect data failed due to serialization error of topic {TOPIC}: "
+    )
+    with pytest.raises(
+        ConversionError, match=f"^{serialization_error}3 bytes is shorter than the 5-byte Confluent header"
+    ):
         converter.to_connect(TOPIC, b"\x00\x00\x00")
-    with pytest.raises(ConversionError, match="Unknown magic byte!"):
+    with pytest.raises(ConversionError, match=f"^{serialization_error}Unknown magic byte!"):
         converter.to_connect(TOPIC, b"\x01" + framed_json(7, PAYLOAD)[1:])
 
 

@@ -64,6 +64,9 @@ class MissingSchemas(FakeRegistry):
     def schema_by_id(self, schema_id):
         raise self.error
 
+    def schema_by_subject_version(self, subject, version):  # Protobuf and JSON Schema references
+        raise self.error
+
 
 def test_converter_failures_are_the_records_and_name_their_stage_and_converter():
     failure = classify(conversion_error(b"\x07not avro"))
@@ -250,3 +253,30 @@ def test_an_unknown_schema_id_reads_as_avro_converters_error():
     )
     assert failure.message == "Failed to deserialize data for topic s3_topic to Avro: Schema 99 not found"
     assert "SchemaNotFoundError" in failure.stacktrace
+
+
+@pytest.mark.parametrize(
+    "converter, message",
+    [
+        (
+            "io.confluent.connect.protobuf.ProtobufConverter",
+            "Failed to deserialize data for topic s3_topic to Protobuf: Schema 99 not found",
+        ),
+        (
+            "io.confluent.connect.json.JsonSchemaConverter",
+            "Converting byte[] to Kafka Connect data failed due to serialization error of topic s3_topic: "
+            "Schema 99 not found",
+        ),
+    ],
+)
+def test_an_unknown_schema_id_reads_as_the_configured_converters_error(converter, message):
+    """ProtobufConverter and JsonSchemaConverter wrap their deserializer's failure in their own words."""
+    failure = classify(
+        conversion_error(
+            b"\x00\x00\x00\x00\x63\x00{}",
+            registry=MissingSchemas(SchemaNotFoundError("Schema 99 not found")),
+            **{"value.converter": converter, "value.converter.schema.registry.url": "http://r"},
+        )
+    )
+    assert (failure.executing_class, failure.exception_class) == (converter, DATA_EXCEPTION)
+    assert failure.message == message

@@ -34,7 +34,7 @@ from .json_schema_values import (
     compile_plan,
     parse_payload,
 )
-from .wire_format import split_header
+from .wire_format import deserialization_failure, split_header
 
 # (subject, version) -> that registered schema; version -1 means the latest (Confluent's references).
 SchemaFetcher = Callable[[str, int], RegisteredSchema]
@@ -90,8 +90,7 @@ class JsonSchemaConverter:
             node = parse_payload(memoryview(data)[payload_start:])
         except PayloadParseError as exc:
             raise ConversionError(
-                f"Converting byte[] to Kafka Connect data failed due to serialization error of topic {topic}: "
-                f"Error deserializing JSON message for id {schema_id}: {exc}"
+                deserialization_failure(topic, "JSON") + f"Error deserializing JSON message for id {schema_id}: {exc}"
             ) from None
         try:
             value = compiled.plan(node)

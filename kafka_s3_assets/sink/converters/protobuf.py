@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from google.protobuf import message_factory
@@ -26,7 +26,7 @@ from google.protobuf.message import DecodeError
 from ..records import AvroSchemaRef, ConnectData
 from ..schema.avro_from_connect import avro_file_schema_json
 from ..schema.avro_schema_json import AvroSchemaError
-from ..schema.connect_schema import SINK_DEFAULTS, AvroDataConfig
+from ..schema.connect_schema import SINK_DEFAULTS, STRUCT, AvroDataConfig
 from ..schema.subject_names import (
     RECORD_NAME_STRATEGY,
     TOPIC_NAME_STRATEGY,
@@ -43,7 +43,7 @@ from .protobuf_schema import (
     SchemaConversionError,
     to_connect_schema,
 )
-from .protobuf_values import ValueConversionError, message_converter
+from .protobuf_values import FieldRead, ValueConversionError, message_converter, struct_reads
 from .wire_format import read_message_indexes, split_header
 
 
@@ -54,16 +54,30 @@ class ProtobufSchemaSource(SchemaSource, Protocol):
     def schema_by_subject_version(self, subject: str, version: int) -> RegisteredSchema: ...
 
 
+@dataclass(frozen=True)
+class ProtobufMessages:
+    """How the converter parses and reads the messages of one schema, for paths that convert many at once
+    (``sink.columnar.protobuf_batch``): the generated ``message_class`` (``FromString``), the reads of the
+    struct's fields (``protobuf_values.struct_reads``; None for a top-level wrapper, whose value is not a
+    struct) and whether a message may lack proto2 required fields (then ``IsInitialized`` is checked)."""
+
+    message_class: Any
+    reads: tuple[FieldRead, ...] | None
+    checks_required: bool
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ProtobufSchemaRef(AvroSchemaRef):
     """The schema of Protobuf data, shaped as ``records.AvroSchemaRef`` so every format writes it as it writes
     registry Avro data. As for JsonConverter envelopes, ``schema_id`` is None: one registry id holds several
     messages (the indexes choose), and the data is decoded, never copied as Avro bytes. ``writer_schema`` is
     the Avro schema AvroData builds with its ``connect.*`` properties, ``header_schema_json`` the one written
-    into files. ``registry_schema_id`` and ``message_name`` say where the schema came from."""
+    into files. ``registry_schema_id`` and ``message_name`` say where the schema came from; ``messages`` how
+    its messages are read (not part of the schema's identity)."""
 
     registry_schema_id: int | None = None
     message_name: str = ""
+    messages: ProtobufMessages | None = field(default=None, compare=False, repr=False)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ProtobufSchemaRef):
@@ -131,6 +145,17 @@ class ProtobufConverter:
             raise _failure(topic, f"Schema id {schema_id} ({plan.schema.message_name}): {exc}") from None
         return ConnectData(schema=plan.schema, decoded=value, is_decoded=True)
 
+    def cached_schema(self, topic: str, schema_id: int, indexes: tuple[int, ...]) -> ProtobufSchemaRef | None:
+        """The schema of the message the id and indexes name, if a record of it was converted already (no
+        registry lookup): the batch path takes records of it only then, so that the first record of a
+        schema looks it up, one by one, and a registry failure names that record."""
+        key = (topic, schema_id, indexes)
+        plan = self._plans.get(key)
+        if plan is None:
+            return None
+        self._plans.move_to_end(key)
+        return plan.schema
+
     def _plan(self, topic: str, schema_id: int, indexes: tuple[int, ...]) -> _MessagePlan:
         key = (topic, schema_id, indexes)
         plan = self._plans.get(key)
@@ -157,13 +182,18 @@ class ProtobufConverter:
             converted = to_connect_schema(descriptor, version, self._config)
         except SchemaConversionError as exc:
             raise _failure(topic, f"Schema id {schema_id}: {exc}") from None
-        schema = self._schema_ref(converted, schema_id, descriptor.full_name)
-        convert = message_converter(descriptor, converted.schema, self._config)
-        return _MessagePlan(
-            schema, message_factory.GetMessageClass(descriptor), convert, has_required_fields(descriptor)
-        )
+        message_class = message_factory.GetMessageClass(descriptor)
+        checks_required = has_required_fields(descriptor)
+        connect = converted.schema
+        reads = struct_reads(descriptor, connect, self._config) if connect.type == STRUCT else None
+        messages = ProtobufMessages(message_class, reads, checks_required)
+        schema = self._schema_ref(converted, schema_id, descriptor.full_name, messages)
+        convert = message_converter(descriptor, connect, self._config)
+        return _MessagePlan(schema, message_class, convert, checks_required)
 
-    def _schema_ref(self, converted: ProtobufConnectSchema, schema_id: int, message_name: str) -> ProtobufSchemaRef:
+    def _schema_ref(
+        self, converted: ProtobufConnectSchema, schema_id: int, message_name: str, messages: ProtobufMessages
+    ) -> ProtobufSchemaRef:
         """The Avro schemas the sink's AvroData builds for the Connect schema (with and without metadata)."""
         connect = converted.schema
         try:
@@ -179,6 +209,7 @@ class ProtobufConverter:
             connect_schema=connect,
             registry_schema_id=schema_id,
             message_name=message_name,
+            messages=messages,
         )
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import decimal
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, OneofDescriptor
@@ -67,12 +68,33 @@ class ValueConversionError(ValueError):
     """A message value ProtobufData (or AvroData after it) refuses; the message says why."""
 
 
+@dataclass(frozen=True)
+class FieldRead:
+    """How the conversion reads one field of a struct: ``get(message)`` is the field's datum value. For a
+    field outside real oneofs also its parts, so that a reader of many messages at once
+    (``sink.columnar.protobuf_batch``) can read a column without a call per message where the parts
+    allow: the message ``attribute``, ``convert`` applied to its value (None: the value as Python holds
+    it) and ``presence`` (null unless ``HasField(attribute)``)."""
+
+    name: str
+    get: Convert
+    attribute: str | None = None
+    convert: Convert | None = None
+    presence: bool = False
+
+
 def message_converter(descriptor: Descriptor, schema: ConnectSchema, config: ProtobufDataConfig) -> Convert:
     """The function turning a parsed message of ``descriptor`` into the datum of ``schema`` (its Connect
     schema): a dict for a struct, the bare value for a top-level wrapper message (``wrapper.for.raw.primitives``)."""
     if schema.type != STRUCT:
         return wrapper_value(descriptor)
     return _Planner(config).struct(descriptor, schema)
+
+
+def struct_reads(descriptor: Descriptor, schema: ConnectSchema, config: ProtobufDataConfig) -> tuple[FieldRead, ...]:
+    """The reads of each field of a struct message, in the schema's field order: ``message_converter``'s
+    dict is ``{read.name: read.get(message) for read in reads}``, built by the same planner."""
+    return _Planner(config).struct_reads(descriptor, schema)
 
 
 class _Planner:
@@ -88,16 +110,7 @@ class _Planner:
             return lambda message: planned[0](message)  # a type inside itself: resolved once it is built
         slot: list[Convert] = []
         self.structs[descriptor.full_name] = slot
-        pairs: list[tuple[str, Convert]] = []
-        for (name, field_schema), entry in zip(schema.fields, struct_layout(descriptor, self.config)):
-            if entry.field is None:
-                assert entry.oneof is not None
-                pairs.append((name, self.union(entry.oneof, field_schema)))
-            elif entry.oneof is not None:
-                pairs.append((name, self.flattened_member(entry.oneof, entry.field, field_schema)))
-            else:
-                pairs.append((name, self.plain_field(entry.field, field_schema)))
-        members = tuple(pairs)
+        members = tuple((read.name, read.get) for read in self.struct_reads(descriptor, schema))
 
         def convert(message: Any) -> dict:
             return {name: get(message) for name, get in members}
@@ -105,16 +118,34 @@ class _Planner:
         slot.append(convert)
         return convert
 
-    def plain_field(self, fd: FieldDescriptor, schema: ConnectSchema) -> Convert:
-        """The getter of a field outside real oneofs, with ProtobufData's presence rule."""
+    def struct_reads(self, descriptor: Descriptor, schema: ConnectSchema) -> tuple[FieldRead, ...]:
+        reads = []
+        for (name, field_schema), entry in zip(schema.fields, struct_layout(descriptor, self.config)):
+            if entry.field is None:
+                assert entry.oneof is not None
+                reads.append(FieldRead(name, self.union(entry.oneof, field_schema)))
+            elif entry.oneof is not None:
+                reads.append(FieldRead(name, self.flattened_member(entry.oneof, entry.field, field_schema)))
+            else:
+                reads.append(self.plain_field(name, entry.field, field_schema))
+        return tuple(reads)
+
+    def plain_field(self, name: str, fd: FieldDescriptor, schema: ConnectSchema) -> FieldRead:
+        """The read of a field outside real oneofs, with ProtobufData's presence rule."""
         convert = self.field_value(fd, schema)
         read = operator.attrgetter(fd.name) if convert is None else _converted_getter(fd.name, convert)
         scalar_or_repeated = fd.type != FieldDescriptor.TYPE_MESSAGE or fd.is_repeated
         optional = is_proto3_optional(fd) or (self.config.optional_for_proto2 and has_optional_keyword(fd))
         if (scalar_or_repeated and not optional) or self.config.generate_struct_for_nulls:
-            return read
-        name = fd.name
-        return lambda message: read(message) if message.HasField(name) else None
+            return FieldRead(name, read, fd.name, convert)
+        attribute = fd.name
+        return FieldRead(
+            name,
+            lambda message: read(message) if message.HasField(attribute) else None,
+            attribute,
+            convert,
+            presence=True,
+        )
 
     def union(self, oneof: OneofDescriptor, schema: ConnectSchema) -> Convert:
         """A oneof's union struct: null when no member is set, else every member null but the set one."""

@@ -17,17 +17,26 @@ MAGIC_BYTE = 0
 WIRE_HEADER = struct.Struct(">bI")
 
 
+def deserialization_failure(topic: str, kind: str) -> str:
+    """How a converter's DataException begins when its deserializer fails (a bad frame, a schema id the
+    registry does not know): AvroConverter and ProtobufConverter say ``Failed to deserialize data for topic
+    <t> to Avro|Protobuf: ``, JsonSchemaConverter (``kind`` ``JSON``) says ``Converting byte[] to Kafka
+    Connect data failed due to serialization error of topic <t>: ``."""
+    if kind == "JSON":
+        return f"Converting byte[] to Kafka Connect data failed due to serialization error of topic {topic}: "
+    return f"Failed to deserialize data for topic {topic} to {kind}: "
+
+
 def split_header(topic: str, data: bytes, kind: str) -> tuple[int, int]:
     """The schema id of a framed record and where its payload starts. ``kind`` names the data in errors
-    (``Avro``, ``Protobuf``, ``JSON``), as Confluent's deserializers do."""
+    (``Avro``, ``Protobuf``, ``JSON``), as Confluent's converters do (:func:`deserialization_failure`)."""
     if len(data) < WIRE_HEADER.size:
         raise ConversionError(
-            f"Failed to deserialize data for topic {topic} to {kind}: "
-            f"{len(data)} bytes is shorter than the 5-byte Confluent header"
+            deserialization_failure(topic, kind) + f"{len(data)} bytes is shorter than the 5-byte Confluent header"
         )
     magic, schema_id = WIRE_HEADER.unpack_from(data)
     if magic != MAGIC_BYTE:
-        raise ConversionError(f"Failed to deserialize data for topic {topic} to {kind}: Unknown magic byte!")
+        raise ConversionError(deserialization_failure(topic, kind) + "Unknown magic byte!")
     return schema_id, WIRE_HEADER.size
 
 
