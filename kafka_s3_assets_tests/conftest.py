@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import boto3
@@ -15,34 +17,58 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from kafka_s3_assets.devstack.stack import DevstackEndpoints, running_devstack
+from kafka_s3_assets.devstack.stack import DevstackEndpoints, running_devstack, up
+
+from . import parallel_runs
 
 DEMO_SCHEMA = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
 
 
-@pytest.fixture(scope="session")
-def devstack_dir(tmp_path_factory):
-    """The state directory of the suite's devstack."""
-    return tmp_path_factory.mktemp("devstack")
+def pytest_configure(config: pytest.Config) -> None:
+    if parallel_runs.runs_workers(config):
+        config.pluginmanager.register(parallel_runs.SharedDevstack(), "kafka_s3_assets_shared_devstack")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the items
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if parallel_runs.is_worker(config):
+        parallel_runs.group_for_workers(items)
 
 
 @pytest.fixture(scope="session")
-def devstack(devstack_dir) -> DevstackEndpoints:
-    with running_devstack(devstack_dir) as endpoints:
-        # The secured listeners' variables stay out: KAFKA_SASL_PASSWORD, KAFKA_SSL_CA_LOCATION, ... are also
-        # the deployment's Kafka settings (KAFKA_<FIELD>), which would override every test's connector config.
-        # Tests that use those listeners take them from ``devstack.kafka``.
-        env = {k: v for k, v in endpoints.env().items() if k not in endpoints.kafka.env()}
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
+def devstack_dir(tmp_path_factory, pytestconfig):
+    """The state directory of the suite's devstack (under xdist: the one all workers share)."""
+    return parallel_runs.shared_devstack_dir(pytestconfig) or tmp_path_factory.mktemp("devstack")
+
+
+@pytest.fixture(scope="session")
+def devstack(devstack_dir, pytestconfig) -> Iterator[DevstackEndpoints]:
+    if parallel_runs.is_worker(pytestconfig):
+        with parallel_runs.exclusively(devstack_dir):
+            endpoints = up(devstack_dir)  # the first worker starts it; the controller stops it
+        with _devstack_environment(endpoints):
             yield endpoints
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+        return
+    with running_devstack(devstack_dir) as endpoints, _devstack_environment(endpoints):
+        yield endpoints
+
+
+@contextmanager
+def _devstack_environment(endpoints: DevstackEndpoints) -> Iterator[None]:
+    # The secured listeners' variables stay out: KAFKA_SASL_PASSWORD, KAFKA_SSL_CA_LOCATION, ... are also
+    # the deployment's Kafka settings (KAFKA_<FIELD>), which would override every test's connector config.
+    # Tests that use those listeners take them from ``devstack.kafka``.
+    env = {k: v for k, v in endpoints.env().items() if k not in endpoints.kafka.env()}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @pytest.fixture(scope="session")
@@ -67,9 +93,8 @@ def spark_remote(devstack, devstack_dir) -> str:
     """The URL (``sc://127.0.0.1:port``) of a Spark Connect server added to the suite's devstack, as
     ``kafka-s3-assets devstack up --spark-connect`` adds one: started by the first test that needs it,
     stopped with the devstack. Not put in the environment: the other tests run classic Spark."""
-    from kafka_s3_assets.devstack.stack import up
-
-    remote = up(devstack_dir, spark_connect=True).spark_remote
+    with parallel_runs.exclusively(devstack_dir):
+        remote = up(devstack_dir, spark_connect=True).spark_remote
     assert remote is not None
     return remote
 
