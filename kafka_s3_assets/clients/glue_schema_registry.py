@@ -26,6 +26,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ..sink.converters.glue_types import GlueRegistryConfigError, GlueSchemaVersion
 from .aws_sessions import new_boto3_session
 from .errors import SchemaNotFoundError, SchemaRegistryError
 
@@ -48,31 +49,6 @@ class GlueSchemaVersionNotFoundError(SchemaNotFoundError):
     def __init__(self, message: str, version_id: uuid.UUID):
         super().__init__(message)
         self.version_id = version_id
-
-
-class GlueRegistryConfigError(ValueError):
-    """A Glue converter setting that cannot work; ``key`` names it (without the converter prefix)."""
-
-    def __init__(self, key: str, message: str):
-        super().__init__(message)
-        self.key = key
-
-
-@dataclass(frozen=True)
-class GlueSchemaVersion:
-    """What ``GetSchemaVersion`` answers about one schema version."""
-
-    version_id: uuid.UUID
-    definition: str
-    data_format: str  # AVRO | JSON | PROTOBUF
-    version_number: int | None
-    schema_arn: str | None = None
-    status: str | None = None
-
-    @property
-    def schema_name(self) -> str | None:
-        """The schema's name: the last segment of its ARN (``arn:aws:glue:…:schema/<registry>/<name>``)."""
-        return self.schema_arn.rsplit("/", 1)[-1] if self.schema_arn else None
 
 
 @dataclass(frozen=True)
@@ -209,3 +185,8 @@ class GlueSchemaRegistryClient:
         )
         self._cache[version_id] = version
         return version
+
+
+def glue_registry_for(settings: Mapping[str, Any]) -> GlueSchemaRegistryClient:
+    """The client of the Glue registry a Glue converter's settings (prefix stripped) name."""
+    return GlueSchemaRegistryClient(GlueRegistrySettings.from_converter_settings(settings))

@@ -6,6 +6,7 @@ import operator
 from typing import cast
 
 from ..clients.errors import SchemaNotFoundError, SchemaRegistryError
+from ..clients.glue_schema_registry import glue_registry_for
 from ..sink.batch_path import AvroValueBatch
 from ..sink.config import SinkConfig
 from ..sink.converters import (
@@ -35,11 +36,15 @@ class RecordConverter:
 
     def __init__(self, config: SinkConfig, registry: SchemaSource | None):
         sink = sink_avro_data(config)
-        self._value = build_converter(config.value_converter, registry, is_key=False, sink=sink)
+        self._value = build_converter(
+            config.value_converter, registry, is_key=False, sink=sink, glue_registry=glue_registry_for
+        )
         self._value_name = config.value_converter.class_name
         self._key = None
         if config["store.kafka.keys"]:
-            self._key = build_converter(config.key_converter, registry, is_key=True, sink=sink)
+            self._key = build_converter(
+                config.key_converter, registry, is_key=True, sink=sink, glue_registry=glue_registry_for
+            )
         self._key_name = config.key_converter.class_name
         self._decoder = AvroDecoder() if config["kafka_s3_assets.avro.validate.datums"] else None
         # Protobuf values of known schemas may take the batch path too (keys converted: never).

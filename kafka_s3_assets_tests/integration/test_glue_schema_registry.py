@@ -12,6 +12,7 @@ from kafka_s3_assets.clients.glue_schema_registry import (
     GlueRegistrySettings,
     GlueSchemaRegistryClient,
     GlueSchemaVersionNotFoundError,
+    glue_registry_for,
 )
 from kafka_s3_assets.sink.converters import AvroDecoder
 from kafka_s3_assets.sink.converters.glue import GLUE_AVRO_CONVERTER, build_glue_converter, glue_schema_id
@@ -52,7 +53,9 @@ def test_records_of_registered_versions_convert(devstack, glue):
     registered = create_glue_schema(glue, V1)
     v2 = register_glue_version(glue, registered, V2)
     v1 = registered.version_ids[0]
-    converter = build_glue_converter(_Config(converter_settings(devstack)), False)
+    converter = build_glue_converter(
+        _Config(converter_settings(devstack)), False, registry=glue_registry_for(converter_settings(devstack))
+    )
     decoder = AvroDecoder()
     first = converter.to_connect("readings", glue_record(v1, V1, {"sensor": "a"}))
     second = converter.to_connect("readings", glue_record(v2, V2, {"sensor": "b", "value": 2.5}, compress=True))
@@ -78,7 +81,9 @@ def test_client_answers_and_caches(devstack, glue):
 def test_missing_version_names_the_uuid(devstack, glue):
     create_glue_schema(glue, V1)
     missing = uuid.uuid4()
-    converter = build_glue_converter(_Config(converter_settings(devstack)), False)
+    converter = build_glue_converter(
+        _Config(converter_settings(devstack)), False, registry=glue_registry_for(converter_settings(devstack))
+    )
     with pytest.raises(GlueSchemaVersionNotFoundError, match=str(missing)) as error:
         converter.to_connect("readings", glue_record(missing, V1, {"sensor": "a"}))
     assert isinstance(error.value, SchemaNotFoundError) and error.value.version_id == missing

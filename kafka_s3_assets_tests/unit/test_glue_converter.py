@@ -15,6 +15,7 @@ from kafka_s3_assets.clients.glue_schema_registry import (
     GlueRegistryConfigError,
     GlueRegistrySettings,
     GlueSchemaRegistryClient,
+    glue_registry_for,
 )
 from kafka_s3_assets.sink.config_keys import CONVERTER_SETTINGS, Support
 from kafka_s3_assets.sink.converters import AvroConverter, AvroDecoder, ConversionError
@@ -389,8 +390,10 @@ def test_json_schema_and_protobuf_converters_are_recognised_and_refused(class_na
 
 def test_build_with_settings():
     settings = {"region": "eu-west-1", "avroRecordType": "GENERIC_RECORD", "connect.meta.data": False}
-    glue = build_glue_converter(_Config(GLUE_AVRO_CONVERTER, settings), True)
+    glue = build_glue_converter(_Config(GLUE_AVRO_CONVERTER, settings), True, registry=glue_registry_for(settings))
     assert glue._registry.settings == GlueRegistrySettings(region="eu-west-1")
+    with pytest.raises(ValueError, match="needs a client of AWS Glue Schema Registry"):
+        build_glue_converter(_Config(GLUE_AVRO_CONVERTER, settings), True)
     assert glue._converter == AvroDataConfig(connect_meta_data=False)
 
 

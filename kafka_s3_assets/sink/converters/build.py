@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from ..config import ConverterConfig
 from ..config_keys import (
@@ -19,7 +20,7 @@ from ..schema.subject_names import TOPIC_NAME_STRATEGY, SubjectNameStrategy, str
 from .avro import AvroConverter, converter_avro_data
 from .base import Converter, SchemaSource
 from .connect_json import JsonEnvelopeConverter, JsonSchemalessConverter
-from .glue import build_glue_converter
+from .glue import GlueSchemaSource, build_glue_converter
 from .json_schema import JsonSchemaConverter
 from .json_schema_connect import JsonSchemaDataConfig
 from .primitives import ByteArrayConverter, StringConverter
@@ -28,11 +29,18 @@ from .protobuf_schema import ProtobufDataConfig
 
 
 def build_converter(
-    config: ConverterConfig, registry: SchemaSource | None, *, is_key: bool, sink: AvroDataConfig = SINK_DEFAULTS
+    config: ConverterConfig,
+    registry: SchemaSource | None,
+    *,
+    is_key: bool,
+    sink: AvroDataConfig = SINK_DEFAULTS,
+    glue_registry: Callable[[Mapping[str, Any]], GlueSchemaSource] | None = None,
 ) -> Converter:
     """The converter ``config`` names, with its settings. ``sink`` is the connector's AvroData settings
     (``connect.meta.data``, ``enhanced.avro.schema.support``): they shape the Avro schemas written for
-    AvroConverter and JsonConverter data."""
+    AvroConverter and JsonConverter data. ``registry`` is the Confluent schema registry's client;
+    ``glue_registry`` makes the AWS Glue registry's client of a Glue converter's settings (the export's
+    layer has them: this package talks to no outside system)."""
     if config.class_name == AVRO_CONVERTER:
         if registry is None:
             raise ValueError("AvroConverter needs a schema registry")
@@ -73,7 +81,8 @@ def build_converter(
     if config.class_name == BYTEARRAY_CONVERTER:
         return ByteArrayConverter()
     if config.class_name in GLUE_CONVERTERS:
-        return build_glue_converter(config, is_key, sink, secondary=registry)
+        glue = glue_registry(config.settings) if glue_registry is not None else None
+        return build_glue_converter(config, is_key, sink, registry=glue, secondary=registry)
     raise ValueError(f"Unsupported converter {config.class_name}")
 
 

@@ -41,12 +41,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ...clients.glue_schema_registry import (
-    GlueRegistryConfigError,
-    GlueRegistrySettings,
-    GlueSchemaRegistryClient,
-    GlueSchemaVersion,
-)
 from ..config_keys import (
     GLUE_AVRO_CONVERTER,
     GLUE_JSON_SCHEMA_CONVERTER,
@@ -63,6 +57,7 @@ from ..schema.avro_to_connect import SchemaConversionError
 from ..schema.connect_schema import CONVERTER_DEFAULTS, SINK_DEFAULTS, AvroDataConfig
 from .base import ConversionError, SchemaSource
 from .glue_avro_data import aws_to_connect_schema
+from .glue_types import GlueRegistryConfigError, GlueSchemaVersion
 from .wire_format import split_header
 
 CONFLUENT_AVRO_DESERIALIZER = "io.confluent.kafka.serializers.KafkaAvroDeserializer"
@@ -429,7 +424,8 @@ def build_glue_converter(
 ) -> GlueAvroConverter:
     """The Glue converter a ``ConverterConfig`` (``class_name`` and prefix-stripped ``settings``) names.
 
-    ``registry`` defaults to a :class:`GlueSchemaRegistryClient` from the settings; ``secondary`` is the
+    ``registry`` is the client that asks Glue for schema versions (the export builds one from the settings:
+    ``clients.glue_schema_registry.glue_registry_for``); ``secondary`` is the
     Confluent registry client ``secondaryDeserializer=KafkaAvroDeserializer`` needs (from the converter's
     ``schema.registry.url``). Raises ValueError (a :class:`GlueRegistryConfigError` naming the setting,
     prefix stripped) for what the AWS converter would refuse or fail every record with.
@@ -442,7 +438,7 @@ def build_glue_converter(
         raise GlueRegistryConfigError(key, message) if key else ValueError(message)
     secondary_class = values.get("secondaryDeserializer")
     if registry is None:
-        registry = GlueSchemaRegistryClient(GlueRegistrySettings.from_converter_settings(values))
+        raise ValueError(f"{class_name} needs a client of AWS Glue Schema Registry")
     converter = AvroDataConfig(
         connect_meta_data=values.get("connect.meta.data", True),
         enhanced_avro_schema_support=values.get("enhanced.avro.schema.support", False),

@@ -39,9 +39,6 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-# Importing Confluent's generated meta module registers the confluent.field_meta extension on FieldOptions,
-# so every descriptor's options (whatever its pool) expose it.
-from confluent_kafka.schema_registry.confluent import meta_pb2
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, OneofDescriptor
 
@@ -67,7 +64,11 @@ from ..schema.connect_schema import (
     ConnectSchema,
 )
 
-_FIELD_META = meta_pb2.field_meta  # type: ignore[attr-defined]  # generated code has no stubs
+# confluent/meta.proto: ``extend google.protobuf.FieldOptions { Meta field_meta = 1088; }``, where
+# ``Meta.params`` (field 2) is a map<string, string>. Read from the options' bytes, so no generated module
+# (and no extension registered in the pool) is needed.
+_FIELD_META_NUMBER = 1088
+_META_PARAMS_NUMBER = 2
 
 PROTOBUF_NAMESPACE = "io.confluent.connect.protobuf"
 TAG = PROTOBUF_NAMESPACE + ".Tag"
@@ -252,10 +253,45 @@ def field_meta_params(fd: FieldDescriptor) -> Mapping[str, str]:
     """``(confluent.field_meta).params`` of a field, empty when it has none."""
     if not fd.has_options:
         return {}
-    options = fd.GetOptions()
-    if not options.HasExtension(_FIELD_META):
-        return {}
-    return options.Extensions[_FIELD_META].params
+    params: dict[str, str] = {}
+    for meta in _length_delimited(fd.GetOptions().SerializeToString(), _FIELD_META_NUMBER):
+        for entry in _length_delimited(meta, _META_PARAMS_NUMBER):
+            key = b"".join(_length_delimited(entry, 1)).decode("utf-8")
+            params[key] = b"".join(_length_delimited(entry, 2)).decode("utf-8")  # the last entry of a key wins
+    return params
+
+
+def _length_delimited(data: bytes, number: int) -> list[bytes]:
+    """The payloads of field ``number`` (wire type 2) in a serialized message, in order; other fields skipped."""
+    found, position = [], 0
+    while position < len(data):
+        key, position = _varint(data, position)
+        field_number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            _, position = _varint(data, position)
+        elif wire_type == 1:
+            position += 8
+        elif wire_type == 5:
+            position += 4
+        elif wire_type == 2:
+            size, position = _varint(data, position)
+            if field_number == number:
+                found.append(data[position : position + size])
+            position += size
+        else:  # groups: not in options protoc writes
+            raise ValueError(f"unexpected wire type {wire_type} in field options")
+    return found
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
 
 
 def to_map_field(name: str) -> str:

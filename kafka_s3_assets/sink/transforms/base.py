@@ -3,6 +3,7 @@ operand, and Connect's ``Requirements`` checks with their messages."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -49,9 +50,10 @@ class Configurable:
         """Checks beyond ``ConfigDef`` (raise ``TransformConfigError``) and derived state."""
 
 
-class Transformation(Configurable):
+class Transformation(Configurable, ABC):
+    @abstractmethod
     def apply(self, record: TransformRecord) -> TransformRecord | None:
-        raise NotImplementedError
+        """The record the transform makes of ``record``; None drops it."""
 
 
 class KeyOrValueTransformation(Transformation):

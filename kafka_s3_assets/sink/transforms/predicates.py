@@ -4,6 +4,7 @@ transform applies to a record."""
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,9 +18,10 @@ from .settings import key, non_empty_string
 PACKAGE = "org.apache.kafka.connect.transforms.predicates."
 
 
-class Predicate(Configurable):
+class Predicate(Configurable, ABC):
+    @abstractmethod
     def test(self, record: TransformRecord) -> bool:
-        raise NotImplementedError
+        """Whether the predicate holds for ``record``."""
 
 
 class HasHeaderKey(Predicate):
