@@ -1,6 +1,7 @@
 """Helpers for tests of the AWS Glue Schema Registry converters: a registry and schema in the devstack's
-moto (which answers Glue on its S3 endpoint), records framed as Glue's serializers frame them, an
-in-process stand-in registry for unit tests, and the connector settings that point a Glue converter at moto.
+moto (which answers Glue on its S3 endpoint), records framed as Glue's serializers frame them (Avro, JSON,
+Protobuf), an in-process stand-in registry for unit tests, and the connector settings that point a Glue
+converter at moto.
 """
 
 from __future__ import annotations
@@ -28,6 +29,62 @@ def avro_datum(schema: Any, value: Any) -> bytes:
 def glue_record(version_id: uuid.UUID | str, schema: Any, value: Any, *, compress: bool = False) -> bytes:
     """A record value as AWSKafkaAvroSerializer writes it: Glue header, then the (zlib) Avro datum."""
     return glue_frame(version_id, avro_datum(schema, value), compress=compress)
+
+
+def glue_json_record(version_id: uuid.UUID | str, value: Any, *, compress: bool = False) -> bytes:
+    """A record value as AWS's JSON serializer writes it: Glue header, then the (zlib) JSON text. ``value``
+    is serialized with ``json.dumps`` unless it is already bytes (text the test wants verbatim)."""
+    text = value if isinstance(value, bytes) else json.dumps(value).encode("utf-8")
+    return glue_frame(version_id, text, compress=compress)
+
+
+def glue_protobuf_record(version_id: uuid.UUID | str, index: int, message: Any, *, compress: bool = False) -> bytes:
+    """A record value as AWS's ProtobufSerializer writes it: Glue header, then (zlib-compressed with the
+    rest) the message index as an unsigned varint (``CodedOutputStream.writeUInt32NoTag``), then the message.
+    ``index`` is the message's place in AWS's ``MessageIndexFinder`` order, which the test states."""
+    varint = bytearray()
+    while True:
+        byte, index = index & 0x7F, index >> 7
+        varint.append(byte | 0x80 if index else byte)
+        if not index:
+            break
+    payload = bytes(varint) + (message if isinstance(message, bytes) else message.SerializeToString())
+    return glue_frame(version_id, payload, compress=compress)
+
+
+def protobuf_classes(proto_text: str, *, maps_as_entries: bool = False) -> dict[str, Any]:
+    """The message classes of ``.proto`` text compiled by protoc as written (no reshaping), by full name:
+    what a producer's generated code serializes. ``maps_as_entries``: map fields are the repeated entry
+    messages they are on the wire, so a test can write entries in a chosen order, or a key twice."""
+    from google.protobuf import descriptor_pool, message_factory
+
+    from kafka_s3_assets.sink.converters.glue_protobuf import aws_builtin_file, compile_proto
+    from kafka_s3_assets.sink.converters.protobuf_descriptors import demote_map_entries
+
+    compiled = compile_proto(proto_text)
+    if maps_as_entries:
+        compiled = demote_map_entries(compiled)
+    pool = descriptor_pool.DescriptorPool()
+    added: set[str] = set()
+
+    def add(file_proto) -> None:
+        if file_proto.name in added:
+            return
+        for imported in file_proto.dependency:
+            add(aws_builtin_file(imported))
+        pool.Add(file_proto)
+        added.add(file_proto.name)
+
+    add(compiled)
+    classes: dict[str, Any] = {}
+    pending = [
+        pool.FindFileByName(compiled.name).message_types_by_name[n] for n in (m.name for m in compiled.message_type)
+    ]
+    while pending:
+        descriptor = pending.pop()
+        classes[descriptor.full_name] = message_factory.GetMessageClass(descriptor)
+        pending.extend(descriptor.nested_types)
+    return classes
 
 
 def glue_client(devstack) -> Any:
@@ -82,16 +139,20 @@ def register_glue_version(glue: Any, registered: GlueSchema, schema: Any) -> uui
     return version_id
 
 
-def glue_converter_settings(devstack, prefix: str = "value.converter.", **extra: str) -> dict[str, str]:
-    """Connector config entries that make ``prefix`` an AWSKafkaAvroConverter on the devstack's moto."""
+def glue_converter_settings(
+    devstack, prefix: str = "value.converter.", class_name: str = GLUE_AVRO_CONVERTER, **extra: str
+) -> dict[str, str]:
+    """Connector config entries that make ``prefix`` the Glue converter ``class_name`` (by default
+    AWSKafkaAvroConverter) on the devstack's moto."""
     settings = {
-        prefix.rstrip("."): GLUE_AVRO_CONVERTER,
+        prefix.rstrip("."): class_name,
         f"{prefix}region": devstack.aws_region,
         f"{prefix}endpoint": devstack.s3_endpoint_url,
-        f"{prefix}avroRecordType": "GENERIC_RECORD",
         f"{prefix}schemaAutoRegistrationEnabled": "false",
         f"{prefix}registry.name": "default-registry",
     }
+    if class_name == GLUE_AVRO_CONVERTER:
+        settings[f"{prefix}avroRecordType"] = "GENERIC_RECORD"
     settings.update({f"{prefix}{k}": v for k, v in extra.items()})
     return settings
 

@@ -383,9 +383,10 @@ def test_build_needs_avro_record_type():
 
 
 @pytest.mark.parametrize("class_name", [GLUE_JSON_SCHEMA_CONVERTER, GLUE_PROTOBUF_CONVERTER])
-def test_json_schema_and_protobuf_converters_are_recognised_and_refused(class_name):
-    with pytest.raises(ValueError, match="not supported yet"):
-        build_glue_converter(_Config(class_name, {}), False)
+def test_json_schema_and_protobuf_converters_are_built_without_avro_record_type(class_name):
+    # Their own tests: test_glue_json_schema_converter.py, test_glue_protobuf_converter.py.
+    built = build_glue_converter(_Config(class_name, {}), False, registry=FakeGlueRegistry())
+    assert type(built).__name__ in ("GlueJsonSchemaConverter", "GlueProtobufConverter")
 
 
 def test_build_with_settings():
@@ -413,7 +414,15 @@ def test_secondary_deserializer_settings():
 def test_settings_table():
     assert not set(GLUE_CONVERTER_SETTINGS) & set(CONVERTER_SETTINGS)
     read_path = {k for k, d in GLUE_CONVERTER_SETTINGS.items() if d.support == Support.FULL}
-    assert read_path == {"region", "endpoint", "proxyUrl", "avroRecordType", "secondaryDeserializer"}
+    assert read_path == {
+        "region",
+        "endpoint",
+        "proxyUrl",
+        "avroRecordType",
+        "secondaryDeserializer",
+        "jsonClassNameResolutionEnabled",
+        "jsonClassNameAllowlist",
+    }
     assert GLUE_CONVERTER_SETTINGS["registry.name"].default == "default-registry"
     assert GLUE_CONVERTER_SETTINGS["compatibility"].validator("k", "backward") is None
     assert GLUE_CONVERTER_SETTINGS["compatibility"].validator("k", "SOMETIMES") is not None
@@ -471,4 +480,5 @@ def test_setting_problems_for_config_validation():
         has_confluent_registry=False,
     )
     assert [key for key, _ in problems] == ["avroRecordType", "assumeRoleArn", "secondaryDeserializer"]
-    assert glue_setting_problems(GLUE_PROTOBUF_CONVERTER, {}, has_confluent_registry=False)[0][0] == ""
+    assert glue_setting_problems(GLUE_PROTOBUF_CONVERTER, {}, has_confluent_registry=False) == []
+    assert glue_setting_problems("org.example.Other", {}, has_confluent_registry=False)[0][0] == ""

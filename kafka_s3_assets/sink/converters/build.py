@@ -81,6 +81,8 @@ def build_converter(
     if config.class_name == BYTEARRAY_CONVERTER:
         return ByteArrayConverter()
     if config.class_name in GLUE_CONVERTERS:
+        # AWSKafkaAvroConverter, jsonschema.JsonSchemaConverter or protobuf.ProtobufSchemaConverter (glue,
+        # glue_json_schema, glue_protobuf): each asks Glue for schema versions with the client made here.
         glue = glue_registry(config.settings) if glue_registry is not None else None
         return build_glue_converter(config, is_key, sink, registry=glue, secondary=registry)
     raise ValueError(f"Unsupported converter {config.class_name}")

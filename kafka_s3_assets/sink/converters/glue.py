@@ -1,28 +1,30 @@
 """AWS Glue Schema Registry's Kafka Connect converters (the converters Amazon MSK Connect users configure).
 
-``com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter`` is implemented: a record
-framed by Glue's serializers is
+All three read a record framed by Glue's serializers:
 
 * byte 0: the header version, 3;
 * byte 1: the compression, 0 (none) or 5 (zlib, the whole rest of the record);
 * bytes 2-17: the schema version id, a UUID (most significant 8 bytes first);
-* then the Avro binary datum, written with that schema version.
+* then the payload, written with that schema version.
 
-The converter reads the version with ``GetSchemaVersion`` (:mod:`kafka_s3_assets.clients.glue_schema_registry`,
-cached per UUID), and makes the Connect schema with the AWS fork of AvroData (:mod:`.glue_avro_data`):
-without a ``connect.version`` (the AWS converter passes none), with its own parameter namespace. The datum
-stays undecoded, as with Confluent's AvroConverter (:class:`.avro.AvroConverter`).
+Each reads the version with ``GetSchemaVersion`` (:mod:`kafka_s3_assets.clients.glue_schema_registry`,
+cached per UUID) and maps it to Connect with AWS's own rules:
+
+* ``com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter`` (here): the payload is the
+  Avro binary datum; the Connect schema comes from the AWS fork of AvroData (:mod:`.glue_avro_data`),
+  without a ``connect.version`` (the AWS converter passes none), with its own parameter namespace. The datum
+  stays undecoded, as with Confluent's AvroConverter (:class:`.avro.AvroConverter`);
+* ``…kafkaconnect.jsonschema.JsonSchemaConverter`` (:mod:`.glue_json_schema`): the payload is JSON text;
+* ``…kafkaconnect.protobuf.ProtobufSchemaConverter`` (:mod:`.glue_protobuf`): an unsigned varint (the
+  message's index in AWS's sorted list of the ``.proto``'s messages), then the message.
+
+The JSON Schema and Protobuf converters decode at once into the datum of the Avro schema the sink's
+AvroData builds for their Connect schema (:class:`GlueDecodedSchema`), as Confluent's do.
 
 A record whose first byte is not 3 goes to the ``secondaryDeserializer``: supported is Confluent's
 ``io.confluent.kafka.serializers.KafkaAvroDeserializer`` (the converter's ``schema.registry.url`` names its
-registry), for record schemas, as the AWS converter takes the schema from the ``GenericRecord`` it returns;
-without one, such a record fails (DataException, tolerable).
-
-The JSON Schema and Protobuf converters (``…kafkaconnect.jsonschema.JsonSchemaConverter``,
-``…kafkaconnect.protobuf.ProtobufSchemaConverter``) frame their data the same way (after the header: the
-JSON text; or an unsigned varint message index into the ``.proto`` then the message), but map schemas to
-Connect with converters of their own, unlike Confluent's: they are recognised (:data:`GLUE_CONVERTERS`)
-and refused by :func:`build_glue_converter` with that explanation.
+registry) with the Avro converter, for record schemas, as the AWS converter takes the schema from the
+``GenericRecord`` it returns; without one, such a record fails (DataException, tolerable).
 
 Schema ids: :class:`~kafka_s3_assets.sink.records.AvroSchemaRef` carries an int ``schema_id`` that decoders,
 formats and manifests key on. A Glue version is given ``-1 - uuid.int`` (:func:`glue_schema_id`): negative,
@@ -30,6 +32,7 @@ so never a Confluent id (those are 0 or more), one per UUID and the same in ever
 it; :func:`glue_version_id` gives the UUID back). Schemas the secondary deserializer resolves by Confluent
 id ``n`` get ``-(2**128) - 1 - n`` (:func:`secondary_schema_id`): their Connect schema is the AWS one, so
 they must not share ids with the same schema read by Confluent's AvroConverter in the same process.
+Protobuf records carry no id (one version holds several messages), as with Confluent's ProtobufConverter.
 """
 
 from __future__ import annotations
@@ -136,6 +139,41 @@ def secondary_schema_id(confluent_id: int) -> int:
     return _SECONDARY_BASE - confluent_id
 
 
+# -- shared by the converters ---------------------------------------------------------------------------
+
+
+class GlueDecodedSchema(AvroSchemaRef):
+    """The schema of JSON Schema and Protobuf data read by Glue's converters, shaped as ``AvroSchemaRef`` so
+    every format writes it as registry Avro data: ``writer_schema`` is the Avro schema the sink's AvroData
+    builds for the Connect schema (with the ``connect.*`` properties), ``header_schema_json`` what files
+    carry (those properties only with ``connect.meta.data``)."""
+
+    __slots__ = ()
+
+
+def decoded_schema_ref(connect: Any, schema_id: int | None, sink: AvroDataConfig = SINK_DEFAULTS) -> GlueDecodedSchema:
+    """The schema reference of decoded records of the Connect schema ``connect``."""
+    writer = avro_file_schema_json(connect, AvroDataConfig(True, sink.enhanced_avro_schema_support))
+    header = writer if sink.connect_meta_data else avro_file_schema_json(connect, sink)
+    return GlueDecodedSchema(
+        schema_id=schema_id,
+        version=connect.version,
+        writer_schema=json.loads(writer),
+        header_schema_json=header,
+        connect_schema=connect,
+    )
+
+
+def no_secondary_deserializer(data: bytes, prefix: str, converter: str) -> ConversionError:
+    """The failure of a record without the Glue header where no secondary deserializer reads it."""
+    first = f"its first byte is {data[0]}" if data else "it is empty"
+    return ConversionError(
+        f"{_FAILED}: Didn't find secondary deserializer. The record has no AWS Glue Schema Registry header "
+        f"({first}, not {HEADER_VERSION}) and {prefix}secondaryDeserializer is not set"
+        + ("" if converter == "AWSKafkaAvroConverter" else f" (not supported yet with {converter})")
+    )
+
+
 # -- the converter --------------------------------------------------------------------------------------
 
 
@@ -203,11 +241,7 @@ class GlueAvroConverter:
 
     def _secondary_to_connect(self, topic: str, data: bytes) -> ConnectData:
         if self._secondary is None:
-            first = f"its first byte is {data[0]}" if data else "it is empty"
-            raise ConversionError(
-                f"{_FAILED}: Didn't find secondary deserializer. The record has no AWS Glue Schema Registry "
-                f"header ({first}, not {HEADER_VERSION}) and {self._prefix}secondaryDeserializer is not set"
-            )
+            raise no_secondary_deserializer(data, self._prefix, "AWSKafkaAvroConverter")
         confluent_id, start = split_header(topic, data, "Avro")
         schema_id = secondary_schema_id(confluent_id)
         ref = self._schemas.get(schema_id)
@@ -258,6 +292,19 @@ def _setting(name: str, type_: Type, default: Any, support: Support, validator=N
     return KeyDef(name, type_, default, support, validator, doc)
 
 
+def _allowlist_problem(_key: str, value: Any) -> str | None:
+    """``jsonClassNameAllowlist``: AWS's configure refuses a bare wildcard."""
+    if value is None:
+        return None
+    entries = {entry.strip() for entry in str(value).split(",")}
+    if "*" in entries or ".*" in entries:
+        return (
+            "jsonClassNameAllowlist must not contain a bare wildcard. List classes explicitly, or scope a package "
+            'with a prefix such as "com.example.pojos.*".'
+        )
+    return None
+
+
 # The settings the Glue converters read (under key.converter. / value.converter., prefix stripped), from
 # the library's AWSSchemaRegistryConstants / GlueSchemaRegistryConfiguration, with their defaults. FULL:
 # used on this read path; INERT: read by the library's serializer (write path) or with no effect here,
@@ -283,7 +330,9 @@ GLUE_CONVERTER_SETTINGS: dict[str, KeyDef] = {
             Type.STRING,
             None,
             F,
-            doc="AWSKafkaAvroConverter: reads records without the Glue header; " + CONFLUENT_AVRO_DESERIALIZER,
+            doc="AWSKafkaAvroConverter: reads records without the Glue header; "
+            + CONFLUENT_AVRO_DESERIALIZER
+            + " (not yet with the JSON Schema and Protobuf converters)",
         ),
         _setting("cacheSize", Type.INT, 200, I, doc="Glue converters: schema versions cached (no effect here)"),
         _setting("timeToLiveMillis", Type.LONG, 86_400_000, I, doc="Glue converters: cache refresh (no effect)"),
@@ -322,11 +371,26 @@ GLUE_CONVERTER_SETTINGS: dict[str, KeyDef] = {
             None,
             I,
             one_of("UNKNOWN", "POJO", "DYNAMIC_MESSAGE"),
-            "ProtobufSchemaConverter only",
+            "Glue ProtobufSchemaConverter: POJO and DYNAMIC_MESSAGE give the same Connect data",
         ),
         _setting("userAgentApp", Type.STRING, None, I, doc="Glue converters: the user agent's application"),
-        _setting("jsonClassNameResolutionEnabled", Type.BOOLEAN, False, I, doc="Glue JSON deserializer only"),
-        _setting("jsonClassNameAllowlist", Type.STRING, None, I, doc="Glue JSON deserializer only"),
+        _setting(
+            "jsonClassNameResolutionEnabled",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="Glue JsonSchemaConverter: true makes records whose schema's className jsonClassNameAllowlist "
+            "allows fail (AWS's deserializer reads them into that Java class, which the converter refuses)",
+        ),
+        _setting(
+            "jsonClassNameAllowlist",
+            Type.STRING,
+            None,
+            F,
+            _allowlist_problem,
+            "Glue JsonSchemaConverter: comma-separated class names or package.* entries (see "
+            "jsonClassNameResolutionEnabled)",
+        ),
         _setting(
             "tags",
             Type.STRING,
@@ -359,7 +423,7 @@ GLUE_CONVERTER_SETTINGS: dict[str, KeyDef] = {
             _not_a_map("Jackson Deserialization features should be a list"),
             "Glue JSON deserializer: a Java list only",
         ),
-        _setting("assumeRoleArn", Type.STRING, None, D, doc="AWSKafkaAvroConverter: a role for Glue calls (not yet)"),
+        _setting("assumeRoleArn", Type.STRING, None, D, doc="Glue converters: a role for Glue calls (not yet)"),
         _setting("assumeRoleSessionName", Type.STRING, "kafka-connect-session", I, doc="With assumeRoleArn"),
     ]
 }
@@ -371,20 +435,11 @@ def glue_setting_problems(
     """What the Glue converter ``class_name`` cannot work with in ``settings`` (prefix stripped), as
     (setting, message) pairs; setting "" for the class itself. For config validation: no client is built.
     ``has_confluent_registry``: the converter has a ``schema.registry.url`` (for the secondary deserializer)."""
-    if class_name in (GLUE_JSON_SCHEMA_CONVERTER, GLUE_PROTOBUF_CONVERTER):
-        return [
-            (
-                "",
-                f"{class_name} is not supported yet by kafka_s3_assets: its data is framed as "
-                "AWSKafkaAvroConverter's (AWS Glue Schema Registry header), but it maps JSON Schema / Protobuf "
-                "to Connect with AWS's own rules, which are not reproduced",
-            )
-        ]
-    if class_name != GLUE_AVRO_CONVERTER:
+    if class_name not in (GLUE_AVRO_CONVERTER, GLUE_JSON_SCHEMA_CONVERTER, GLUE_PROTOBUF_CONVERTER):
         return [("", f"{class_name} is not an AWS Glue Schema Registry converter")]
     problems = []
     record_type = settings.get("avroRecordType")
-    if record_type not in ("GENERIC_RECORD", "SPECIFIC_RECORD"):
+    if class_name == GLUE_AVRO_CONVERTER and record_type not in ("GENERIC_RECORD", "SPECIFIC_RECORD"):
         problems.append(
             (
                 "avroRecordType",
@@ -395,8 +450,20 @@ def glue_setting_problems(
         )
     if settings.get("assumeRoleArn"):
         problems.append(("assumeRoleArn", "assumeRoleArn is not supported yet by kafka_s3_assets"))
+    allowlist = _allowlist_problem("jsonClassNameAllowlist", settings.get("jsonClassNameAllowlist"))
+    if allowlist is not None:
+        problems.append(("jsonClassNameAllowlist", allowlist))
     secondary_class = settings.get("secondaryDeserializer")
-    if secondary_class is not None and secondary_class != CONFLUENT_AVRO_DESERIALIZER:
+    if secondary_class is not None and class_name != GLUE_AVRO_CONVERTER:
+        short = class_name.rsplit(".", 1)[-1]
+        problems.append(
+            (
+                "secondaryDeserializer",
+                f"secondaryDeserializer is not supported yet by kafka_s3_assets with {short} (only with "
+                f"AWSKafkaAvroConverter and {CONFLUENT_AVRO_DESERIALIZER})",
+            )
+        )
+    elif secondary_class is not None and secondary_class != CONFLUENT_AVRO_DESERIALIZER:
         problems.append(
             (
                 "secondaryDeserializer",
@@ -421,8 +488,10 @@ def build_glue_converter(
     *,
     registry: GlueSchemaSource | None = None,
     secondary: SchemaSource | None = None,
-) -> GlueAvroConverter:
-    """The Glue converter a ``ConverterConfig`` (``class_name`` and prefix-stripped ``settings``) names.
+) -> Any:
+    """The Glue converter a ``ConverterConfig`` (``class_name`` and prefix-stripped ``settings``) names:
+    :class:`GlueAvroConverter`, ``glue_json_schema.GlueJsonSchemaConverter`` or
+    ``glue_protobuf.GlueProtobufConverter``.
 
     ``registry`` is the client that asks Glue for schema versions (the export builds one from the settings:
     ``clients.glue_schema_registry.glue_registry_for``); ``secondary`` is the
@@ -436,9 +505,23 @@ def build_glue_converter(
     if problems:
         key, message = problems[0]
         raise GlueRegistryConfigError(key, message) if key else ValueError(message)
-    secondary_class = values.get("secondaryDeserializer")
     if registry is None:
         raise ValueError(f"{class_name} needs a client of AWS Glue Schema Registry")
+    if class_name == GLUE_JSON_SCHEMA_CONVERTER:
+        from .glue_json_schema import GlueJsonSchemaConverter, parse_allowlist  # they import this module
+
+        return GlueJsonSchemaConverter(
+            registry,
+            is_key=is_key,
+            sink=sink,
+            class_name_resolution=_boolean(values.get("jsonClassNameResolutionEnabled")),
+            class_name_allowlist=parse_allowlist(values.get("jsonClassNameAllowlist")),
+        )
+    if class_name == GLUE_PROTOBUF_CONVERTER:
+        from .glue_protobuf import GlueProtobufConverter
+
+        return GlueProtobufConverter(registry, is_key=is_key, sink=sink)
+    secondary_class = values.get("secondaryDeserializer")
     converter = AvroDataConfig(
         connect_meta_data=values.get("connect.meta.data", True),
         enhanced_avro_schema_support=values.get("enhanced.avro.schema.support", False),
@@ -450,3 +533,8 @@ def build_glue_converter(
         sink=sink,
         secondary=secondary if secondary_class is not None else None,
     )
+
+
+def _boolean(value: Any) -> bool:
+    """A boolean setting as AWS's configuration reads it (``Boolean.parseBoolean`` of its text)."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
