@@ -163,6 +163,29 @@ def _check_reachable(
     return len(info.partitions)
 
 
+def list_topics(settings: KafkaSettings) -> list[str]:
+    """The names of the topics the broker's metadata lists, sorted: internal ones included (who subscribes
+    decides), those the broker reports an error for (a topic still being created has no leader yet) left
+    out, as the Java client's cluster view leaves them out. Raises a clear error if the broker cannot be
+    reached."""
+    consumer, problems = _consumer(settings)
+    try:
+        try:
+            metadata = consumer.list_topics(timeout=settings.timeout_s)
+        except KafkaException as exc:
+            consumer.poll(0)  # hands librdkafka's reports of failed connections to the error callback
+            raise unreachable_error(
+                settings.bootstrap_servers,
+                settings.timeout_s,
+                exc.args[0].str() if exc.args else str(exc),
+                problems,
+                settings.security_keys,
+            ) from None
+        return sorted(name for name, info in metadata.topics.items() if info.error is None)
+    finally:
+        consumer.close()
+
+
 def list_partitions(settings: KafkaSettings, topic: str) -> list[int]:
     consumer, problems = _consumer(settings)
     try:

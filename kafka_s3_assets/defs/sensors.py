@@ -1,11 +1,16 @@
 """Sensors that keep exports continuous.
 
 * Discovery: adds a dynamic partition for every Kafka partition of each exported topic (metadata only).
+  A ``topics.regex`` connector's topics are resolved from the broker every tick (``topic_subscription``):
+  the partitions of a topic created since are added like new partitions are; its asset joins the asset
+  graph when the definitions next load (a reload of the code location).
 * Export: launches one run per topic, over every topic-partition whose waiting records can make an
   object: at least ``flush.size`` of them, or any with time-based rotation (see ``export_run_key``). It
   reads only broker metadata (a watermark probe) and S3 manifests: it never consumes for export and
   never commits offsets. The run key lists each partition's high watermark, so each new batch of data
-  launches exactly once; a topic with a run of this connector queued or in flight is skipped.
+  launches exactly once; a topic with a run of this connector queued or in flight is skipped. It too
+  resolves a ``topics.regex`` connector's topics every tick, and exports those of them that have an asset
+  (a job) in the definitions loaded.
 
   Where the connector has an Iceberg table, every tick also registers in it the manifests it lacks (at most
   ``TABLE_SYNC_MAX_MANIFESTS`` per topic-partition a tick) for each topic with no run in flight or launched
@@ -25,7 +30,7 @@ no process per step): the choice is the jobs', not the code location's.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import dagster as dg
@@ -34,6 +39,7 @@ from ..clients import kafka as kafka_client
 from ..clients.errors import ExternalSystemError
 from ..export.lag import LagLimits, PartitionLag, judge
 from ..export.plan import export_run_key, plan_partitions
+from ..export.topic_subscription import resolve_topics, topics_regex
 from ..iceberg.sync import TableSyncError, sync_table
 from ..iceberg.table_settings import table_full_name
 from .assets import export_job_name, topic_run
@@ -69,8 +75,12 @@ def build_discovery_sensor(
     connections: Connections | None = None,
     sensors: SensorSettings = SensorSettings(),
     list_partitions: Callable = kafka_client.list_partitions,
+    list_topics: Callable = kafka_client.list_topics,
+    defined_topics: Collection[str] | None = None,
 ) -> dg.SensorDefinition:
-    """``list_partitions`` is where the sensor asks the broker (tests pass a fake)."""
+    """``list_partitions`` and ``list_topics`` are where the sensor asks the broker (tests pass fakes);
+    ``defined_topics``: the topics with an asset in the definitions (None: all), to say which new ones wait
+    for a reload."""
     connections = connections if connections is not None else Connections()
 
     @dg.sensor(
@@ -83,7 +93,14 @@ def build_discovery_sensor(
         settings = kafka_for_sensor(connections.kafka_settings(connector))  # Kafka only: no S3, no registry
         requests = []
         added = []
-        for topic in connector.config.topics:
+        try:
+            topics = resolve_topics(connector.config, settings, list_topics)
+        except ExternalSystemError as exc:
+            reason = unreachable_reason(exc, settings)
+            if reason is None:
+                raise
+            return dg.SkipReason(reason)
+        for topic in topics:
             partitions_def = topic_partitions_def(connector.name, topic)
             known = set(context.instance.get_dynamic_partitions(topic_partitions_name(connector.name, topic)))
             try:
@@ -101,6 +118,11 @@ def build_discovery_sensor(
             if fresh:
                 requests.append(partitions_def.build_add_request(fresh))
                 added.extend(fresh)
+                if defined_topics is not None and topic not in defined_topics:
+                    context.log.info(
+                        f"Topic {topic} matches topics.regex={topics_regex(connector.config)}: its asset is defined "
+                        f"when the code location next loads its definitions (reload it to export the topic)"
+                    )
         if not requests:
             return dg.SkipReason("No new topic-partitions")
         context.log.info(f"Adding partitions {added}")
@@ -139,14 +161,22 @@ def build_export_sensor(
     )
     def export_new_records(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         settings = settings_for_sensor(connections.export_settings(connector))
+        try:
+            # Those with a job: a topics.regex topic created since the definitions loaded has none yet.
+            topics = [t for t in resolve_topics(connector.config, settings.kafka) if t in jobs]
+        except ExternalSystemError as exc:
+            reason = unreachable_reason(exc, settings)
+            if reason is None:
+                raise
+            return dg.SkipReason(reason)
         known = {
             topic: context.instance.get_dynamic_partitions(topic_partitions_name(connector.name, topic))
-            for topic in connector.config.topics
+            for topic in topics
         }
         if not any(known.values()):
             return dg.SkipReason("No topic-partitions known yet (the discovery sensor adds them)")
-        busy = [t for t in connector.config.topics if export_in_flight(context.instance, connector.name, t)]
-        known_partitions = [parse_partition_key(k) for t in connector.config.topics for k in known[t]]
+        busy = [t for t in topics if export_in_flight(context.instance, connector.name, t)]
+        known_partitions = [parse_partition_key(k) for t in topics for k in known[t]]
         ready: dict[str, list[tuple[str, str]]] = {}  # topic -> (partition key, run key) worth exporting now
         now_ms = clock_ms()
         try:
@@ -163,8 +193,8 @@ def build_export_sensor(
             run_key = export_run_key(plan, connector.config, now_ms)
             if run_key is not None:
                 ready.setdefault(plan.topic, []).append((partition_key(plan.topic, plan.partition), run_key))
-        if any(table_full_name(connector.config, t) for t in connector.config.topics):
-            for topic in connector.config.topics:
+        if any(table_full_name(connector.config, t) for t in topics):
+            for topic in topics:
                 if topic not in busy and topic not in ready and known[topic]:
                     sync_topic_table(
                         context, settings, topic, [parse_partition_key(k)[1] for k in known[topic]], table_sync
@@ -233,10 +263,13 @@ def sync_topic_table(
             context.log.warning(f"Iceberg table of {topic}/{p.partition}: {p.error}")
 
 
-def build_jobs(connector: ConnectorSpec, attributes: AssetAttributes = AssetAttributes()) -> dict[str, AssetJob]:
+def build_jobs(
+    connector: ConnectorSpec, attributes: AssetAttributes = AssetAttributes(), topics: list[str] | None = None
+) -> dict[str, AssetJob]:
     """One asset job per topic: a sensor can target several partitioned assets only through jobs. Each
     runs its one step in the run's process: a process per step would start a second Spark driver for
-    nothing."""
+    nothing. ``topics``: the connector's as the definitions resolved them (``topic_subscription``; None: the
+    topics a config lists)."""
     return {
         topic: dg.define_asset_job(
             export_job_name(connector.name, topic),
@@ -244,5 +277,5 @@ def build_jobs(connector: ConnectorSpec, attributes: AssetAttributes = AssetAttr
             tags=export_tag(connector.name, topic),
             executor_def=dg.in_process_executor,
         )
-        for topic in connector.config.topics
+        for topic in (connector.config.topics if topics is None else topics)
     }

@@ -1,11 +1,13 @@
 """Which topic-partitions a command works on: those named with ``--partition TOPIC/P``, checked against
-the connector's topics, or by default every partition of its topics (from broker metadata)."""
+the connector's topics, or by default every partition of its topics (from broker metadata; a
+``topics.regex`` connector's topics are those matching on the broker now: ``topic_subscription``)."""
 
 from __future__ import annotations
 
 from ..clients import kafka as kafka_client
 from ..clients.kafka import KafkaSettings
 from ..sink.config import SinkConfig
+from .topic_subscription import describe_topics, exports_topic, resolve_topics
 
 
 def partition_key(topic: str, partition: int) -> str:
@@ -26,9 +28,9 @@ def select_partitions(config: SinkConfig, kafka: KafkaSettings, requested: list[
     if requested:
         selected = [parse_partition_key(key) for key in requested]
         for key, (topic, _p) in zip(requested, selected):
-            if topic not in config.topics:
+            if not exports_topic(config, topic):  # no broker asked: with --partition, none may be configured
                 raise ValueError(
-                    f"--partition {key}: topic {topic} is not in the connector's topics ({', '.join(config.topics)})"
+                    f"--partition {key}: topic {topic} is not in the connector's topics ({describe_topics(config)})"
                 )
         return selected
-    return [(topic, p) for topic in config.topics for p in kafka_client.list_partitions(kafka, topic)]
+    return [(topic, p) for topic in resolve_topics(config, kafka) for p in kafka_client.list_partitions(kafka, topic)]

@@ -253,7 +253,13 @@ def test_framework_and_our_keys_are_checked_as_in_any_connector_config():
         validate_connector_config(
             {"connector.class": DEVIANTART_CONNECTOR, "s3.bucket": "b", "tasks.max": "0", "errors.tolerance": "some"}
         )
-    assert sorted(p.key for p in caught.value.problems) == ["errors.tolerance", "name", "tasks.max", "topics"]
+    assert sorted(p.key for p in caught.value.problems) == [
+        "errors.tolerance",
+        "name",
+        "tasks.max",
+        "topics",
+        "topics.regex",
+    ]
     config = validate_connector_config(
         {
             "name": "s",
