@@ -13,6 +13,10 @@ Every request goes through a :class:`~.s3_retry.Retrier` (``s3.part.retries`` at
 ``s3.retry.backoff.ms`` full-jitter backoff, as the reference connector retries); botocore's own retries
 are off so that the two never multiply. Errors name the request, e.g. ``UploadPart 2 of s3://b/k failed
 after 3 attempts``.
+
+The client goes through the connector's proxy (``s3.proxy.*``, sink/s3_proxy.py) when it has one, to S3
+Transfer Acceleration's endpoint with ``s3.wan.mode``, and with ``s3.send.digest`` every PutObject and
+UploadPart carries ``Content-MD5``, the MD5 of its body (S3 refuses a body that does not match it).
 """
 
 from __future__ import annotations
@@ -21,16 +25,18 @@ import base64
 import functools
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
 from botocore import UNSIGNED
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ProxyConnectionError
 
 from ..crash_points import crash_point
 from ..sink.memory import MemoryBudget, SpillBuffer
+from ..sink.s3_proxy import S3Proxy
 from ..sink.secrets import Secret, reveal
 from ..sink.storage import StoredObject
 from .aws_credentials import AwsCredentialsSource, boto3_session
@@ -73,6 +79,9 @@ class S3Settings:
     acl: str | None = None
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 60.0  # a request silent for this long is a (retried) timeout
+    proxy: S3Proxy | None = None  # s3.proxy.url / .user / .password: every request goes through it
+    accelerate: bool = False  # s3.wan.mode: S3 Transfer Acceleration's endpoint (<bucket>.s3-accelerate...)
+    send_digest: bool = False  # s3.send.digest: Content-MD5 on every PutObject and UploadPart
 
     def __post_init__(self) -> None:
         for name in ("secret_access_key", "session_token"):
@@ -81,9 +90,10 @@ class S3Settings:
                 object.__setattr__(self, name, Secret(value))
 
     def __repr__(self) -> str:  # never print the secrets
+        proxy = f", proxy={self.proxy.address!r}" if self.proxy is not None else ""
         return (
             f"S3Settings(bucket={self.bucket!r}, region={self.region!r}, endpoint_url={self.endpoint_url!r}, "
-            f"part_size={self.part_size})"
+            f"part_size={self.part_size}{proxy})"
         )
 
     def secrets(self) -> list[str]:
@@ -97,6 +107,7 @@ class S3Settings:
                 reveal(self.session_token),
                 self.sse_customer_key,
                 *provider_secrets,
+                *(self.proxy.secrets() if self.proxy is not None else ()),
             )
             if s
         ]
@@ -106,9 +117,12 @@ class S3Settings:
         config = Config(
             region_name=self.region,
             retries={"total_max_attempts": 1, "mode": "standard"},
-            s3={"addressing_style": "path" if self.path_style else "auto"},
+            # Acceleration as s3.wan.mode says, whatever an AWS config file says (the reference sets it too).
+            s3={"addressing_style": "path" if self.path_style else "auto", "use_accelerate_endpoint": self.accelerate},
             connect_timeout=self.connect_timeout_s,
             read_timeout=self.read_timeout_s,
+            # Given here, the proxy serves every request: botocore then reads no $HTTP(S)_PROXY / $NO_PROXY.
+            proxies=self.proxy.botocore_proxies() if self.proxy is not None else None,
             **({"signature_version": UNSIGNED} if self.unsigned else {}),
         )
         kwargs = {}
@@ -121,9 +135,13 @@ class S3Settings:
             }
         elif self.credentials_source is not None and not self.unsigned:
             session = boto3_session(self.credentials_source, self.region)
-        return (session or new_boto3_session()).client(
+        client = (session or new_boto3_session()).client(
             "s3", endpoint_url=self.endpoint_url, use_ssl=self.use_ssl, verify=self.verify, config=config, **kwargs
         )
+        if self.send_digest:
+            for operation in DIGESTED_OPERATIONS:
+                client.meta.events.register(f"before-parameter-build.s3.{operation}", add_content_md5)
+        return client
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(total_attempts=self.total_attempts, base_backoff_ms=self.retry_backoff_ms)
@@ -150,6 +168,34 @@ class S3Settings:
         return args
 
 
+# The requests that carry an object's bytes: PutObject (a small object, a manifest, a lease) and UploadPart.
+DIGESTED_OPERATIONS = ("PutObject", "UploadPart")
+
+
+def content_md5(body: bytes | bytearray | memoryview) -> str:
+    """The ``Content-MD5`` header of a body: its MD5, base64."""
+    return base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode("ascii")
+
+
+def add_content_md5(params: dict, **_) -> None:
+    """botocore's ``before-parameter-build`` hook of s3.send.digest: a PutObject or UploadPart without a
+    ``ContentMD5`` gets its body's. A file-like body is read through and rewound."""
+    if params.get("ContentMD5"):
+        return
+    body = params.get("Body", b"")
+    if isinstance(body, str):
+        body = body.encode("utf-8")  # as botocore sends a str body
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        params["ContentMD5"] = content_md5(body)
+        return
+    start = body.tell()
+    digest = hashlib.md5(usedforsecurity=False)
+    for chunk in iter(lambda: body.read(1 << 20), b""):
+        digest.update(chunk)
+    body.seek(start)
+    params["ContentMD5"] = base64.b64encode(digest.digest()).decode("ascii")
+
+
 def _request(retrier: Retrier, request: str, fn: Callable[[], T]) -> T:
     """``fn()`` under the retry policy; a botocore error that is not retried becomes an S3Error that
     names the request (an exhausted retry already is one)."""
@@ -169,13 +215,42 @@ def check_bucket(client, settings: S3Settings, retrier: Retrier | None = None) -
             raise BucketMissingError(f"Non-existent S3 bucket: {settings.bucket}") from None
         if http_status(exc) in (301, 403):
             return
-        raise S3Error(f"Cannot access S3 bucket {settings.bucket}: {describe(exc)}") from None
+        raise S3Error(
+            f"Cannot access S3 bucket {settings.bucket}: {describe(exc)}{proxy_hint(settings, exc)}"
+        ) from None
     except S3RetriesExhaustedError as exc:
         if isinstance(exc.last_error, BotoCoreError):  # never got an answer
-            raise S3Error(f"S3 unreachable at {settings.endpoint_url or 'the AWS endpoint'}: {exc}") from exc
+            where = settings.endpoint_url or "the AWS endpoint"
+            via = f" through the proxy {settings.proxy.address}" if settings.proxy is not None else ""
+            raise S3Error(f"S3 unreachable at {where}{via}: {exc}{proxy_hint(settings, exc.last_error)}") from exc
         raise
     except BotoCoreError as exc:
-        raise S3Error(f"Cannot access S3 bucket {settings.bucket}: {describe(exc)}") from None
+        hint = proxy_hint(settings, exc)
+        raise S3Error(f"Cannot access S3 bucket {settings.bucket}: {describe(exc)}{hint}") from None
+
+
+PROXY_AUTHENTICATION_REQUIRED = 407
+
+
+def proxy_hint(settings: S3Settings, exc: BaseException) -> str:
+    """What to check when the proxy refused the request (HTTP 407: no credentials, or wrong ones), whether
+    it answered so itself (plain HTTP) or refused the CONNECT tunnel of an https endpoint; "" otherwise."""
+    if settings.proxy is None:
+        return ""
+    if isinstance(exc, ClientError):
+        refused = http_status(exc) == PROXY_AUTHENTICATION_REQUIRED
+    else:
+        # urllib3's error for the tunnel: "... Tunnel connection failed: 407 Proxy Authentication Required"
+        refused = isinstance(exc, ProxyConnectionError) and bool(
+            re.search(rf"\b{PROXY_AUTHENTICATION_REQUIRED}\b", str(exc.kwargs.get("error", "")))
+        )
+    if not refused:
+        return ""
+    sent = "were refused" if settings.proxy.authenticates else "are needed: none are set"
+    return (
+        f" (HTTP 407 Proxy Authentication Required from the proxy {settings.proxy.address}: its credentials "
+        f"{sent}; check s3.proxy.user and s3.proxy.password)"
+    )
 
 
 class MultipartOutput:

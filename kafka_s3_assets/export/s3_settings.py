@@ -21,11 +21,21 @@ Retries: every S3 request is retried by the connector's own policy (``s3.part.re
 deployment's ``max_attempts`` (the resource's total attempts, first included: the same meaning) replaces
 ``s3.part.retries`` when it is not the resource's default; the default says nothing (a resource field
 cannot tell "left alone" from "set to the default"), so ``s3.part.retries`` applies.
+
+The connector's proxy (``s3.proxy.url``, ``s3.proxy.user``, ``s3.proxy.password``; sink/s3_proxy.py) carries
+every S3 request of the export. ``s3.wan.mode`` (S3 Transfer Acceleration) is refused, naming the keys in
+the way, where the reference's client could not use it: with path-style addressing (the reference's
+validator refuses the pair: ``s3.path.style.access.enabled`` defaults to true, so it must be set to false),
+with a custom endpoint (``store.url``, the resource's ``endpoint_url``, ``$AWS_ENDPOINT_URL_S3`` or
+``$AWS_ENDPOINT_URL``: acceleration exists only on AWS's ``s3-accelerate`` endpoint, and the SDK's endpoint
+rules refuse the pair at the first request), and with a bucket name S3 cannot accelerate (dots, or not a
+DNS name).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -35,7 +45,8 @@ from ..clients.s3 import S3Settings
 from ..sink.config import SinkConfig
 from ..sink.credentials_provider import CLASS_KEY, ProviderKind
 from ..sink.errors import ConfigProblem
-from ..sink.secrets import Secret
+from ..sink.s3_proxy import PROXY_PASSWORD_KEY, PROXY_URL_KEY, PROXY_USER_KEY, ProxyUrlError, S3Proxy, s3_proxy
+from ..sink.secrets import Secret, reveal
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +77,114 @@ class S3Deployment:
     @property
     def has_keys(self) -> bool:
         return bool(self.aws_access_key_id or self.aws_secret_access_key or self.aws_session_token)
+
+
+WAN_MODE_KEY = "s3.wan.mode"
+PATH_STYLE_KEY = "s3.path.style.access.enabled"
+# S3SinkConnectorValidator's message for s3.wan.mode with s3.path.style.access.enabled.
+ACCESS_MODE_ERROR_MESSAGE = (
+    "Both accelerate mode and path style access are being enabled. These options are mutually exclusive and "
+    "cannot be enabled together. Please disable one of them"
+)
+# A bucket S3 Transfer Acceleration serves: a DNS label (3-63 lowercase letters, digits, hyphens), no dots.
+_ACCELERABLE_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
+
+
+def endpoint_source(config: SinkConfig, env: Mapping[str, str], override: str | None) -> str | None:
+    """Which setting gives the S3 endpoint (as ``endpoint_url`` picks it), for messages; None: AWS's own."""
+    if override:
+        return DEPLOYMENT + "endpoint_url"
+    if config["store.url"]:
+        return "store.url"
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"):
+        if env.get(name):
+            return "$" + name
+    return None
+
+
+def acceleration_problems(
+    config: SinkConfig, env: Mapping[str, str], override: str | None, endpoint: str | None
+) -> list[ConfigProblem]:
+    """Why ``s3.wan.mode=true`` cannot work with the rest of the settings (none when it is off)."""
+    if not config[WAN_MODE_KEY]:
+        return []
+    problems = []
+    if config[PATH_STYLE_KEY]:
+        problems.append(
+            ConfigProblem(
+                WAN_MODE_KEY,
+                f"{ACCESS_MODE_ERROR_MESSAGE} ({WAN_MODE_KEY}=true needs {PATH_STYLE_KEY}=false, which "
+                "defaults to true)",
+            )
+        )
+    source = endpoint_source(config, env, override)
+    if source is not None:
+        problems.append(
+            ConfigProblem(
+                WAN_MODE_KEY,
+                f"{WAN_MODE_KEY}=true (S3 Transfer Acceleration, <bucket>.s3-accelerate.amazonaws.com) cannot be "
+                f"used with a custom S3 endpoint ({source}={endpoint}): acceleration exists only on AWS's own "
+                f"endpoint; unset {source} or set {WAN_MODE_KEY}=false",
+            )
+        )
+    if not _ACCELERABLE_BUCKET.fullmatch(config.bucket):
+        problems.append(
+            ConfigProblem(
+                WAN_MODE_KEY,
+                f"{WAN_MODE_KEY}=true: S3 Transfer Acceleration cannot serve the bucket s3.bucket.name="
+                f"{config.bucket} (an accelerated bucket's name is a DNS name without dots: 3 to 63 lowercase "
+                "letters, digits and hyphens)",
+            )
+        )
+    return problems
+
+
+def connector_proxy(config: SinkConfig) -> tuple[S3Proxy | None, list[ConfigProblem]]:
+    """The proxy of ``s3.proxy.*`` (None: none), or the problem with its URL (its password never shown)."""
+    try:
+        proxy = s3_proxy(config[PROXY_URL_KEY], config[PROXY_USER_KEY], config[PROXY_PASSWORD_KEY])
+    except ProxyUrlError as exc:
+        return None, [ConfigProblem(PROXY_URL_KEY, f"Invalid value for configuration {PROXY_URL_KEY}: {exc}")]
+    if proxy is not None and not proxy.authenticates and (proxy.user or proxy.password):
+        has, lacks = ("a user", "password") if proxy.user else ("a password", "user")
+        log.warning(
+            "The S3 proxy %s has %s but no %s (%s, %s, or in %s): it is sent no credentials, as the reference's "
+            "client sends none then",
+            proxy.address,
+            has,
+            lacks,
+            PROXY_USER_KEY,
+            PROXY_PASSWORD_KEY,
+            PROXY_URL_KEY,
+        )
+    return proxy, _proxy_credential_problems(config, proxy)
+
+
+def _proxy_credential_problems(config: SinkConfig, proxy: S3Proxy | None) -> list[ConfigProblem]:
+    """Credentials HTTP basic authentication cannot carry (named by the key they came from, never shown)."""
+    if proxy is None or not proxy.authenticates:
+        return []
+    problems = []
+    user, password = str(proxy.user), reveal(proxy.password)
+    user_key = PROXY_USER_KEY if _not_blank(config[PROXY_USER_KEY]) else PROXY_URL_KEY
+    password_key = PROXY_PASSWORD_KEY if _not_blank(reveal(config[PROXY_PASSWORD_KEY])) else PROXY_URL_KEY
+    if ":" in user:
+        problems.append(
+            ConfigProblem(
+                user_key,
+                "the proxy user must not contain ':' (HTTP basic authentication ends the user at the first ':')",
+            )
+        )
+    for key, what, value in ((user_key, "user", user), (password_key, "password", password)):
+        if not value.isascii():
+            problems.append(
+                ConfigProblem(
+                    key,
+                    f"the proxy {what} has characters outside ASCII, which the HTTP client's basic proxy "
+                    "authentication cannot send",
+                )
+            )
+    return problems
 
 
 def endpoint_url(config: SinkConfig, env: Mapping[str, str], override: str | None, use_ssl: bool) -> str | None:
@@ -166,10 +285,14 @@ def resolve_s3_settings(
         or config["s3.region"]
     )
     access_key_id, secret_access_key, session_token = credentials or (None, None, None)
+    endpoint = endpoint_url(config, env, endpoint_override, deployment.use_ssl)
+    problems.extend(acceleration_problems(config, env, endpoint_override, endpoint))
+    proxy, proxy_problems = connector_proxy(config)
+    problems.extend(proxy_problems)
     settings = S3Settings(
         bucket=config.bucket,
         region=region,
-        endpoint_url=endpoint_url(config, env, endpoint_override, deployment.use_ssl),
+        endpoint_url=endpoint,
         access_key_id=access_key_id,
         secret_access_key=secret_access_key,
         session_token=session_token,
@@ -185,5 +308,8 @@ def resolve_s3_settings(
         sse_kms_key_id=config["s3.sse.kms.key.id"],
         sse_customer_key=config["s3.sse.customer.key"],
         acl=config["s3.acl.canned"],
+        proxy=proxy,
+        accelerate=config[WAN_MODE_KEY],
+        send_digest=config["s3.send.digest"],
     )
     return settings, problems

@@ -383,7 +383,7 @@ def test_secrets_resolved_by_config_providers_show_nowhere(
     (workdir / "registry.properties").write_text(f"user.info=sink:{REGISTRY_PASSWORD}\n")
     (workdir / "mounted").mkdir()
     (workdir / "mounted" / "aws_secret").write_text(AWS_SECRET)
-    (workdir / "mounted" / "proxy_password").write_text(PROXY_PASSWORD)
+    (workdir / "mounted" / "proxy_url").write_text(f"http://user:{PROXY_PASSWORD}@proxy:99999")
     worker = workdir / "worker.properties"
     worker.write_text(
         "config.providers=secrets\n"
@@ -428,10 +428,10 @@ def test_secrets_resolved_by_config_providers_show_nowhere(
 
     # A config error on a secret key's resolved value names the key, not the value.
     path = write_config(
-        workdir, f"proxy-{topic}", {**config, "s3.proxy.password": f"${{directory:{workdir}/mounted:proxy_password}}"}
+        workdir, f"proxy-{topic}", {**config, "s3.proxy.url": f"${{directory:{workdir}/mounted:proxy_url}}"}
     )
     code, out, err = run_cli(capfd, "validate", "--config", str(path), "--worker-config", str(worker))
-    assert code == 2 and "'s3.proxy.password=[hidden]' is not supported yet" in err
+    assert code == 2 and "Invalid value http://user:[hidden]@proxy:99999 for configuration s3.proxy.url" in err
     assert_nowhere({**texts, "validate stdout": out, "validate stderr": err})
 
 

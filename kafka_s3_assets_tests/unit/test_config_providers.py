@@ -238,17 +238,17 @@ def test_validation_sees_resolved_values_and_every_problem_at_once(tmp_path, mon
 
 
 def test_a_secret_resolved_into_a_secret_key_is_never_shown(tmp_path):
-    (tmp_path / "proxy").write_text("SENTINEL-proxy-password")
+    (tmp_path / "proxy").write_text("http://user:SENTINEL-proxy-password@proxy:99999")
     (tmp_path / "key").write_text("SENTINEL-aws-secret")
     (tmp_path / "jaas").write_text(
         'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
         'password="SENTINEL-sasl-password";'
     )
-    raw = base_config(**{"s3.proxy.password": f"${{directory:{tmp_path}:proxy}}"})
-    # A value that is not supported yet is named in the error, except a secret key's.
+    raw = base_config(**{"s3.proxy.url": f"${{directory:{tmp_path}:proxy}}"})
+    # An invalid value is named in the error, but not a password inside it.
     with pytest.raises(ConfigError) as info:
         resolve_settings(raw, {}, bootstrap_servers="127.0.0.1:1")
-    assert "'s3.proxy.password=[hidden]' is not supported yet" in str(info.value)
+    assert "Invalid value http://user:[hidden]@proxy:99999 for configuration s3.proxy.url" in str(info.value)
     assert "SENTINEL" not in str(info.value)
 
     settings = resolve_settings(
