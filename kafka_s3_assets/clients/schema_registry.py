@@ -33,9 +33,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
+import random
 import ssl
+import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
@@ -45,9 +49,11 @@ from confluent_kafka.schema_registry.common._httpx_compat import httpx  # the HT
 from confluent_kafka.schema_registry.error import SchemaRegistryError as LibraryError
 from confluent_kafka.schema_registry.schema_registry_client import is_retriable
 
+from ..sink.config_keys import converter_setting_value
 from ..sink.converters import RegisteredSchema, SchemaReference
 from ..sink.secrets import scrub
 from .errors import SchemaNotFoundError, SchemaRegistryError
+from .registry_tls import RegistryTls, TlsSettingError, registry_tls
 
 PROTOBUF = "PROTOBUF"
 SERIALIZED_FORMAT = "serialized"
@@ -56,7 +62,8 @@ LATEST_VERSION = -1
 BASIC_AUTH_SOURCES = ("URL", "USER_INFO")
 BEARER_AUTH_SOURCES = ("STATIC_TOKEN",)
 
-# Converter settings (after the key.converter. / value.converter. prefix) read by from_converter_settings.
+# Converter settings (after the key.converter. / value.converter. prefix) read by from_converter_settings,
+# each also under its other names (config_keys.CONVERTER_ALIASES: schema.registry.basic.auth.user.info, ...).
 SETTING_FIELDS = {
     "basic.auth.credentials.source": "basic_auth_credentials_source",
     "basic.auth.user.info": "basic_auth_user_info",
@@ -67,10 +74,16 @@ SETTING_FIELDS = {
     "schema.registry.ssl.ca.location": "ssl_ca_location",
     "schema.registry.ssl.certificate.location": "ssl_certificate_location",
     "schema.registry.ssl.key.location": "ssl_key_location",
+    "schema.registry.ssl.key.password": "ssl_key_password",
     "max.retries": "max_retries",
     "retries.wait.ms": "retries_wait_ms",
     "retries.max.wait.ms": "retries_max_wait_ms",
+    "schema.registry.url.randomize": "url_randomize",
+    "proxy.host": "proxy_host",
+    "proxy.port": "proxy_port",
 }
+# Confluent's client settings in milliseconds, kept in seconds.
+TIMEOUT_FIELDS = {"http.connect.timeout.ms": "connect_timeout_s", "http.read.timeout.ms": "read_timeout_s"}
 
 
 class RegistryConfigError(ValueError):
@@ -113,6 +126,18 @@ class RegistrySettings:
     max_retries: int = 3
     retries_wait_ms: int = 1000
     retries_max_wait_ms: int = 20000
+    url_randomize: bool = False
+    proxy_host: str | None = None
+    proxy_port: int = -1
+    # http.connect.timeout.ms / http.read.timeout.ms; None: timeout_s.
+    connect_timeout_s: float | None = None
+    read_timeout_s: float | None = None
+    ssl_key_password: str | None = field(default=None, repr=False)
+    # PEM text read from Java truststores and keystores (schema.registry.ssl.truststore.*, ….keystore.*) or
+    # given inline: written to private temporary files only while a library client loads them.
+    ssl_ca_pem: str | None = None
+    ssl_certificate_pem: str | None = None
+    ssl_key_pem: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._validate()
@@ -127,12 +152,41 @@ class RegistrySettings:
         As Confluent's client, naming both ``basic.auth.credentials.source`` and
         ``bearer.auth.credentials.source`` is an error (the basic source's default, URL, is not naming it).
         """
-        if settings.get("basic.auth.credentials.source") and settings.get("bearer.auth.credentials.source"):
+        if converter_setting_value(settings, "basic.auth.credentials.source") and converter_setting_value(
+            settings, "bearer.auth.credentials.source"
+        ):
             raise RegistryConfigError(
                 "bearer.auth.credentials.source",
                 "Only one of 'basic.auth.credentials.source' and 'bearer.auth.credentials.source' may be specified",
             )
-        values = {attr: settings[key] for key, attr in SETTING_FIELDS.items() if settings.get(key) is not None}
+        values: dict[str, Any] = {}
+        for key, attr in SETTING_FIELDS.items():
+            value = converter_setting_value(settings, key)
+            if value is not None:
+                values[attr] = value
+        for key, attr in TIMEOUT_FIELDS.items():
+            value = converter_setting_value(settings, key)
+            if value is not None:
+                values[attr] = int(value) / 1000
+        try:
+            tls = registry_tls(settings)
+        except TlsSettingError as exc:
+            raise RegistryConfigError(exc.setting, str(exc)) from None
+        if tls.ca_pem is not None or tls.ca_location is not None:
+            if values.get("ssl_ca_location"):
+                raise RegistryConfigError(
+                    "schema.registry.ssl.truststore.location",
+                    "Set one of schema.registry.ssl.truststore.* and schema.registry.ssl.ca.location",
+                )
+            values["ssl_ca_pem"] = tls.ca_pem
+            values["ssl_ca_location"] = tls.ca_location
+        if tls.has_client_certificate:
+            if values.get("ssl_certificate_location"):
+                raise RegistryConfigError(
+                    "schema.registry.ssl.keystore.location",
+                    "Set one of schema.registry.ssl.keystore.* and schema.registry.ssl.certificate.location",
+                )
+            _put_client_certificate(values, tls)
         return cls(url, timeout_s, **values)
 
     @property
@@ -179,7 +233,9 @@ class RegistrySettings:
                     "basic.auth.user.info",
                     "basic.auth.credentials.source=USER_INFO needs basic.auth.user.info as user:password",
                 )
-        if self.ssl_key_location and not self.ssl_certificate_location:
+        if (self.ssl_key_location or self.ssl_key_pem) and not (
+            self.ssl_certificate_location or self.ssl_certificate_pem
+        ):
             raise RegistryConfigError(
                 "schema.registry.ssl.key.location",
                 "schema.registry.ssl.key.location needs schema.registry.ssl.certificate.location",
@@ -189,10 +245,30 @@ class RegistrySettings:
                 raise RegistryConfigError(name.replace("_", "."), f"{name.replace('_', '.')} must be at least 0")
         if self.timeout_s <= 0:
             raise RegistryConfigError("kafka_s3_assets.registry.timeout.ms", "The registry timeout must be positive")
+        for name, key in (("connect_timeout_s", "http.connect.timeout.ms"), ("read_timeout_s", "http.read.timeout.ms")):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise RegistryConfigError(key, f"{key} must be positive")
+
+    @property
+    def proxy(self) -> str | None:
+        """RestService.isValidProxyConfig: a proxy when ``proxy.host`` is set and ``proxy.port`` > 0 (otherwise
+        none, silently, as there). An HTTP proxy: https registries are reached through a CONNECT tunnel."""
+        if not self.proxy_host or not self.proxy_port or self.proxy_port <= 0:
+            return None
+        host = self.proxy_host.strip()
+        if "://" in host:  # Confluent's client takes a scheme://host too (its Apache client's URI)
+            host = urlsplit(host).hostname or host
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"  # an IPv6 address
+        return f"http://{host}:{self.proxy_port}"
 
     def secrets(self) -> list[str]:
         """Every secret these settings hold, longest first: scrubbed from anything we print."""
         found: set[str] = set()
+        for value in (self.ssl_key_password, self.ssl_key_pem):
+            if value:
+                found.add(value)
         for value in (self.basic_auth_user_info, self.bearer_auth_token):
             if value:
                 found.add(value)
@@ -226,9 +302,15 @@ class RegistrySettings:
             if self.bearer_auth_credentials_source
             else f"basic={self.basic_auth_credentials_source}"
         )
-        tls = ", tls=client-cert" if self.ssl_certificate_location else (", tls=ca" if self.ssl_ca_location else "")
+        client_certificate = self.ssl_certificate_location or self.ssl_certificate_pem
+        tls = (
+            ", tls=client-cert"
+            if client_certificate
+            else (", tls=ca" if self.ssl_ca_location or self.ssl_ca_pem else "")
+        )
+        proxy = f", proxy={self.proxy}" if self.proxy else ""
         return (
-            f"RegistrySettings(url={', '.join(redact_url(u) for u in self.urls)!r}, {auth}{tls}, "
+            f"RegistrySettings(url={', '.join(redact_url(u) for u in self.urls)!r}, {auth}{tls}{proxy}, "
             f"max_retries={self.max_retries}, timeout_s={self.timeout_s})"
         )
 
@@ -280,23 +362,73 @@ class _Retriable(Exception):
         self.reason = reason
 
 
-def _library_config(settings: RegistrySettings, url: str) -> dict[str, Any]:
+def _put_client_certificate(values: dict[str, Any], tls: RegistryTls) -> None:
+    if tls.certificate_location is not None:  # a PEM keystore file: the key and the certificates in one
+        values["ssl_certificate_location"] = tls.certificate_location
+    if tls.certificate_pem is not None:
+        values["ssl_certificate_pem"] = tls.certificate_pem
+    if tls.key_pem is not None:
+        values["ssl_key_pem"] = tls.key_pem
+    if tls.key_password is not None:
+        values.setdefault("ssl_key_password", tls.key_password)
+
+
+@contextmanager
+def _pem_files(settings: RegistrySettings) -> Iterator[dict[str, str]]:
+    """The settings' PEM texts as files in a private temporary directory, for as long as a library client
+    reads them (it loads them into its SSL context when it is made)."""
+    texts = {"ca": settings.ssl_ca_pem, "certificate": settings.ssl_certificate_pem, "key": settings.ssl_key_pem}
+    if not any(texts.values()):
+        yield {}
+        return
+    with tempfile.TemporaryDirectory(prefix="kafka_s3_assets-registry-tls-") as directory:  # mode 0700
+        paths = {}
+        for name, text in texts.items():
+            if text:
+                path = os.path.join(directory, f"{name}.pem")
+                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(descriptor, "w", encoding="ascii") as out:
+                    out.write(text)
+                paths[name] = path
+        yield paths
+
+
+def _library_client(settings: RegistrySettings, url: str) -> LibraryClient:
+    with _pem_files(settings) as files:
+        return LibraryClient(_library_config(settings, url, files))
+
+
+def _library_config(settings: RegistrySettings, url: str, files: Mapping[str, str] | None = None) -> dict[str, Any]:
     """confluent-kafka's client configuration for one of our URLs (given without its user info: the
-    credentials go in ``basic.auth.user.info``, so no library message or request log can show them)."""
+    credentials go in ``basic.auth.user.info``, so no library message or request log can show them).
+    ``files``: the paths of the settings' PEM texts (``_pem_files``)."""
     s = settings
+    files = files or {}
+    timeout: Any = s.timeout_s
+    if s.connect_timeout_s is not None or s.read_timeout_s is not None:
+        timeout = httpx.Timeout(
+            s.timeout_s, connect=s.connect_timeout_s or s.timeout_s, read=s.read_timeout_s or s.timeout_s
+        )
     config: dict[str, Any] = {
         "url": redact_url(url),
-        "timeout": s.timeout_s,
+        "timeout": timeout,
         "max.retries": s.max_retries,
         "retries.wait.ms": s.retries_wait_ms,
         "retries.max.wait.ms": s.retries_max_wait_ms,
     }
-    if s.ssl_ca_location:
-        config["ssl.ca.location"] = s.ssl_ca_location
-    if s.ssl_certificate_location:
-        config["ssl.certificate.location"] = s.ssl_certificate_location
-    if s.ssl_key_location:
-        config["ssl.key.location"] = s.ssl_key_location
+    if s.proxy:
+        config["proxy"] = s.proxy
+    ca = files.get("ca") or s.ssl_ca_location
+    if ca:
+        config["ssl.ca.location"] = ca
+    certificate = files.get("certificate") or s.ssl_certificate_location
+    if certificate:
+        config["ssl.certificate.location"] = certificate
+    key = files.get("key") or s.ssl_key_location
+    if key:
+        config["ssl.key.location"] = key
+    if s.ssl_key_password:
+        config["ssl.key.password"] = s.ssl_key_password
     parts = urlsplit(url)
     if s.bearer_auth_credentials_source == "STATIC_TOKEN":
         config.update(
@@ -334,7 +466,7 @@ class SchemaRegistryClient:
         self._secrets = settings.secrets()
         self._urls = [redact_url(url) for url in settings.urls]
         try:
-            self._clients = [LibraryClient(_library_config(settings, url)) for url in settings.urls]
+            self._clients = [_library_client(settings, url) for url in settings.urls]
         except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: unreadable PEM files
             raise SchemaRegistryError(
                 f"Cannot set up the schema registry client for {self._shown()} (check "
@@ -342,7 +474,8 @@ class SchemaRegistryClient:
             ) from None
         # Clients for format=serialized requests, made when a PROTOBUF schema first needs one.
         self._serialized_clients: list[LibraryClient | None] = [None] * len(self._clients)
-        self._current = 0
+        # UrlList: the first URL, or a random one with schema.registry.url.randomize.
+        self._current = random.randrange(len(self._clients)) if settings.url_randomize else 0
         self._current_lock = threading.Lock()
         self._cache = _shared_cache(settings.cache_identity())
         self._rechecked: set[tuple[int, str]] = set()
@@ -525,7 +658,7 @@ class SchemaRegistryClient:
         with self._current_lock:
             client = self._serialized_clients[index]
             if client is None:
-                client = LibraryClient(_library_config(self._settings, self._settings.urls[index]))
+                client = _library_client(self._settings, self._settings.urls[index])
                 self._serialized_clients[index] = client
             return client
 

@@ -5,7 +5,8 @@ The reference checks these in three places: ConfigDef validators (``timezone``),
 validator (FieldPartitioner needs ``partition.field.name``), and ``TimeBasedPartitioner.configure``
 at task start (duration, path format, locale, timezone, Joda pattern, extractor). Here they are all
 checked up front and reported together, each naming its key. Time-based keys are checked only when a
-time-based partitioner is configured; Daily/Hourly replace ``partition.duration.ms`` and
+time-based partitioner (or canelmas' FieldAndTimeBasedPartitioner, which extends TimeBasedPartitioner) is
+configured; Daily/Hourly replace ``partition.duration.ms`` and
 ``path.format`` with their own, so only the locale, timezone and extractor are theirs to get right.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .config_keys import ALL_KEYS, PARTITIONER_PACKAGE, REQUIRED
+from .config_keys import ALL_KEYS, FIELD_AND_TIME_PARTITIONER, PARTITIONER_PACKAGE, REQUIRED
 from .errors import ConfigProblem
 from .timebased.calendar_math import MILLIS_PER_DAY, MILLIS_PER_HOUR
 from .timebased.joda import IllegalPatternError, JodaFormatter, UnsupportedLocaleTextError, UnsupportedPatternError
@@ -171,6 +172,8 @@ def partitioner_problems(values: Mapping[str, Any]) -> list[ConfigProblem]:
         )
     if partitioner in TIME_BASED_PARTITIONERS:
         problems.extend(_time_based_problems(values, partitioner))
+    elif partitioner == FIELD_AND_TIME_PARTITIONER:  # a TimeBasedPartitioner subclass: configure() checks alike
+        problems.extend(_time_based_problems(values, TIME_BASED_PARTITIONER))
     unique: list[ConfigProblem] = []
     for problem in problems:
         if problem.key == "timezone" and any(p.key == "timezone" for p in unique):

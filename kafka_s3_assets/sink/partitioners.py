@@ -1,5 +1,6 @@
 """Partitioners: the encoded partition (directory) of each record's object: Default, Field,
-TimeBased, Daily and Hourly.
+TimeBased, Daily and Hourly (and the third-party FieldAndTimeBasedPartitioner, a TimeBasedPartitioner
+of its own module, ``field_and_time_partitioner``).
 
 The five Confluent partitioners (``io.confluent.connect.storage.partitioner.*``), optionally wrapped
 by the S3 sink's SchemaPartitioner affix. They are pure: a record (and, for Wallclock, the writer's
@@ -18,6 +19,7 @@ from .partition_errors import PartitionDataError, PartitionError, TimestampForma
 from .partitioner_config import (
     AFFIX_TYPES,
     DEFAULT_PARTITIONER,
+    FIELD_AND_TIME_PARTITIONER,
     FIELD_PARTITIONER,
     TIME_BASED_PARTITIONERS,
     partitioner_problems,
@@ -262,6 +264,7 @@ def build_partitioner(config, decoder=None) -> Partitioner:
             "directory.delim",
             "rotate.schedule.interval.ms",
             "s3.schema.partition.affix.type",
+            "partition.field.format.path",
         )
     }
     problems = partitioner_problems(values)
@@ -281,6 +284,21 @@ def build_partitioner(config, decoder=None) -> Partitioner:
     elif name in TIME_BASED_PARTITIONERS:
         settings = time_based_settings(values)
         partitioner = TimeBasedPartitioner(
+            settings.duration_ms,
+            settings.path_format,
+            settings.locale,
+            zone_for_id(settings.timezone),
+            build_timestamp_extractor(values, values=reader),
+            delim,
+        )
+    elif name == FIELD_AND_TIME_PARTITIONER:
+        from .field_and_time_partitioner import FieldAndTimeBasedPartitioner, format_path  # it subclasses ours
+
+        settings = time_based_settings(values)
+        partitioner = FieldAndTimeBasedPartitioner(
+            values["partition.field.name"],
+            format_path(values["partition.field.format.path"]),
+            reader,
             settings.duration_ms,
             settings.path_format,
             settings.locale,

@@ -38,6 +38,7 @@ class JsonEnvelopeConverter:
             connect_meta_data=sink.connect_meta_data,
             enhanced_avro_schema_support=sink.enhanced_avro_schema_support,
             cache_size=cache_size,
+            allow_optional_map_keys=sink.allow_optional_map_keys,
         )
 
     def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:

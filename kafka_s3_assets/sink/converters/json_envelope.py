@@ -111,9 +111,14 @@ class EnvelopeReader:
     JsonConverter caches ``asConnectSchema`` results, bounded by ``schemas.cache.size``)."""
 
     def __init__(
-        self, *, connect_meta_data: bool = True, enhanced_avro_schema_support: bool = True, cache_size: int = 1000
+        self,
+        *,
+        connect_meta_data: bool = True,
+        enhanced_avro_schema_support: bool = True,
+        cache_size: int = 1000,
+        allow_optional_map_keys: bool = False,
     ):
-        self._sink = AvroDataConfig(connect_meta_data, enhanced_avro_schema_support)
+        self._sink = AvroDataConfig(connect_meta_data, enhanced_avro_schema_support, allow_optional_map_keys)
         self._cache_size = max(1, cache_size)
         # schema JSON -> (its schema, whether a payload holds union structs to turn into Avro datums)
         self._schemas: OrderedDict[str, tuple[JsonEnvelopeSchema, bool]] = OrderedDict()
@@ -152,7 +157,12 @@ def envelope_schema(schema: ConnectSchema, sink: AvroDataConfig = SINK_DEFAULTS)
     """The schema reference of envelope data: the Avro schemas the sink's AvroData builds for it."""
     try:
         writer = avro_file_schema_json(schema, AvroDataConfig(True, sink.enhanced_avro_schema_support))
-        header = writer if sink.connect_meta_data else avro_file_schema_json(schema, sink)
+        # The file schema differs from the datums' where the sink's settings reshape them (AvroFormat re-encodes).
+        header = (
+            writer
+            if sink.connect_meta_data and not sink.allow_optional_map_keys
+            else avro_file_schema_json(schema, sink)
+        )
     except AvroSchemaError as exc:
         raise EnvelopeError(f"AvroData cannot write this schema: {exc}") from None
     return JsonEnvelopeSchema(

@@ -150,7 +150,10 @@ def record_schema(
 ) -> JsonSchemaRecordSchema:
     """The schema reference of records of ``connect``: the Avro schemas the sink's AvroData builds for it."""
     writer = avro_file_schema_json(connect, AvroDataConfig(True, sink.enhanced_avro_schema_support))
-    header = writer if sink.connect_meta_data else avro_file_schema_json(connect, sink)
+    # The file schema differs from the datums' where the sink's settings reshape them (AvroFormat re-encodes).
+    header = (
+        writer if sink.connect_meta_data and not sink.allow_optional_map_keys else avro_file_schema_json(connect, sink)
+    )
     return JsonSchemaRecordSchema(
         schema_id=schema_id,
         version=connect.version,

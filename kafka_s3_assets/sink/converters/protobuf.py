@@ -198,7 +198,13 @@ class ProtobufConverter:
         connect = converted.schema
         try:
             writer = avro_file_schema_json(connect, AvroDataConfig(True, self._sink.enhanced_avro_schema_support))
-            header = writer if self._sink.connect_meta_data else avro_file_schema_json(connect, self._sink)
+            # The file schema differs from the datums' where the sink's settings reshape them (AvroFormat
+            # re-encodes).
+            header = (
+                writer
+                if self._sink.connect_meta_data and not self._sink.allow_optional_map_keys
+                else avro_file_schema_json(connect, self._sink)
+            )
         except AvroSchemaError as exc:
             raise ConversionError(_avro_failure(schema_id, message_name, exc, converted)) from None
         return ProtobufSchemaRef(

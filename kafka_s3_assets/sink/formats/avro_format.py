@@ -123,7 +123,16 @@ class AvroRecordWriter:
             )
         parsed_file_schema = self._parsed_file_schema
         buffer = io.BytesIO()
-        fastavro.schemaless_writer(buffer, parsed_file_schema, self._decoder.decode(data))
+        try:
+            fastavro.schemaless_writer(buffer, parsed_file_schema, self._decoder.decode(data))
+        except Exception:
+            # A value whose shape the file schema changed (allow.optional.map.keys makes key/value records a
+            # map): its datum is re-encoded from its own writer schema instead, as the file's own records are.
+            if not (isinstance(data.schema, AvroSchemaRef) and data.avro_datum is not None):
+                raise
+            assert self._file_schema is not None  # set by _datum before it encodes
+            copier = datum_copier(data.schema.writer_schema, json.loads(self._file_schema.header_schema_json))
+            return data.avro_datum if copier is None else copier(data.avro_datum)
         return buffer.getvalue()
 
     def commit(self) -> list[StoredObject]:

@@ -2,13 +2,15 @@
 
 The file schema is ``AvroData.fromConnectSchema(toConnectSchema(writer))``. Its properties change
 nothing in the binary encoding, so most datums are copied into the file as they are (the fast path,
-see ``sink.batch_path`` and docs/environment.md for its cost). Three things the round trip does change the encoding:
+see ``sink.batch_path`` and docs/environment.md for its cost). Four things the round trip does change the encoding:
 
 * a union's branches can move: null goes first (``["string","null"]`` becomes ``["null","string"]``,
   ``["int","null","string"]`` becomes ``["null","int","string"]``), or last for an optional schema
   whose ``connect.default`` AvroData keeps; the other branches keep their order;
 * a one-branch union becomes its branch (no branch index any more);
-* an enum becomes a string when the sink's ``enhanced.avro.schema.support`` is off.
+* an enum becomes a string when the sink's ``enhanced.avro.schema.support`` is off;
+* with the sink's ``allow.optional.map.keys``, the key/value records AvroData makes of a map whose keys are
+  optional strings become an Avro map (a null key fails the record).
 
 :func:`datum_copier` compares the two schemas once. When they encode alike it returns None (copy the
 bytes); otherwise a function that rewrites a datum by walking it: bytes of unchanged parts are copied,
@@ -128,6 +130,8 @@ class _Compiler:
             op = copy
         elif w_kind == "union":
             op = self.union(w, w_space, f, f_space, f_kind)
+        elif w_kind == "array" and f_kind == "map":
+            op = self.entries_as_map(w, w_space, f, f_space)
         elif w_kind != f_kind and not (w_kind == "enum" and f_kind == "string"):
             raise TranscodeError(f"Cannot re-encode Avro {w_kind} as {f_kind}")
         elif w_kind == "enum":
@@ -186,6 +190,36 @@ class _Compiler:
             return op(data, pos, out)
 
         return union
+
+    def entries_as_map(self, w: dict, w_space: str | None, f: dict, f_space: str | None) -> Op:
+        """AvroData's key/value records of a map whose keys are optional strings, as the Avro map the sink's
+        ``allow.optional.map.keys`` makes of it: each key's string (a null key cannot be written, where Avro
+        Java's writer throws), then its value."""
+        entry, entry_space, kind = self.writer.resolve(w["items"], w_space)
+        names = [field["name"] for field in entry.get("fields", ())] if kind == "record" else []
+        if names != ["key", "value"]:
+            raise TranscodeError("Cannot re-encode an Avro array as a map: its items are not key/value records")
+        key_node, key_space, key_kind = self.writer.resolve(entry["fields"][0]["type"], entry_space)
+        string_branch = None
+        if key_kind == "union":
+            kinds = [self.writer.resolve(branch, key_space)[2] for branch in key_node]
+            if sorted(kinds) != ["null", "string"]:
+                raise TranscodeError("Cannot re-encode map entries whose keys are not strings as an Avro map")
+            string_branch = kinds.index("string")
+        elif key_kind != "string":
+            raise TranscodeError("Cannot re-encode map entries whose keys are not strings as an Avro map")
+        value = self.compile(entry["fields"][1]["type"], entry_space, f["values"], f_space)
+
+        def item(data: bytes, pos: int, out: bytearray) -> int:
+            if string_branch is not None:
+                index, pos = _read_long(data, pos)
+                if index != string_branch:
+                    raise TranscodeError("A map key is null: an Avro map's keys are strings (allow.optional.map.keys)")
+            end = _skip_bytes(data, pos)
+            out += data[pos:end]
+            return value(data, end, out)
+
+        return _blocks(item)
 
     @staticmethod
     def enum(w: dict, f: Any, f_kind: str) -> Op:

@@ -102,7 +102,7 @@ class _FromConnect:
     def __init__(self, config: AvroDataConfig):
         self.meta = config.connect_meta_data
         self.enhanced = config.enhanced_avro_schema_support
-        self.allow_optional_map_keys = False  # allow.optional.map.keys: only its default is supported
+        self.allow_optional_map_keys = config.allow_optional_map_keys
         self.schema_map: dict[ConnectSchema, AvroType] = {}  # required schemas already built
         self.cycle_references: dict[int, tuple[Any, AvroType]] = {}  # id(name identity) -> record
         self.seen_named_types: set[str] = set()
@@ -226,7 +226,7 @@ class _FromConnect:
         """addAvroRecordField."""
         default: Any = ABSENT
         if schema.default is not None:
-            default = _as_java_object(default_json(schema, schema.default))
+            default = _as_java_object(default_json(schema, schema.default, self.allow_optional_map_keys))
         elif schema.optional:
             default = None
         already_seen = schema.name is not None and schema.name in self.seen_named_types
@@ -251,7 +251,7 @@ class _FromConnect:
         if parameters:
             base.add_prop("connect.parameters", parameters)
         if schema.default is not None and FIELD_DEFAULT_FLAG not in schema.parameters:
-            base.add_prop("connect.default", default_json(schema, schema.default))
+            base.add_prop("connect.default", default_json(schema, schema.default, self.allow_optional_map_keys))
         if schema.name is not None:
             base.add_prop("connect.name", schema.name)
         if schema.type in (INT8, INT16):
@@ -299,9 +299,10 @@ def parameters_from_connect(parameters: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in parameters.items() if k != FIELD_DEFAULT_FLAG}
 
 
-def default_json(schema: ConnectSchema, value: Any) -> Any:
+def default_json(schema: ConnectSchema, value: Any, allow_optional_map_keys: bool = False) -> Any:
     """AvroData.defaultValueFromConnect: the JSON of a default (bytes as ISO-8859-1 text, maps with
-    non-string keys as ``[[key, value], …]``, a union as its first branch's value)."""
+    non-string keys as ``[[key, value], …]``, a union as its first branch's value). With
+    ``allow.optional.map.keys``, a map with optional string keys is an object, as the Avro map it becomes."""
     if value is None:
         return None
     kind = schema.type
@@ -311,12 +312,17 @@ def default_json(schema: ConnectSchema, value: Any) -> Any:
         return float(value)
     if kind == BYTES:
         return bytes(value).decode("latin-1")
+    allow = allow_optional_map_keys
     if kind == ARRAY:
-        return [default_json(schema.values, item) for item in value]
+        return [default_json(schema.values, item, allow) for item in value]
     if kind == MAP:
         if schema.avro_map:
-            return {k: default_json(schema.values, v) for k, v in value.items()}
-        return [[default_json(schema.keys, e["key"]), default_json(schema.values, e["value"])] for e in value]
+            return {k: default_json(schema.values, v, allow) for k, v in value.items()}
+        if allow and schema.keys.type == STRING:  # optional string keys, held as key/value entries
+            return {e["key"]: default_json(schema.values, e["value"], allow) for e in value}
+        return [
+            [default_json(schema.keys, e["key"], allow), default_json(schema.values, e["value"], allow)] for e in value
+        ]
     if kind == STRUCT:
         out = {}
         for name, member in schema.fields:
@@ -324,8 +330,8 @@ def default_json(schema: ConnectSchema, value: Any) -> Any:
             if item is None:
                 item = member.default  # Struct.get falls back on the field's default
             if schema.is_union:
-                return default_json(member, item)
-            out[name] = default_json(member, item)
+                return default_json(member, item, allow)
+            out[name] = default_json(member, item, allow)
         return out
     return value
 
