@@ -50,10 +50,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
             if e["success"]:
                 span = (
                     "nothing new"
-                    if e["records"] == 0 and e["records_tolerated"] == 0
+                    if e["records"] == 0 and e["records_tolerated"] == 0 and e["records_dropped"] == 0
                     else f"offsets {e['start_offset']}..{e['end_offset']}"
                 )
                 tolerated = f", {e['records_tolerated']} tolerated" if e["records_tolerated"] else ""
+                tolerated += f", {e['records_dropped']} dropped by transforms" if e["records_dropped"] else ""
                 print(
                     f"{e['partition']}: {e['status']}, {span}, {e['records']} records{tolerated}, "
                     f"{len(e['object_keys'])} objects"
@@ -184,10 +185,25 @@ def _cmd_table_sync(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from .export.topic_subscription import describe_topics, topics_regex
     from .sink.config import load_connector_config
+    from .sink.config_keys import inert_converter_settings
+    from .sink.converters.glue import GLUE_CONVERTER_SETTINGS
 
     config = load_connector_config(args.config, args.worker_config)  # raises ConfigError listing every problem
-    print(f"{args.config}: valid connector '{config.name}' exporting {', '.join(config.topics)}")
+    # The broker is not asked: a topics.regex config's topics are resolved when a run plans.
+    later = " (resolved from the broker when an export plans)" if topics_regex(config) is not None else ""
+    print(f"{args.config}: valid connector '{config.name}' exporting {describe_topics(config)}{later}")
+    for warning in config.warnings:  # accepted, as Connect accepts it, but worth a look
+        print(f"warning: {warning}", file=sys.stderr)
+    inert = inert_converter_settings(config.explicit_keys, GLUE_CONVERTER_SETTINGS)
+    if inert:  # converter settings taken as written and ignored: a producer's, Java's
+        print(
+            "warning: converter settings accepted without effect: " + "; ".join(f"{key} ({why})" for key, why in inert),
+            file=sys.stderr,
+        )
+    if config.transforms:
+        print("transforms: " + ", ".join(f"{s.alias} ({s.class_name})" for s in config.transforms.stages))
     return 0
 
 

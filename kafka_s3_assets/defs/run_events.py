@@ -42,6 +42,7 @@ def export_metadata(result: PartitionExportResult, bucket: str) -> dict:
         "records": dg.MetadataValue.int(result.records_exported),
         "records_read": dg.MetadataValue.int(result.records_read),
         "records_tolerated": dg.MetadataValue.int(result.records_tolerated),
+        "records_dropped": dg.MetadataValue.int(result.records_dropped),  # by the connector's transforms
         "dead_letters": dg.MetadataValue.int(result.dead_letters),
         "objects": dg.MetadataValue.int(len(keys)),
         "bytes": dg.MetadataValue.int(result.bytes_written),

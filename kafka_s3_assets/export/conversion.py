@@ -26,8 +26,8 @@ from ..sink.schema.connect_schema import AvroDataConfig
 
 
 class RecordConverter:
-    """Values always; keys only when they are stored (``store.kafka.keys``): a key nobody writes
-    cannot fail a run (Kafka Connect would convert it anyway and die on a bad one).
+    """Values always; keys only when they are stored (``store.kafka.keys``) or a transform reads them: a key
+    nobody reads cannot fail a run (Kafka Connect would convert it anyway and die on a bad one).
 
     Avro datums are parsed here, as AvroConverter parses them, unless ``kafka_s3_assets.avro.validate.
     datums`` is off: a corrupt datum then fails in the converter stage, as in Kafka Connect, and the
@@ -41,7 +41,7 @@ class RecordConverter:
         )
         self._value_name = config.value_converter.class_name
         self._key = None
-        if config["store.kafka.keys"]:
+        if config["store.kafka.keys"] or config.transforms.reads_keys:  # a $Key transform reads the key
             self._key = build_converter(
                 config.key_converter, registry, is_key=True, sink=sink, glue_registry=glue_registry_for
             )
@@ -199,4 +199,5 @@ def sink_avro_data(config: SinkConfig) -> AvroDataConfig:
     return AvroDataConfig(
         connect_meta_data=config["connect.meta.data"],
         enhanced_avro_schema_support=config["enhanced.avro.schema.support"],
+        allow_optional_map_keys=config["allow.optional.map.keys"],
     )

@@ -20,7 +20,9 @@ then be produced again by a later run too.
 
 from __future__ import annotations
 
+import bisect
 import logging
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -106,10 +108,11 @@ class Settlement:
     end_offset: int | None
     settled: int  # how many tolerated records this covers (to confirm once the manifest is written)
     error: DeadLetterQueueError | None = None
+    dropped: int = 0  # how many records the transforms dropped this covers
 
     @property
     def empty(self) -> bool:
-        return not self.commits and not self.tolerated
+        return not self.commits and not self.tolerated and not self.dropped
 
 
 class ErrantRecords:
@@ -129,6 +132,9 @@ class ErrantRecords:
         self._pending_bytes = 0
         self._unsettled_from: Callable[[], int | None] = lambda: None
         self._reasons: dict[str, str] = {}
+        # Offsets of records the transforms dropped, not yet in a written manifest (8 bytes each: a filter may
+        # drop most of a partition).
+        self._dropped = array("q")
         self.dead_letters_sent = 0
 
     def follow(self, writer) -> None:
@@ -144,6 +150,18 @@ class ErrantRecords:
         except RecordError as error:
             self.report(record, error)
             return None
+
+    def transform(self, transformer, record: KafkaRecord, converted: SinkRecord) -> SinkRecord | None:
+        """``transformer.transform(converted)``, or None when the transforms dropped the record (its offset is
+        then covered like an offset with no record) or failed on it under ``errors.tolerance=all``."""
+        try:
+            transformed = transformer.transform(converted)
+        except RecordError as error:
+            self.report(record, error)
+            return None
+        if transformed is None:
+            self.drop(record.offset)
+        return transformed
 
     def report(self, record: KafkaRecord, error: RecordError) -> None:
         """Skip the record if tolerated (return), else raise."""
@@ -169,6 +187,11 @@ class ErrantRecords:
                 ) from error
             raise error
         self._tolerate(record, failure)
+
+    def drop(self, offset: int) -> None:
+        """The transforms dropped the record at ``offset``: a later manifest covers it once every record before
+        it is settled, as it covers an offset holding no record."""
+        self._dropped.append(offset)
 
     def _tolerate(self, record: KafkaRecord, failure: RecordFailure) -> None:
         reason = self._reasons.setdefault(failure.reason, failure.reason)
@@ -213,13 +236,21 @@ class ErrantRecords:
                 commits = [c for c in commits if c.last_offset < covered[0].offset]
                 covered = []
         ends = ([commits[-1].last_offset] if commits else []) + ([covered[-1].offset] if covered else [])
-        return Settlement(list(commits), _ranges(covered), max(ends) if ends else None, len(covered), error)
+        dropped = 0
+        if error is None and self._dropped:
+            dropped = len(self._dropped) if frontier is None else bisect.bisect_left(self._dropped, frontier)
+            if dropped:
+                ends.append(self._dropped[dropped - 1])
+        return Settlement(
+            list(commits), _ranges(covered), max(ends) if ends else None, len(covered), error, dropped=dropped
+        )
 
     def confirm(self, settlement: Settlement) -> None:
         """The manifest of ``settlement`` is written: its tolerated records are done."""
         if self._dead_letters is not None:
             self.dead_letters_sent += settlement.settled
         del self._tolerated[: settlement.settled]
+        del self._dropped[: settlement.dropped]
 
     def close(self) -> None:
         if self._dead_letters is not None:

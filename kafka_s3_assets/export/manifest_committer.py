@@ -34,6 +34,7 @@ class WrittenManifest:
     tolerated_count: int
     object_keys: tuple[str, ...]
     value_schema_ids: tuple[int, ...] = ()  # of the value objects, in order
+    dropped_count: int = 0  # records the transforms dropped
 
     @classmethod
     def of(cls, manifest: Manifest) -> WrittenManifest:
@@ -43,6 +44,7 @@ class WrittenManifest:
             manifest.tolerated_count,
             tuple(o.key for o in manifest.objects),
             tuple(i for o in manifest.objects if o.view == "value" for i in o.schema_ids),
+            manifest.dropped_count,
         )
 
 
@@ -116,6 +118,7 @@ class ManifestCommitter:
                 r.run_id,
                 settled.tolerated,
                 settled.end_offset,
+                settled.dropped,
             )
         )
         key = self._ledger.write_manifest(manifest, self._lease)

@@ -45,7 +45,7 @@ from ..sink.partitioners import build_partitioner
 from ..sink.secrets import scrub
 from ..sink.writer import FileFormats, TopicPartitionWriter, WriterSettings
 from .block_gzip_cursor import block_gzip_cursor
-from .conversion import RecordConverter
+from .conversion import RecordConverter, sink_avro_data
 from .errant_records import ErrantRecords, build_errant_records
 from .garbage_collection import fewer_collections
 from .manifest_committer import ManifestCommitter
@@ -54,6 +54,7 @@ from .record_loop import RecordLoop
 from .resume import first_export_offset, planned_end
 from .retention_loss import RetentionLossTracker
 from .task_memory import task_memory_budget
+from .transforming import RecordTransformer
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,7 @@ class _Attempt:
 
         registry = SchemaRegistryClient(request.settings.registry) if request.settings.registry else None
         converter = RecordConverter(config, registry)
+        transformer = RecordTransformer(config.transforms, sink_avro_data(config)) if config.transforms else None
         errant = self.errant = build_errant_records(config, request.settings.kafka)
         writer = self.writer = build_writer(
             config,
@@ -205,6 +207,7 @@ class _Attempt:
             now,
             committer.add,
             on_read=lambda n: setattr(result, "records_read", result.records_read + n),
+            transformer=transformer,
         )
 
         def sample() -> tuple[int, int, int]:
@@ -292,6 +295,7 @@ class _Attempt:
                 result.bytes_written += manifest.byte_count
                 result.object_keys.extend(manifest.object_keys)
                 result.records_tolerated += manifest.tolerated_count
+                result.records_dropped += manifest.dropped_count
                 result.value_schema_id = (manifest.value_schema_ids or (result.value_schema_id,))[-1]
         if self.errant is not None:
             result.dead_letters = self.errant.dead_letters_sent

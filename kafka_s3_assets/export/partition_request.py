@@ -29,6 +29,7 @@ class PartitionExportResult:
     records_read: int = 0
     records_exported: int = 0
     records_tolerated: int = 0  # skipped under errors.tolerance=all, recorded in the manifests
+    records_dropped: int = 0  # dropped by the connector's transforms (Filter, ...), counted in the manifests
     dead_letters: int = 0  # of those, produced to the dead letter queue (acknowledged)
     bytes_written: int = 0
     orphans_removed: int = 0  # objects a dead earlier attempt left without a manifest

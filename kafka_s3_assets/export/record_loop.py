@@ -19,6 +19,7 @@ from ..sink.records import KafkaRecord, RecordBatch
 from ..sink.writer import TopicPartitionWriter
 from .conversion import RecordConverter
 from .errant_records import ErrantRecords
+from .transforming import RecordTransformer
 
 
 class RecordLoop:
@@ -31,8 +32,10 @@ class RecordLoop:
         on_committed: Callable[..., None],
         on_read: Callable[[int], None] = lambda n: None,
         batch_path: bool = True,
+        transformer: RecordTransformer | None = None,
     ):
         self._converter = converter
+        self._transformer = transformer  # the connector's transforms, between the converters and the writer
         self._errant = errant
         self._writer = writer
         self._now_ms = now_ms
@@ -45,7 +48,13 @@ class RecordLoop:
         crash_armed = armed("record_read")  # the environment is read once a batch, not once a record
         writer = self._writer
         # The Block-GZIP sink's writer has no batch path (its records are bytes, converted by ByteArrayConverter).
-        if self._batch_path and not crash_armed and isinstance(writer, TopicPartitionWriter):
+        # The batch paths write converted values as they are: not with transforms in between.
+        if (
+            self._batch_path
+            and not crash_armed
+            and self._transformer is None
+            and isinstance(writer, TopicPartitionWriter)
+        ):
             if self._converter.schema_pending(batch):
                 # Its first record looks the schema up, one by one as before, so that a failing registry
                 # fails (or is tolerated) naming that record; the rest may then take the batch path.
@@ -86,6 +95,8 @@ class RecordLoop:
                 crash_point("record_read")
             self._on_read(1)
             converted = self._errant.convert(self._converter, record)  # None: a tolerated conversion failure
+            if converted is not None and self._transformer is not None:
+                converted = self._errant.transform(self._transformer, record, converted)  # None: dropped too
             if converted is not None:
                 self._on_committed(*self._writer.write(converted, self._now_ms))
             self.position = record.offset + 1  # last: a progress report that sees it sees the record's objects

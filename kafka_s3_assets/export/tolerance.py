@@ -8,6 +8,10 @@ in the file's schema. Kafka Connect's S3 sink sends only part of these to its de
 §6.7); here every one of them is tolerated, including timestamp-extractor failures and missing
 partition fields, which kill the reference's task.
 
+A transform that fails on a record (Connect's ``TRANSFORMATION`` stage) is tolerated when it failed on the
+record's data: Kafka's ``DataException`` and the runtime exceptions Java's parsers and regular expressions
+throw. Any other exception in a transform is a bug here, and fails the run rather than drop the record.
+
 Never tolerated: failures of the systems around the export (S3, the registry being unreachable or
 refusing us, the broker, the dead-letter queue itself), and anything unexpected. Those fail the run;
 nothing past the last complete object is committed and the next run retries, so nothing is lost.
@@ -27,6 +31,7 @@ from ..sink.converters import ConversionError
 from ..sink.errors import NullValueError, NullValueSkipped, RecordDataError, RecordError
 from ..sink.partition_errors import PartitionDataError, PartitionError, TimestampFormatError
 from ..sink.schema.compatibility import SchemaCompatibilityError
+from ..sink.transforms.errors import DataError, TransformError
 from ..sink.views import ViewError
 
 # Kafka Connect's stages (org.apache.kafka.connect.runtime.errors.Stage) that a sink export can fail in.
@@ -41,6 +46,14 @@ CONNECT_EXCEPTION = "org.apache.kafka.connect.errors.ConnectException"
 SCHEMA_PROJECTOR_EXCEPTION = "org.apache.kafka.connect.errors.SchemaProjectorException"
 PARTITION_EXCEPTION = "io.confluent.connect.storage.errors.PartitionException"
 ILLEGAL_ARGUMENT_EXCEPTION = "java.lang.IllegalArgumentException"
+INDEX_OUT_OF_BOUNDS_EXCEPTION = "java.lang.IndexOutOfBoundsException"
+
+# What a transform may fail with on a record's data (directly under the TransformError), as Java names it.
+_TRANSFORM_FAILURES: tuple[tuple[type[BaseException], str], ...] = (
+    (DataError, DATA_EXCEPTION),
+    (ValueError, ILLEGAL_ARGUMENT_EXCEPTION),  # number and date parsing, regex replacements
+    (IndexError, INDEX_OUT_OF_BOUNDS_EXCEPTION),  # a replacement naming a group the regex lacks
+)
 
 # The record's fault, by the error that says what was wrong, with the Java exception the reference raises.
 # Order matters only where classes are related (SchemaNotFoundError is an ExternalSystemError).
@@ -94,6 +107,9 @@ def classify(error: RecordError) -> RecordFailure | None:
     chain = list(_chain(error))[1:]
     if any(isinstance(e, ExternalSystemError) and not isinstance(e, SchemaNotFoundError) for e in chain):
         return None  # S3, registry, broker: not the record's fault, and a later run will succeed
+    transform_failure = next((e for e in chain if isinstance(e, TransformError)), None)
+    if transform_failure is not None:
+        return _transform_failure(error, transform_failure)
     for cause in chain:
         for kind, java_class in _TOLERABLE:
             if isinstance(cause, kind):
@@ -109,6 +125,26 @@ def classify(error: RecordError) -> RecordFailure | None:
                     stacktrace=_stacktrace(java_class, message, error),
                 )
     return None  # unexpected: a bug must never silently drop records
+
+
+def _transform_failure(error: RecordError, failure: TransformError) -> RecordFailure | None:
+    cause = failure.__cause__
+    if cause is None:  # raised by the chain itself, naming what was wrong
+        java_class = DATA_EXCEPTION
+    else:
+        java_class = next((j for kind, j in _TRANSFORM_FAILURES if isinstance(cause, kind)), "")
+        if not java_class:
+            return None  # a bug: never drop the record for it
+    return RecordFailure(
+        topic=error.topic,
+        partition=error.partition,
+        offset=error.offset,
+        stage=error.stage,
+        executing_class=failure.class_name,
+        exception_class=java_class,
+        message=str(cause) if cause is not None and str(cause) else failure.reason,
+        stacktrace=_stacktrace(java_class, str(cause) if cause is not None else failure.reason, error),
+    )
 
 
 def _stacktrace(java_class: str, message: str, error: BaseException) -> str:

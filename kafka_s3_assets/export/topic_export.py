@@ -115,7 +115,7 @@ class ExportOutcome:
     def to_json(self) -> dict:
         """The command line's ``--json`` entry of this partition."""
         r, error = self.result, self.error
-        committed = bool(r.object_keys) or r.records_tolerated > 0
+        committed = bool(r.object_keys) or r.records_tolerated > 0 or r.records_dropped > 0
         end_offset = None if r.next_offset is None else r.next_offset - 1
         return {
             "partition": self.key,
@@ -127,6 +127,7 @@ class ExportOutcome:
             "next_offset": r.next_offset,
             "records": r.records_exported,
             "records_tolerated": r.records_tolerated,
+            "records_dropped": r.records_dropped,
             "object_keys": r.object_keys,
             "completeness_check_passed": self.checks_passed,
             "lost_ranges": r.lost_ranges,
@@ -177,6 +178,8 @@ def export_topic(
         if plan.pending > 0
     ]
     sink_config = settings.sink_config()
+    for warning in sink_config.warnings:  # unknown keys and the like: accepted, as Connect accepts them
+        log.warning(warning)
     store = S3ObjectStore(settings.s3.client(), settings.s3)
     naming = ObjectNaming.from_config(sink_config)
     ledgers = {p: PartitionLedger.of(store, sink_config, topic, p) for p in partitions}

@@ -8,7 +8,9 @@ conditional write, so two writers resuming from the same point can never both co
 
 Offsets skipped under ``errors.tolerance=all`` are listed as ``tolerated`` ranges with a short reason,
 so every offset of the range is accounted for: in an object, tolerated, or holding no record.
-Manifests written before tolerance existed have no such field and read as none tolerated.
+Manifests written before tolerance existed have no such field and read as none tolerated. Offsets of
+records the connector's transforms dropped (``Filter``, Debezium's drops) are inside the range too, like
+offsets holding no record; ``dropped_count`` says how many there were.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Manifest:
     # exported: (first, last) inclusive. Optional: absent from manifests without a loss, and from old ones.
     lost_ranges: tuple[tuple[int, int], ...] = ()
     tolerated: tuple[ToleratedRange, ...] = ()  # offsets skipped under errors.tolerance=all
+    dropped_count: int = 0  # records inside the range the connector's transforms dropped
 
     @property
     def next_offset(self) -> int:
@@ -93,6 +96,7 @@ class Manifest:
                 if self.tolerated
                 else {}
             ),
+            **({"dropped_count": self.dropped_count} if self.dropped_count else {}),
         }
         # Compact, so json's C encoder writes it: an object of interleaved records (FieldPartitioner, a
         # time-based partitioner) lists a range per record, and indenting them took seconds a manifest.
@@ -134,6 +138,7 @@ class Manifest:
             d.get("extra", {}),
             lost_ranges=tuple((r["start_offset"], r["end_offset"]) for r in d.get("lost_ranges", ())),
             tolerated=tolerated,
+            dropped_count=d.get("dropped_count", 0),
         )
 
 
@@ -162,9 +167,10 @@ def manifest_for_commits(
     run_id: str | None,
     tolerated: tuple[ToleratedRange, ...] = (),
     end_offset: int | None = None,
+    dropped_count: int = 0,
 ) -> Manifest:
     """A manifest of ``commits`` (and ``tolerated`` offsets); it ends at the last commit's last offset, or
-    at ``end_offset`` when tolerated offsets reach further."""
+    at ``end_offset`` when tolerated or dropped offsets reach further."""
     commits = list(commits)
     objects = tuple(o for c in commits for o in c.objects)
     ends = [o for o in ([commits[-1].last_offset] if commits else []) + [end_offset] if o is not None]
@@ -179,4 +185,5 @@ def manifest_for_commits(
         written_at_ms,
         run_id,
         tolerated=tuple(tolerated),
+        dropped_count=dropped_count,
     )

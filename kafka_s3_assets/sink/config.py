@@ -8,7 +8,10 @@ and values we do not implement yet are problems too, never silently ignored.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -22,6 +25,7 @@ from .config_keys import (
     AVRO_CONVERTER,
     BLOCK_GZIP_FORMAT,
     BYTEARRAY_FORMAT,
+    CONVERTER_ALIASES,
     CONVERTER_PREFIXES,
     CONVERTER_SETTINGS,
     EXTENSION_PREFIX,
@@ -138,7 +142,16 @@ def _display(value: Any, definition: KeyDef | None = None) -> str:
         return ",".join(value)
     if isinstance(value, bool):
         return str(value).lower()
-    return str(value)
+    return without_url_password(str(value))
+
+
+# The password of a URL's user info (``http://user:password@host``, as s3.proxy.url allows).
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s]*:)[^/@\s]*@")
+
+
+def without_url_password(text: str) -> str:
+    """``text`` with the password of any URL in it hidden: a URL's user info may carry one."""
+    return _URL_PASSWORD.sub(lambda m: m.group("head") + HIDDEN + "@", text)
 
 
 @dataclass(frozen=True)
@@ -180,6 +193,17 @@ class SinkConfig:
     credentials_provider: CredentialsProviderConfig | None = None
     # kafka_s3_assets.iceberg.catalog.<property> (prefix stripped): passed to the Iceberg catalog as written.
     iceberg_catalog_properties: Mapping[str, str] = field(default_factory=dict)
+    # transforms, predicates and every key under them, as written (``transforms`` builds the chain of them).
+    transform_settings: Mapping[str, Any] = field(default_factory=dict)
+    # What validation accepted but reports: keys this project does not know, ignored transform keys.
+    warnings: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def transforms(self):
+        """The connector's transform chain (``sink.transforms.TransformChain``; empty without ``transforms``)."""
+        from .transforms.chain import parse_chain  # the transforms package reads this module's parse_value
+
+        return parse_chain(self.transform_settings)
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -190,6 +214,13 @@ class SinkConfig:
 
     @property
     def topics(self) -> list[str]:
+        """The topics ``topics`` lists. A ``topics.regex`` config lists none: its topics are those on the broker
+        that match, which only ``export.topic_subscription`` resolves (asking here for them is a bug)."""
+        if str(self.values.get("topics.regex") or "").strip():
+            raise RuntimeError(
+                f"Connector {self.name} exports the topics matching topics.regex: resolve them with "
+                "kafka_s3_assets.export.topic_subscription, not SinkConfig.topics"
+            )
         return list(self.values["topics"])
 
     @property
@@ -225,6 +256,8 @@ class SinkConfig:
             secret = (definition is not None and definition.type in SECRET_TYPES) or key in CREDENTIALS_SECRET_KEYS
             if secret and value:
                 value = "[hidden]"
+            elif isinstance(value, str):
+                value = without_url_password(value)
             out[key] = value
         return out
 
@@ -284,11 +317,16 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
     problems: list[ConfigProblem] = []
     values: dict[str, Any] = {}
     converter_settings: dict[str, dict[str, Any]] = {p: {} for p in CONVERTER_PREFIXES}
+    aliased: dict[str, set[str]] = {p: set() for p in CONVERTER_PREFIXES}  # settings set under another name
     consumer_overrides: dict[str, str] = {}
     worker_consumer_settings: dict[str, str] = {}
     client_overrides: dict[str, dict[str, str]] = {"producer.override.": {}, "admin.override.": {}}
     catalog_properties: dict[str, str] = {}
+    unknown_keys: list[str] = []
     explicit = frozenset(str(k) for k in raw)
+    transform_settings = {
+        str(k): v for k, v in raw.items() if str(k) in TRANSFORM_LISTS or str(k).startswith(TRANSFORM_PREFIXES)
+    }
 
     for key, value in raw.items():
         key = str(key)
@@ -327,7 +365,18 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
                     )
                 )
             else:
-                converter_settings[prefix][setting] = parsed
+                # Another name of a setting (schema.registry.basic.auth.user.info, ...) is kept under the
+                # setting's own name, so overrides given under that name replace it; set (not empty), it wins
+                # over the setting's own name, as Confluent's client reads the deprecated user info first.
+                name = CONVERTER_ALIASES.get(setting, setting)
+                if name == setting:
+                    if name not in aliased[prefix]:
+                        converter_settings[prefix][name] = parsed
+                elif parsed not in (None, ""):
+                    converter_settings[prefix][name] = parsed
+                    aliased[prefix].add(name)
+                elif name not in converter_settings[prefix]:
+                    converter_settings[prefix][name] = parsed
             continue
         if key.startswith("consumer.override."):
             consumer_overrides[key[len("consumer.override.") :]] = str(value)
@@ -346,10 +395,10 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
             continue
         if key.startswith(CREDENTIALS_PROVIDER_PREFIX):  # checked with the provider class, below
             continue
-        if key.startswith(EXTENSION_PREFIX):
-            problems.append(ConfigProblem(key, f"Unknown kafka_s3_assets configuration key '{key}'"))
+        if key.startswith(EXTENSION_PREFIX):  # our own prefix: nobody else defines keys under it, so a typo
+            problems.append(ConfigProblem(key, f"Unknown kafka_s3_assets configuration key '{key}'{_nearest(key)}"))
         else:
-            problems.append(ConfigProblem(key, f"Unknown configuration key '{key}'"))
+            unknown_keys.append(key)  # accepted, as a Connect worker accepts them, and reported
 
     for definition in ALL_KEYS.values():
         key = definition.name
@@ -395,8 +444,14 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
     value_converter = _converter(values, converter_settings, "value.converter")
     problems.extend(_glue_converter_problems("key.converter", key_converter))
     problems.extend(_glue_converter_problems("value.converter", value_converter))
+    from .transforms.chain import build_chain  # the transforms package reads this module's parse_value
+
+    chain, chain_problems = build_chain(transform_settings)
+    problems.extend(chain_problems)
     if problems:
         raise ConfigError(problems)
+    warnings = [unknown_keys_warning(unknown_keys)] if unknown_keys else []
+    warnings.extend(chain.warnings)
     return SinkConfig(
         values,
         key_converter,
@@ -408,7 +463,28 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
         client_overrides["admin.override."],
         credentials_provider=credentials_provider,
         iceberg_catalog_properties=catalog_properties,
+        transform_settings=transform_settings,
+        warnings=tuple(warnings),
     )
+
+
+TRANSFORM_LISTS = ("transforms", "predicates")
+TRANSFORM_PREFIXES = ("transforms.", "predicates.")
+
+
+def unknown_keys_warning(keys: list[str]) -> str:
+    """The warning listing the keys this project does not know: ignored, as a Connect worker ignores them,
+    each with the known key it is closest to, so a typo stays easy to spot."""
+    listed = "; ".join(f"'{key}'{_nearest(key)}" for key in sorted(keys))
+    return (
+        f"Ignored {len(keys)} configuration key(s) kafka_s3_assets does not know (Kafka Connect ignores them too): "
+        f"{listed}"
+    )
+
+
+def _nearest(key: str) -> str:
+    close = difflib.get_close_matches(key, list(ALL_KEYS), n=1, cutoff=0.8)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _validate_block_gzip_sink(raw: Mapping[str, Any]) -> SinkConfig:
@@ -421,6 +497,15 @@ def _validate_block_gzip_sink(raw: Mapping[str, Any]) -> SinkConfig:
         config = _validate(translation.internal)
     except ConfigError as exc:
         problems.extend(exc.problems)
+    if config is not None and config.transform_settings.get("transforms"):
+        # Its objects hold the records' bytes as read (ByteArrayConverter): there is nothing to transform.
+        problems.append(
+            ConfigProblem(
+                "transforms",
+                f"'transforms={_display(config['transforms'])}' is not supported with {raw.get('connector.class')}: "
+                "the Block-GZIP sink writes each record's bytes as read",
+            )
+        )
     if problems:
         raise ConfigError(problems)
     assert config is not None  # _validate returned it: its ConfigError has problems
@@ -446,6 +531,17 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
                         f"Compression Type {compression} not valid for {label} format class: ( {cls} ).",
                     )
                 )
+    parquet_files = [fmt, values.get("keys.format.class") if values.get("store.kafka.keys") else None]
+    if values.get("allow.optional.map.keys") and PARQUET_FORMAT in parquet_files:
+        # The Parquet writers take their columns from the records' own Avro schemas, in which such maps are
+        # key/value records; Confluent's ParquetFormat would write Parquet maps.
+        problems.append(
+            ConfigProblem(
+                "allow.optional.map.keys",
+                "'allow.optional.map.keys=true' is not supported yet by kafka_s3_assets with "
+                "ParquetFormat (AvroFormat: supported)",
+            )
+        )
     if fmt == PARQUET_FORMAT and values.get("parquet.codec") in ("lzo", "lz4"):
         problems.append(
             ConfigProblem(
@@ -493,14 +589,35 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
                 f"Invalid value {values['flush.size']} for configuration flush.size: Value must be at least 1",
             )
         )
-    topics = values.get("topics")
-    if topics is not None and not [t for t in topics if t]:
+    problems.extend(_topics_problems(values, failed))
+    problems.extend(_iceberg_problems(values))
+    if values.get("directory.delim") == "":
+        problems.append(
+            ConfigProblem("directory.delim", "Invalid value for configuration directory.delim: must not be empty")
+        )
+    return problems
+
+
+def _topics_problems(values: Mapping[str, Any], failed: set[str]) -> list[ConfigProblem]:
+    """SinkConnectorConfig.validate: exactly one of topics and topics.regex (each error on both keys, as there),
+    and the DLQ topic neither listed nor matched. A topics.regex that failed its own check is set all the same."""
+    problems: list[ConfigProblem] = []
+    topics = values.get("topics") or []
+    regex = str(values.get("topics.regex") or "")
+    has_topics = bool(topics)  # Connect: the value is not blank
+    has_regex = bool(regex.strip()) or "topics.regex" in failed
+    if has_topics and has_regex:
+        message = "topics and topics.regex are mutually exclusive options, but both are set."
+        problems += [ConfigProblem("topics", message), ConfigProblem("topics.regex", message)]
+    elif not has_topics and not has_regex:
+        message = "Must configure one of topics or topics.regex"
+        problems += [ConfigProblem("topics", message), ConfigProblem("topics.regex", message)]
+    elif has_topics and not [t for t in topics if t]:
         problems.append(
             ConfigProblem("topics", "Invalid value for configuration topics: at least one topic is required")
         )
     dlq_topic = (values.get("errors.deadletterqueue.topic.name") or "").strip()
-    if dlq_topic and topics is not None and dlq_topic in topics:
-        # SinkConnectorConfig.validate, keyed on topics as there.
+    if dlq_topic and dlq_topic in topics:
         listed = "[" + ", ".join(dict.fromkeys(t for t in topics if t)) + "]"
         problems.append(
             ConfigProblem(
@@ -509,11 +626,17 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
                 f"topics ('topics={listed}') consumed by the connector",
             )
         )
-    problems.extend(_iceberg_problems(values))
-    if values.get("directory.delim") == "":
-        problems.append(
-            ConfigProblem("directory.delim", "Invalid value for configuration directory.delim: must not be empty")
-        )
+    if dlq_topic and regex.strip() and "topics.regex" not in failed:
+        from .transforms.java_regex import compile_java  # the transforms import this module
+
+        if compile_java(regex).fullmatch(dlq_topic):  # Matcher.matches
+            problems.append(
+                ConfigProblem(
+                    "topics.regex",
+                    f"The DLQ topic '{dlq_topic}' may not be matched by the regex for the topics "
+                    f"('topics.regex={regex}') consumed by the connector",
+                )
+            )
     return problems
 
 

@@ -12,8 +12,8 @@ Each key says how far we support it:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -24,6 +24,7 @@ from .credentials_provider import (
     DURATION_KEY,
     known_provider_class,
 )
+from .s3_proxy import proxy_url_problem
 
 Validator = Callable[[str, Any], "str | None"]
 
@@ -66,10 +67,12 @@ FORMAT_CLASSES = (AVRO_FORMAT, JSON_FORMAT, BYTEARRAY_FORMAT, PARQUET_FORMAT, BL
 
 PARTITIONER_PACKAGE = "io.confluent.connect.storage.partitioner."
 DEFAULT_PARTITIONER = PARTITIONER_PACKAGE + "DefaultPartitioner"
+# canelmas' kafka-connect-field-and-time-partitioner: fields, then TimeBasedPartitioner's time bucket.
+FIELD_AND_TIME_PARTITIONER = "com.canelmas.kafka.connect.FieldAndTimeBasedPartitioner"
 PARTITIONER_CLASSES = tuple(
     PARTITIONER_PACKAGE + n
     for n in ("DefaultPartitioner", "HourlyPartitioner", "DailyPartitioner", "TimeBasedPartitioner", "FieldPartitioner")
-)
+) + (FIELD_AND_TIME_PARTITIONER,)
 
 S3_STORAGE = "io.confluent.connect.s3.storage.S3Storage"
 S3_CONNECTOR = "io.confluent.connect.s3.S3SinkConnector"
@@ -146,6 +149,14 @@ def known_converter(key: str, value: Any) -> str | None:
     return known_class(*CONVERTER_CLASSES)(key, value)
 
 
+def java_regex(key: str, value: Any) -> str | None:
+    """Connect's ``RegexValidator``: the value compiles as a Java regex (``Invalid regex: ...``)."""
+    # Imported here: the transforms import the config module, which imports these keys.
+    from .transforms.settings import valid_regex
+
+    return valid_regex(key, value)
+
+
 def no_empty_segments(_key: str, value: Any) -> str | None:
     for name in value or []:
         if not name.strip():
@@ -176,13 +187,29 @@ FRAMEWORK_KEYS = [
     _k("name", Type.STRING, REQUIRED, F, doc="Connector name; the consumer group is connect-<name>"),
     _k("connector.class", Type.STRING, S3_CONNECTOR, I, doc="Accepted as written by Kafka Connect"),
     _k("tasks.max", Type.INT, 1, I, at_least(1), "Ignored: Spark decides the parallelism"),
-    _k("topics", Type.LIST, REQUIRED, F, doc="Topics to export (comma separated)"),
-    _k("topics.regex", Type.STRING, "", D),
+    # Connect's defaults: neither is required, and exactly one of the two must be set (config._cross_checks).
+    _k("topics", Type.LIST, [], F, doc="Topics to export (comma separated); set this or topics.regex"),
+    _k(
+        "topics.regex",
+        Type.STRING,
+        "",
+        F,
+        java_regex,
+        "Java regex matched against the whole name of each topic on the broker (internal topics excluded); the "
+        "topics are resolved when a run plans, a sensor ticks and the Dagster definitions load",
+    ),
     _k("key.converter", Type.CLASS, AVRO_CONVERTER, F, known_converter),
     _k("value.converter", Type.CLASS, AVRO_CONVERTER, F, known_converter),
     _k("header.converter", Type.CLASS, SIMPLE_HEADER_CONVERTER, I),
-    _k("transforms", Type.LIST, [], D),
-    _k("predicates", Type.LIST, [], D),
+    _k(
+        "transforms",
+        Type.LIST,
+        [],
+        F,
+        doc="Aliases of the Single Message Transforms applied, in order, between the converters and the writer "
+        "(docs/transforms.md)",
+    ),
+    _k("predicates", Type.LIST, [], F, doc="Aliases of the predicates that transforms name (docs/transforms.md)"),
     _k("config.action.reload", Type.STRING, "restart", I),
     _k(
         "errors.tolerance",
@@ -264,7 +291,14 @@ SINK_KEYS = [
     _k("filename.offset.zero.pad.width", Type.INT, 10, F, at_least(0)),
     # zstandard and xz are our extension (Avro's own codec names); the reference stops at bzip2.
     _k("avro.codec", Type.STRING, "null", F, one_of("null", "deflate", "snappy", "bzip2", "zstandard", "xz")),
-    _k("allow.optional.map.keys", Type.BOOLEAN, False, D),
+    _k(
+        "allow.optional.map.keys",
+        Type.BOOLEAN,
+        False,
+        F,
+        doc="AvroFormat: a map whose keys are optional strings is an Avro map (false: an array of key/value "
+        "records); a null key fails its record (ParquetFormat: only false so far)",
+    ),
     # No validator, as the reference: an unknown value (even "backward") silently behaves as NONE.
     _k(
         "schema.compatibility",
@@ -287,6 +321,14 @@ SINK_KEYS = [
     _k("file.delim", Type.STRING, "+", F),
     _k("partitioner.class", Type.CLASS, DEFAULT_PARTITIONER, F, known_class(*PARTITIONER_CLASSES)),
     _k("partition.field.name", Type.LIST, [], F, no_empty_segments),
+    # FieldAndTimeBasedPartitioner's own key, read with Boolean.parseBoolean (so not a BOOLEAN key).
+    _k(
+        "partition.field.format.path",
+        Type.STRING,
+        "true",
+        F,
+        doc="FieldAndTimeBasedPartitioner: true: <field>=<value> directories; anything else: <value> only",
+    ),
     _k("partition.duration.ms", Type.LONG, -1, F),
     _k("path.format", Type.STRING, "", F),
     _k("locale", Type.STRING, "", F),
@@ -321,7 +363,15 @@ SINK_KEYS = [
             "bucket-owner-full-control",
         ),
     ),
-    _k("s3.wan.mode", Type.BOOLEAN, False, D),
+    _k(
+        "s3.wan.mode",
+        Type.BOOLEAN,
+        False,
+        F,
+        doc="S3 Transfer Acceleration: requests go to <bucket>.s3-accelerate.amazonaws.com; needs "
+        "s3.path.style.access.enabled=false (as the reference), a DNS-style bucket name without dots, and no "
+        "custom endpoint (store.url, $AWS_ENDPOINT_URL_S3); see S3 proxy, acceleration and digests below",
+    ),
     # zstd is our extension (JSON and ByteArray, ".zst"), as asked in the reference's issue #727.
     _k("s3.compression.type", Type.STRING, "none", F, one_of("none", "gzip", "zstd")),
     _k("s3.compression.level", Type.INT, -1, F, between(-1, 9)),
@@ -345,9 +395,24 @@ SINK_KEYS = [
     ),
     _k("format.bytearray.extension", Type.STRING, ".bin", F),
     _k("format.bytearray.separator", Type.STRING, None, F),
-    _k("s3.proxy.url", Type.STRING, "", D),
-    _k("s3.proxy.user", Type.STRING, None, D),
-    _k("s3.proxy.password", Type.PASSWORD, None, D),
+    _k(
+        "s3.proxy.url",
+        Type.STRING,
+        "",
+        F,
+        proxy_url_problem,
+        "HTTP proxy of every S3 request: http(s)://host[:port] (default port 80 / 443); credentials in the URL "
+        "are used where s3.proxy.user / s3.proxy.password are blank (prefer those keys: never printed); see S3 "
+        "proxy, acceleration and digests below",
+    ),
+    _k(
+        "s3.proxy.user",
+        Type.STRING,
+        None,
+        F,
+        doc="Proxy user, sent (Proxy-Authorization: Basic) together with s3.proxy.password",
+    ),
+    _k("s3.proxy.password", Type.PASSWORD, None, F, doc="Proxy password (never printed)"),
     _k("s3.http.send.expect.continue", Type.BOOLEAN, True, I),
     _k("behavior.on.null.values", Type.STRING, "fail", F, one_of("ignore", "fail", "write", case_sensitive=False)),
     _k(
@@ -361,7 +426,13 @@ SINK_KEYS = [
     _k("rotate.file.on.partition.change", Type.BOOLEAN, True, F),
     _k("tombstone.encoded.partition", Type.STRING, "tombstone", F),
     _k("s3.schema.partition.affix.type", Type.STRING, "NONE", F, one_of("NONE", "PREFIX", "SUFFIX")),
-    _k("s3.send.digest", Type.BOOLEAN, False, D),
+    _k(
+        "s3.send.digest",
+        Type.BOOLEAN,
+        False,
+        F,
+        doc="Send Content-MD5 (the body's MD5) with every PutObject and UploadPart, so S3 refuses an altered body",
+    ),
     _k("enable.conditional.writes", Type.BOOLEAN, True, I),
     _k("max.files.scan.limit", Type.INT, 100, I),
     _k("store.kafka.keys", Type.BOOLEAN, False, F),
@@ -543,8 +614,10 @@ DOCS = {
     "topics.dir": "First key segment; blank for none",
     "directory.delim": "Separator between key segments and partition fields",
     "file.delim": "Separator inside file names",
-    "partitioner.class": "Default, Field, TimeBased, Daily or Hourly partitioner (Confluent class names)",
-    "partition.field.name": "FieldPartitioner fields, comma separated; dotted paths are nested",
+    "partitioner.class": "Default, Field, TimeBased, Daily or Hourly partitioner (Confluent class names), or "
+    "com.canelmas.kafka.connect.FieldAndTimeBasedPartitioner (fields, then the time bucket)",
+    "partition.field.name": "FieldPartitioner (and FieldAndTimeBasedPartitioner) fields, comma separated; dotted "
+    "paths are nested",
     "partition.duration.ms": "TimeBasedPartitioner bucket width",
     "path.format": "TimeBasedPartitioner directory pattern (Joda-Time syntax)",
     "locale": "Locale of month and day names in path.format",
@@ -597,16 +670,38 @@ def _documented(key: KeyDef) -> KeyDef:
 
 ALL_KEYS: dict[str, KeyDef] = {k.name: _documented(k) for k in FRAMEWORK_KEYS + SINK_KEYS + EXTENSION_KEYS}
 
+_PRODUCER_ONLY = "A serializer's setting: records are only read here"
+_JAVA_CLASSES = "Maps records to Java classes: records are read as generic data here"
+_OAUTH_ONLY = "Only with bearer.auth.credentials.source OAUTHBEARER or CUSTOM, not supported yet"
+_JVM_TLS = "Java TLS tuning: Python's ssl negotiates TLS 1.2 or 1.3 with its default ciphers"
+_DUAL_ID = "io.confluent.kafka.serializers.schema.id.DualSchemaIdDeserializer"
+_PREFIX_ID = "io.confluent.kafka.serializers.schema.id.PrefixSchemaIdDeserializer"
+
 # Settings under key.converter. / value.converter. (prefix stripped) that the converters understand.
 CONVERTER_SETTINGS: dict[str, KeyDef] = {
     k.name: k
     for k in [
         _k("schema.registry.url", Type.STRING, None, F),
         _k("schemas.enable", Type.BOOLEAN, True, F),
-        _k("schemas.cache.size", Type.INT, 1000, I),
-        _k("auto.register.schemas", Type.BOOLEAN, True, I),
-        _k("use.latest.version", Type.BOOLEAN, False, I),
-        _k("latest.compatibility.strict", Type.BOOLEAN, True, I),
+        _k("schemas.cache.size", Type.INT, 1000, I, doc="JsonConverter: a cache size (schemas are cached per process)"),
+        _k("auto.register.schemas", Type.BOOLEAN, True, I, doc=_PRODUCER_ONLY),
+        # Since Confluent 7.4 the deserializers of the converters read records into the subject's latest
+        # schema (its "reader schema") when this is true: not only a producer setting.
+        _k(
+            "use.latest.version",
+            Type.BOOLEAN,
+            False,
+            D,
+            doc="Registry converters: true reads records into the subject's latest schema (Confluent 7.4+), "
+            "not supported yet; records keep their writer's schema",
+        ),
+        _k(
+            "latest.compatibility.strict",
+            Type.BOOLEAN,
+            True,
+            I,
+            doc="Only with use.latest.version=true (a producer's compatibility check)",
+        ),
         _k(
             "enhanced.avro.schema.support",
             Type.BOOLEAN,
@@ -834,10 +929,334 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
         ),
         _k("json.fail.invalid.schema", Type.BOOLEAN, False, I, doc="JsonSchemaConverter: payloads are not validated"),
         _k("json.fail.unknown.properties", Type.BOOLEAN, True, I, doc="JsonSchemaConverter: no effect on this path"),
-        _k("converter.type", Type.STRING, None, I),
+        _k("converter.type", Type.STRING, None, I, doc="Set by Connect for the converter; nothing to choose"),
         _k("encoding", Type.STRING, "UTF8", D),
+        # -- The rest of Confluent's serializer/deserializer configs (AbstractKafkaSchemaSerDeConfig and the
+        # Avro, Protobuf and JSON Schema serializer and deserializer configs, AvroDataConfig and
+        # JsonSchemaDataConfig), with their ConfigDef types and defaults. Settings of a producer, of Java
+        # classes or of the JVM's TLS are INERT (`kafka-s3-assets validate` lists the ones a config sets); ones
+        # that would change what is read, and are not implemented, accept only their default.
+        _k(
+            "schema.registry.url.randomize",
+            Type.BOOLEAN,
+            False,
+            F,
+            doc="Registry client: start from a random URL of schema.registry.url (then fail over in order)",
+        ),
+        _k("max.schemas.per.subject", Type.INT, 1000, I, doc="A cache size (schemas are cached per process)"),
+        _k("normalize.schemas", Type.BOOLEAN, False, I, doc=_PRODUCER_ONLY),
+        _k("propagate.schema.tags", Type.BOOLEAN, False, I, doc=_PRODUCER_ONLY),
+        _k("use.schema.id", Type.INT, -1, I, doc=_PRODUCER_ONLY),
+        _k("use.schema.guid", Type.STRING, None, I, doc=_PRODUCER_ONLY),
+        _k("id.compatibility.strict", Type.BOOLEAN, True, I, doc=_PRODUCER_ONLY),
+        _k(
+            "use.latest.with.metadata",
+            Type.STRING,
+            None,
+            D,
+            doc="Registry converters: read records into the latest schema with this metadata (Confluent 7.4+), "
+            "not supported yet",
+        ),
+        _k("latest.cache.size", Type.INT, 1000, I, doc="Only with use.latest.version / use.latest.with.metadata"),
+        _k("latest.cache.ttl.sec", Type.INT, -1, I, doc="Only with use.latest.version / use.latest.with.metadata"),
+        _k("schema.format", Type.STRING, None, I, doc="The text format of schemas a serializer registers"),
+        _k("execution.environment", Type.STRING, None, I, doc="Data contract rules: none are run"),
+        # Data contract rules (CEL conditions, field encryption...) run on read would change records.
+        _k(
+            "rule.executors",
+            Type.LIST,
+            [],
+            D,
+            doc="Data contract rule executors: running rules is not supported yet",
+        ),
+        _k("rule.actions", Type.LIST, [], D, doc="Data contract rule actions: running rules is not supported yet"),
+        _k("rule.service.loader.enable", Type.BOOLEAN, True, I, doc="Data contract rules: none are run"),
+        _k("rule.metrics.enable", Type.BOOLEAN, True, I, doc="Data contract rules: none are run"),
+        _k(
+            "validation.rules.executor.class",
+            Type.STRING,
+            "io.confluent.kafka.schemaregistry.rules.cel.CelValidator",
+            I,
+            doc="Inline validation rules: a serializer's",
+        ),
+        _k("validation.rules.fail.fast", Type.BOOLEAN, False, I, doc="Inline validation rules: a serializer's"),
+        _k("validation.rules.execution", Type.STRING, "DISABLED", I, doc="Inline validation rules: a serializer's"),
+        # Bearer sources other than STATIC_TOKEN are refused (bearer.auth.credentials.source), so these, which
+        # only they read, have no effect, as in Confluent's client with STATIC_TOKEN.
+        _k("bearer.auth.issuer.endpoint.url", Type.STRING, None, I, doc=_OAUTH_ONLY),
+        _k("bearer.auth.client.id", Type.STRING, None, I, doc=_OAUTH_ONLY),
+        _k("bearer.auth.client.secret", Type.PASSWORD, None, I, doc=_OAUTH_ONLY),
+        _k("bearer.auth.scope", Type.STRING, None, I, doc=_OAUTH_ONLY),
+        _k("bearer.auth.scope.claim.name", Type.STRING, "scope", I, doc=_OAUTH_ONLY),
+        _k("bearer.auth.sub.claim.name", Type.STRING, "sub", I, doc=_OAUTH_ONLY),
+        # ConfigDef type SHORT with Range.between(0, 3600).
+        _k("bearer.auth.cache.expiry.buffer.seconds", Type.INT, 300, I, between(0, 3600), doc=_OAUTH_ONLY),
+        _k("bearer.auth.custom.provider.class", Type.STRING, None, I, doc=_OAUTH_ONLY),
+        # Subject contexts would change the subject whose version becomes connect.version.
+        _k(
+            "context.name.strategy",
+            Type.CLASS,
+            "io.confluent.kafka.serializers.context.NullContextNameStrategy",
+            D,
+            doc="Registry converters: subjects in a schema context are not supported yet",
+        ),
+        _k(
+            "key.schema.id.serializer",
+            Type.CLASS,
+            "io.confluent.kafka.serializers.schema.id.PrefixSchemaIdSerializer",
+            I,
+            doc=_PRODUCER_ONLY,
+        ),
+        _k(
+            "value.schema.id.serializer",
+            Type.CLASS,
+            "io.confluent.kafka.serializers.schema.id.PrefixSchemaIdSerializer",
+            I,
+            doc=_PRODUCER_ONLY,
+        ),
+        _k(
+            "key.schema.id.deserializer",
+            Type.CLASS,
+            _DUAL_ID,
+            F,
+            known_class(_DUAL_ID, _PREFIX_ID),
+            "Registry converters: the schema id from the magic byte and 4-byte prefix (ids in headers are not read)",
+        ),
+        _k(
+            "value.schema.id.deserializer",
+            Type.CLASS,
+            _DUAL_ID,
+            F,
+            known_class(_DUAL_ID, _PREFIX_ID),
+            "Registry converters: the schema id from the magic byte and 4-byte prefix (ids in headers are not read)",
+        ),
+        _k("schema.reflection", Type.BOOLEAN, False, I, doc=_JAVA_CLASSES),
+        _k("proxy.host", Type.STRING, "", F, doc="Registry client: HTTP proxy host (with proxy.port > 0)"),
+        _k("proxy.port", Type.INT, -1, F, doc="Registry client: HTTP proxy port"),
+        _k(
+            "http.connect.timeout.ms",
+            Type.INT,
+            60000,
+            F,
+            doc="Registry client: connect timeout (when not set: kafka_s3_assets.registry.timeout.ms)",
+        ),
+        _k(
+            "http.read.timeout.ms",
+            Type.INT,
+            60000,
+            F,
+            doc="Registry client: read timeout (when not set: kafka_s3_assets.registry.timeout.ms)",
+        ),
+        # schema.registry.ssl.*: Kafka's client SSL configs (SslConfigs), for the registry client.
+        _k("schema.registry.ssl.protocol", Type.STRING, "TLSv1.3", I, doc=_JVM_TLS),
+        _k("schema.registry.ssl.provider", Type.STRING, None, I, doc=_JVM_TLS),
+        _k("schema.registry.ssl.cipher.suites", Type.LIST, None, I, doc=_JVM_TLS),
+        _k("schema.registry.ssl.enabled.protocols", Type.LIST, ["TLSv1.2", "TLSv1.3"], I, doc=_JVM_TLS),
+        _k("schema.registry.ssl.keymanager.algorithm", Type.STRING, "SunX509", I, doc=_JVM_TLS),
+        _k("schema.registry.ssl.trustmanager.algorithm", Type.STRING, "PKIX", I, doc=_JVM_TLS),
+        _k("schema.registry.ssl.secure.random.implementation", Type.STRING, None, I, doc=_JVM_TLS),
+        _k(
+            "schema.registry.ssl.engine.factory.class",
+            Type.CLASS,
+            None,
+            D,
+            doc="Registry client: a Java SSL engine factory cannot be loaded",
+        ),
+        _k(
+            "schema.registry.ssl.endpoint.identification.algorithm",
+            Type.STRING,
+            "https",
+            D,
+            doc="Registry client: the host name is always verified (empty, to turn that off, is not supported yet)",
+        ),
+        _k(
+            "schema.registry.ssl.truststore.type",
+            Type.STRING,
+            "JKS",
+            F,
+            doc="Registry client: JKS, PKCS12 or PEM (file or schema.registry.ssl.truststore.certificates)",
+        ),
+        _k(
+            "schema.registry.ssl.truststore.location",
+            Type.STRING,
+            None,
+            F,
+            doc="Registry client: the truststore of the registry's CA (JKS and PKCS12 read where the config is read)",
+        ),
+        _k("schema.registry.ssl.truststore.password", Type.PASSWORD, None, F, doc="Registry client: its password"),
+        _k(
+            "schema.registry.ssl.truststore.certificates",
+            Type.PASSWORD,
+            None,
+            F,
+            doc="Registry client: the CA certificates as PEM text (truststore type PEM)",
+        ),
+        _k(
+            "schema.registry.ssl.keystore.type",
+            Type.STRING,
+            "JKS",
+            F,
+            doc="Registry client: PKCS12 or PEM for mutual TLS (a JKS keystore cannot be read)",
+        ),
+        _k(
+            "schema.registry.ssl.keystore.location",
+            Type.STRING,
+            None,
+            F,
+            doc="Registry client: the client key and certificate (PKCS12 read where the config is read; PEM: one "
+            "file with both)",
+        ),
+        _k("schema.registry.ssl.keystore.password", Type.PASSWORD, None, F, doc="Registry client: its password"),
+        _k(
+            "schema.registry.ssl.key.password",
+            Type.PASSWORD,
+            None,
+            F,
+            doc="Registry client: the password of an encrypted private key (PEM keystore or key.location)",
+        ),
+        _k(
+            "schema.registry.ssl.keystore.key",
+            Type.PASSWORD,
+            None,
+            F,
+            doc="Registry client: the private key as PEM text (keystore type PEM)",
+        ),
+        _k(
+            "schema.registry.ssl.keystore.certificate.chain",
+            Type.PASSWORD,
+            None,
+            F,
+            doc="Registry client: the client certificate chain as PEM text (keystore type PEM)",
+        ),
+        # KafkaAvroSerializerConfig / KafkaAvroDeserializerConfig.
+        _k("avro.reflection.allow.null", Type.BOOLEAN, False, I, doc=_JAVA_CLASSES),
+        _k("avro.use.logical.type.converters", Type.BOOLEAN, False, I, doc=_JAVA_CLASSES),
+        _k("avro.remove.java.properties", Type.BOOLEAN, False, I, doc=_PRODUCER_ONLY),
+        _k("specific.avro.reader", Type.BOOLEAN, False, I, doc=_JAVA_CLASSES),
+        _k("specific.avro.key.type", Type.CLASS, None, I, doc=_JAVA_CLASSES),
+        _k("specific.avro.value.type", Type.CLASS, None, I, doc=_JAVA_CLASSES),
+        _k(
+            "avro.fail.on.trailing.data",
+            Type.BOOLEAN,
+            False,
+            D,
+            doc="AvroConverter: failing records with bytes after the datum is not supported yet",
+        ),
+        # KafkaProtobufSerializerConfig / KafkaProtobufDeserializerConfig.
+        _k("reference.lookup.only", Type.BOOLEAN, False, I, doc=_PRODUCER_ONLY),
+        _k("skip.known.types", Type.BOOLEAN, True, I, doc=_PRODUCER_ONLY),
+        _k(
+            "reference.subject.name.strategy",
+            Type.CLASS,
+            "io.confluent.kafka.serializers.subject.DefaultReferenceSubjectNameStrategy",
+            I,
+            doc=_PRODUCER_ONLY,
+        ),
+        _k("specific.protobuf.key.type", Type.CLASS, "java.lang.Object", I, doc=_JAVA_CLASSES),
+        _k("specific.protobuf.value.type", Type.CLASS, "java.lang.Object", I, doc=_JAVA_CLASSES),
+        _k("derive.type", Type.BOOLEAN, False, I, doc=_JAVA_CLASSES),
+        # KafkaJsonSchemaSerializerConfig / KafkaJsonSchemaDeserializerConfig.
+        _k("json.validate.before.domain.rules", Type.BOOLEAN, False, I, doc="Data contract rules: none are run"),
+        _k("json.write.dates.iso8601", Type.BOOLEAN, False, I, doc=_PRODUCER_ONLY),
+        _k("json.schema.spec.version", Type.STRING, "draft_7", I, doc=_PRODUCER_ONLY),
+        _k("json.schema.scan.packages", Type.LIST, [], I, doc=_PRODUCER_ONLY),
+        _k("json.envelope.detection", Type.BOOLEAN, True, I, doc=_PRODUCER_ONLY),
+        _k("json.oneof.for.nullables", Type.BOOLEAN, True, I, doc=_PRODUCER_ONLY),
+        _k("json.default.property.inclusion", Type.STRING, None, I, doc=_PRODUCER_ONLY),
+        _k("json.indent.output", Type.BOOLEAN, False, I, doc=_PRODUCER_ONLY),
+        _k("json.key.type", Type.CLASS, "java.lang.Object", I, doc=_JAVA_CLASSES),
+        _k("json.value.type", Type.CLASS, "java.lang.Object", I, doc=_JAVA_CLASSES),
+        _k("type.property", Type.STRING, "javaType", I, doc=_JAVA_CLASSES),
+        _k("json.type.allowed.packages", Type.LIST, ["*"], I, doc=_JAVA_CLASSES),
+        # AvroDataConfig / JsonSchemaDataConfig settings not above.
+        _k(
+            "allow.optional.map.keys",
+            Type.BOOLEAN,
+            False,
+            I,
+            doc="AvroConverter: Connect -> Avro only (the sink's own allow.optional.map.keys shapes its files)",
+        ),
+        _k(
+            "discard.type.doc.default",
+            Type.BOOLEAN,
+            False,
+            D,
+            doc="AvroConverter (deprecated in Confluent): dropping type docs and defaults is not supported yet",
+        ),
+        _k(
+            "preserve.additional.properties",
+            Type.BOOLEAN,
+            False,
+            D,
+            doc="JsonSchemaConverter: keeping undeclared properties is not supported yet",
+        ),
     ]
 }
+
+# Other names of settings above (alias -> setting), with the same types and checks. Confluent's registry client
+# strips ``schema.registry.`` from the names it is given (CachedSchemaRegistryClient), so each of its settings
+# works with that prefix too; ``schema.registry.basic.auth.user.info`` is ConfigDef's own (deprecated) name,
+# and ``url.randomize`` the client's name of ``schema.registry.url.randomize``. Where both names are set, the
+# prefixed one wins, as UserInfoCredentialProvider reads the deprecated user info first.
+_REGISTRY_CLIENT_SETTINGS = (
+    "basic.auth.credentials.source",
+    "basic.auth.user.info",
+    "bearer.auth.credentials.source",
+    "bearer.auth.token",
+    "bearer.auth.logical.cluster",
+    "bearer.auth.identity.pool.id",
+    "bearer.auth.issuer.endpoint.url",
+    "bearer.auth.client.id",
+    "bearer.auth.client.secret",
+    "bearer.auth.scope",
+    "bearer.auth.scope.claim.name",
+    "bearer.auth.sub.claim.name",
+    "bearer.auth.cache.expiry.buffer.seconds",
+    "bearer.auth.custom.provider.class",
+    "max.retries",
+    "retries.wait.ms",
+    "retries.max.wait.ms",
+    "http.connect.timeout.ms",
+    "http.read.timeout.ms",
+    "proxy.host",
+    "proxy.port",
+)
+CONVERTER_ALIASES: dict[str, str] = {
+    **{"schema.registry." + name: name for name in _REGISTRY_CLIENT_SETTINGS},
+    "url.randomize": "schema.registry.url.randomize",
+}
+CONVERTER_SETTINGS.update(
+    {
+        alias: replace(CONVERTER_SETTINGS[name], name=alias, doc=f"Another name of {name}")
+        for alias, name in CONVERTER_ALIASES.items()
+    }
+)
+
+
+def converter_setting_value(settings: Mapping[str, Any], name: str) -> Any:
+    """A converter's setting by its name in CONVERTER_SETTINGS, an alias taking precedence when set (not None
+    nor empty)."""
+    for alias, target in CONVERTER_ALIASES.items():
+        if target == name and settings.get(alias) not in (None, ""):
+            return settings[alias]
+    return settings.get(name)
+
+
+def inert_converter_settings(keys: Iterable[str], extra: Mapping[str, KeyDef] | None = None) -> list[tuple[str, str]]:
+    """The converter settings among ``keys`` (prefixed, as a config has them) that are accepted and have no
+    effect, each with why: what ``kafka-s3-assets validate`` lists. ``extra``: another converter's table."""
+    found = []
+    for key in sorted(keys):
+        prefix = next((p for p in CONVERTER_PREFIXES if key.startswith(p)), None)
+        if prefix is None:
+            continue
+        setting = key[len(prefix) :]
+        definition = CONVERTER_SETTINGS.get(setting) or (extra or {}).get(setting)
+        if definition is not None and definition.support == Support.INERT:
+            found.append((key, definition.doc))
+    return found
+
+
 CONVERTER_PREFIXES = ("key.converter.", "value.converter.", "header.converter.")
 # Connect passes these prefixes to other components; accepted and passed through or ignored.
 PASSTHROUGH_PREFIXES = ("consumer.override.", "producer.override.", "admin.override.", "transforms.", "predicates.")

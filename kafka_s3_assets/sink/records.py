@@ -156,6 +156,12 @@ class SinkRecord:
     raw: KafkaRecord
     value: ConnectData | None
     key: ConnectData | None = None  # converted only when keys are stored (store.kafka.keys)
+    # The headers after the connector's transforms, when they changed them (None: the record's own).
+    transformed_headers: tuple[tuple[str, bytes | None], ...] | None = None
+
+    @property
+    def headers(self) -> tuple[tuple[str, bytes | None], ...]:
+        return self.raw.headers if self.transformed_headers is None else self.transformed_headers
 
     @property
     def topic(self) -> str:

@@ -72,7 +72,7 @@ class HeaderView:
     infix = ".headers"
 
     def data(self, record: SinkRecord) -> ConnectData:
-        headers = record.raw.headers
+        headers = record.headers
         if not headers:
             raise ViewError("Headers cannot be null for " + sink_record_text(record))
         items = [{"key": k, "value": None if v is None else v.decode("utf-8", errors="replace")} for k, v in headers]

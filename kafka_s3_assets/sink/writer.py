@@ -492,7 +492,12 @@ class TopicPartitionWriter:
             )
         except SchemaCompatibilityError as exc:
             raise RecordError(record.topic, record.partition, record.offset, str(exc)) from exc
-        return SinkRecord(record.raw, ConnectData(schema=current, decoded=value, is_decoded=True), record.key)
+        return SinkRecord(
+            record.raw,
+            ConnectData(schema=current, decoded=value, is_decoded=True),
+            record.key,
+            record.transformed_headers,
+        )
 
     def _append(self, encoded: str, record: SinkRecord) -> None:
         existed = encoded in self._open

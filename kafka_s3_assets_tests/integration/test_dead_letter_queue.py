@@ -311,6 +311,23 @@ def projection_under_backward(kafka, topic) -> Case:
     )
 
 
+def failing_transform(kafka, topic) -> Case:
+    """Cast$Value of f1 to int32 fails on text that is no number: Connect's TRANSFORMATION stage, with the
+    transform's class (Kafka's Cast throws DataException "Value (x) was out of range ...")."""
+    ser = avro(kafka, topic)
+    cast = "org.apache.kafka.connect.transforms.Cast$Value"
+    return Case(
+        {"transforms": "toInt", "transforms.toInt.type": cast, "transforms.toInt.spec": "f1:int32"},
+        [
+            Rec(ser({"f1": "1"}), {"f1": 1}),
+            Rec(ser({"f1": "2"}), {"f1": 2}),
+            Rec(ser({"f1": "x"}), bad=("TRANSFORMATION", cast, DATA, "Value (x) was out of range")),
+            Rec(ser({"f1": "3"}), {"f1": 3}),
+            Rec(ser({"f1": "4"}), {"f1": 4}),
+        ],
+    )
+
+
 CASES = [
     avro_converter_failures,
     unparseable_json,
@@ -322,6 +339,7 @@ CASES = [
     missing_partition_field,
     record_field_timestamp,
     projection_under_backward,
+    failing_transform,
 ]
 
 

@@ -224,3 +224,29 @@ def test_the_dlq_replication_factor_is_capped_to_the_brokers(caplog):
         assert replication_factor_for(3, 1, "dlq") == 1
     assert "replication.factor=3 but the cluster has 1 broker(s)" in caplog.text
     assert replication_factor_for(3, 5, "dlq") == 3 and replication_factor_for(-1, 1, "dlq") == -1
+
+
+def test_dropped_records_are_settled_like_offsets_without_a_record_never_past_an_open_file():
+    class OpenFrom:
+        unsettled_from: int | None = 5
+
+    errant = reporter(DLQ, FakeDeadLetters(), writer=OpenFrom())
+    for offset in (3, 4, 6, 9):
+        errant.drop(offset)
+    settled = errant.settle([])
+    # Dropped offsets alone make a manifest (no objects, nothing tolerated) reaching the last one settled.
+    assert not settled.empty and settled.commits == [] and settled.tolerated == ()
+    assert (settled.dropped, settled.end_offset) == (2, 4)
+    errant.confirm(settled)
+    assert errant.settle([]).empty  # 6 and 9 wait behind the open file
+    OpenFrom.unsettled_from = None
+    later = errant.settle([commit(7)])
+    assert (later.dropped, later.end_offset) == (2, 9)
+
+
+def test_a_dlq_failure_settles_no_dropped_offset_either():
+    errant = reporter(DLQ, FakeDeadLetters(fail_flush=True))
+    errant.report(record(1), data_error(1))
+    errant.drop(2)
+    settled = errant.settle([commit(0)])
+    assert settled.error is not None and settled.dropped == 0 and settled.end_offset == 0

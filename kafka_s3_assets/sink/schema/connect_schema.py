@@ -67,11 +67,13 @@ class AvroDataConfig:
     and ``<converter>.enhanced.avro.schema.support`` (default false); the S3 sink's (Connect -> Avro)
     takes the connector's ``connect.meta.data`` (true) and ``enhanced.avro.schema.support`` (true in
     the S3 sink). Generalized sum types, scrubbing of names and discard.type.doc.default stay off, and
-    singleton unions are flattened, as by default.
+    singleton unions are flattened, as by default. ``allow.optional.map.keys`` (default false) is the S3
+    sink's: with it, a map whose keys are optional strings is an Avro map, not an array of key/value records.
     """
 
     connect_meta_data: bool = True
     enhanced_avro_schema_support: bool = False
+    allow_optional_map_keys: bool = False
 
 
 CONVERTER_DEFAULTS = AvroDataConfig(connect_meta_data=True, enhanced_avro_schema_support=False)
@@ -289,6 +291,55 @@ def avro_datum(schema: ConnectSchema, value: Any) -> Any:
             {"key": avro_datum(schema.keys, e["key"]), "value": avro_datum(schema.values, e["value"])} for e in value
         ]
     return value
+
+
+def connect_datum(schema: ConnectSchema, value: Any) -> Any:
+    """The inverse of :func:`avro_datum`: an Avro datum of the schema's Avro type in datum form, a union's
+    value becoming the union struct with the branch it matches set (``AvroData.toConnectData`` resolves the
+    branch from the value's Avro type; here from its Python type, and for records by their field names)."""
+    if value is None:
+        return None
+    kind = schema.type
+    if kind == STRUCT:
+        if schema.is_union:
+            name, member = _union_branch(schema, value)
+            return {field: (connect_datum(member, value) if field == name else None) for field, _ in schema.fields}
+        return {name: connect_datum(member, value.get(name)) for name, member in schema.fields}
+    if kind == ARRAY:
+        return [connect_datum(schema.values, item) for item in value]
+    if kind == MAP:
+        if schema.avro_map:
+            return {k: connect_datum(schema.values, v) for k, v in value.items()}
+        return [
+            {"key": connect_datum(schema.keys, e["key"]), "value": connect_datum(schema.values, e["value"])}
+            for e in value
+        ]
+    return value
+
+
+_PYTHON_KINDS: tuple[tuple[type | tuple[type, ...], tuple[str, ...]], ...] = (
+    (bool, (BOOLEAN,)),
+    (int, (INT32, INT64, INT8, INT16)),
+    (float, (FLOAT64, FLOAT32)),
+    (str, (STRING,)),
+    ((bytes, bytearray), (BYTES,)),
+    (list, (ARRAY, MAP)),
+    (dict, (STRUCT, MAP)),
+)
+
+
+def _union_branch(schema: ConnectSchema, value: Any) -> tuple[str, ConnectSchema]:
+    for python_type, kinds in _PYTHON_KINDS:
+        if isinstance(value, python_type):
+            candidates = [(n, m) for n, m in schema.fields if m.type in kinds]
+            if isinstance(value, dict) and len(candidates) > 1:
+                keys = set(value)
+                exact = [(n, m) for n, m in candidates if m.type == STRUCT and {f for f, _ in m.fields} == keys]
+                candidates = exact or candidates
+            if candidates:
+                return candidates[0]
+            break
+    raise ValueError(f"No branch of union {schema.name} holds a value of Python type {type(value).__name__}")
 
 
 def has_union(schema: ConnectSchema) -> bool:

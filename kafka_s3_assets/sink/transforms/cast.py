@@ -180,11 +180,11 @@ def cast_value(schema: ConnectSchema | None, value: Any, target: str) -> Any:
     if logical == DECIMAL:
         value = _decimal_of(value, schema)
     if target == STRING:
-        return _to_string(value, logical, source)
+        return to_string(value, logical, source)
     try:
         return _to_number_or_boolean(value, target)
     except ValueError:
-        shown = _to_string(value, logical, source)
+        shown = to_string(value, logical, source)
         raise DataError(f"Value ({shown}) was out of range for requested data type") from None
 
 
@@ -216,7 +216,7 @@ def _to_number_or_boolean(value: Any, target: str) -> Any:
     return narrow(value, target)
 
 
-def _to_string(value: Any, logical: str | None, source: str) -> str:
+def to_string(value: Any, logical: str | None, source: str) -> str:
     if logical in (DATE, TIME, TIMESTAMP):
         millis = value * MILLIS_PER_DAY if logical == DATE else value
         return java_date_string(millis)

@@ -75,6 +75,12 @@ class TransformChain:
         return record
 
     @property
+    def reads_keys(self) -> bool:
+        """Whether a stage reads the record's key (a ``$Key`` variant): then keys are converted even when they
+        are not stored, as Connect always converts them."""
+        return any(getattr(getattr(stage.transform, "operand", None), "is_key", False) for stage in self.stages)
+
+    @property
     def may_change_topic(self) -> bool:
         """Whether a stage can re-route records (RegexRouter, TimestampRouter, Debezium route.by.field)."""
         return any(

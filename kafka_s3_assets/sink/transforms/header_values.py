@@ -9,7 +9,8 @@ import re
 import struct
 from typing import Any
 
-from ..schema.connect_schema import BOOLEAN, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, STRING, ConnectSchema
+from ..schema.connect_schema import BOOLEAN, DECIMAL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, STRING, ConnectSchema
+from .cast import to_string
 from .errors import TransformConfigError
 from .schema_util import date_schema, time_schema, timestamp_schema
 
@@ -73,3 +74,37 @@ def _temporal(token: str) -> tuple[ConnectSchema, int] | None:
         moment = datetime.datetime.strptime(token[:-1], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=datetime.UTC)
         return timestamp_schema(), (moment - _EPOCH) // datetime.timedelta(milliseconds=1)
     return None
+
+
+def header_text(schema: ConnectSchema | None, value: Any) -> str | None:
+    """``Values.convertToString``, as ``SimpleHeaderConverter`` writes a header a transform set: the text of a
+    primitive (Java's renderings of floats, booleans, base64 for bytes, ISO dates for the logical types),
+    lists as ``[a,b]`` and maps and structs as ``{"k":v}`` with embedded strings quoted."""
+    if value is None:
+        return None
+    return _text(schema, value, embedded=False)
+
+
+def _text(schema: ConnectSchema | None, value: Any, embedded: bool) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list) and not (schema is not None and schema.type == "MAP"):
+        item = schema.values if schema is not None and schema.type == "ARRAY" else None
+        return "[" + ",".join(_text(item, v, True) for v in value) + "]"
+    if isinstance(value, list):  # a map with non-string keys, as {"key", "value"} entries
+        assert schema is not None
+        pairs = (f"{_text(schema.keys, e['key'], True)}:{_text(schema.values, e['value'], True)}" for e in value)
+        return "{" + ",".join(pairs) + "}"
+    if isinstance(value, dict):
+        if schema is not None and schema.type == "STRUCT":
+            return "{" + ",".join(f'"{n}":{_text(m, value.get(n), True)}' for n, m in schema.fields) + "}"
+        values = schema.values if schema is not None and schema.type == "MAP" else None
+        return "{" + ",".join(f"{_text(None, k, True)}:{_text(values, v, True)}" for k, v in value.items()) + "}"
+    logical = schema.name if schema is not None else None
+    if logical == DECIMAL and schema is not None and isinstance(value, bytes):
+        value = decimal.Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-int(schema.parameters["scale"]))
+    source = schema.type if schema is not None else ""
+    text = to_string(value, logical, source)  # Cast's rendering is Values.convertToString's
+    if embedded and isinstance(value, str | bytes):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return text
