@@ -59,9 +59,11 @@ MEMORY_TARGET = 1.2  # its peak memory at 10x backlog over 1x
 SIDE_SCRIPT_TIMEOUT_S = 3600
 
 
-def connector(topic: str, bucket: str) -> dict:
+def connector(topic: str, bucket: str, extra: dict | None = None, name: str | None = None) -> dict:
+    """W2's connector config, with ``extra`` keys (``bench/w2_transforms.py``'s transforms) added. A second
+    export of the same topic needs another ``name``: a connector resumes from its consumer group's offsets."""
     return {
-        "name": f"bench-{topic}",
+        "name": name or f"bench-{topic}",
         "config": {
             "connector.class": "io.confluent.connect.s3.S3SinkConnector",
             "topics": topic,
@@ -70,14 +72,17 @@ def connector(topic: str, bucket: str) -> dict:
             "flush.size": str(FLUSH_SIZE),
             "s3.bucket.name": bucket,
             "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+            **(extra or {}),
         },
     }
 
 
-def run_export(topic: str, bucket: str, workdir: Path) -> tuple[float, int]:
+def run_export(
+    topic: str, bucket: str, workdir: Path, extra: dict | None = None, name: str | None = None
+) -> tuple[float, int]:
     """The CLI's wall-clock seconds, and the records it reports exported (``--json``)."""
     config = workdir / "connector.json"
-    config.write_text(json.dumps(connector(topic, bucket), indent=2))
+    config.write_text(json.dumps(connector(topic, bucket, extra, name), indent=2))
     home = workdir / "dagster_home"
     home.mkdir()
     if (REPO_DIR / "dagster.yaml").exists():

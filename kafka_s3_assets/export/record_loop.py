@@ -48,13 +48,11 @@ class RecordLoop:
         crash_armed = armed("record_read")  # the environment is read once a batch, not once a record
         writer = self._writer
         # The Block-GZIP sink's writer has no batch path (its records are bytes, converted by ByteArrayConverter).
-        # The batch paths write converted values as they are: not with transforms in between.
-        if (
-            self._batch_path
-            and not crash_armed
-            and self._transformer is None
-            and isinstance(writer, TopicPartitionWriter)
-        ):
+        transformer = self._transformer
+        # With transforms, only the columnar Parquet path takes batches: it applies InsertField and ReplaceField
+        # column by column (sink.transformed_batch); other chains go record by record.
+        columnar = transformer is None or transformer.columnar
+        if self._batch_path and not crash_armed and columnar and isinstance(writer, TopicPartitionWriter):
             if self._converter.schema_pending(batch):
                 # Its first record looks the schema up, one by one as before, so that a failing registry
                 # fails (or is tolerated) naming that record; the rest may then take the batch path.
@@ -63,11 +61,12 @@ class RecordLoop:
                 if not len(batch):
                     return
             values = self._converter.avro_values(batch)  # None: not Avro of one known schema
-            if values is not None and writer.write_avro_batch(values, self._now_ms, self._on_committed):
+            prepared = values if transformer is None or values is None else transformer.transform_batch(values)
+            if prepared is not None and writer.write_batch(prepared, self._now_ms, self._on_committed):
                 self._on_read(len(batch))
                 self.position = batch.offsets[-1] + 1
                 return
-            if self._converter.plain_json() and writer.takes_batches(JsonValueBatch):
+            if transformer is None and self._converter.plain_json() and writer.takes_batches(JsonValueBatch):
                 self._write_json(writer, batch)
                 return
         self._one_by_one(batch.records(), crash_armed)

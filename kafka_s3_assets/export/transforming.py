@@ -22,13 +22,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..sink.batch_path import AvroValueBatch
 from ..sink.converters.avro import AvroDecoder
 from ..sink.converters.json_envelope import EnvelopeError, envelope_schema
 from ..sink.errors import RecordError
-from ..sink.records import AvroSchemaRef, ConnectData, SinkRecord
+from ..sink.records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
 from ..sink.schema.compatibility import schema_of
 from ..sink.schema.connect_schema import AvroDataConfig, ConnectSchema, avro_datum, connect_datum, has_union
+from ..sink.transformed_batch import TransformedValueBatch
 from ..sink.transforms import TransformChain, TransformError, TransformRecord
+from ..sink.transforms.columnar import ColumnPlan, column_plan, columnar_chain
 from ..sink.transforms.header_values import header_text
 from ..sink.transforms.record import Header
 
@@ -48,6 +51,10 @@ class RecordTransformer:
         self._by_identity: dict[int, tuple[ConnectSchema, AvroSchemaRef]] = {}
         self._by_equality: dict[ConnectSchema, AvroSchemaRef] = {}
         self._unions: dict[int, tuple[ConnectSchema, bool]] = {}
+        # Whether batches may be transformed column by column (InsertField/ReplaceField only), and the plan of
+        # each (source schema, output schema) met.
+        self.columnar = columnar_chain(chain)
+        self._plans: dict[tuple[int, int], tuple[AvroSchemaRef, AvroSchemaRef, ColumnPlan | None]] = {}
 
     def transform(self, record: SinkRecord) -> SinkRecord | None:
         key_schema, key = self._connect(record, record.key)
@@ -101,6 +108,34 @@ class RecordTransformer:
                 (h.name, originals[id(h)] if id(h) in originals else _header_bytes(h)) for h in after.headers
             )
         return SinkRecord(record.raw, new_value, new_key, new_headers)
+
+    def transform_batch(self, batch: AvroValueBatch) -> TransformedValueBatch | None:
+        """The batch with the chain applied column by column (``sink.transformed_batch``), or None when its
+        records must go through the chain one by one. The output schema is the one the chain gives its first
+        record, run record by record: the same reference the record path writes with."""
+        if not self.columnar or not batch.offsets:
+            return None
+        first = SinkRecord(
+            KafkaRecord(batch.topic, batch.partition, batch.offsets[0], batch.timestamps()[0], None, None),
+            ConnectData(batch.schema, avro_datum=batch.datums[0]),
+        )
+        try:
+            out = self.transform(first)
+        except Exception:  # noqa: BLE001 - the record path meets the same failure and reports it
+            return None
+        if out is None or out.value is None or not isinstance(out.value.schema, AvroSchemaRef):
+            return None
+        output = out.value.schema
+        key = (id(batch.schema), id(output))
+        held = self._plans.get(key)
+        if held is None or held[0] is not batch.schema or held[1] is not output:
+            source_connect = schema_of(batch.schema, self._sink.connect_meta_data)
+            plan = column_plan(self.chain, source_connect, schema_of(output, self._sink.connect_meta_data))
+            if len(self._plans) >= _MAX_CACHED_SCHEMAS:
+                self._plans.clear()
+            held = self._plans[key] = (batch.schema, output, plan)
+        plan = held[2]
+        return None if plan is None else TransformedValueBatch(batch, output, plan)
 
     # -- ConnectData -> Connect schema and datum ----------------------------------------------------------
 

@@ -117,7 +117,8 @@ class BatchPath:
         self._partitioner = partitioner
         # The keyers cache what they learn of a schema under its registry id, which Protobuf schemas do
         # not have (None): each Protobuf schema gets keyers of its own.
-        self._protobuf_keyers: dict[int, tuple[ProtobufSchemaRef, Keyer]] = {}
+        # The same for schemas the connector's transforms made (no registry id either).
+        self._protobuf_keyers: dict[int, tuple[AvroSchemaRef, Keyer]] = {}
 
     @classmethod
     def for_writer(cls, settings, partitioner, formats) -> BatchPath | None:
@@ -176,7 +177,29 @@ class BatchPath:
             return None
         return None if keys is None else PreparedBatch(keys, rows)
 
-    def _keyer_of(self, schema: ProtobufSchemaRef) -> Keyer:
+    @property
+    def values(self) -> BatchFormat:
+        """The value format's batch path (Avro values)."""
+        return self._values
+
+    def keys_from_columns(
+        self, schema: AvroSchemaRef, batch: AvroValueBatch, rows: BatchRows, now_ms: int
+    ) -> BatchKeys | None:
+        """Where each record goes, read from ``rows`` (records of ``schema``, made from ``batch``'s values by the
+        transforms), never from the datums, which are not of ``schema``: None when a keyer would need them."""
+
+        def column(path: str):
+            array = rows.column(path)
+            if array is None:
+                raise _NoColumn(path)
+            return array
+
+        try:
+            return self._keyer_of(schema)(batch.datums, batch.timestamps, schema, batch.partition, now_ms, column)
+        except _NoColumn:
+            return None
+
+    def _keyer_of(self, schema: AvroSchemaRef) -> Keyer:
         held = self._protobuf_keyers.get(id(schema))
         if held is not None and held[0] is schema:
             return held[1]
@@ -186,7 +209,8 @@ class BatchPath:
         self._protobuf_keyers[id(schema)] = (schema, keyer)
         return keyer
 
-    def _valid(self, batch: AvroValueBatch) -> bool:
+    def valid(self, batch: AvroValueBatch) -> bool:
+        """Whether every datum of the batch passes the datum check (one the decoder certainly accepts)."""
         schema_id = batch.schema.schema_id
         if schema_id not in self._checks:
             self._checks[schema_id] = compile_datum_check(batch.schema.writer_schema)
@@ -208,7 +232,7 @@ class _Rows:
 
     def check(self) -> bool:
         if not self.checked:
-            if not self._path._valid(self._batch):
+            if not self._path.valid(self._batch):
                 return False
             self.checked = True
         return True

@@ -45,6 +45,7 @@ from .rotation import Rotation
 from .schema.compatibility import UNCHANGED, SchemaCompatibilityError, SchemaDecision, decide, schema_of
 from .schema.projection import project_connect
 from .storage import ObjectStore
+from .transformed_batch import TransformedBatchPath, TransformedValueBatch
 from .views import HEADER_VIEW, KEY_VIEW, VALUE_VIEW, RecordView, ViewError
 
 log = logging.getLogger(__name__)
@@ -242,6 +243,7 @@ class TopicPartitionWriter:
             for kind, path in (
                 (AvroValueBatch, BatchPath.for_writer(settings, partitioner, formats)),
                 (JsonValueBatch, JsonBatchPath.for_writer(settings, partitioner, formats)),
+                (TransformedValueBatch, TransformedBatchPath.for_writer(settings, partitioner, formats)),
             )
             if path is not None
         }

@@ -70,6 +70,10 @@ class ParquetRows:
         self._datums = datums
         self._decode = decode
 
+    @property
+    def rows(self) -> pa.RecordBatch:
+        return self._rows
+
     def append(self, writer: Any, indexes: range | Sequence[int]) -> None:
         if len(indexes) < SMALL_RUN and self._decode is not None:
             if isinstance(indexes, range):
@@ -139,7 +143,7 @@ class ParquetBatchFormat:
     def _plan(schema: AvroSchemaRef) -> _SchemaPlan | None:
         try:
             record = row_schema(ConnectData(schema, avro_datum=b""), "value")
-            target = pa.schema(list(AvroToArrow(record).root().type))
+            target = _arrow_schema(record)
             decoder = PolarsAvroDecoder(reader_schema(schema.writer_schema))
         except (ValueError, UnsupportedSchema) as exc:
             log.debug("Records of schema id %s go record by record to Parquet: %s", schema.schema_id, exc)
@@ -150,3 +154,16 @@ class ParquetBatchFormat:
             return caster.cast(decoder.decode_block(count, body))
 
         return _SchemaPlan(decoder, DatumSizes(record), caster, decode)
+
+
+def _arrow_schema(record: Any) -> pa.Schema:
+    return pa.schema(list(AvroToArrow(record).root().type))
+
+
+def arrow_schema_of(schema: AvroSchemaRef) -> pa.Schema | None:
+    """The Arrow schema of the Parquet files values of ``schema`` are written in, as the record path maps it;
+    None when they cannot be written by the columnar path."""
+    try:
+        return _arrow_schema(row_schema(ConnectData(schema, avro_datum=b""), "value"))
+    except ValueError:
+        return None
