@@ -491,3 +491,35 @@ def test_a_new_registry_version_rotates_files_through_the_transforms(kafka, s3_c
     assert [r["number"] for r in reader] == [0, 1]
     assert reader.writer_schema["connect.version"] == 1
     assert result.next_offset == 2
+
+
+MASK_AND_FLATTEN = {
+    "transforms": "flatten,maskCountry,maskN",
+    "transforms.flatten.type": TRANSFORMS + "Flatten$Value",
+    "transforms.flatten.delimiter": "_",
+    "transforms.maskCountry.type": TRANSFORMS + "MaskField$Value",
+    "transforms.maskCountry.fields": "country",
+    "transforms.maskCountry.replacement": "**",
+    "transforms.maskN.type": TRANSFORMS + "MaskField$Value",
+    "transforms.maskN.fields": "n",  # no replacement: a number masks to 0
+}
+
+
+@pytest.mark.parametrize("fmt", ["avro.AvroFormat", "parquet.ParquetFormat", "json.JsonFormat"])
+def test_flatten_and_mask_field_in_every_format(kafka, s3_client, bucket, fmt):
+    """Flatten names a nested field ``outer<delimiter>inner`` (``user_tier``); MaskField replaces a string
+    by its ``replacement`` and, without one, a number by 0 (Kafka's MaskField)."""
+    topic = kafka.create_topic()
+    produce_events(kafka, topic, 3)
+    config = connector_config(topic, bucket, **{**MASK_AND_FLATTEN, "format.class": FMT + fmt})
+    [key] = export(config, topic, succeed=True).object_keys
+    data = body(s3_client, bucket, key)
+    if fmt.startswith("avro"):
+        reader = fastavro.reader(io.BytesIO(data))
+        assert [f["name"] for f in reader.writer_schema["fields"]] == ["country", "n", "user_tier"]
+        rows = list(reader)
+    elif fmt.startswith("parquet"):
+        rows = pq.read_table(io.BytesIO(data)).to_pylist()
+    else:
+        rows = [json.loads(line) for line in data.decode().splitlines()]
+    assert rows == [{"country": "**", "n": 0, "user_tier": "gold"}] * 3
