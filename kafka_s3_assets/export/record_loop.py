@@ -62,7 +62,7 @@ class RecordLoop:
                     return
             values = self._converter.avro_values(batch)  # None: not Avro of one known schema
             prepared = values if transformer is None or values is None else transformer.transform_batch(values)
-            if prepared is not None and writer.write_batch(prepared, self._now_ms, self._on_committed):
+            if writer.write_avro_batch(prepared, self._now_ms, self._on_committed):
                 self._on_read(len(batch))
                 self.position = batch.offsets[-1] + 1
                 return

@@ -290,9 +290,13 @@ class TopicPartitionWriter:
         return kind in self._batch_paths
 
     def write_avro_batch(
-        self, batch: AvroValueBatch | None, now_ms: int, on_committed: Callable[[Commit], None]
+        self,
+        batch: AvroValueBatch | TransformedValueBatch | None,
+        now_ms: int,
+        on_committed: Callable[[Commit], None],
     ) -> bool:
-        """``write_batch`` of a batch of Avro values (None: not one)."""
+        """``write_batch`` of a batch of Avro values, or of what the connector's transforms make of them
+        (None: not one)."""
         return batch is not None and self.write_batch(batch, now_ms, on_committed)
 
     def write_batch(self, batch: WriterBatch, now_ms: int, on_committed: Callable[[Commit], None]) -> bool:

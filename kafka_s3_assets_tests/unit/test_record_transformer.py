@@ -182,3 +182,40 @@ def test_header_text_is_values_convert_to_string():
     assert header_text(ConnectSchema("BOOLEAN"), True) == "true"
     assert header_text(ConnectSchema("BYTES"), b"\x00\x01") == "AAE="
     assert header_text(None, None) is None
+
+
+def test_a_chain_travels_to_spark_tasks_whole():
+    """A validated config (and the chain it holds) is pickled to Spark tasks: every transform and predicate
+    class, and a chain of them after use (with its schema caches), comes back working."""
+    import pickle
+
+    from kafka_s3_assets.sink.transforms.registry import PREDICATE_CLASSES, TRANSFORM_CLASSES
+
+    for cls in {**TRANSFORM_CLASSES, **PREDICATE_CLASSES}.values():
+        assert pickle.loads(pickle.dumps(cls)) is cls
+    config = {
+        "transforms": "ins,mask,cast,ts,route,keep",
+        "predicates": "mine",
+        "transforms.ins.type": T + "InsertField$Value",
+        "transforms.ins.offset.field": "off",
+        "transforms.mask.type": T + "MaskField$Value",
+        "transforms.mask.fields": "note",
+        "transforms.cast.type": T + "Cast$Value",
+        "transforms.cast.spec": "id:int64",
+        "transforms.ts.type": T + "TimestampConverter$Value",
+        "transforms.ts.field": "off",
+        "transforms.ts.target.type": "Timestamp",
+        "transforms.route.type": "TimestampRouter",
+        "transforms.route.topic.format": "${topic}",
+        "transforms.keep.type": "Filter",
+        "transforms.keep.predicate": "mine",
+        "transforms.keep.negate": "true",
+        "predicates.mine.type": "TopicNameMatches",
+        "predicates.mine.pattern": "ord.*",
+    }
+    used = transformer(**config)
+    first = used.transform(sink_record(envelope_value()))
+    copy = pickle.loads(pickle.dumps(used.chain))
+    again = RecordTransformer(copy, SINK_DEFAULTS).transform(sink_record(envelope_value()))
+    assert first is not None and again is not None and first.value is not None and again.value is not None
+    assert again.value.decoded == first.value.decoded == {"id": 7, "note": "", "off": 41}

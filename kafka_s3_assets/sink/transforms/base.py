@@ -42,12 +42,18 @@ class Configurable:
     settings: ClassVar[tuple[KeyDef, ...]] = ()
 
     def __init__(self, config: Mapping[str, Any]):
+        self._given = dict(config)  # as handed over: what a copy in another process is built from
         self.config = parse_settings(self.settings, config)
         self.warnings: list[str] = []
         self.configure(self.config, config)
 
     def configure(self, settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
         """Checks beyond ``ConfigDef`` (raise ``TransformConfigError``) and derived state."""
+
+    def __reduce__(self):
+        # Pickled (to Spark tasks) as its settings, and configured again there: its per-schema caches hold
+        # closures, and are rebuilt as records come.
+        return (type(self), (self._given,))
 
 
 class Transformation(Configurable, ABC):
@@ -71,7 +77,14 @@ def variants(base: type[KeyOrValueTransformation], java_name: str) -> tuple[type
             type(
                 f"{base.__name__}{operand.name}",
                 (base,),
-                {"operand": operand, "class_name": f"{KAFKA_PACKAGE}{java_name}${operand.name}"},
+                {
+                    "operand": operand,
+                    "class_name": f"{KAFKA_PACKAGE}{java_name}${operand.name}",
+                    # Where pickle finds the class (a chain travels to Spark tasks with its config): the base's
+                    # module, which binds the variants under these names.
+                    "__module__": base.__module__,
+                    "__qualname__": f"{base.__name__}{operand.name}",
+                },
             )
         )
     return made[0], made[1]
