@@ -107,12 +107,16 @@ class GlueSchema:
     version_ids: list[uuid.UUID] = field(default_factory=list)
 
 
+SHARED_REGISTRY = "kafka-s3-assets-tests"
+
+
 def create_glue_schema(
     glue: Any, schema: Any, *, registry: str | None = None, name: str | None = None, data_format: str = "AVRO"
 ) -> GlueSchema:
     """Creates a registry (unless it exists) and a schema whose version 1 is ``schema`` (parsed JSON for
-    Avro and JSON, ``.proto`` text for Protobuf)."""
-    registry = registry or f"registry-{uuid.uuid4().hex[:8]}"
+    Avro and JSON, ``.proto`` text for Protobuf). The tests share one registry by default: Glue (and moto)
+    allow an account 10 registries, and the suite's tests share one devstack."""
+    registry = registry or SHARED_REGISTRY
     name = name or f"schema-{uuid.uuid4().hex[:8]}"
     try:
         glue.create_registry(RegistryName=registry)
