@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
@@ -217,14 +218,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    print(f"W1 benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
+def run_on_stack(title: str, args: argparse.Namespace, measure: Callable[[argparse.Namespace, Path], int]) -> int:
+    """What every ``bench/w*.py`` does around its measurements: the header (date, machine, code, load), a work
+    directory, and the devstack started for the run (or, with ``--use-env``, the stack whose endpoints are
+    exported); then ``measure(args, workdir)``, its exit status."""
+    print(f"{title} benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {machine()}")
     print(f"code: {code_under_test()}")
     print(f"load average at start: {load_average()}")
     with ExitStack() as stack:
-        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-w1-")))
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"bench-{title.lower()}-")))
         if args.use_env:
             missing = [v for v in ENDPOINT_VARIABLES if not os.environ.get(v)]
             if missing:
@@ -235,6 +238,10 @@ def main(argv: list[str]) -> int:
             endpoints = stack.enter_context(running_devstack(workdir / "devstack"))
             os.environ.update(endpoints.env())  # for boto3 here and every subprocess
         return measure(args, workdir)
+
+
+def main(argv: list[str]) -> int:
+    return run_on_stack("W1", parse_args(argv), measure)
 
 
 def measure(args: argparse.Namespace, workdir: Path) -> int:

@@ -23,15 +23,12 @@ import argparse
 import io
 import os
 import sys
-import tempfile
 import uuid
-from contextlib import ExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
 import pyarrow.parquet as pq
-from w1 import ENDPOINT_VARIABLES, code_under_test, load_average, machine, ratio_line
+from w1 import load_average, ratio_line, run_on_stack
 from w1_data import create_topic, produce_w1
 from w2 import FLUSH_SIZE, check_objects, run_export
 
@@ -75,23 +72,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    print(f"W2+SMT benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
-    print(f"machine: {machine()}")
-    print(f"code: {code_under_test()}")
-    print(f"load average at start: {load_average()}")
-    with ExitStack() as stack:
-        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-w2smt-")))
-        if args.use_env:
-            missing = [v for v in ENDPOINT_VARIABLES if not os.environ.get(v)]
-            if missing:
-                raise SystemExit(f"--use-env: {', '.join(missing)} not set (set -a; . .devstack/env; set +a)")
-        else:
-            from kafka_s3_assets.devstack.stack import running_devstack
-
-            endpoints = stack.enter_context(running_devstack(workdir / "devstack"))
-            os.environ.update(endpoints.env())
-        return measure(args, workdir)
+    return run_on_stack("W2+SMT", parse_args(argv), measure)
 
 
 def measure(args: argparse.Namespace, workdir: Path) -> int:

@@ -44,16 +44,19 @@ import gzip
 import json
 import os
 import sys
-import tempfile
 import time
 import uuid
-from contextlib import ExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
 from confluent_kafka import Consumer, KafkaError, TopicPartition
-from w1 import ENDPOINT_VARIABLES, FLUSH_SIZE, code_under_test, load_average, machine, ratio_line, run_export
+from w1 import (
+    FLUSH_SIZE,
+    load_average,
+    ratio_line,
+    run_export,
+    run_on_stack,
+)
 from w1_baselines import READ_TUNING, drain
 from w1_data import create_topic
 from w3_baselines import GZIP_DEFAULT_LEVEL, naive_json_export, object_key
@@ -205,23 +208,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    print(f"W3 benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
-    print(f"machine: {machine()}")
-    print(f"code: {code_under_test()}")
-    print(f"load average at start: {load_average()}")
-    with ExitStack() as stack:
-        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-w3-")))
-        if args.use_env:
-            missing = [v for v in ENDPOINT_VARIABLES if not os.environ.get(v)]
-            if missing:
-                raise SystemExit(f"--use-env: {', '.join(missing)} not set (set -a; . .devstack/env; set +a)")
-        else:
-            from kafka_s3_assets.devstack.stack import running_devstack
-
-            endpoints = stack.enter_context(running_devstack(workdir / "devstack"))
-            os.environ.update(endpoints.env())  # for boto3 here and every subprocess
-        return measure(args, workdir)
+    return run_on_stack("W3", parse_args(argv), measure)
 
 
 def measure(args: argparse.Namespace, workdir: Path) -> int:

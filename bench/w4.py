@@ -39,17 +39,20 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
-from contextlib import ExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
 import pyarrow.parquet as pq
 from task_rate import W2_CONFIG
-from w1 import ENDPOINT_VARIABLES, REPO_DIR, cli_command, code_under_test, load_average, machine, ratio_line
+from w1 import (
+    REPO_DIR,
+    cli_command,
+    load_average,
+    ratio_line,
+    run_on_stack,
+)
 from w1_baselines import drain
 from w1_data import POOL_SIZE, create_topic
 from w4_baselines import naive_protobuf_parquet_export
@@ -175,23 +178,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    print(f"W4 benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
-    print(f"machine: {machine()}")
-    print(f"code: {code_under_test()}")
-    print(f"load average at start: {load_average()}")
-    with ExitStack() as stack:
-        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-w4-")))
-        if args.use_env:
-            missing = [v for v in ENDPOINT_VARIABLES if not os.environ.get(v)]
-            if missing:
-                raise SystemExit(f"--use-env: {', '.join(missing)} not set (set -a; . .devstack/env; set +a)")
-        else:
-            from kafka_s3_assets.devstack.stack import running_devstack
-
-            endpoints = stack.enter_context(running_devstack(workdir / "devstack"))
-            os.environ.update(endpoints.env())  # for boto3 here and every subprocess
-        return measure(args, workdir)
+    return run_on_stack("W4", parse_args(argv), measure)
 
 
 def measure(args: argparse.Namespace, workdir: Path) -> int:
