@@ -183,6 +183,22 @@ class GlueSchemaSource(Protocol):
     def schema_version(self, version_id: uuid.UUID) -> GlueSchemaVersion: ...
 
 
+def schema_version_of_format(
+    registry: GlueSchemaSource, version_id: uuid.UUID, data_format: str, failure: str, mismatch: str
+) -> GlueSchemaVersion:
+    """The schema version ``version_id`` from Glue, which must hold a ``data_format`` schema
+    (``AVRO``, ``JSON``, ``PROTOBUF``); otherwise a ConversionError beginning with ``failure`` (the
+    converter's own words) and ending with ``mismatch`` (what AWS's converter then says). A version Glue
+    does not have raises the registry's SchemaNotFoundError, which each converter reports its way."""
+    version = registry.schema_version(version_id)
+    if version.data_format != data_format:
+        shown = {"AVRO": "Avro", "PROTOBUF": "Protobuf"}.get(data_format, data_format)
+        raise ConversionError(
+            f"{failure}: schema version {version_id} is a {version.data_format} schema, not {shown} ({mismatch})"
+        )
+    return version
+
+
 class GlueAvroConverter:
     """``AWSKafkaAvroConverter``: Glue-framed Avro -> ConnectData with an undecoded datum.
 
@@ -228,12 +244,9 @@ class GlueAvroConverter:
         schema_id = glue_schema_id(version_id)
         ref = self._schemas.get(schema_id)
         if ref is None:
-            version = self._registry.schema_version(version_id)
-            if version.data_format != "AVRO":
-                raise ConversionError(
-                    f"{_FAILED}: schema version {version_id} is a {version.data_format} schema, not Avro "
-                    f"(Failed to extract schema from GSR metadata)"
-                )
+            version = schema_version_of_format(
+                self._registry, version_id, "AVRO", _FAILED, "Failed to extract schema from GSR metadata"
+            )
             connect_version = version.version_number if self._version_from_registry else None
             ref = self._resolve(schema_id, connect_version, version.definition, f"Schema version {version_id}")
             self._schemas[schema_id] = ref

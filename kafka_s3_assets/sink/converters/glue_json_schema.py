@@ -86,6 +86,7 @@ from .glue import (
     glue_schema_id,
     is_glue_framed,
     no_secondary_deserializer,
+    schema_version_of_format,
     split_glue_frame,
 )
 from .glue_protobuf import java_hash_order
@@ -893,14 +894,11 @@ class GlueJsonSchemaConverter:
         if compiled is not None:
             return compiled
         try:
-            version = self._registry.schema_version(version_id)
+            version = schema_version_of_format(
+                self._registry, version_id, "JSON", FAILED, "JSON Deserialized data is not in envelope format."
+            )
         except SchemaNotFoundError as exc:
             raise ConversionError(f"{FAILED}: {exc}") from exc
-        if version.data_format != "JSON":
-            raise ConversionError(
-                f"{FAILED}: schema version {version_id} is a {version.data_format} schema, not JSON "
-                "(JSON Deserialized data is not in envelope format.)"
-            )
         try:
             raw = parse_schema_definition(version.definition)
             class_name = self._resolved_class(raw)

@@ -104,6 +104,7 @@ from .glue import (
     glue_frame,
     is_glue_framed,
     no_secondary_deserializer,
+    schema_version_of_format,
     split_glue_frame,
 )
 from .json_envelope import unscaled_bytes
@@ -942,14 +943,15 @@ class GlueProtobufConverter:
         if found is not None:
             return found
         try:
-            version = self._registry.schema_version(version_id)
+            version = schema_version_of_format(
+                self._registry,
+                version_id,
+                "PROTOBUF",
+                _DESERIALIZING,
+                "AWS's deserializer reads it as that format, and ProtobufSchemaConverter then fails",
+            )
         except SchemaNotFoundError as exc:
             raise ConversionError(f"{_DESERIALIZING}: {exc}") from exc
-        if version.data_format != "PROTOBUF":
-            raise ConversionError(
-                f"{_DESERIALIZING}: schema version {version_id} is a {version.data_format} schema, not Protobuf "
-                "(AWS's deserializer reads it as that format, and ProtobufSchemaConverter then fails)"
-            )
         try:
             loaded = load_glue_proto(version.definition)
         except GlueProtobufError as exc:
