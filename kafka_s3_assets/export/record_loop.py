@@ -5,9 +5,9 @@ record: converted (a tolerated conversion failure skips the record), through the
 (``transforming``: a dropped record is not written, its offset covered by the next manifest), written, each
 commit of objects handed to the manifest committer. With transforms, only chains the columnar Parquet path
 runs column by column take whole batches (``sink.transformed_batch``). A batch of schemaless JSON values
-goes by the JSON batch path (``sink.json_batch``) in runs, and the records between runs that it is not sure of go record by record
-in their place. Record by record is also the way while the ``record_read`` crash point is armed, so the
-fault tests stop between exactly the records they name.
+goes by the JSON batch path (``sink.json_batch``) in runs, and the records between runs that it is not
+sure of go record by record in their place. Record by record is also the way while the ``record_read``
+crash point is armed, so the fault tests stop between exactly the records they name.
 """
 
 from __future__ import annotations
