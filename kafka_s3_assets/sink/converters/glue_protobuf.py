@@ -110,7 +110,7 @@ from .glue import (
 from .json_envelope import unscaled_bytes
 from .protobuf import has_required_fields
 from .protobuf_descriptors import builtin_file, demote_map_entries
-from .protobuf_schema import has_optional_keyword, is_proto3_optional
+from .protobuf_schema import has_optional_keyword, is_proto3_optional, length_delimited
 from .protobuf_values import date_days, enum_name, signed_64, timestamp_millis
 
 # ProtobufSchemaConverterConstants.
@@ -454,43 +454,16 @@ def read_message_index(payload: bytes) -> tuple[int, int]:
 
 
 def metadata_option(fd: FieldDescriptor) -> tuple[str | None, str | None]:
-    """``(metadata.metadata_key)`` and ``(metadata.metadata_value)`` of a field, read from its options' bytes."""
+    """``(metadata.metadata_key)`` and ``(metadata.metadata_value)`` of a field, read from its options' bytes
+    (the last of each, as protobuf's parser keeps it)."""
     if not fd.has_options:
         return None, None
     data = fd.GetOptions().SerializeToString()
-    key = value = None
-    position = 0
-    while position < len(data):
-        tag, position = _varint(data, position)
-        number, wire_type = tag >> 3, tag & 7
-        if wire_type == 0:
-            _, position = _varint(data, position)
-        elif wire_type == 1:
-            position += 8
-        elif wire_type == 5:
-            position += 4
-        elif wire_type == 2:
-            size, position = _varint(data, position)
-            text = data[position : position + size].decode("utf-8", "replace")
-            position += size
-            if number == METADATA_KEY_NUMBER:
-                key = text
-            elif number == METADATA_VALUE_NUMBER:
-                value = text
-        else:
-            break
-    return key, value
-
-
-def _varint(data: bytes, position: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, position
-        shift += 7
+    found = []
+    for number in (METADATA_KEY_NUMBER, METADATA_VALUE_NUMBER):
+        payloads = length_delimited(data, number)
+        found.append(payloads[-1].decode("utf-8", "replace") if payloads else None)
+    return found[0], found[1]
 
 
 def real_oneof(fd: FieldDescriptor) -> OneofDescriptor | None:

@@ -254,14 +254,14 @@ def field_meta_params(fd: FieldDescriptor) -> Mapping[str, str]:
     if not fd.has_options:
         return {}
     params: dict[str, str] = {}
-    for meta in _length_delimited(fd.GetOptions().SerializeToString(), _FIELD_META_NUMBER):
-        for entry in _length_delimited(meta, _META_PARAMS_NUMBER):
-            key = b"".join(_length_delimited(entry, 1)).decode("utf-8")
-            params[key] = b"".join(_length_delimited(entry, 2)).decode("utf-8")  # the last entry of a key wins
+    for meta in length_delimited(fd.GetOptions().SerializeToString(), _FIELD_META_NUMBER):
+        for entry in length_delimited(meta, _META_PARAMS_NUMBER):
+            key = b"".join(length_delimited(entry, 1)).decode("utf-8")
+            params[key] = b"".join(length_delimited(entry, 2)).decode("utf-8")  # the last entry of a key wins
     return params
 
 
-def _length_delimited(data: bytes, number: int) -> list[bytes]:
+def length_delimited(data: bytes, number: int) -> list[bytes]:
     """The payloads of field ``number`` (wire type 2) in a serialized message, in order; other fields skipped."""
     found, position = [], 0
     while position < len(data):
