@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import boto3
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -122,6 +122,12 @@ class Kafka:
         for future in admin.create_topics([NewTopic(name, partitions, 1, config=config or {})]).values():
             future.result(timeout=30)
         return name
+
+    def add_partitions(self, topic: str, total: int) -> None:
+        """Grows ``topic`` to ``total`` partitions."""
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for future in admin.create_partitions([NewPartitions(topic, total)]).values():
+            future.result(timeout=30)
 
     def produce(
         self, topic: str, values: list[bytes | None], partition: int = 0, keys=None, timestamps=None, headers=None

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import dagster as dg
 
 from ..export.lag import LagLimits
-from ..export.topic_export import ExportOutcome, export_topic
+from ..export.topic_export import ExportOutcome, export_topic, measure_lag
 from ..export.value_schema import value_connect_schema
 from ..iceberg.table_settings import table_full_name
 from ..sink.secrets import scrub
@@ -23,6 +23,7 @@ from .check_run import check_events
 from .concurrency import SPARK_POOL, export_tag
 from .connections import Connections
 from .connectors import ConnectorSpec, safe_name
+from .freshness import freshness_policy
 from .lag_events import lag_check_spec
 from .options import DEFAULT_KEY_PREFIX, AssetAttributes
 from .partitions import key_range_tags, parse_partition_key, spanning_range, topic_partitions_def
@@ -151,6 +152,8 @@ def build_export_asset(
                 owners=list(attributes.owners),
                 tags=dict(attributes.tags),
                 automation_condition=attributes.automation_condition,
+                # How long after the last materialization of any partition the asset turns stale (freshness).
+                freshness_policy=freshness_policy(connector.config, attributes.freshness),
                 # A partition with nothing new is not materialized again (see run_events.partition_events).
                 skippable=True,
             )
@@ -209,6 +212,11 @@ def build_export_asset(
                 context.log,
                 on_progress=publish,
             )
+        # Where a commit left records waiting and no lag limit had the lag measured: measured now, for the
+        # events' lag_seconds (one watermark probe; an unreachable broker leaves it unknown).
+        unmeasured = [o for o in outcomes if o.lag is None and o.committed and o.result.lag]
+        if unmeasured:
+            measure_lag(settings, unmeasured, context.log)
         if on_outcomes is not None:
             on_outcomes(outcomes)
         columns = {}  # by value schema id: one registry lookup per schema and run

@@ -9,12 +9,19 @@ components of this type.
 """
 
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 import dagster as dg
-from dagster.components import Scaffolder, ScaffoldRequest
+from dagster.components import (
+    DefsStateConfig,
+    DefsStateConfigArgs,
+    ResolvedDefsStateConfig,
+    Scaffolder,
+    ScaffoldRequest,
+)
 from dagster.components.component_scaffolding import scaffold_component
 from dagster_aws.s3 import S3Resource
 from pydantic import Field
@@ -23,9 +30,15 @@ from ..export.lag import MAX_AGE_KEY, MAX_RECORDS_KEY
 from ..sink.errors import ConfigError
 from .connections import Connections, spark_from_environment
 from .connectors import ConnectorSpec, inline_connector, load_connector
+from .dagster_load import dagster_holds_state
 from .export_definitions import build_definitions
-from .options import DEFAULT_KEY_PREFIX, LAG_OBSERVATION_INTERVAL_MINUTES, AssetAttributes, SensorSettings
+from .freshness import check_windows
+from .instance_partitions import add_state_partitions
+from .options import DEFAULT_KEY_PREFIX, LAG_OBSERVATION_INTERVAL_MINUTES, AssetAttributes, Freshness, SensorSettings
 from .resources import KafkaResource, SchemaRegistryResource
+from .topic_state import TopicPartitionsState, read_state, take_state, write_state
+
+log = logging.getLogger(__name__)
 
 STARTER_CONNECTOR = "connector.json"
 
@@ -151,6 +164,23 @@ class LagAttributes(dg.Resolvable, dg.Model):
     ] = Field(default=LAG_OBSERVATION_INTERVAL_MINUTES)
 
 
+class FreshnessAttributes(dg.Resolvable, dg.Model):
+    """The windows of the export assets' FreshnessPolicy, in seconds; unset: derived from the connector
+    config's rotation and the export sensor's interval (``defs.freshness``)."""
+
+    fail_window_seconds: Annotated[
+        int | None,
+        _doc(
+            "Freshness FAILs this long after the asset's last materialization (any partition); at least 60. "
+            "Set: replaces the derived policy, with warn_window_seconds as its warn window (else none)."
+        ),
+    ] = None
+    warn_window_seconds: Annotated[
+        int | None,
+        _doc("Freshness WARNs this long after the last materialization; at least 60, below the fail window."),
+    ] = None
+
+
 class KafkaS3SinkComponentScaffolder(Scaffolder):
     """``dg scaffold defs kafka_s3_assets.KafkaS3SinkComponent <folder>``: a ``defs.yaml`` naming a
     connector config, and a starter config beside it to edit (topics, bucket)."""
@@ -183,11 +213,15 @@ def starter_connector(folder: str) -> dict:
 
 @dg.scaffold_with(KafkaS3SinkComponentScaffolder)
 @dataclass
-class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
+class KafkaS3SinkComponent(dg.StateBackedComponent, dg.Resolvable):
     """Kafka topics exported to S3 with the semantics of Kafka Connect's S3 sink: one partitioned asset per
     topic of the connector config (a partition per Kafka topic-partition, materialized by a Spark job),
     the topic as an external asset upstream of it, completeness and lag checks, and sensors that discover
-    partitions and export new records."""
+    partitions and export new records.
+
+    A state-backed component: its state is the connector's topics and their Kafka partitions
+    (``topic_state``), taken by default each time the code location loads (``defs_state`` sets when), and
+    the partitions it records are the assets' partition keys from the start (``instance_partitions``)."""
 
     connector: Annotated[
         str | None,
@@ -239,20 +273,86 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
             "`{{ dg.AutomationCondition.on_missing() }}` (exports each new topic-partition once).",
         ),
     ] = None
+    freshness: Annotated[
+        FreshnessAttributes | Literal["none"],
+        _doc(
+            "The export assets' FreshnessPolicy: `fail_window_seconds` / `warn_window_seconds`, derived from "
+            "rotate.schedule.interval.ms / rotate.interval.ms (else a day for flush.size alone) and the export "
+            "sensor's interval where unset; `none`: no policy."
+        ),
+    ] = field(default_factory=FreshnessAttributes)
+    defs_state: Annotated[
+        ResolvedDefsStateConfig,
+        _doc(
+            "When the topics and partitions are taken from Kafka: LEGACY_CODE_SERVER_SNAPSHOTS (default) "
+            "each time the code location loads; LOCAL_FILESYSTEM or VERSIONED_STATE_STORAGE by "
+            "`dg utils refresh-defs-state`."
+        ),
+    ] = field(default_factory=DefsStateConfigArgs.legacy_code_server_snapshots)
+
+    # The folder of defs.yaml, which the state's key and the connector file are relative to (set by ``load``).
+    # Not a dataclass field (a type comment, no annotation): the attributes of defs.yaml are the fields.
+    _folder = None  # type: Path | None
+
+    @classmethod
+    def load(cls, attributes: Any, context: dg.ComponentLoadContext) -> "KafkaS3SinkComponent":
+        # StateBackedComponent.load marks the state key before returning; the key names the folder, which
+        # only the load context knows, so the folder is set first and the key marked here as it marks it.
+        component = super(dg.StateBackedComponent, cls).load(attributes, context)
+        component._folder = Path(context.path)
+        context.component_tree.mark_component_defs_state_key(
+            defs_state_key=component.defs_state_config.key, loc=context.component_loc
+        )
+        return component
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
-        return self.definitions(Path(context.path), topic_scope=context.component_tree)
+        # Where Dagster's state machinery cannot hand the state over (a plain process, a reconstruction
+        # without it: dagster_load), the component takes the state now.
+        if not dagster_holds_state(self.defs_state_config):
+            return self.build_defs_from_state(context, state_path=None)
+        return super().build_defs(context)
 
-    def definitions(self, folder: Path, topic_scope: object | None = None) -> dg.Definitions:
+    @property
+    def defs_state_config(self) -> DefsStateConfig:
+        return DefsStateConfig.from_args(self.defs_state, default_key=f"KafkaS3SinkComponent[{self._folder}]")
+
+    def write_state_to_path(self, state_path: Path) -> None:
+        write_state(take_state(self.load_connector(self.folder), self.connections()), state_path)
+
+    def build_defs_from_state(self, context: dg.ComponentLoadContext, state_path: Path | None) -> dg.Definitions:
+        folder = Path(context.path)
+        connector = self.load_connector(folder)
+        # No state yet (LOCAL_FILESYSTEM before its first refresh): taken now, as a load without state would.
+        state = read_state(state_path) if state_path is not None else take_state(connector, self.connections())
+        if state.unreachable is not None:
+            log.warning(
+                "Connector %s: Kafka could not be asked for its partitions: %s", connector.name, state.unreachable
+            )
+        definitions = self.definitions(folder, topic_scope=context.component_tree, state=state)
+        add_state_partitions(state)
+        return definitions
+
+    @property
+    def folder(self) -> Path:
+        if self._folder is None:
+            raise ConnectorConfigProblem("KafkaS3SinkComponent: no folder: load it with its defs.yaml (dg)")
+        return self._folder
+
+    def definitions(
+        self, folder: Path, topic_scope: object | None = None, state: TopicPartitionsState | None = None
+    ) -> dg.Definitions:
         """What the component defines, with its files relative to ``folder``; ``topic_scope``: the
-        component tree, where another component may declare a topic's asset first."""
+        component tree, where another component may declare a topic's asset first; ``state``: the topics
+        as taken from Kafka (else asked now)."""
+        connector = self.load_connector(folder)
         return build_definitions(
-            [self.load_connector(folder)],
+            [connector],
             self.connections(),
             self.asset_attributes(),
             self.sensor_settings(),
             topic_scope=topic_scope,
             topic_owner=str(folder),
+            states={connector.name: state} if state is not None else None,
         )
 
     def load_connector(self, folder: Path) -> ConnectorSpec:
@@ -300,7 +400,24 @@ class KafkaS3SinkComponent(dg.Component, dg.Resolvable):
             owners=tuple(self.owners),
             tags=dict(self.tags),
             automation_condition=self.automation_condition,
+            freshness=self.freshness_settings(),
         )
+
+    def freshness_settings(self) -> Freshness:
+        """The ``freshness`` attribute, checked (a problem names it), with the export sensor's interval."""
+        interval = self.sensor_settings().export_interval_s
+        if self.freshness == "none":
+            return Freshness(enabled=False, export_interval_s=interval)
+        if not isinstance(self.freshness, FreshnessAttributes):  # dg accepts any string (a template)
+            raise ConnectorConfigProblem(
+                f"defs.yaml: attribute `freshness`: `none` or fail_window_seconds / warn_window_seconds, "
+                f"not {self.freshness!r}"
+            )
+        fail, warn = self.freshness.fail_window_seconds, self.freshness.warn_window_seconds
+        problems = check_windows(fail, warn)
+        if problems:
+            raise ConnectorConfigProblem(f"defs.yaml: attribute `freshness`: {'; '.join(problems)}")
+        return Freshness(fail_window_s=fail, warn_window_s=warn, export_interval_s=interval)
 
     def sensor_settings(self) -> SensorSettings:
         defaults = SensorSettings()

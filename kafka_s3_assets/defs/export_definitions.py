@@ -7,12 +7,13 @@ any code location (``dg.Definitions.merge`` refuses two different resources unde
 executors).
 
 A ``topics.regex`` connector's topics are those matching on the broker when the definitions load (asked
-here, with the export's Kafka timeout): a topic created later joins the asset graph at the next load
-(a reload of the code location), while the discovery sensor adds its partitions from its first tick on."""
+here, with the export's Kafka timeout, unless the caller passes the state it took: ``topic_state``): a topic
+created later joins the asset graph at the next load (a reload of the code location), while the discovery
+sensor adds its partitions from its first tick on."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 
 import dagster as dg
 
@@ -24,6 +25,7 @@ from .connectors import ConnectorSpec
 from .options import AssetAttributes, SensorSettings
 from .sensors import build_discovery_sensor, build_export_sensor, build_jobs
 from .topic_assets import topic_specs
+from .topic_state import TopicPartitionsState, state_topics
 
 
 def build_definitions(
@@ -33,16 +35,19 @@ def build_definitions(
     sensors: SensorSettings = SensorSettings(),
     topic_scope: object | None = None,
     topic_owner: Hashable = None,
+    states: Mapping[str, TopicPartitionsState] | None = None,
 ) -> dg.Definitions:
     """``topic_scope`` / ``topic_owner``: the component tree and the component building these, so that a
-    topic two components export is declared once (``topic_assets.topic_specs``)."""
+    topic two components export is declared once (``topic_assets.topic_specs``); ``states``: by connector
+    name, the topics the broker had when a state was taken (else they are resolved now)."""
     connections = connections if connections is not None else Connections()
     assets: list = []
     jobs: list = []  # sensors.AssetJob
     sensor_defs = []
     topics: dict[str, None] = {}
     for connector in connectors:
-        connector_topics = definition_topics(connector, connections)
+        state = (states or {}).get(connector.name)
+        connector_topics = state_topics(state, connector) if state else definition_topics(connector, connections)
         for topic in connector_topics:
             assets.append(build_export_asset(connector, topic, connections, attributes))
             topics[topic] = None

@@ -15,6 +15,10 @@ import dagster as dg
 from ..export.lag import LagLimits, PartitionLag, judge
 
 LAG_CHECK = "lag_within_limits"
+# How long the oldest record not yet exported has waited (now - its Kafka timestamp), in seconds: 0.0 when
+# none waits, -1.0 when unknown (as the run's metadata marks an unknown value). On every materialization
+# and observation of an export asset.
+LAG_SECONDS = "lag_seconds"
 
 
 def lag_check_spec(
@@ -39,20 +43,33 @@ def lag_check_spec(
     ]
 
 
+def lag_seconds(age_ms: int | None) -> dg.MetadataValue:
+    """``LAG_SECONDS``'s value for the oldest waiting record's age (None: unknown)."""
+    return dg.MetadataValue.float(-1.0 if age_ms is None else age_ms / 1000)
+
+
 def lag_metadata(lag: PartitionLag) -> dict:
     metadata = {
         "lag": dg.MetadataValue.int(lag.lag),
         "next_offset": dg.MetadataValue.int(lag.resume_offset),
         "high_watermark": dg.MetadataValue.int(lag.high_watermark),
+        LAG_SECONDS: lag_seconds(lag.oldest_age_ms),
     }
     if lag.oldest_age_ms is not None:  # left out when unknown: a plot has no point there
         metadata["oldest_waiting_age_ms"] = dg.MetadataValue.int(lag.oldest_age_ms)
     return metadata
 
 
+# What an export run's events count of its own export (``run_events.export_metadata``): a lag observation
+# exports nothing, and says so, so that every event of the asset carries the same numeric keys.
+NOTHING_EXPORTED = {"records": 0, "objects": 0, "bytes": 0}
+
+
 def lag_observation(asset_key: dg.AssetKey, lag: PartitionLag) -> dg.AssetObservation:
     return dg.AssetObservation(
-        asset_key=asset_key, partition=f"{lag.topic}/{lag.partition}", metadata=lag_metadata(lag)
+        asset_key=asset_key,
+        partition=f"{lag.topic}/{lag.partition}",
+        metadata={**lag_metadata(lag), **{k: dg.MetadataValue.int(v) for k, v in NOTHING_EXPORTED.items()}},
     )
 
 

@@ -10,6 +10,19 @@ import dagster as dg
 
 DEFAULT_KEY_PREFIX = ("kafka_s3",)
 LAG_OBSERVATION_INTERVAL_MINUTES = 60
+EXPORT_INTERVAL_S = 30
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """The export assets' freshness policy (``freshness.freshness_policy``): derived from the connector
+    config and ``export_interval_s`` (the export sensor's interval), each window unless given here;
+    ``enabled`` False: no policy."""
+
+    enabled: bool = True
+    fail_window_s: int | None = None
+    warn_window_s: int | None = None
+    export_interval_s: int = EXPORT_INTERVAL_S
 
 
 @dataclass(frozen=True)
@@ -22,6 +35,7 @@ class AssetAttributes:
     owners: tuple[str, ...] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
     automation_condition: dg.AutomationCondition | None = None
+    freshness: Freshness = Freshness()
 
     def asset_key(self, connector: str, topic: str) -> dg.AssetKey:
         return dg.AssetKey([*self.key_prefix, connector, topic])
@@ -35,5 +49,5 @@ class SensorSettings:
     discovery_running: bool = True
     discovery_interval_s: int = 60
     export_running: bool = False
-    export_interval_s: int = 30
+    export_interval_s: int = EXPORT_INTERVAL_S
     lag_observation_interval_minutes: float = LAG_OBSERVATION_INTERVAL_MINUTES

@@ -6,13 +6,15 @@ the run (``blocking_reason``).
 
 from __future__ import annotations
 
+import time
+
 import dagster as dg
 
 from ..export.completeness import CompletenessReport
-from ..export.lag import LagLimits
+from ..export.lag import LagLimits, PartitionLag
 from ..export.partition_request import PartitionExportResult
 from ..export.topic_export import ExportOutcome
-from .lag_events import lag_check_evaluation
+from .lag_events import LAG_SECONDS, lag_check_evaluation, lag_seconds
 from .standard_metadata import standard_metadata
 
 COMPLETENESS_CHECK = "manifests_contiguous"
@@ -61,6 +63,20 @@ def export_metadata(result: PartitionExportResult, bucket: str) -> dict:
         "replayed_dead_attempt": dg.MetadataValue.bool(result.replayed),
         "orphans_removed": dg.MetadataValue.int(result.orphans_removed),
     }
+
+
+def waiting_age_ms(outcome: ExportOutcome, now_ms: int) -> int | None:
+    """How long the oldest record the run left unexported has waited, by its Kafka timestamp (0: none
+    waits; None: unknown): from the lag measured after the export where there is one (``assets`` has it
+    measured wherever a commit left records waiting), else, where nothing was committed, from the plan (the
+    same record still waits)."""
+    if outcome.result.lag == 0:
+        return 0
+    if outcome.lag is not None:
+        return outcome.lag.oldest_age_ms
+    if not outcome.committed and outcome.plan is not None:
+        return PartitionLag.of(outcome.plan, now_ms).oldest_age_ms
+    return None
 
 
 def check_evaluation(asset_key: dg.AssetKey, key: str, report: CompletenessReport) -> dg.AssetCheckEvaluation:
@@ -146,11 +162,13 @@ def partition_events(
     uri: str | None = None,
     columns: dg.TableSchema | None = None,
     provenance: dict[str, str] | None = None,
+    now_ms: int | None = None,
 ) -> list:
     """The events Dagster records for one topic-partition of the run.
 
     - New manifests committed: an ``AssetMaterialization`` of its partition key, with its offsets,
-      records, objects, bytes and lag.
+      records, objects, bytes and lag, in records (``lag``) and in seconds (``lag_seconds``: how long
+      the oldest record left unexported has waited at ``now_ms``, default now; ``waiting_age_ms``).
     - Nothing new committed (no record waiting, or fewer than make a full object): an
       ``AssetObservation`` with the same metadata instead. The S3 data did not change, so the partition
       is not recorded as materialized again (a materialization would tell downstream assets and
@@ -168,8 +186,10 @@ def partition_events(
     """
     if outcome.result.status == "failed":
         return []
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     metadata = {
         **export_metadata(outcome.result, bucket),
+        LAG_SECONDS: lag_seconds(waiting_age_ms(outcome, now_ms)),
         **table_metadata(outcome),
         **standard_metadata(
             uri=uri,

@@ -50,6 +50,7 @@ from .lag_events import lag_events
 from .observation_throttle import ObservationThrottle
 from .options import AssetAttributes, SensorSettings
 from .partitions import (
+    discovery_sensor_name,
     is_valid_dagster_partition_key,
     parse_partition_key,
     partition_key,
@@ -84,7 +85,7 @@ def build_discovery_sensor(
     connections = connections if connections is not None else Connections()
 
     @dg.sensor(
-        name=f"discover_partitions__{safe_name(connector.name)}",
+        name=discovery_sensor_name(connector.name),
         minimum_interval_seconds=sensors.discovery_interval_s,
         default_status=_status(sensors.discovery_running),
         description=f"Adds new Kafka partitions of the topics of connector {connector.name} as asset partitions.",

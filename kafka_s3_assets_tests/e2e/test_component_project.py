@@ -19,7 +19,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_def
+from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_name
 
 from ..conftest import connector_config, list_keys
 
@@ -115,6 +115,8 @@ def test_a_project_made_by_create_dagster_adds_two_components_checks_lists_and_l
     connector_file(defs_dir / "exports", "orders-sink", topic, bucket)
     connector_file(defs_dir / "exports_two", "orders-sink-two", topic, other_bucket)
 
+    with dg.DagsterInstance.from_config(str(home)) as instance:  # a new instance: no partition key yet
+        assert instance.get_dynamic_partitions(topic_partitions_name("orders-sink", topic)) == []
     run([str(BIN / "dg"), "check", "defs"], project, env)
     defs = json.loads(run([str(BIN / "dg"), "list", "defs", "--json"], project, env).stdout)
     keys = {a["asset_key"] for a in defs["assets"]}
@@ -125,10 +127,7 @@ def test_a_project_made_by_create_dagster_adds_two_components_checks_lists_and_l
     assert all(a["dependency_keys"] == [f"kafka/{topic}"] for a in exports.values())
 
     key = partition_key(topic, 0)
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        for name in ("orders-sink", "orders-sink-two"):
-            instance.add_dynamic_partitions(topic_partitions_def(name, topic).name, [key])
-    for asset_key in export_keys:
+    for asset_key in export_keys:  # no sensor, no daemon: the load gives the asset its Kafka partitions
         run([str(BIN / "dg"), "launch", "--assets", asset_key, "--partition", key], project, env)
 
     assert list_keys(s3_client, bucket, f"topics/{topic}/") == list_keys(s3_client, other_bucket, f"topics/{topic}/")
@@ -145,6 +144,60 @@ def test_a_project_made_by_create_dagster_adds_two_components_checks_lists_and_l
             columns = md["dagster/column_schema"].columns
             assert [(c.name, c.type, c.constraints.nullable) for c in columns] == [("f1", "string", False)]
             assert len(materialization.tags["dagster/code_version"]) == 12
+
+
+# One tick of a sensor of the project's definitions, loaded as the daemon's code server loads them, with
+# the requests it returns applied to the instance as the daemon applies them: what the sensor adds.
+SENSOR_TICK = """
+import sys
+from pathlib import Path
+
+import dagster as dg
+from dagster.components import load_from_defs_folder
+
+defs = load_from_defs_folder(path_within_project=Path.cwd())
+sensor = defs.get_sensor_def(sys.argv[1])
+with dg.DagsterInstance.get() as instance:
+    result = sensor(dg.build_sensor_context(instance=instance))
+    for request in getattr(result, "dynamic_partitions_requests", None) or []:
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+        print("added", *request.partition_keys)
+"""
+
+
+def test_a_partition_created_later_is_added_by_the_sensor_and_an_unknown_one_is_named(kafka, bucket, s3_client, shop):
+    """After the first launch a Kafka partition is created: the discovery sensor of the loaded definitions adds
+    its key, and a launch exports it. A partition Kafka does not have fails the launch with a message naming
+    the topic, the partition, the partitions known and what to run."""
+    topic = kafka.create_topic("growing")
+    kafka.produce_avro(topic, [{"f1": f"p0-{i}"} for i in range(3)])
+    project, env = shop.project, shop.env()
+    run([str(BIN / "dg"), "scaffold", "defs", "kafka_s3_assets.KafkaS3SinkComponent", "growing"], project, env)
+    connector_file(shop.defs_dir / "growing", "growing-sink", topic, bucket)
+    asset_key = f"kafka_s3/growing-sink/{topic}"
+    run([str(BIN / "dg"), "launch", "--assets", asset_key, "--partition", partition_key(topic, 0)], project, env)
+    name = topic_partitions_name("growing-sink", topic)
+    with dg.DagsterInstance.from_config(str(shop.home)) as instance:
+        assert instance.get_dynamic_partitions(name) == [partition_key(topic, 0)]
+
+    kafka.add_partitions(topic, 2)
+    kafka.produce_avro(topic, [{"f1": f"p1-{i}"} for i in range(3)], partition=1)
+    tick = run([sys.executable, "-c", SENSOR_TICK, "discover_partitions__growing_sink"], project, env)
+    assert f"added {partition_key(topic, 1)}" in tick.stdout, tick.stdout
+    with dg.DagsterInstance.from_config(str(shop.home)) as instance:
+        assert instance.get_dynamic_partitions(name) == [partition_key(topic, 0), partition_key(topic, 1)]
+    run([str(BIN / "dg"), "launch", "--assets", asset_key, "--partition", partition_key(topic, 1)], project, env)
+    assert list_keys(s3_client, bucket, f"topics/{topic}/partition=1/") == [
+        f"topics/{topic}/partition=1/{topic}+1+0000000000.avro"
+    ]
+
+    argv = [str(BIN / "dg"), "launch", "--assets", asset_key, "--partition", partition_key(topic, 5)]
+    result = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0, result.stdout
+    output = result.stdout + result.stderr
+    known = f"{partition_key(topic, 0)}, {partition_key(topic, 1)}"
+    assert f"Kafka topic {topic} has no partition 5 that Dagster knows of (partitions known: {known})" in output, output
+    assert "discover_partitions__growing_sink" in output, output
 
 
 def failed_check(shop: Shop) -> str:

@@ -122,6 +122,8 @@ def test_every_attribute_is_documented():
         "owners",
         "tags",
         "automation_condition",
+        "freshness",
+        "defs_state",
     } == set(schema["properties"])
 
 

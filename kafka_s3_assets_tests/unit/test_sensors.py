@@ -309,6 +309,11 @@ def test_a_run_of_another_connector_does_not_hold_a_topic_back():
     assert run.tags[EXPORT_TAG] == "sink/orders"
 
 
+def seconds(lag_seconds: float) -> dict:
+    """The rest of a lag observation's numeric metadata: its lag in seconds, and nothing exported."""
+    return {"lag_seconds": lag_seconds, "records": 0, "objects": 0, "bytes": 0}
+
+
 def test_lag_observed_for_every_known_partition_each_tick():
     spec = connector()
     plans = {("orders", 0): waiting(4, exported_up_to=2, oldest_ms=NOW_MS - 7000), ("orders", 1): waiting(0)}
@@ -316,8 +321,8 @@ def test_lag_observed_for_every_known_partition_each_tick():
     observations = {e.partition: {k: v.value for k, v in e.metadata.items()} for e in export_events(result)}
     assert all(isinstance(e, dg.AssetObservation) for e in result.asset_events)  # no limit set: no check
     assert observations == {
-        "orders/0": {"lag": 4, "next_offset": 2, "high_watermark": 6, "oldest_waiting_age_ms": 7000},
-        "orders/1": {"lag": 0, "next_offset": 0, "high_watermark": 0, "oldest_waiting_age_ms": 0},
+        "orders/0": {"lag": 4, "next_offset": 2, "high_watermark": 6, "oldest_waiting_age_ms": 7000, **seconds(7.0)},
+        "orders/1": {"lag": 0, "next_offset": 0, "high_watermark": 0, "oldest_waiting_age_ms": 0, **seconds(0.0)},
     }
     assert {e.asset_key for e in result.asset_events} == {
         dg.AssetKey(["kafka_s3", "sink", "orders"]),
