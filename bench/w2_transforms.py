@@ -14,6 +14,12 @@ checks both exports: every partition's objects at 0, 100000, ... holding their r
 (``seq``), and in the transformed objects the inserted ``kafka_offset`` equal to each record's offset, the
 ``tags`` column gone. Target (issue): with transforms, at least 0.8x the records/s without.
 
+``--format avro`` times the same two exports written as ``AvroFormat`` (container files, no codec) instead of
+Parquet, same partitioner: the transforms then take AvroFormat's batch path (``sink/transformed_avro_batch.py``:
+the datums rewritten without decoding); the checks read the objects' ``seq`` and ``kafka_offset`` the same way.
+
+    .venv/bin/python bench/w2_transforms.py --format avro --records 1200000
+
 Exit status: 0 when both exports ran and the checks passed (whether or not the target was met).
 """
 
@@ -27,9 +33,10 @@ import uuid
 from pathlib import Path
 
 import boto3
+import fastavro
 import pyarrow.parquet as pq
 from w1 import load_average, ratio_line, run_on_stack
-from w1_data import create_topic, produce_w1
+from w1_data import POOL_SIZE, create_topic, produce_w1
 from w2 import FLUSH_SIZE, check_objects, run_export
 
 TARGET = 0.8
@@ -42,9 +49,51 @@ LINEAGE = {
     "transforms.dropTags.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
     "transforms.dropTags.exclude": "tags",
 }
+FORMATS = {
+    "parquet": {},  # W2's own (bench/task_rate.py W2_CONFIG): ParquetFormat, snappy
+    "avro": {"format.class": "io.confluent.connect.s3.format.avro.AvroFormat"},
+}
 
 
-def check_lineage(bucket: str, topic: str) -> tuple[bool, str]:
+def read_columns(body: bytes, columns: list[str], fmt: str) -> dict[str, list]:
+    """The named columns of an object of the format (for Avro: the records' fields)."""
+    if fmt == "avro":
+        rows = list(fastavro.reader(io.BytesIO(body)))
+        return {name: [row[name] for row in rows] for name in columns if not rows or name in rows[0]}
+    table = pq.read_table(io.BytesIO(body))
+    return {name: table.column(name).to_pylist() for name in columns if name in table.column_names}
+
+
+def check_avro_objects(bucket: str, topic: str, per_partition: list[int]) -> tuple[bool, str]:
+    """``w2.check_objects`` for Avro objects: every partition's objects start at 0, flush.size, ... and hold
+    their flush.size records in offset order (W1's ``seq``: the offset modulo the pool's size)."""
+    s3 = boto3.client("s3")
+    keys = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"topics/{topic}/"):
+        keys.extend(o["Key"] for o in page.get("Contents", ()))
+    problems, total = [], 0
+    for partition, produced in enumerate(per_partition):
+        marker = f"/{topic}+{partition}+"
+        found = sorted((int(k.rsplit("+", 1)[1].split(".")[0]), k) for k in keys if marker in k)
+        expected = list(range(0, produced - produced % FLUSH_SIZE, FLUSH_SIZE))
+        if [start for start, _key in found] != expected:
+            starts = [s for s, _ in found][:5]
+            problems.append(f"partition {partition}: objects start at {starts}..., expected {expected[:5]}...")
+            continue
+        for start, key in found:
+            seq = read_columns(s3.get_object(Bucket=bucket, Key=key)["Body"].read(), ["seq"], "avro")["seq"]
+            total += len(seq)
+            if seq != [(start + i) % POOL_SIZE for i in range(FLUSH_SIZE)]:
+                problems.append(f"partition {partition}: object {key} does not hold offsets from {start} in order")
+    expected_total = sum(p - p % FLUSH_SIZE for p in per_partition)
+    if total != expected_total and not problems:
+        problems.append(f"{total} records in objects, expected {expected_total}")
+    if problems:
+        return False, "FAILED: " + "; ".join(problems[:5])
+    return True, f"OK: {total:,} records in {len(keys)} Avro objects, each record at its offset's place"
+
+
+def check_lineage(bucket: str, topic: str, fmt: str = "parquet") -> tuple[bool, str]:
     """In every transformed object: no ``tags`` column, and ``kafka_offset`` running from the object's start."""
     s3 = boto3.client("s3")
     problems, objects = [], 0
@@ -52,11 +101,12 @@ def check_lineage(bucket: str, topic: str) -> tuple[bool, str]:
         for item in page.get("Contents", ()):
             key = item["Key"]
             start = int(key.rsplit("+", 1)[1].split(".")[0])
-            table = pq.read_table(io.BytesIO(s3.get_object(Bucket=bucket, Key=key)["Body"].read()))
+            columns = read_columns(s3.get_object(Bucket=bucket, Key=key)["Body"].read(), ["tags", "kafka_offset"], fmt)
             objects += 1
-            if "tags" in table.column_names:
+            if "tags" in columns:
                 problems.append(f"{key} still has tags")
-            if table.column("kafka_offset").to_pylist() != list(range(start, start + table.num_rows)):
+            offsets = columns.get("kafka_offset", [])
+            if not offsets or offsets != list(range(start, start + len(offsets))):
                 problems.append(f"{key}: kafka_offset is not its records' offsets")
     if problems or not objects:
         return False, "FAILED: " + ("; ".join(problems[:5]) or "no object")
@@ -68,11 +118,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--records", type=int, default=10_000_000, help="W1 records to produce (default 10,000,000)")
     parser.add_argument("--partitions", type=int, default=4, help="partitions of the topic (default 4)")
     parser.add_argument("--use-env", action="store_true", help="use the stack whose endpoints are exported")
+    parser.add_argument(
+        "--format", choices=sorted(FORMATS), default="parquet", help="the objects' format (default parquet, W2's)"
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str]) -> int:
-    return run_on_stack("W2+SMT", parse_args(argv), measure)
+    args = parse_args(argv)
+    return run_on_stack("W2+SMT" if args.format == "parquet" else f"W2+SMT ({args.format})", args, measure)
 
 
 def measure(args: argparse.Namespace, workdir: Path) -> int:
@@ -93,22 +147,27 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
         s3.create_bucket(Bucket=bucket)
     (workdir / "plain").mkdir()
     (workdir / "smt").mkdir()
-    plain_s, plain_records = run_export(topic, plain_bucket, workdir / "plain")
-    smt_s, smt_records = run_export(topic, smt_bucket, workdir / "smt", extra=LINEAGE, name=f"bench-smt-{topic}")
+    fmt = FORMATS[args.format]
+    print(f"format: {args.format}")
+    plain_s, plain_records = run_export(topic, plain_bucket, workdir / "plain", extra=fmt)
+    smt_s, smt_records = run_export(
+        topic, smt_bucket, workdir / "smt", extra={**fmt, **LINEAGE}, name=f"bench-smt-{topic}"
+    )
     print(f"load average after the measurements: {load_average()}")
     print(f"\n{'contender':<70} {'seconds':>8} {'records/s':>11}")
     for name, seconds in (
-        ("(a) W2: kafka-s3-assets export, no transforms", plain_s),
-        ("(b) W2+SMT: InsertField + ReplaceField", smt_s),
+        (f"(a) W2 ({args.format}): kafka-s3-assets export, no transforms", plain_s),
+        (f"(b) W2+SMT ({args.format}): InsertField + ReplaceField", smt_s),
     ):
         print(f"{name:<70} {seconds:8.1f} {args.records / seconds:11,.0f}")
     print("\nratio (records/s with the transforms over without):")
     print(ratio_line("W2+SMT / W2", plain_s / smt_s, TARGET))
 
     expected = sum(p - p % FLUSH_SIZE for p in per_partition)
-    ok_plain, plain_verdict = check_objects(plain_bucket, topic, per_partition)
-    ok_smt, smt_verdict = check_objects(smt_bucket, topic, per_partition)
-    ok_lineage, lineage_verdict = check_lineage(smt_bucket, topic)
+    check = check_avro_objects if args.format == "avro" else check_objects
+    ok_plain, plain_verdict = check(plain_bucket, topic, per_partition)
+    ok_smt, smt_verdict = check(smt_bucket, topic, per_partition)
+    ok_lineage, lineage_verdict = check_lineage(smt_bucket, topic, args.format)
     print(f"\ncorrectness: W2 {plain_records:,} records reported; objects: {plain_verdict}")
     print(f"correctness: W2+SMT {smt_records:,} records reported; objects: {smt_verdict}; {lineage_verdict}")
     ok = ok_plain and ok_smt and ok_lineage and plain_records == smt_records == expected

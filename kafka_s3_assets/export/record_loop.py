@@ -3,8 +3,10 @@
 A batch goes whole by the batch record path (``sink.batch_path``) when that applies, else record by
 record: converted (a tolerated conversion failure skips the record), through the connector's transforms
 (``transforming``: a dropped record is not written, its offset covered by the next manifest), written, each
-commit of objects handed to the manifest committer. With transforms, only chains the columnar Parquet path
-runs column by column take whole batches (``sink.transformed_batch``). A batch of schemaless JSON values
+commit of objects handed to the manifest committer. With transforms, only chains of ``InsertField$Value``
+and ``ReplaceField$Value`` without predicates (``transforms.columnar``) take whole batches, and only into
+ParquetFormat (column by column, ``sink.transformed_batch``) or AvroFormat (each datum rewritten without
+decoding, ``sink.transformed_avro_batch``). A batch of schemaless JSON values
 goes by the JSON batch path (``sink.json_batch``) in runs, and the records between runs that it is not
 sure of go record by record in their place. Record by record is also the way while the ``record_read``
 crash point is armed, so the fault tests stop between exactly the records they name.
@@ -51,8 +53,9 @@ class RecordLoop:
         writer = self._writer
         # The Block-GZIP sink's writer has no batch path (its records are bytes, converted by ByteArrayConverter).
         transformer = self._transformer
-        # With transforms, only the columnar Parquet path takes batches: it applies InsertField and ReplaceField
-        # column by column (sink.transformed_batch); other chains go record by record.
+        # With transforms, only InsertField/ReplaceField chains take batches, into ParquetFormat (column by
+        # column, sink.transformed_batch) or AvroFormat (the datums rewritten undecoded, sink.transformed_avro_batch);
+        # other chains and formats go record by record.
         columnar = transformer is None or transformer.columnar
         if self._batch_path and not crash_armed and columnar and isinstance(writer, TopicPartitionWriter):
             if self._converter.schema_pending(batch):

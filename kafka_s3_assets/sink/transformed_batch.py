@@ -1,7 +1,11 @@
-"""The columnar Parquet path for records that go through the connector's transforms: a batch of Avro values
-of one registry schema, decoded into Arrow columns once (``columnar.parquet_batch``), turned into the
-transformed rows column by column (``transforms.columnar``), partitioned on those rows and appended to the
-open files as the batch record path appends any batch (``batch_path``).
+"""The batch paths for records that go through the connector's transforms: a batch of Avro values of one
+registry schema and the plan of the chain's columns (``TransformedValueBatch``), written by ParquetFormat's
+columnar path (here) or by AvroFormat's, which rewrites the datums without decoding them
+(``transformed_avro_batch``); other formats take such batches record by record.
+
+The columnar Parquet path: the batch decoded into Arrow columns once (``columnar.parquet_batch``), turned
+into the transformed rows column by column (``transforms.columnar``), partitioned on those rows and appended
+to the open files as the batch record path appends any batch (``batch_path``).
 
 The rows are the record path's: the transformed record's schema is the one the record-by-record chain made
 (the same schema reference, so files rotate as they would record by record), each column holds the values
@@ -14,11 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .batch_path import AvroValueBatch, BatchPath, PreparedBatch
 from .records import AvroSchemaRef, ConnectData, KafkaRecord, SinkRecord
 from .transforms.columnar import ColumnPlan
+
+if TYPE_CHECKING:
+    from .transformed_avro_batch import TransformedAvroBatchPath
 
 _TARGETS_KEPT = 64  # output schemas whose Arrow schema is kept
 
@@ -67,11 +74,19 @@ class TransformedBatchPath:
         self._targets: dict[int, tuple[AvroSchemaRef, Any]] = {}
 
     @classmethod
-    def for_writer(cls, settings, partitioner, formats) -> TransformedBatchPath | None:
+    def for_writer(cls, settings, partitioner, formats) -> TransformedBatchPath | TransformedAvroBatchPath | None:
+        """The transformed batches' path of a writer: this one for ParquetFormat, AvroFormat's own
+        (``transformed_avro_batch``: the datums rewritten without decoding), else None (record by record)."""
+        from .formats.avro_format import AvroFormat
+
+        if isinstance(formats.values, AvroFormat):
+            from .transformed_avro_batch import TransformedAvroBatchPath
+
+            return TransformedAvroBatchPath.for_writer(settings, partitioner, formats)
         from .formats.parquet_format import ParquetFormat
 
         if not isinstance(formats.values, ParquetFormat):
-            return None  # AvroFormat's batch path copies the datums, which the transforms changed
+            return None
         path = BatchPath.for_writer(settings, partitioner, formats)
         return None if path is None else cls(path)
 

@@ -2,7 +2,7 @@
 export writes, byte for byte, the Parquet objects and manifests the record-by-record chain writes (the
 columnar transforms switched off for the second export), under every partitioner (FieldPartitioner and
 RecordField timestamps read from the transformed rows, a renamed field included), and the columnar path did
-take the batches. The records are test_columnar_parquet_export.py's."""
+take the batches (the harness: ``transformed_exports``). The records are test_columnar_parquet_export.py's."""
 
 from __future__ import annotations
 
@@ -11,12 +11,7 @@ import io
 import pyarrow.parquet as pq
 import pytest
 
-from kafka_s3_assets.sink.transformed_batch import TransformedBatchPath
-from kafka_s3_assets.sink.writer import TopicPartitionWriter
-
-from ..conftest import connector_config
-from ..exporting import export
-from .test_batch_partitioners_export import bucket_contents, manifests
+from ..transformed_exports import export_both_ways
 from .test_columnar_parquet_export import CONFIGS, HOUR, PART, RECORDS, T0, TIME
 from .test_columnar_parquet_export import readings_topic as readings_topic  # noqa: F401  # the module's records
 
@@ -49,44 +44,15 @@ TRANSFORMED_CONFIGS = {
 def test_transforms_on_the_columnar_path_write_the_record_paths_objects(
     name, readings_topic, kafka, s3_client, monkeypatch
 ):
-    taken = []
-    write_batch = TopicPartitionWriter.write_batch
-
-    def counting(self, batch, *args):
-        taken.append((type(batch).__name__, write_batch(self, batch, *args)))
-        return taken[-1][1]
-
-    monkeypatch.setattr(TopicPartitionWriter, "write_batch", counting)
-    contents = {}
-    for path in ("columnar", "one by one"):
-        bucket = f"bucket-smt-{name}-{path.replace(' ', '')}-{readings_topic[-8:]}".lower()
-        s3_client.create_bucket(Bucket=bucket)
-        if path == "one by one":
-            monkeypatch.setattr(TransformedBatchPath, "for_writer", classmethod(lambda cls, *args: None))
-        config = connector_config(
-            readings_topic,
-            bucket,
-            **TRANSFORMED_CONFIGS[name],
-            **LINEAGE,
-            **{
-                "name": f"sink-{bucket}",
-                "flush.size": "400",
-                "value.converter": "io.confluent.connect.avro.AvroConverter",
-                "value.converter.schema.registry.url": kafka.registry_url,
-                "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-                "parquet.codec": "snappy",
-            },
-        )
-        result = export(config, readings_topic, now_ms=T0 + 10 * HOUR, succeed=True)
-        assert result.records_read == RECORDS
-        contents[path] = bucket_contents(s3_client, bucket)
-        committed = sum(m.record_count for m in manifests(s3_client, bucket))
-        if path == "columnar":
-            transformed = [took for kind, took in taken if kind == "TransformedValueBatch"]
-            assert transformed.count(True) >= 1 and transformed.count(True) >= len(transformed) - 1
-            taken.clear()
-    assert not any(took for _, took in taken)  # the second export went record by record
-    objects = {key: body for key, body in contents["columnar"].items() if key.startswith("topics/")}
+    settings = {
+        **TRANSFORMED_CONFIGS[name],
+        **LINEAGE,
+        "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+        "parquet.codec": "snappy",
+    }
+    objects, committed = export_both_ways(
+        readings_topic, f"bucket-smt-{name}", settings, RECORDS, T0 + 10 * HOUR, kafka, s3_client, monkeypatch
+    )
     assert len(objects) >= 7
     first = pq.read_table(io.BytesIO(next(iter(objects.values()))))
     assert first.column_names == [
@@ -105,4 +71,3 @@ def test_transforms_on_the_columnar_path_write_the_record_paths_objects(
     assert (row["kafka_topic"], row["kafka_partition"], row["source"]) == (readings_topic, 0, "plant-7")
     assert int(row["kafka_ts"].timestamp() * 1000) == T0 + row["kafka_offset"] * 1000
     assert sum(pq.ParquetFile(io.BytesIO(body)).metadata.num_rows for body in objects.values()) == committed >= 2800
-    assert contents["columnar"] == contents["one by one"]
