@@ -1,6 +1,7 @@
 """The standalone code location (``workspace.yaml``, ``dagster dev`` in this repository): one
 ``KafkaS3SinkComponent`` per connector config that ``$KAFKA_S3_ASSETS_CONNECTORS`` lists, else per file
-in ``./connectors/`` (see ``defs.connectors``).
+in ``./connectors/`` (see ``defs.connectors``), served as the component serves them: their topics'
+partitions, as Kafka has them when the location loads, are partition keys from the start.
 
 With none configured, loading fails with a message saying so, which ``dagster dev`` shows as the code
 location's error, rather than serving an asset nobody asked for. ``kafka-s3-assets demo`` writes the
@@ -45,7 +46,7 @@ def standalone_definitions(spec: str | None = None) -> dg.Definitions:
         )
         for f in files
     ]
-    return dg.Definitions.merge(*(c.definitions(Path.cwd()) for c in components))
+    return dg.Definitions.merge(*(c.served_definitions(Path.cwd()) for c in components))
 
 
 defs = standalone_definitions()

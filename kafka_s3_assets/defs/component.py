@@ -320,15 +320,22 @@ class KafkaS3SinkComponent(dg.StateBackedComponent, dg.Resolvable):
         write_state(take_state(self.load_connector(self.folder), self.connections()), state_path)
 
     def build_defs_from_state(self, context: dg.ComponentLoadContext, state_path: Path | None) -> dg.Definitions:
-        folder = Path(context.path)
-        connector = self.load_connector(folder)
         # No state yet (LOCAL_FILESYSTEM before its first refresh): taken now, as a load without state would.
-        state = read_state(state_path) if state_path is not None else take_state(connector, self.connections())
+        state = read_state(state_path) if state_path is not None else None
+        return self.served_definitions(Path(context.path), topic_scope=context.component_tree, state=state)
+
+    def served_definitions(
+        self, folder: Path, topic_scope: object | None = None, state: TopicPartitionsState | None = None
+    ) -> dg.Definitions:
+        """``definitions`` from ``state`` (None: taken now), whose partitions are added to the instance
+        loading them, if any: what a code location serves."""
+        connector = self.load_connector(folder)
+        state = state if state is not None else take_state(connector, self.connections())
         if state.unreachable is not None:
             log.warning(
                 "Connector %s: Kafka could not be asked for its partitions: %s", connector.name, state.unreachable
             )
-        definitions = self.definitions(folder, topic_scope=context.component_tree, state=state)
+        definitions = self.definitions(folder, topic_scope=topic_scope, state=state)
         add_state_partitions(state)
         return definitions
 

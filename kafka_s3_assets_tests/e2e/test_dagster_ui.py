@@ -1,4 +1,5 @@
-"""The real Dagster UI server on data exported by the CLI: what a user sees after `dagster dev`."""
+"""The real Dagster UI server on data exported by the CLI: what a user sees after `dagster dev`, and the
+partitions a freshly loaded code location offers before any sensor ran."""
 
 import json
 import os
@@ -40,6 +41,16 @@ query ($path: [String!]!) {
 """
 
 
+# The partition keys the UI's launch dialog offers.
+PARTITION_KEYS = """
+query ($path: [String!]!) {
+  assetNodeOrError(assetKey: {path: $path}) {
+    ... on AssetNode { partitionKeysByDimension { partitionKeys } }
+  }
+}
+"""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -59,7 +70,7 @@ def graphql(port: int, query: str, variables: dict) -> dict:
 def test_the_webserver_shows_the_cli_export_as_a_partition_materialization(
     spark, kafka, bucket, tmp_path, monkeypatch, capsys
 ):
-    topic = kafka.create_topic("ui")
+    topic = kafka.create_topic("ui", partitions=2)
     config_path = tmp_path / "connector.json"
     config = connector_config(topic, bucket)
     config.pop("name")
@@ -96,6 +107,11 @@ def test_the_webserver_shows_the_cli_export_as_a_partition_materialization(
                         "dagster-webserver did not start:\n" + (tmp_path / "webserver.log").read_text()
                     ) from exc
                 time.sleep(0.5)
+        # A fresh instance and no daemon (no sensor ever ticked): the location's load gave the asset the
+        # topic's two Kafka partitions, which the launch dialog offers.
+        keys = graphql(port, PARTITION_KEYS, {"path": ["kafka_s3", "ui-sink", topic]})
+        [dimension] = keys["data"]["assetNodeOrError"]["partitionKeysByDimension"]
+        assert dimension["partitionKeys"] == [f"{topic}/0", f"{topic}/1"], keys
         data = graphql(port, QUERY, {"path": ["kafka_s3", "ui-sink", topic]})
         materializations = data["data"]["assetOrError"].get("assetMaterializations")
         assert materializations, data
