@@ -290,9 +290,11 @@ class KafkaS3SinkComponent(dg.StateBackedComponent, dg.Resolvable):
         ),
     ] = field(default_factory=DefsStateConfigArgs.legacy_code_server_snapshots)
 
-    # The folder of defs.yaml, which the state's key and the connector file are relative to (set by ``load``).
-    # Not a dataclass field (a type comment, no annotation): the attributes of defs.yaml are the fields.
+    # The folder of defs.yaml, which the connector file is relative to, and that folder relative to the
+    # project's root, which names the state (the same wherever the project is: a build, a deployment). Set
+    # by ``load``; not dataclass fields (type comments, no annotations): the attributes of defs.yaml are.
     _folder = None  # type: Path | None
+    _state_name = "inline"  # type: str
 
     @classmethod
     def load(cls, attributes: Any, context: dg.ComponentLoadContext) -> "KafkaS3SinkComponent":
@@ -300,6 +302,7 @@ class KafkaS3SinkComponent(dg.StateBackedComponent, dg.Resolvable):
         # only the load context knows, so the folder is set first and the key marked here as it marks it.
         component = super(dg.StateBackedComponent, cls).load(attributes, context)
         component._folder = Path(context.path)
+        component._state_name = Path(context.path).relative_to(context.project_root).as_posix()
         context.component_tree.mark_component_defs_state_key(
             defs_state_key=component.defs_state_config.key, loc=context.component_loc
         )
@@ -314,7 +317,7 @@ class KafkaS3SinkComponent(dg.StateBackedComponent, dg.Resolvable):
 
     @property
     def defs_state_config(self) -> DefsStateConfig:
-        return DefsStateConfig.from_args(self.defs_state, default_key=f"KafkaS3SinkComponent[{self._folder}]")
+        return DefsStateConfig.from_args(self.defs_state, default_key=f"KafkaS3SinkComponent[{self._state_name}]")
 
     def write_state_to_path(self, state_path: Path) -> None:
         write_state(take_state(self.load_connector(self.folder), self.connections()), state_path)

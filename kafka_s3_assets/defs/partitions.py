@@ -68,8 +68,9 @@ def unknown_key_message(name: str, key: str, context) -> str:  # noqa: ANN001 (a
         f"Kafka topic {topic} has no partition {partition} that Dagster knows of (partitions known: {held}). "
         f"The definitions add the topic's partitions as they are in Kafka when the code location loads, and the "
         f"sensor {sensor} adds partitions created later. If {topic} has a partition {partition} now, reload the "
-        f"code location (`dg launch` and `dagster asset materialize` load it anew; in the UI: Reload) or turn on "
-        f"the sensor {sensor}, then launch again; if not, pick one of the partitions known."
+        f"code location (`dg launch` and `dagster asset materialize` load it anew; in the UI: Reload; with a "
+        f"`defs_state` management_type other than the default, run `dg utils refresh-defs-state` first) or turn "
+        f"on the sensor {sensor}, then launch again; if not, pick one of the partitions known."
     )
 
 

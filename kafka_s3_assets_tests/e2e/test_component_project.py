@@ -200,6 +200,31 @@ def test_a_partition_created_later_is_added_by_the_sensor_and_an_unknown_one_is_
     assert "discover_partitions__growing_sink" in output, output
 
 
+def test_state_refreshed_by_dg_utils_gives_the_partitions_of_a_local_filesystem_component(
+    kafka, bucket, s3_client, shop
+):
+    """With `defs_state: LOCAL_FILESYSTEM`, `dg utils refresh-defs-state` writes the state (the topic and its
+    two partitions) into the project, and `dg launch` of the second partition exports it from that state."""
+    topic = kafka.create_topic("refreshed", partitions=2)
+    kafka.produce_avro(topic, [{"f1": f"p1-{i}"} for i in range(3)], partition=1)
+    project, env = shop.project, shop.env()
+    folder = shop.defs_dir / "refreshed"
+    folder.mkdir()
+    (folder / "defs.yaml").write_text(
+        "type: kafka_s3_assets.KafkaS3SinkComponent\n\nattributes:\n  connector: connector.json\n"
+        "  defs_state:\n    management_type: LOCAL_FILESYSTEM\n"
+    )
+    connector_file(folder, "refreshed-sink", topic, bucket)
+    run([str(BIN / "dg"), "utils", "refresh-defs-state"], project, env)
+    [state_file] = (shop.defs_dir / ".local_defs_state").glob("*refreshed*/state")
+    state = json.loads(state_file.read_text())
+    assert (state["connector"], state["topics"], state["unreachable"]) == ("refreshed-sink", {topic: [0, 1]}, None)
+
+    asset_key = f"kafka_s3/refreshed-sink/{topic}"
+    run([str(BIN / "dg"), "launch", "--assets", asset_key, "--partition", partition_key(topic, 1)], project, env)
+    assert list_keys(s3_client, bucket, f"topics/{topic}/") == [f"topics/{topic}/partition=1/{topic}+1+0000000000.avro"]
+
+
 def failed_check(shop: Shop) -> str:
     """`dg check defs` in the project, which must fail: its output."""
     argv = [str(BIN / "dg"), "check", "defs"]
