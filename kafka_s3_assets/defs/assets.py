@@ -219,15 +219,13 @@ def build_export_asset(
             measure_lag(settings, unmeasured, context.log)
         if on_outcomes is not None:
             on_outcomes(outcomes)
-        columns = {}  # by value schema id: one registry lookup per schema and run
+        columns = {}  # by value schema (its id, or the schema written): one lookup per schema and run
         for outcome in outcomes:
-            schema_id = outcome.result.value_schema_id
-            if schema_id not in columns:
-                connect = value_connect_schema(settings, schema_id)
-                columns[schema_id] = column_schema(connect) if connect is not None else None
-            yield from partition_events(
-                key, outcome, settings.s3.bucket, lag_limits, uri, columns[schema_id], provenance
-            )
+            schema = (outcome.result.value_schema_id, outcome.result.value_schema_json)
+            if schema not in columns:
+                connect = value_connect_schema(settings, *schema)
+                columns[schema] = column_schema(connect) if connect is not None else None
+            yield from partition_events(key, outcome, settings.s3.bucket, lag_limits, uri, columns[schema], provenance)
         failed = failure(outcomes)
         if failed is not None:
             raise failed

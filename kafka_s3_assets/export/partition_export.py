@@ -42,6 +42,7 @@ from ..sink.converters import AvroDecoder
 from ..sink.formats import build_format
 from ..sink.naming import ObjectNaming
 from ..sink.partitioners import build_partitioner
+from ..sink.records import AvroSchemaRef
 from ..sink.secrets import scrub
 from ..sink.writer import FileFormats, TopicPartitionWriter, WriterSettings
 from .block_gzip_cursor import block_gzip_cursor
@@ -57,6 +58,13 @@ from .task_memory import task_memory_budget
 from .transforming import RecordTransformer
 
 log = logging.getLogger(__name__)
+
+
+def unregistered_schema_json(schema: object) -> str | None:
+    """The file schema of a value schema without a registry id (one the transforms made, a JSON envelope's)."""
+    if isinstance(schema, AvroSchemaRef) and schema.schema_id is None:
+        return schema.header_schema_json
+    return None
 
 
 def build_writer(
@@ -297,6 +305,8 @@ class _Attempt:
                 result.records_tolerated += manifest.tolerated_count
                 result.records_dropped += manifest.dropped_count
                 result.value_schema_id = (manifest.value_schema_ids or (result.value_schema_id,))[-1]
+            if result.value_schema_id is None and self.committer.written:
+                result.value_schema_json = unregistered_schema_json(getattr(self.writer, "last_value_schema", None))
         if self.errant is not None:
             result.dead_letters = self.errant.dead_letters_sent
             self.errant.close()

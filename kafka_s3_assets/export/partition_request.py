@@ -44,6 +44,9 @@ class PartitionExportResult:
     # Registry id of the value schema of the last value object committed (None: none, or no registry
     # schema): what the Dagster surface shows as the asset's columns.
     value_schema_id: int | None = None
+    # Without such an id, the Avro schema (AvroData's, as in the files) of the last value written when it has
+    # one: a schema the connector's transforms made, or a JSON envelope's. The columns shown then.
+    value_schema_json: str | None = None
     duration_s: float = 0.0
     error: str | None = None
     error_type: str | None = None

@@ -231,6 +231,8 @@ class TopicPartitionWriter:
             schema_rotates=lambda schema, current: self._decision(schema, current).rotate,
         )
         self._last_written_offset: int | None = None
+        # The schema of the last value written (the columns the Dagster surface shows when it has no registry id).
+        self.last_value_schema: object | None = None
         self._unsettled_from: int | None = None  # first record held (or discarded by abort) since the last commit
         # When write() raises, the batches it had already committed (a rotation before the failing record):
         # their objects are complete and belong in the manifest.
@@ -396,6 +398,7 @@ class TopicPartitionWriter:
         schema_id = getattr(batch.schema, "schema_id", None)
         if schema_id is not None and schema_id not in file.schema_ids:
             file.schema_ids.append(schema_id)
+        self.last_value_schema = batch.schema
         if self._unsettled_from is None or file_offsets[0] < self._unsettled_from:
             self._unsettled_from = file_offsets[0]
         if self._last_written_offset is None or file_offsets[-1] > self._last_written_offset:
@@ -534,9 +537,12 @@ class TopicPartitionWriter:
         file.end_offset = record.offset
         file.record_count += 1
         file.add_offset(record.offset)
-        schema_id = getattr(record.value.schema if record.value else None, "schema_id", None)
+        value_schema = record.value.schema if record.value else None
+        schema_id = getattr(value_schema, "schema_id", None)
         if schema_id is not None and schema_id not in file.schema_ids:
             file.schema_ids.append(schema_id)
+        if value_schema is not None:
+            self.last_value_schema = value_schema
         self._last_written_offset = record.offset
         if self._unsettled_from is None:
             self._unsettled_from = record.offset

@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from kafka_s3_assets.cli import main as cli_main
+from kafka_s3_assets.defs.standard_metadata import column_schema
+from kafka_s3_assets.export.value_schema import value_connect_schema
 from kafka_s3_assets.ledger import Manifest
 
 from ..conftest import connector_config, list_keys
@@ -98,6 +100,19 @@ def test_insert_field_and_replace_field_shape_the_avro_files(kafka, s3_client, b
     [key] = result.object_keys
     reader = fastavro.reader(io.BytesIO(body(s3_client, bucket, key)))
     schema = reader.writer_schema
+    # The columns the Dagster surface shows are the transformed ones (the schema has no registry id).
+    assert result.value_schema_id is None
+    written = json.loads(result.value_schema_json)  # the files' header schema, as written
+    assert f"{written['namespace']}.{written['name']}" == schema["name"]
+    assert [f["name"] for f in written["fields"]] == [f["name"] for f in schema["fields"]]
+    assert [c.name for c in column_schema(value_connect_schema(None, None, result.value_schema_json)).columns] == [
+        "country",
+        "number",
+        "kafka_topic",
+        "kafka_partition",
+        "kafka_offset",
+        "kafka_ts",
+    ]
     # The record keeps the registry schema's name; the fields are in Kafka's order, the added ones optional.
     assert schema["name"] == "com.example.event"
     assert [f["name"] for f in schema["fields"]] == [
@@ -123,9 +138,12 @@ def test_insert_field_and_replace_field_in_parquet(kafka, s3_client, bucket):
     topic = kafka.create_topic()
     produce_events(kafka, topic, 3)
     config = connector_config(topic, bucket, **{**LINEAGE, "format.class": FMT + "parquet.ParquetFormat"})
-    [key] = export(config, topic, succeed=True).object_keys
+    result = export(config, topic, succeed=True)
+    [key] = result.object_keys
     table = pq.read_table(io.BytesIO(body(s3_client, bucket, key)))
     assert table.column_names == ["country", "number", "kafka_topic", "kafka_partition", "kafka_offset", "kafka_ts"]
+    columns = column_schema(value_connect_schema(None, None, result.value_schema_json)).columns
+    assert [c.name for c in columns] == table.column_names  # what the Dagster surface shows
     assert str(table.schema.field("kafka_ts").type) == "timestamp[ms, tz=UTC]"
     rows = table.to_pylist()
     for row in rows:
