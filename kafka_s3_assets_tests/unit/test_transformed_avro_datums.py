@@ -23,7 +23,7 @@ from kafka_s3_assets.sink.schema.connect_schema import SINK_DEFAULTS
 from kafka_s3_assets.sink.transformed_avro_batch import TransformedAvroBatchPath
 from kafka_s3_assets.sink.transformed_batch import TransformedValueBatch
 from kafka_s3_assets.sink.transforms import parse_chain
-from kafka_s3_assets.sink.transforms.avro_datums import datum_plan, long_bytes
+from kafka_s3_assets.sink.transforms.avro_datums import datum_plan, long_bytes, prefixed_long_bytes
 
 from .sink_helpers import FakeRegistry, base_config, framed, writer_for
 
@@ -451,3 +451,18 @@ def test_ints_and_longs_are_copied_to_their_bounds_and_refused_beyond():
     for datum in (beyond_long, beyond_int, b"\x00\x80\x80\x00"):  # the last: n 0 in three bytes
         assert plan.apply([datum], TOPIC, 2, [0], lambda: [0]) is None
     assert plan.apply([b"\x00\x80\x01"], TOPIC, 2, [0], lambda: [0]) == [b"\x00\x80\x01\x02\x00"]  # n 64
+
+
+@pytest.mark.parametrize("prefix", [b"", b"\x02", b"\x02\x04"])
+def test_the_batch_varints_are_fastavro_s_encoding_of_each_long(prefix):
+    """The offsets and timestamps of a batch are encoded at once (numpy); each must be the zig-zag varint
+    fastavro writes for a long, edges of every byte length and of 64 bits included."""
+    edges = [0, 1, -1, 63, 64, -64, -65, 8191, 8192, 2**31 - 1, -(2**31), 2**63 - 1, -(2**63), 1_764_300_000_000]
+    values = edges + [(-1) ** k * 7**k for k in range(22)]
+    expected = []
+    for value in values:
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, fastavro.parse_schema("long"), value)
+        expected.append(prefix + out.getvalue())
+    assert prefixed_long_bytes(prefix, values) == expected
+    assert prefixed_long_bytes(prefix, []) == []
