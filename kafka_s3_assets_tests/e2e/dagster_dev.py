@@ -41,6 +41,7 @@ class DagsterDev:
     """`dagster dev -w workspace.yaml` of this repository, in its own process group, logging to a file."""
 
     def __init__(self, home: Path, env: dict, port: int):
+        self.home = home
         self.log_path = home / "dev.log"
         self._log = self.log_path.open("w")
         self.port = port
@@ -82,6 +83,20 @@ class DagsterDev:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"no '{text}' in the dagster dev log:\n{log[-5000:]}")
             time.sleep(0.2)
+
+    def wait_for_partitions(self, name: str, keys: list[str], timeout_s: float = START_TIMEOUT_S) -> None:
+        """Until the instance holds ``keys`` in the dynamic partitions ``name`` (the code location's load adds
+        its topics' partitions)."""
+        import dagster as dg
+
+        deadline = time.monotonic() + timeout_s
+        with dg.DagsterInstance.from_config(str(self.home)) as instance:
+            while sorted(instance.get_dynamic_partitions(name)) != sorted(keys):
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"partitions {name}: {instance.get_dynamic_partitions(name)}, not {keys}:\n{self.log()[-5000:]}"
+                    )
+                time.sleep(0.2)
 
     def wait_until_serving(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """Until the webserver answers: it logs "Serving dagster-webserver" before it listens."""

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from kafka_s3_assets.defs.partitions import partition_key
+from kafka_s3_assets.defs.partitions import partition_key, topic_partitions_name
 from kafka_s3_assets.defs.run_events import COMPLETENESS_CHECK
 
 from ..conftest import connector_config, list_keys
@@ -141,8 +141,8 @@ def served(kafka, bucket, tmp_path):
     dev = DagsterDev.serving(tmp_path, CONNECTOR, config, port=free_port())
     try:
         dev.wait_until_serving()
-        # The discovery sensor (running by default) adds the topic-partitions.
-        dev.wait_for_line("Added partition keys to dynamic partitions definition", timeout_s=RUN_TIMEOUT_S)
+        # The code location's load gives the asset the topic's partitions (no sensor tick needed).
+        dev.wait_for_partitions(topic_partitions_name(CONNECTOR, topic), [f"{topic}/{p}" for p in range(3)])
         yield dev, topic
     finally:
         dev.kill()

@@ -70,7 +70,8 @@ def test_dagster_dev_exits_promptly_on_sigterm_after_the_broker_is_gone(own_brok
 
     dev = DagsterDev(home, env, port=free_port())
     try:
-        seen = dev.wait_for_line("Added partition keys")  # discovery ticked against the live broker
+        # Discovery ticked against the live broker: it found the partitions the location's load had added.
+        seen = dev.wait_for_line("Sensor discover_partitions__shutdown_sink skipped: No new topic-partitions")
         dev.wait_for_line("Sensor export_new_records__shutdown_sink skipped", seen)  # and the export sensor
         own_broker.kill()
         dev.wait_for_line("Checking for new runs for sensor", len(dev.log()))  # a tick is in flight

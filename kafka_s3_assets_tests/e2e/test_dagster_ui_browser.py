@@ -313,7 +313,7 @@ def test_a_user_materializes_a_partition_and_turns_the_export_sensor_on_in_the_b
     driver = browser(tmp_path)
     page = Page(driver, f"http://127.0.0.1:{dev.port}", screenshots)
     try:
-        # The asset and its topic-partitions (added by the discovery sensor, which runs by default).
+        # The asset and its topic-partitions (added when the code location loaded).
         page.open(asset_path + "?view=partitions")
         page.wait_for_text(f"{topic}/0", f"{topic}/1", timeout_s=RUN_TIMEOUT_S)
         page.screenshot("01-asset-partitions")
