@@ -531,17 +531,6 @@ def _cross_checks(values: Mapping[str, Any], prior_problems: list[ConfigProblem]
                         f"Compression Type {compression} not valid for {label} format class: ( {cls} ).",
                     )
                 )
-    parquet_files = [fmt, values.get("keys.format.class") if values.get("store.kafka.keys") else None]
-    if values.get("allow.optional.map.keys") and PARQUET_FORMAT in parquet_files:
-        # The Parquet writers take their columns from the records' own Avro schemas, in which such maps are
-        # key/value records; Confluent's ParquetFormat would write Parquet maps.
-        problems.append(
-            ConfigProblem(
-                "allow.optional.map.keys",
-                "'allow.optional.map.keys=true' is not supported yet by kafka_s3_assets with "
-                "ParquetFormat (AvroFormat: supported)",
-            )
-        )
     if fmt == PARQUET_FORMAT and values.get("parquet.codec") in ("lzo", "lz4"):
         problems.append(
             ConfigProblem(

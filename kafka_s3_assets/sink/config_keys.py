@@ -297,7 +297,7 @@ SINK_KEYS = [
         False,
         F,
         doc="AvroFormat: a map whose keys are optional strings is an Avro map (false: an array of key/value "
-        "records); a null key fails its record (ParquetFormat: only false so far)",
+        "records); ParquetFormat: a Parquet map (required string keys); a null key fails its record",
     ),
     # No validator, as the reference: an unknown value (even "backward") silently behaves as NONE.
     _k(

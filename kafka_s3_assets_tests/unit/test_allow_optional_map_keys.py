@@ -20,7 +20,6 @@ import pytest
 
 from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.converters import AvroConverter
-from kafka_s3_assets.sink.errors import ConfigError
 from kafka_s3_assets.sink.formats.avro_transcode import TranscodeError, datum_copier
 from kafka_s3_assets.sink.schema.avro_from_connect import avro_file_schema_json
 from kafka_s3_assets.sink.schema.connect_schema import INT32, MAP, STRING, STRUCT, AvroDataConfig, ConnectSchema
@@ -162,9 +161,16 @@ def test_an_avro_file_holds_key_value_records_by_default():
     assert records == [{"id": 1, "tags": [{"key": "team", "value": 7}]}, {"id": 2, "tags": []}]
 
 
-def test_parquet_is_refused_so_far():
+def test_parquet_is_accepted_for_values_and_keys():
+    # ParquetFormat writes such maps as Parquet maps: test_parquet_optional_map_keys.
+    parquet = "io.confluent.connect.s3.format.parquet.ParquetFormat"
     config = base_config(
-        **{"allow.optional.map.keys": "true", "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat"}
+        **{
+            "allow.optional.map.keys": "true",
+            "format.class": parquet,
+            "store.kafka.keys": "true",
+            "keys.format.class": parquet,
+        }
     )
-    with pytest.raises(ConfigError, match="allow.optional.map.keys=true' is not supported yet .* with ParquetFormat"):
-        validate_connector_config(config)
+    validated = validate_connector_config(config)
+    assert validated["allow.optional.map.keys"] is True and validated["keys.format.class"] == parquet

@@ -4,9 +4,10 @@ appended to the open Parquet writers as slices (``ParquetRecordWriter.write_arro
 
 Per schema, once: the file's Arrow schema (``AvroToArrow``, as the record path maps it), the decoder's
 schema (``reader_schema``) and the conversion. A schema either cannot take this path (not a record, a
-union of several types, a recursive type, a type Parquet cannot hold: its records go one by one, as
-before), or each batch of it is decoded and converted; a batch whose decoding or conversion is not
-certain to give the record path's values goes record by record.
+union of several types, a recursive type, a type Parquet cannot hold, key/value records written as a
+Parquet map under ``allow.optional.map.keys``: its records go one by one, as before), or each batch of it
+is decoded and converted; a batch whose decoding or conversion is not certain to give the record path's
+values goes record by record.
 
 Datums are always validated here, whatever ``kafka_s3_assets.avro.validate.datums`` says: the native
 decoder reads datums the record path's decoder refuses (see ``avro_decoder``), and the record path
@@ -24,7 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..formats.parquet_format import SMALL_RUN, AvroToArrow, ParquetFormat, row_schema
+from ..formats.parquet_format import SMALL_RUN, AvroToArrow, ParquetFormat, entry_maps, row_schema
 from ..records import AvroSchemaRef, ConnectData
 from .arrow_cast import ColumnCaster, NotExact
 from .avro_decoder import DatumsDecoder, DecodeError, PolarsAvroDecoder
@@ -143,6 +144,10 @@ class ParquetBatchFormat:
     def _plan(schema: AvroSchemaRef) -> _SchemaPlan | None:
         try:
             record = row_schema(ConnectData(schema, avro_datum=b""), "value")
+            if entry_maps(schema):
+                # Key/value records the record path writes as Parquet maps (allow.optional.map.keys): the
+                # decoder's columns would be lists of records; these records go one by one.
+                raise UnsupportedSchema("arrays of key/value records written as Parquet maps")
             target = _arrow_schema(record)
             decoder = PolarsAvroDecoder(reader_schema(schema.writer_schema))
         except (ValueError, UnsupportedSchema) as exc:
@@ -156,14 +161,14 @@ class ParquetBatchFormat:
         return _SchemaPlan(decoder, DatumSizes(record), caster, decode)
 
 
-def _arrow_schema(record: Any) -> pa.Schema:
-    return pa.schema(list(AvroToArrow(record).root().type))
+def _arrow_schema(record: Any, maps: frozenset[int] = frozenset()) -> pa.Schema:
+    return pa.schema(list(AvroToArrow(record, maps).root().type))
 
 
 def arrow_schema_of(schema: AvroSchemaRef) -> pa.Schema | None:
     """The Arrow schema of the Parquet files values of ``schema`` are written in, as the record path maps it;
     None when they cannot be written by the columnar path."""
     try:
-        return _arrow_schema(row_schema(ConnectData(schema, avro_datum=b""), "value"))
+        return _arrow_schema(row_schema(ConnectData(schema, avro_datum=b""), "value"), entry_maps(schema))
     except ValueError:
         return None

@@ -28,8 +28,8 @@ close at the same records and a file's bytes do not depend on the path.
 
 A batch whose messages do not all parse, lack proto2 required fields, or hold a value the conversion
 refuses goes record by record, which raises the record path's own error naming the record (or tolerates
-it). A schema whose value is not a struct (a top-level wrapper) or that Parquet cannot hold goes record
-by record always.
+it). A schema whose value is not a struct (a top-level wrapper), that Parquet cannot hold, or with maps
+written as Parquet maps under ``allow.optional.map.keys`` goes record by record always.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ import pyarrow.compute as pc
 
 from ..converters.protobuf import ProtobufSchemaRef
 from ..converters.protobuf_values import FieldRead, timestamp_millis
-from ..formats.parquet_format import UNKNOWN_RECORD_SIZE, AvroToArrow, ParquetFormat, row_schema
+from ..formats.parquet_format import UNKNOWN_RECORD_SIZE, AvroToArrow, ParquetFormat, entry_maps, row_schema
 from ..records import AvroSchemaRef, ConnectData
 from ..schema.avro_names import AvroNames, namespace_of
 from .parquet_batch import ParquetRows
@@ -137,6 +137,10 @@ def _plan_of(schema: ProtobufSchemaRef) -> _Plan | None:
         return None  # not a struct: ParquetFormat refuses it, record by record
     try:
         record = row_schema(ConnectData(schema, decoded={}, is_decoded=True), "value")
+        if entry_maps(schema):
+            # Maps the record path writes as Parquet maps (allow.optional.map.keys): record by record.
+            log.debug("Records of %s go record by record to Parquet: maps of optional string keys", schema.message_name)
+            return None
         mapper = AvroToArrow(record)
         target = pa.schema(list(mapper.root().type))
         namespace = namespace_of(AvroNames(record).full(record))

@@ -5,7 +5,9 @@ dictionary encoding on, page size 65536, codec ``parquet.codec``. Here the Avro 
 Arrow schema (``AvroToArrow``) the way parquet-avro maps it to a Parquet schema, so Spark, Athena and
 pyarrow see the same columns: records are groups, ``[null, X]`` unions are optional X, other unions
 are groups of optional ``member0…memberN`` fields, enums are strings, fixed is a fixed-length binary,
-and the Avro logical types become Parquet's (timestamps in UTC, date, time, decimal).
+and the Avro logical types become Parquet's (timestamps in UTC, date, time, decimal). Arrays of key/value
+records that the sink's AvroData makes an Avro map (``allow.optional.map.keys``) are Parquet maps, as
+parquet-avro writes that map (``entry_maps``).
 
 Differences that readers do not notice: lists are always written in the 3-level ``list/element``
 layout (parquet-avro writes its old 2-level layout unless items are nullable); enums carry the
@@ -48,7 +50,7 @@ from ..converters import AvroDecoder, strip_logical_types
 from ..errors import RecordDataError
 from ..memory import MemoryBudget
 from ..records import AvroSchemaRef, ConnectData, PrimitiveSchema, SinkRecord
-from ..schema.avro_names import AvroNames, namespace_of
+from ..schema.avro_names import AvroNames, SchemaConversionError, kind_of, namespace_of
 from ..storage import ObjectOutput, StoredObject
 from ..views import VALUE_VIEW, HeaderSchema, RecordView
 from .avro_container import BlockWriteError
@@ -162,13 +164,17 @@ def _decimal_from_unscaled(scale: int) -> Convert:
 
 
 class AvroToArrow:
-    """Maps one Avro schema (with its named types) to Arrow, once per object."""
+    """Maps one Avro schema (with its named types) to Arrow, once per object.
 
-    def __init__(self, schema: Any) -> None:
+    ``entry_maps``: the ``id`` of each array node of ``schema`` whose key/value records the file schema has
+    as an Avro map (:func:`entry_maps`); each becomes a Parquet map, its values converted from the records."""
+
+    def __init__(self, schema: Any, entry_maps: frozenset[int] = frozenset()) -> None:
         self._schema = schema
         self._names = AvroNames(schema)
         self._named: dict[str, ArrowNode] = {}
         self._in_progress: set[str] = set()
+        self._entry_maps = entry_maps
 
     def root(self) -> ArrowNode:
         return self.node(self._schema)
@@ -198,6 +204,8 @@ class AvroToArrow:
             return self._register(
                 schema, self._bytes_like(schema, pa.binary(int(schema["size"])), size=int(schema["size"]))
             )
+        if kind == "array" and id(schema) in self._entry_maps:
+            return self._entries_as_map(schema, namespace)
         if kind == "array":
             items = self.node(schema["items"], namespace)
             item_convert = items.convert
@@ -313,6 +321,43 @@ class AvroToArrow:
 
         return ArrowNode(arrow, nullable, _none_safe(convert), lambda v: any(m.accepts(v) for m in members))
 
+    def _entries_as_map(self, schema: dict, namespace: str | None) -> ArrowNode:
+        """An array of key/value records that the file schema has as an Avro map: the Parquet map parquet-avro
+        writes of that Avro map (the Arrow type of ``kind == "map"`` above), its values the records' values
+        by their keys, in the records' order (a repeated key keeps its first place and takes the last value,
+        as the Java map the records become). A null key cannot be a Parquet map's (required) key: it fails
+        the record, as parquet-avro cannot write it."""
+        entry, entry_namespace = self._names.resolve(schema["items"], namespace)
+        full = self._names.full(entry)
+        if full in self._in_progress:
+            raise ValueError(f"Parquet cannot hold the recursive Avro type {full}")
+        self._in_progress.add(full)
+        try:
+            values = self.node(entry["fields"][1]["type"], entry_namespace)
+        finally:
+            self._in_progress.discard(full)
+        value_convert = values.convert
+
+        def convert(entries: list) -> dict:
+            held: dict = {}
+            for item in entries:
+                key = item["key"]
+                if key is None:
+                    raise NullMapKeyError(
+                        "A map key is null: ParquetFormat writes this field as a Parquet map (the file schema's "
+                        "Avro map, allow.optional.map.keys=true), whose keys are required strings"
+                    )
+                value = item["value"]
+                held[key] = value if value_convert is None else value_convert(value)
+            return held
+
+        return ArrowNode(
+            pa.map_(pa.string(), pa.field("value", values.type, nullable=values.nullable)),
+            False,
+            _none_safe(convert),
+            lambda v: isinstance(v, (list, tuple)),
+        )
+
     def _register(self, schema: dict, node: ArrowNode) -> ArrowNode:
         if "name" in schema:
             self._named[self._names.full(schema)] = node
@@ -377,6 +422,121 @@ def row_schema(data: ConnectData, view_name: str) -> dict:
             f"to a GenericRecord; this record's {view_name} schema is {json.dumps(avro)}"
         )
     return record
+
+
+class NullMapKeyError(ValueError):
+    """A null key in key/value records written as a Parquet map (``allow.optional.map.keys``)."""
+
+
+def entry_maps(schema: Any) -> frozenset[int]:
+    """The arrays of key/value records in ``schema.writer_schema`` that the file schema has as Avro maps,
+    by ``id`` (for :class:`AvroToArrow`); empty for schemas other than ``AvroSchemaRef``.
+
+    Confluent's ParquetFormat writes the Avro schema its AvroData builds from the Connect schema
+    (``header_schema_json``, AvroFormat's file schema), with parquet-avro. Here the Parquet columns are taken
+    from the writer schema, which maps to the same columns, except where that AvroData turns an array of
+    key/value records (a Connect map) into an Avro map: a map whose keys are optional strings, under the
+    sink's ``allow.optional.map.keys``, or records whose key is a plain string. parquet-avro writes such an
+    Avro map as a Parquet map (its ``AvroSchemaConverter``: a ``MAP`` group, a repeated ``key_value`` group
+    of a required UTF8 ``key`` and the ``value``), so those arrays are written as Parquet maps. The two
+    schemas are walked side by side; one the walk cannot pair where the file schema has a map refuses
+    the schema (a ValueError: its records fail) rather than write a list where the reference writes a map."""
+    if not isinstance(schema, AvroSchemaRef) or '"map"' not in schema.header_schema_json:
+        return frozenset()  # no Avro map in the file schema: nothing to find
+    finder = _EntryMapFinder(schema.writer_schema, json.loads(schema.header_schema_json))
+    try:
+        finder.walk(schema.writer_schema, None, finder.file_root, None)
+    except SchemaConversionError as exc:
+        raise ValueError(f"Cannot map this schema to Parquet columns: {exc}") from None
+    return frozenset(finder.found)
+
+
+class _EntryMapFinder:
+    def __init__(self, writer: Any, file: Any):
+        self._writer = AvroNames(writer)
+        self._file = AvroNames(file)
+        self.file_root = file
+        self._seen: set[tuple[int, int]] = set()
+        self.found: set[int] = set()
+
+    def walk(self, w: Any, w_space: str | None, f: Any, f_space: str | None) -> None:
+        w, w_space = self._writer.resolve(w, w_space)
+        f, f_space = self._file.resolve(f, f_space)
+        if (id(w), id(f)) in self._seen:
+            return
+        self._seen.add((id(w), id(f)))
+        w_kind, f_kind = kind_of(w), kind_of(f)
+        if w_kind == "union" or f_kind == "union":
+            # AvroData keeps the non-null branches in their order (null moves; a one-branch union is flattened).
+            w_branches = self._non_null(self._writer, w, w_space) if w_kind == "union" else [w]
+            f_branches = self._non_null(self._file, f, f_space) if f_kind == "union" else [f]
+            if len(w_branches) != len(f_branches):
+                self._unpaired(f, f_space, "a union's branches")
+                return
+            for a, b in zip(w_branches, f_branches):
+                self.walk(a, w_space, b, f_space)
+        elif w_kind == "record" and f_kind == "record":
+            w_fields, f_fields = w.get("fields", []), f.get("fields", [])
+            if len(w_fields) != len(f_fields):
+                self._unpaired(f, f_space, f"the fields of record {self._file.full(f)}")
+                return
+            for a, b in zip(w_fields, f_fields):
+                self.walk(a["type"], w_space, b["type"], f_space)
+        elif w_kind == "array" and f_kind == "array":
+            self.walk(w["items"], w_space, f["items"], f_space)
+        elif w_kind == "map" and f_kind == "map":
+            self.walk(w["values"], w_space, f["values"], f_space)
+        elif w_kind == "array" and f_kind == "map":
+            entry, entry_space = self._writer.resolve(w["items"], w_space)
+            self._check_entry(entry, entry_space)
+            self.found.add(id(w))
+            self.walk(entry["fields"][1]["type"], entry_space, f["values"], f_space)
+        else:
+            self._unpaired(f, f_space, f"Avro {w_kind} and {f_kind}")  # leaves (enum/string, ...): no map below
+
+    def _non_null(self, names: AvroNames, union: list, space: str | None) -> list:
+        return [b for b in union if kind_of(names.resolve(b, space)[0]) != "null"]
+
+    def _check_entry(self, entry: Any, space: str | None) -> None:
+        names = [field.get("name") for field in entry.get("fields", ())] if kind_of(entry) == "record" else []
+        if names != ["key", "value"]:
+            raise ValueError(
+                "Cannot write an Avro array as the Parquet map of the file schema: its items are not key/value records"
+            )
+        key, key_space = self._writer.resolve(entry["fields"][0]["type"], space)
+        kinds = (
+            sorted(kind_of(self._writer.resolve(b, key_space)[0]) for b in key)
+            if kind_of(key) == "union"
+            else [kind_of(key)]
+        )
+        if kinds not in (["string"], ["null", "string"]):
+            raise ValueError(
+                "Cannot write an Avro array as the Parquet map of the file schema: its records' keys are not strings"
+            )
+
+    def _unpaired(self, f: Any, f_space: str | None, what: str) -> None:
+        """Nothing to pair below ``f``: fine unless the file schema has a map there."""
+        if self._has_map(f, f_space, set()):
+            raise ValueError(
+                f"Cannot map this schema to Parquet columns: {what} of the writer schema and of the file schema "
+                "(AvroData's) do not pair, and the file schema has an Avro map below them"
+            )
+
+    def _has_map(self, f: Any, f_space: str | None, seen: set[int]) -> bool:
+        f, f_space = self._file.resolve(f, f_space)
+        if id(f) in seen:
+            return False
+        seen.add(id(f))
+        kind = kind_of(f)
+        if kind == "map":
+            return True
+        if kind == "union":
+            return any(self._has_map(b, f_space, seen) for b in f)
+        if kind == "record":
+            return any(self._has_map(field["type"], f_space, seen) for field in f.get("fields", ()))
+        if kind == "array":
+            return self._has_map(f["items"], f_space, seen)
+        return False
 
 
 def row_of(value: Any, data: ConnectData, view_name: str) -> Any:
@@ -710,7 +870,7 @@ class ParquetRecordWriter:
     def _schema_from(self, data: ConnectData) -> None:
         # Taken from the first record, whose schema becomes the file's schema (as the reference).
         file_avro_schema = row_schema(data, self._view.name)
-        root = AvroToArrow(file_avro_schema).root()
+        root = AvroToArrow(file_avro_schema, entry_maps(data.schema)).root()
         self._arrow_schema = pa.schema(list(root.type))
         self._file_avro_schema = file_avro_schema
         self._row_convert = root.convert
