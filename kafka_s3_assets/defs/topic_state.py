@@ -5,9 +5,9 @@ attribute says).
 
 The topics decide the assets (a ``topics.regex`` connector's are those matching then); the partitions are
 the partition keys each topic's asset has from the start (``instance_partitions``), so a launch needs no
-sensor tick first. A broker that cannot be asked leaves a listed topic without partitions (the definitions
-still load; the discovery sensor adds them once the broker answers) and a ``topics.regex`` connector
-without topics, which fails the load as it cannot say what its assets are.
+sensor tick first. A broker that cannot be asked (or no bootstrap servers set yet) leaves a listed topic
+without partitions (the definitions still load; the discovery sensor adds them once the broker answers)
+and a ``topics.regex`` connector without topics, which fails the load as it cannot say what its assets are.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 from ..clients import kafka as kafka_client
 from ..clients.errors import ExternalSystemError, KafkaReadError
 from ..export.topic_subscription import describe_topics, resolve_topics, topics_regex
+from ..sink.errors import ConfigError
 from .connections import Connections
 from .connectors import ConnectorSpec
 from .sensor_limits import kafka_for_sensor
@@ -82,7 +83,7 @@ def take_state(
             except KafkaReadError:
                 found[topic] = ()  # not created yet (or no metadata): the discovery sensor adds its partitions
         return TopicPartitionsState(connector.name, found, taken_at)
-    except ExternalSystemError as exc:
+    except (ExternalSystemError, ConfigError) as exc:  # ConfigError: no bootstrap servers set anywhere
         listed = {} if topics_regex(connector.config) else {topic: () for topic in connector.config.topics}
         return TopicPartitionsState(connector.name, listed, taken_at, unreachable=str(exc))
 
