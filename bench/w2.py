@@ -41,6 +41,7 @@ import uuid
 from pathlib import Path
 
 import boto3
+import fastavro
 import pyarrow.parquet as pq
 from task_rate import W2_CONFIG
 from w1 import (
@@ -146,9 +147,17 @@ def task_verdicts(output: str) -> list[str]:
     return verdicts
 
 
-def check_objects(bucket: str, topic: str, per_partition: list[int]) -> tuple[bool, str]:
+def object_seq(body: bytes, fmt: str) -> list[int]:
+    """The ``seq`` of an object's records, ``fmt`` ``parquet`` or ``avro``."""
+    if fmt == "avro":
+        return [row["seq"] for row in fastavro.reader(io.BytesIO(body))]
+    return pq.read_table(io.BytesIO(body), columns=["seq"]).column("seq").to_pylist()
+
+
+def check_objects(bucket: str, topic: str, per_partition: list[int], fmt: str = "parquet") -> tuple[bool, str]:
     """Every partition's objects start at 0, flush.size, ... and hold their flush.size records in offset
-    order: the ``seq`` of W1's record at offset o of a partition is o modulo the pool's size."""
+    order: the ``seq`` of W1's record at offset o of a partition is o modulo the pool's size. ``fmt``: the
+    objects' format, ``parquet`` or ``avro``."""
     s3 = boto3.client("s3")
     keys = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"topics/{topic}/"):
@@ -165,7 +174,7 @@ def check_objects(bucket: str, topic: str, per_partition: list[int]) -> tuple[bo
             continue
         for start, key in found:
             body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
-            seq = pq.read_table(io.BytesIO(body), columns=["seq"]).column("seq").to_pylist()
+            seq = object_seq(body, fmt)
             total += len(seq)
             if seq != [(start + i) % POOL_SIZE for i in range(FLUSH_SIZE)]:
                 problems.append(
@@ -178,8 +187,8 @@ def check_objects(bucket: str, topic: str, per_partition: list[int]) -> tuple[bo
     if problems:
         return False, "FAILED: " + "; ".join(problems[:5])
     return True, (
-        f"OK: {total:,} records in {len(keys)} Parquet objects, each record at its offset's place "
-        "(read back from the objects' seq column)"
+        f"OK: {total:,} records in {len(keys)} {'Avro' if fmt == 'avro' else 'Parquet'} objects, each record at "
+        "its offset's place (read back from the objects' seq column)"
     )
 
 

@@ -26,6 +26,7 @@ Exit status: 0 when both exports ran and the checks passed (whether or not the t
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import os
 import sys
@@ -36,7 +37,7 @@ import boto3
 import fastavro
 import pyarrow.parquet as pq
 from w1 import load_average, ratio_line, run_on_stack
-from w1_data import POOL_SIZE, create_topic, produce_w1
+from w1_data import create_topic, produce_w1
 from w2 import FLUSH_SIZE, check_objects, run_export
 
 TARGET = 0.8
@@ -62,35 +63,6 @@ def read_columns(body: bytes, columns: list[str], fmt: str) -> dict[str, list]:
         return {name: [row[name] for row in rows] for name in columns if not rows or name in rows[0]}
     table = pq.read_table(io.BytesIO(body))
     return {name: table.column(name).to_pylist() for name in columns if name in table.column_names}
-
-
-def check_avro_objects(bucket: str, topic: str, per_partition: list[int]) -> tuple[bool, str]:
-    """``w2.check_objects`` for Avro objects: every partition's objects start at 0, flush.size, ... and hold
-    their flush.size records in offset order (W1's ``seq``: the offset modulo the pool's size)."""
-    s3 = boto3.client("s3")
-    keys = []
-    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"topics/{topic}/"):
-        keys.extend(o["Key"] for o in page.get("Contents", ()))
-    problems, total = [], 0
-    for partition, produced in enumerate(per_partition):
-        marker = f"/{topic}+{partition}+"
-        found = sorted((int(k.rsplit("+", 1)[1].split(".")[0]), k) for k in keys if marker in k)
-        expected = list(range(0, produced - produced % FLUSH_SIZE, FLUSH_SIZE))
-        if [start for start, _key in found] != expected:
-            starts = [s for s, _ in found][:5]
-            problems.append(f"partition {partition}: objects start at {starts}..., expected {expected[:5]}...")
-            continue
-        for start, key in found:
-            seq = read_columns(s3.get_object(Bucket=bucket, Key=key)["Body"].read(), ["seq"], "avro")["seq"]
-            total += len(seq)
-            if seq != [(start + i) % POOL_SIZE for i in range(FLUSH_SIZE)]:
-                problems.append(f"partition {partition}: object {key} does not hold offsets from {start} in order")
-    expected_total = sum(p - p % FLUSH_SIZE for p in per_partition)
-    if total != expected_total and not problems:
-        problems.append(f"{total} records in objects, expected {expected_total}")
-    if problems:
-        return False, "FAILED: " + "; ".join(problems[:5])
-    return True, f"OK: {total:,} records in {len(keys)} Avro objects, each record at its offset's place"
 
 
 def check_lineage(bucket: str, topic: str, fmt: str = "parquet") -> tuple[bool, str]:
@@ -164,7 +136,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> int:
     print(ratio_line("W2+SMT / W2", plain_s / smt_s, TARGET))
 
     expected = sum(p - p % FLUSH_SIZE for p in per_partition)
-    check = check_avro_objects if args.format == "avro" else check_objects
+    check = functools.partial(check_objects, fmt=args.format)
     ok_plain, plain_verdict = check(plain_bucket, topic, per_partition)
     ok_smt, smt_verdict = check(smt_bucket, topic, per_partition)
     ok_lineage, lineage_verdict = check_lineage(smt_bucket, topic, args.format)
