@@ -292,7 +292,7 @@ def debezium_envelope(op: str, before: dict | None, after: dict | None) -> bytes
     return json.dumps({"schema": schema, "payload": payload}).encode()
 
 
-@pytest.mark.parametrize("fmt", ["avro.AvroFormat", "parquet.ParquetFormat"])
+@pytest.mark.parametrize("fmt", ["avro.AvroFormat", "parquet.ParquetFormat", "json.JsonFormat"])
 def test_debezium_unwrap_of_creates_updates_deletes_and_tombstones(kafka, s3_client, bucket, fmt):
     topic = kafka.create_topic()
     alice = {"id": 1, "email": "a@example.com", "region": "eu"}
@@ -333,6 +333,12 @@ def test_debezium_unwrap_of_creates_updates_deletes_and_tombstones(kafka, s3_cli
             reader = fastavro.reader(io.BytesIO(data))
             assert reader.writer_schema["name"] == "dbserver1.inventory.customers.Value"
             rows += list(reader)
+        elif fmt.startswith("json"):
+            # JsonFormat writes the unwrapped struct in its schema's field order: the row, then the rewrite
+            # mode's __deleted (added first, by the delete handling), then add.fields in their order.
+            [line] = data.decode().splitlines()
+            rows.append(json.loads(line))
+            assert list(rows[-1]) == ["id", "email", "region", "__deleted", "__op", "__table"]
         else:
             rows += pq.read_table(io.BytesIO(data)).to_pylist()
     expected = [
