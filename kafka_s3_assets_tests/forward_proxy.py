@@ -20,29 +20,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.client
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
-LOOPBACK = "127.0.0.1"
-# Headers of one hop, not forwarded: the proxy's own, and those describing this connection.
-_HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authorization",
-        "proxy-authenticate",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "expect",
-        "content-length",
-    }
-)
+from .loopback_http import LoopbackHttpServer, forward, read_body
 
 
 @dataclass(frozen=True)
@@ -66,10 +49,11 @@ class ProxiedRequest:
         return urlsplit(self.url).query
 
 
-class ForwardProxy:
+class ForwardProxy(LoopbackHttpServer):
     """Forwards absolute-form HTTP requests to their targets; with ``credentials``, only those that carry them."""
 
     def __init__(self, credentials: tuple[str, str] | None = None, *, upstream_timeout_s: float = 60.0):
+        super().__init__("forward-proxy")
         self.credentials = credentials
         self._expected = (
             "Basic " + base64.b64encode(f"{credentials[0]}:{credentials[1]}".encode()).decode() if credentials else None
@@ -77,42 +61,9 @@ class ForwardProxy:
         self._upstream_timeout_s = upstream_timeout_s
         self._lock = threading.Lock()
         self._seen: list[ProxiedRequest] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the proxy is not started")
-        return self._server.server_address[1]
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>``, without credentials."""
-        return f"http://{LOOPBACK}:{self.port}"
-
-    def start(self) -> ForwardProxy:
-        server = ThreadingHTTPServer((LOOPBACK, 0), _handler_for(self))
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="forward-proxy", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def __enter__(self) -> ForwardProxy:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     def requests(self) -> list[ProxiedRequest]:
         with self._lock:
@@ -165,7 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(501, b"CONNECT is not supported by this test proxy", close=True)
 
     def _handle(self) -> None:
-        body = self._read_body()
+        body = read_body(self)
         if not self.path.startswith("http://"):
             # Not a proxy request (origin form): a client that bypassed proxying would send this to a server.
             self._record(body, authorized=False, status=400)
@@ -176,50 +127,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(407, b"Proxy Authentication Required", {"Proxy-Authenticate": 'Basic realm="test-proxy"'})
             return
         target = urlsplit(self.path)
-        connection = http.client.HTTPConnection(
-            target.hostname, target.port or 80, timeout=self.proxy._upstream_timeout_s
+        origin_form = target.path + (f"?{target.query}" if target.query else "")
+        forward(
+            self,
+            (target.hostname or "", target.port or 80),
+            origin_form,
+            body,
+            self.proxy._upstream_timeout_s,
+            lambda status: self._record(body, authorized=True, status=status),
         )
-        try:
-            origin_form = target.path + (f"?{target.query}" if target.query else "")
-            connection.putrequest(self.command, origin_form or "/", skip_host=True, skip_accept_encoding=True)
-            for name, value in self.headers.items():
-                if name.lower() not in _HOP_BY_HOP:
-                    connection.putheader(name, value)
-            if body or self.command in ("PUT", "POST"):
-                connection.putheader("Content-Length", str(len(body)))
-            connection.endheaders(body or None)
-            response = connection.getresponse()
-            payload = response.read()
-            self._record(body, authorized=True, status=response.status)
-            self.send_response(response.status, response.reason)
-            for name, value in response.getheaders():
-                if name.lower() not in _HOP_BY_HOP:
-                    self.send_header(name, value)
-            if self.command == "HEAD":  # no body, but the length of what it describes
-                length = response.getheader("Content-Length")
-                if length is not None:
-                    self.send_header("Content-Length", length)
-            else:
-                self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
-        finally:
-            connection.close()
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline().strip():  # trailers
-                        pass
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
 
     def _record(self, body: bytes, *, authorized: bool, status: int) -> None:
         self.proxy._record(

@@ -17,7 +17,6 @@ requests and joins the server thread.
 
 from __future__ import annotations
 
-import http.client
 import itertools
 import re
 import select
@@ -27,23 +26,10 @@ import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, unquote, urlsplit
 
-LOOPBACK = "127.0.0.1"
-_HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "expect",
-        "content-length",
-    }
-)
+from ..loopback_http import LOOPBACK, LoopbackHttpServer, forward, read_body
 
 
 class Fault(Enum):
@@ -139,12 +125,13 @@ def _error_body(code: str, message: str, resource: str, request_id: str) -> byte
     ).encode()
 
 
-class S3FaultProxy:
+class S3FaultProxy(LoopbackHttpServer):
     """Forwards to ``upstream_url``; answers the next N requests matching a rule with a fault."""
 
     def __init__(self, upstream_url: str, *, hold_limit_s: float = 30.0, upstream_timeout_s: float = 60.0):
+        super().__init__("s3-fault-proxy")
         upstream = urlsplit(upstream_url)
-        if upstream.scheme != "http" or upstream.hostname not in ("127.0.0.1", "localhost", "::1"):
+        if upstream.scheme != "http" or upstream.hostname not in (LOOPBACK, "localhost", "::1"):
             raise ValueError(f"the fault proxy forwards to a local http:// S3 endpoint only, not {upstream_url!r}")
         self._upstream = (upstream.hostname, upstream.port or 80)
         self._upstream_timeout_s = upstream_timeout_s
@@ -154,40 +141,13 @@ class S3FaultProxy:
         self._seen: list[S3Request] = []
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # ---- lifecycle -------------------------------------------------------------------------------
-
-    @property
-    def url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the fault proxy is not started")
-        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
-
-    def start(self) -> S3FaultProxy:
-        server = ThreadingHTTPServer((LOOPBACK, 0), _handler_for(self))
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="s3-fault-proxy", daemon=True
-        )
-        self._thread.start()
-        return self
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     def stop(self) -> None:
         self._stopping.set()  # releases held requests
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def __enter__(self) -> S3FaultProxy:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
+        super().stop()
 
     # ---- rules and records -----------------------------------------------------------------------
 
@@ -252,7 +212,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         url = urlsplit(self.path)
-        body = self._read_body()
+        body = read_body(self)
         operation, bucket, key = classify(self.command, url.path, url.query)
         fault = self.proxy._take_fault(operation, key)
 
@@ -286,50 +246,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
                 self._hold()
             self._reset()
 
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while True:  # ends at the zero-size chunk; a closed socket raises
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline().strip():  # trailers
-                        pass
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
-
     def _forward(self, body: bytes, record, relay: bool = True) -> None:
-        connection = http.client.HTTPConnection(*self.proxy._upstream, timeout=self.proxy._upstream_timeout_s)
-        try:
-            connection.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
-            for name, value in self.headers.items():
-                if name.lower() not in _HOP_BY_HOP:
-                    connection.putheader(name, value)
-            if body or self.command in ("PUT", "POST"):
-                connection.putheader("Content-Length", str(len(body)))
-            connection.endheaders(body or None)
-            response = connection.getresponse()
-            payload = response.read()
-            record(response.status)
-            if not relay:
-                return
-            self.send_response(response.status, response.reason)
-            for name, value in response.getheaders():
-                if name.lower() not in _HOP_BY_HOP:
-                    self.send_header(name, value)
-            if self.command == "HEAD":  # no body, but the length of the object it describes
-                length = response.getheader("Content-Length")
-                if length is not None:
-                    self.send_header("Content-Length", length)
-            else:
-                self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
-        finally:
-            connection.close()
+        forward(self, self.proxy._upstream, self.path, body, self.proxy._upstream_timeout_s, record, relay)
 
     def _answer_error(self, fault: Fault, resource: str, record) -> None:
         status, code, message = _ERROR_ANSWERS[fault]
