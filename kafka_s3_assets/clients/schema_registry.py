@@ -40,10 +40,11 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from confluent_kafka.schema_registry import RegisteredSchema as LibraryRegisteredSchema
 from confluent_kafka.schema_registry import SchemaRegistryClient as LibraryClient
 from confluent_kafka.schema_registry.common._httpx_compat import httpx  # the HTTP library the client uses
 from confluent_kafka.schema_registry.error import SchemaRegistryError as LibraryError
@@ -51,6 +52,7 @@ from confluent_kafka.schema_registry.schema_registry_client import is_retriable
 
 from ..sink.config_keys import converter_setting_value
 from ..sink.converters import RegisteredSchema, SchemaReference
+from ..sink.data_rules import rule_set_from_library
 from ..sink.secrets import scrub
 from .errors import SchemaNotFoundError, SchemaRegistryError
 from .registry_tls import RegistryTls, TlsSettingError, registry_tls
@@ -82,6 +84,9 @@ SETTING_FIELDS = {
     "proxy.host": "proxy_host",
     "proxy.port": "proxy_port",
 }
+# CachedSchemaRegistryClient.getHostnameVerifier: "none" (exactly) or empty accepts any host name. (Absent,
+# Confluent's client accepts any host name too; here the host name is then checked, as Python's ssl does.)
+ENDPOINT_IDENTIFICATION = "schema.registry.ssl.endpoint.identification.algorithm"
 # Confluent's client settings in milliseconds, kept in seconds.
 TIMEOUT_FIELDS = {"http.connect.timeout.ms": "connect_timeout_s", "http.read.timeout.ms": "read_timeout_s"}
 
@@ -138,6 +143,9 @@ class RegistrySettings:
     ssl_ca_pem: str | None = None
     ssl_certificate_pem: str | None = None
     ssl_key_pem: str | None = field(default=None, repr=False)
+    # schema.registry.ssl.endpoint.identification.algorithm empty or "none": the registry's host name is not
+    # checked against its certificate (whose chain still is).
+    ssl_check_hostname: bool = True
 
     def __post_init__(self) -> None:
         self._validate()
@@ -168,6 +176,9 @@ class RegistrySettings:
             value = converter_setting_value(settings, key)
             if value is not None:
                 values[attr] = int(value) / 1000
+        algorithm = settings.get(ENDPOINT_IDENTIFICATION)
+        if algorithm is not None and str(algorithm) in ("", "none"):
+            values["ssl_check_hostname"] = False
         try:
             tls = registry_tls(settings)
         except TlsSettingError as exc:
@@ -309,6 +320,8 @@ class RegistrySettings:
             else (", tls=ca" if self.ssl_ca_location or self.ssl_ca_pem else "")
         )
         proxy = f", proxy={self.proxy}" if self.proxy else ""
+        if not self.ssl_check_hostname:
+            tls += ", no hostname check"
         return (
             f"RegistrySettings(url={', '.join(redact_url(u) for u in self.urls)!r}, {auth}{tls}{proxy}, "
             f"max_retries={self.max_retries}, timeout_s={self.timeout_s})"
@@ -395,7 +408,12 @@ def _pem_files(settings: RegistrySettings) -> Iterator[dict[str, str]]:
 
 def _library_client(settings: RegistrySettings, url: str) -> LibraryClient:
     with _pem_files(settings) as files:
-        return LibraryClient(_library_config(settings, url, files))
+        client = LibraryClient(_library_config(settings, url, files))
+    if not settings.ssl_check_hostname:
+        # The library has no setting for it: its HTTP client verifies with this SSL context, which keeps
+        # verifying the certificate chain (CERT_REQUIRED) without matching the host name.
+        client._rest_client.verify.check_hostname = False
+    return client
 
 
 def _library_config(settings: RegistrySettings, url: str, files: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -535,15 +553,48 @@ class SchemaRegistryClient:
                 f"Version {version} of subject '{subject}' not found in the schema registry at {self._shown()}"
             )
         what = f"version {version} of subject '{subject}'"
+        registered = self._registered_version(found, what)
+        if version != LATEST_VERSION:
+            with self._cache.lock:
+                self._cache.subject_versions[key] = registered
+        return registered
+
+    def latest_with_metadata(self, subject: str, metadata: dict[str, str]) -> RegisteredSchema:
+        """The latest version of ``subject`` whose metadata properties hold ``metadata``, soft-deleted versions
+        included (``GET /subjects/{subject}/metadata?key=…&value=…&deleted=true``), as Confluent's
+        deserializers look it up for ``use.latest.with.metadata``. Asked every time (callers cache it)."""
+        path = f"/subjects/{quote(subject, safe='')}/metadata"
+
+        def ask(client: LibraryClient, fmt: str | None = None) -> Any:
+            # Not the library's get_latest_with_metadata: it quotes keys and values before its HTTP client
+            # quotes the query again (a space arrives as %20), and it keeps the answer forever.
+            query: dict[str, Any] = {"deleted": "true", "key": list(metadata), "value": list(metadata.values())}
+            if fmt is not None:
+                query["format"] = fmt
+            response = client._rest_client.get(f"subjects/{quote(subject, safe='')}/metadata", query)
+            return LibraryRegisteredSchema.from_dict(response)
+
+        found = self._request(path, ask)
+        if found is not None and _schema_type(found.schema) == PROTOBUF:
+            found = self._request(
+                f"{path}?format={SERIALIZED_FORMAT}", lambda client: ask(client, SERIALIZED_FORMAT), serialized=True
+            )
+        what = f"the latest version of subject '{subject}' with metadata {metadata}"
+        if found is None:
+            raise SchemaNotFoundError(
+                f"No version of subject '{subject}' with metadata {metadata} in the schema registry at {self._shown()}"
+            )
+        return self._registered_version(found, what)
+
+    def _registered_version(self, found: Any, what: str) -> RegisteredSchema:
+        """The library's ``RegisteredSchema`` (an answer by subject and version) as ours, with its version."""
         if not isinstance(found.schema_id, int):
             raise SchemaRegistryError(
                 f"Unexpected answer from the schema registry at {self._shown()} for {what}: no schema id"
             )
         registered = self._registered(found.schema_id, found.schema, what)
-        if version != LATEST_VERSION:
-            with self._cache.lock:
-                self._cache.subject_versions[key] = registered
-        return registered
+        version = found.version if isinstance(found.version, int) else None
+        return replace(registered, version=version)
 
     def _registered(self, schema_id: int, schema: Any, what: str) -> RegisteredSchema:
         """The library's ``Schema`` as ours; an answer without a schema text or with malformed references fails."""
@@ -559,7 +610,13 @@ class SchemaRegistryClient:
             raise SchemaRegistryError(
                 f"Unexpected answer from the schema registry at {self._shown()} for {what}: malformed references"
             ) from None
-        return RegisteredSchema(schema_id, schema.schema_str, _schema_type(schema), references)
+        return RegisteredSchema(
+            schema_id,
+            schema.schema_str,
+            _schema_type(schema),
+            references,
+            rule_set_from_library(getattr(schema, "rule_set", None)),
+        )
 
     def version_in_subject(self, schema_id: int, subject: str) -> int | None:
         """The version of schema ``schema_id`` in ``subject``, or None when the subject does not hold it.

@@ -7,6 +7,7 @@ from typing import cast
 
 from ..clients.errors import SchemaNotFoundError, SchemaRegistryError
 from ..clients.glue_schema_registry import glue_registry_for
+from ..sink.avro_datum_check import DatumCheck, compile_datum_check
 from ..sink.batch_path import AvroValueBatch
 from ..sink.config import SinkConfig
 from ..sink.converters import (
@@ -20,6 +21,7 @@ from ..sink.converters import (
     build_converter,
 )
 from ..sink.converters.wire_format import MAGIC_BYTE, WIRE_HEADER, deserialization_failure, read_message_indexes
+from ..sink.data_rules import UnrunnableRule
 from ..sink.errors import RecordError
 from ..sink.records import AvroSchemaRef, ConnectData, KafkaRecord, RecordBatch, SinkRecord
 from ..sink.schema.connect_schema import AvroDataConfig
@@ -30,9 +32,12 @@ class RecordConverter:
     nobody reads cannot fail a run (Kafka Connect would convert it anyway and die on a bad one).
 
     Avro datums are parsed here, as AvroConverter parses them, unless ``kafka_s3_assets.avro.validate.
-    datums`` is off: a corrupt datum then fails in the converter stage, as in Kafka Connect, and the
-    parsed value rides along, so formats that need it do not decode it again (the Avro fast path still
-    copies the original bytes)."""
+    datums`` is off (and the converter's ``avro.fail.on.trailing.data`` too): a corrupt datum then fails in
+    the converter stage, as in Kafka Connect, and the parsed value rides along, so formats that need it do
+    not decode it again (the Avro fast path still copies the original bytes).
+
+    A data contract rule the converter cannot run (``sink.data_rules.UnrunnableRule``) fails the export
+    naming the record, whatever ``errors.tolerance`` says."""
 
     def __init__(self, config: SinkConfig, registry: SchemaSource | None):
         sink = sink_avro_data(config)
@@ -46,7 +51,15 @@ class RecordConverter:
                 config.key_converter, registry, is_key=True, sink=sink, glue_registry=glue_registry_for
             )
         self._key_name = config.key_converter.class_name
-        self._decoder = AvroDecoder() if config["kafka_s3_assets.avro.validate.datums"] else None
+        validate = config["kafka_s3_assets.avro.validate.datums"]
+        # avro.fail.on.trailing.data: a datum with bytes after it fails even when datums are not validated
+        # (the decoder reads it whole; the batch path checks each datum is read exactly, _datums_checked).
+        self._trailing_checked = not validate and any(
+            isinstance(c, AvroConverter) and c.fail_on_trailing_data for c in (self._value, self._key)
+        )
+        self._validate = validate
+        self._decoder = AvroDecoder() if validate or self._trailing_checked else None
+        self._datum_checks: dict[int | None, DatumCheck | None] = {}
         # Protobuf values of known schemas may take the batch path too (keys converted: never).
         self._protobuf = self._value if self._key is None and isinstance(self._value, ProtobufConverter) else None
 
@@ -69,7 +82,17 @@ class RecordConverter:
             if value is None or not value.startswith(header):
                 return None
             datums.append(value[size:])
+        if self._trailing_checked and not self._datums_checked(schema, datums):
+            return None  # record by record: the decoder finds the datum with bytes after it
         return AvroValueBatch(batch.topic, batch.partition, batch.offsets, schema, datums, batch.timestamps)
+
+    def _datums_checked(self, schema: AvroSchemaRef, datums: list[bytes]) -> bool:
+        """Whether every datum is certainly one whole datum of ``schema`` (``avro_datum_check``: nothing left
+        over), for ``avro.fail.on.trailing.data`` when the batch path would otherwise not look at them."""
+        if schema.schema_id not in self._datum_checks:
+            self._datum_checks[schema.schema_id] = compile_datum_check(schema.writer_schema)
+        check = self._datum_checks[schema.schema_id]
+        return check is not None and check.all_valid(datums)
 
     def protobuf_values(self, batch: RecordBatch) -> AvroValueBatch | None:
         """The batch as Protobuf messages of one schema, for the batch record path: an ``AvroValueBatch``
@@ -129,8 +152,9 @@ class RecordConverter:
         return self._value.cached_schema(batch.topic, WIRE_HEADER.unpack_from(header)[1])
 
     def _avro_header(self, batch: RecordBatch) -> bytes | None:
-        """The Confluent header of the first value, for an Avro value converter and unconverted keys."""
-        if self._key is not None or not isinstance(self._value, AvroConverter):
+        """The Confluent header of the first value, for an Avro value converter and unconverted keys (and
+        not reading records into a subject's latest schema: those datums are re-encoded one by one)."""
+        if self._key is not None or not isinstance(self._value, AvroConverter) or self._value.reads_latest:
             return None
         first = batch.values[0]
         if first is None or len(first) < WIRE_HEADER.size or first[0] != MAGIC_BYTE:
@@ -148,7 +172,12 @@ class RecordConverter:
         label = "value.converter" if stage == "VALUE_CONVERTER" else "key.converter"
         try:
             converted = converter.to_connect(record.topic, data)
-            if self._decoder is not None and converted is not None and converted.avro_datum is not None:
+            if (
+                self._decoder is not None
+                and converted is not None
+                and converted.avro_datum is not None
+                and (self._validate or getattr(converter, "fail_on_trailing_data", False))
+            ):
                 try:
                     value = self._decoder.decode(converted)
                 except ConversionError as exc:
@@ -182,6 +211,16 @@ class RecordConverter:
         except SchemaRegistryError as exc:
             raise RecordError(
                 record.topic, record.partition, record.offset, str(exc), stage=stage, executing_class=name
+            ) from exc
+        except UnrunnableRule as exc:  # not the record's fault: never tolerated
+            raise RecordError(
+                record.topic,
+                record.partition,
+                record.offset,
+                f"{label} {name} failed: {exc}",
+                stage=stage,
+                executing_class=name,
+                skippable=False,
             ) from exc
 
 

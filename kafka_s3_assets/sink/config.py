@@ -47,6 +47,8 @@ from .config_providers import ResolvedConnectorConfig, resolve_config_providers
 from .credentials_provider import DURATION_KEY, CredentialsProviderConfig, credentials_provider_config
 from .credentials_provider import PREFIX as CREDENTIALS_PROVIDER_PREFIX
 from .credentials_provider import SECRET_KEYS as CREDENTIALS_SECRET_KEYS
+from .data_rules import rule_object_setting
+from .data_rules import setting_problems as rule_setting_problems
 from .errors import ConfigError, ConfigProblem
 from .partitioner_config import partitioner_problems
 from .properties import MalformedProperties, parse_properties
@@ -336,6 +338,10 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
         if prefix is not None:
             setting = key[len(prefix) :]
             definition = CONVERTER_SETTINGS.get(setting) or _glue_converter_settings().get(setting)
+            if definition is None and rule_object_setting(setting) is not None:
+                # rule.executors.<name>.class / .param.* / .onFailure ..., read as Confluent reads them: strings.
+                converter_settings[prefix][setting] = "" if value is None else str(value)
+                continue
             if definition is None:
                 problems.append(
                     ConfigProblem(key, f"Converter setting '{key}' is not supported yet by kafka_s3_assets")
@@ -399,6 +405,9 @@ def _validate(raw: Mapping[str, Any]) -> SinkConfig:
             problems.append(ConfigProblem(key, f"Unknown kafka_s3_assets configuration key '{key}'{_nearest(key)}"))
         else:
             unknown_keys.append(key)  # accepted, as a Connect worker accepts them, and reported
+
+    for prefix, found in converter_settings.items():
+        problems.extend(ConfigProblem(prefix + setting, message) for setting, message in rule_setting_problems(found))
 
     for definition in ALL_KEYS.values():
         key = definition.name
@@ -689,7 +698,28 @@ def _glue_converter_problems(prefix_key: str, converter: ConverterConfig) -> lis
     found = glue_setting_problems(
         converter.class_name, converter.settings, has_confluent_registry=bool(converter.schema_registry_url)
     )
+    # Read-path settings implemented for Confluent's converters only (Confluent's deserializer would apply them
+    # to the records the Glue converter's secondaryDeserializer reads).
+    for setting, off in _CONFLUENT_READ_SETTINGS.items():
+        value = converter.settings.get(setting)
+        if value is not None and value != off:
+            found.append(
+                (
+                    setting,
+                    f"'{prefix_key}.{setting}={_display(value)}' is not supported yet by kafka_s3_assets with "
+                    f"{converter.class_name} (only with Confluent's converters)",
+                )
+            )
     return [ConfigProblem(f"{prefix_key}.{setting}" if setting else prefix_key, message) for setting, message in found]
+
+
+# Converter settings that change what Confluent's deserializers read, and their value that changes nothing.
+_CONFLUENT_READ_SETTINGS: dict[str, Any] = {
+    "use.latest.version": False,
+    "use.latest.with.metadata": None,
+    "avro.fail.on.trailing.data": False,
+    "discard.type.doc.default": False,
+}
 
 
 def _converter(values, settings, prefix_key: str) -> ConverterConfig:

@@ -24,6 +24,7 @@ from .credentials_provider import (
     DURATION_KEY,
     known_provider_class,
 )
+from .data_rules import inert_reason
 from .s3_proxy import proxy_url_problem
 
 Validator = Callable[[str, Any], "str | None"]
@@ -143,6 +144,68 @@ def known_class(*classes: str) -> Validator:
         return f"Class {value} could not be found."
 
     return check
+
+
+def java_class_refused(supported: str, why: str) -> Validator:
+    """A CLASS setting whose only value that works is ``supported``: another names a Java class, refused with
+    ``why`` (the class is named by the message's ``Invalid value <class> for configuration <key>:``)."""
+
+    def check(_key: str, value: Any) -> str | None:
+        return None if value is None or value == supported else why
+
+    return check
+
+
+def parse_metadata_spec(spec: str) -> dict[str, str]:
+    """``use.latest.with.metadata`` as Confluent's ``MapPropertyParser`` reads it: comma-separated
+    ``key=value`` entries (CSV with ``'`` as the quote character), each split at its first ``=``. Raises
+    ValueError where Confluent's converter would not start (an entry without ``=``, a key given twice) and
+    for an empty spec (Confluent then fails every record on a null latest version)."""
+    entries: list[str] = []
+    current: list[str] = []
+    quoted = started = False
+    i = 0
+    while i < len(spec):
+        char = spec[i]
+        if quoted:
+            if char == "'" and i + 1 < len(spec) and spec[i + 1] == "'":
+                current.append("'")
+                i += 1
+            elif char == "'":
+                quoted = False
+            else:
+                current.append(char)
+        elif char == "'" and not current:
+            quoted = started = True
+        elif char == ",":
+            entries.append("".join(current))
+            current, started = [], False
+        else:
+            current.append(char)
+        i += 1
+    if current or started or entries:
+        entries.append("".join(current))
+    if not entries:
+        raise ValueError("no key=value entry (Confluent would fail every record: no latest version to read into)")
+    found: dict[str, str] = {}
+    for entry in entries:
+        if "=" not in entry:
+            raise ValueError(f"the entry '{entry}' is not key=value")
+        key, _, value = entry.partition("=")
+        if key in found:
+            raise ValueError(f"the key '{key}' is given twice")
+        found[key] = value
+    return found
+
+
+def metadata_spec(_key: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        parse_metadata_spec(str(value))
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def known_converter(key: str, value: Any) -> str | None:
@@ -670,6 +733,7 @@ def _documented(key: KeyDef) -> KeyDef:
 
 ALL_KEYS: dict[str, KeyDef] = {k.name: _documented(k) for k in FRAMEWORK_KEYS + SINK_KEYS + EXTENSION_KEYS}
 
+NULL_CONTEXT_NAME_STRATEGY = "io.confluent.kafka.serializers.context.NullContextNameStrategy"
 _PRODUCER_ONLY = "A serializer's setting: records are only read here"
 _JAVA_CLASSES = "Maps records to Java classes: records are read as generic data here"
 _OAUTH_ONLY = "Only with bearer.auth.credentials.source OAUTHBEARER or CUSTOM, not supported yet"
@@ -686,21 +750,22 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
         _k("schemas.cache.size", Type.INT, 1000, I, doc="JsonConverter: a cache size (schemas are cached per process)"),
         _k("auto.register.schemas", Type.BOOLEAN, True, I, doc=_PRODUCER_ONLY),
         # Since Confluent 7.4 the deserializers of the converters read records into the subject's latest
-        # schema (its "reader schema") when this is true: not only a producer setting.
+        # schema (their "reader schema") when this is true: not only a producer setting.
         _k(
             "use.latest.version",
             Type.BOOLEAN,
             False,
-            D,
-            doc="Registry converters: true reads records into the subject's latest schema (Confluent 7.4+), "
-            "not supported yet; records keep their writer's schema",
+            F,
+            doc="Registry converters: records are read into the latest version of their subject (AvroConverter: "
+            "Avro schema resolution, connect.version the writer's; Protobuf / JSON Schema: the latest schema's "
+            "Connect schema and version)",
         ),
         _k(
             "latest.compatibility.strict",
             Type.BOOLEAN,
             True,
             I,
-            doc="Only with use.latest.version=true (a producer's compatibility check)",
+            doc="A serializer's check: the deserializers look the latest version up without it",
         ),
         _k(
             "enhanced.avro.schema.support",
@@ -953,25 +1018,54 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
             "use.latest.with.metadata",
             Type.STRING,
             None,
-            D,
-            doc="Registry converters: read records into the latest schema with this metadata (Confluent 7.4+), "
-            "not supported yet",
+            F,
+            metadata_spec,
+            doc="Registry converters: as use.latest.version (which it overrides), with the subject's latest "
+            "version whose metadata properties hold these key=value pairs (comma separated)",
         ),
-        _k("latest.cache.size", Type.INT, 1000, I, doc="Only with use.latest.version / use.latest.with.metadata"),
-        _k("latest.cache.ttl.sec", Type.INT, -1, I, doc="Only with use.latest.version / use.latest.with.metadata"),
+        _k("latest.cache.size", Type.INT, 1000, I, doc="A cache size (latest versions are cached per converter)"),
+        _k(
+            "latest.cache.ttl.sec",
+            Type.INT,
+            -1,
+            F,
+            doc="With use.latest.*: seconds a looked-up latest version is kept before it is asked again "
+            "(-1: for the whole run)",
+        ),
         _k("schema.format", Type.STRING, None, I, doc="The text format of schemas a serializer registers"),
-        _k("execution.environment", Type.STRING, None, I, doc="Data contract rules: none are run"),
-        # Data contract rules (CEL conditions, field encryption...) run on read would change records.
+        _k(
+            "execution.environment",
+            Type.STRING,
+            None,
+            F,
+            one_of("ALL", "CLIENT", "GATEWAY", "SERVER", "NONE"),
+            "Data contract rules: a rule set's enableAt other than ALL applies only in this environment",
+        ),
+        # Data contract rules (docs/configuration.md, sink.data_rules): executors and actions are Java classes.
         _k(
             "rule.executors",
             Type.LIST,
             [],
-            D,
-            doc="Data contract rule executors: running rules is not supported yet",
+            F,
+            doc="Data contract rule executors: one named with rule.executors.<name>.class is a Java class, refused; "
+            "rule.executors.<rule>.disabled / .onFailure are read",
         ),
-        _k("rule.actions", Type.LIST, [], D, doc="Data contract rule actions: running rules is not supported yet"),
-        _k("rule.service.loader.enable", Type.BOOLEAN, True, I, doc="Data contract rules: none are run"),
-        _k("rule.metrics.enable", Type.BOOLEAN, True, I, doc="Data contract rules: none are run"),
+        _k(
+            "rule.actions",
+            Type.LIST,
+            [],
+            F,
+            doc="Data contract rule actions: one named with rule.actions.<name>.class is a Java class, refused",
+        ),
+        _k(
+            "rule.service.loader.enable",
+            Type.BOOLEAN,
+            True,
+            F,
+            doc="Data contract rules: true, a rule a reader runs (READ/WRITEREAD) stops the export, as its executor "
+            "cannot run here; false, no executor: its onFailure action decides (ERROR fails the record, NONE not)",
+        ),
+        _k("rule.metrics.enable", Type.BOOLEAN, True, I, doc="Metrics of rule executors: none runs here"),
         _k(
             "validation.rules.executor.class",
             Type.STRING,
@@ -992,13 +1086,18 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
         # ConfigDef type SHORT with Range.between(0, 3600).
         _k("bearer.auth.cache.expiry.buffer.seconds", Type.INT, 300, I, between(0, 3600), doc=_OAUTH_ONLY),
         _k("bearer.auth.custom.provider.class", Type.STRING, None, I, doc=_OAUTH_ONLY),
-        # Subject contexts would change the subject whose version becomes connect.version.
+        # Another strategy is a Java class (Confluent ships only NullContextNameStrategy).
         _k(
             "context.name.strategy",
             Type.CLASS,
-            "io.confluent.kafka.serializers.context.NullContextNameStrategy",
-            D,
-            doc="Registry converters: subjects in a schema context are not supported yet",
+            NULL_CONTEXT_NAME_STRATEGY,
+            F,
+            java_class_refused(
+                NULL_CONTEXT_NAME_STRATEGY,
+                "a context name strategy is a Java class that kafka_s3_assets cannot run; only Confluent's "
+                "NullContextNameStrategy (the default: subjects in the default context) is built in",
+            ),
+            "Registry converters: NullContextNameStrategy (the default context) only; another class is refused",
         ),
         _k(
             "key.schema.id.serializer",
@@ -1059,15 +1158,17 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
             "schema.registry.ssl.engine.factory.class",
             Type.CLASS,
             None,
-            D,
-            doc="Registry client: a Java SSL engine factory cannot be loaded",
+            I,
+            doc="Confluent's registry client does not read it: its SslFactory builds the SSL context from the "
+            "truststore and keystore settings",
         ),
         _k(
             "schema.registry.ssl.endpoint.identification.algorithm",
             Type.STRING,
             "https",
-            D,
-            doc="Registry client: the host name is always verified (empty, to turn that off, is not supported yet)",
+            F,
+            doc="Registry client: empty or none turns off the check of the registry's host name against its "
+            "certificate (the certificate chain is still verified); any other value keeps it",
         ),
         _k(
             "schema.registry.ssl.truststore.type",
@@ -1139,8 +1240,9 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
             "avro.fail.on.trailing.data",
             Type.BOOLEAN,
             False,
-            D,
-            doc="AvroConverter: failing records with bytes after the datum is not supported yet",
+            F,
+            doc="AvroConverter (Confluent 8.0+): a record with bytes after its datum fails, even with "
+            "kafka_s3_assets.avro.validate.datums=false (which otherwise copies datums unchecked)",
         ),
         # KafkaProtobufSerializerConfig / KafkaProtobufDeserializerConfig.
         _k("reference.lookup.only", Type.BOOLEAN, False, I, doc=_PRODUCER_ONLY),
@@ -1180,15 +1282,18 @@ CONVERTER_SETTINGS: dict[str, KeyDef] = {
             "discard.type.doc.default",
             Type.BOOLEAN,
             False,
-            D,
-            doc="AvroConverter (deprecated in Confluent): dropping type docs and defaults is not supported yet",
+            F,
+            doc="AvroConverter (deprecated in Confluent): only field docs and defaults are kept: a field's doc (else "
+            "its type's) becomes its Connect schema's doc, record / field / enum doc and enum default parameters "
+            "and the field-default flag are not made, a type's doc becomes connect.record.doc (connect.enum.doc)",
         ),
         _k(
             "preserve.additional.properties",
             Type.BOOLEAN,
             False,
             D,
-            doc="JsonSchemaConverter: keeping undeclared properties is not supported yet",
+            doc="JsonSchemaConverter (Confluent 8.3+): true keeps undeclared properties in a map of Connect "
+            "Variant values, a type this project's converters and formats do not have",
         ),
     ]
 }
@@ -1254,6 +1359,10 @@ def inert_converter_settings(keys: Iterable[str], extra: Mapping[str, KeyDef] | 
         definition = CONVERTER_SETTINGS.get(setting) or (extra or {}).get(setting)
         if definition is not None and definition.support == Support.INERT:
             found.append((key, definition.doc))
+        elif definition is None:  # rule.executors.<name>.param.*, ...: no table entry
+            reason = inert_reason(setting)
+            if reason is not None:
+                found.append((key, reason))
     return found
 
 

@@ -21,6 +21,7 @@ from .config_keys import (
     Type,
 )
 from .credentials_provider import SECRET_KEYS as CREDENTIALS_PROVIDER_SECRET_KEYS
+from .data_rules import is_secret_setting as is_secret_rule_setting
 from .secrets import KAFKA_CLIENT_SECRET_KEYS
 
 CLIENT_PREFIXES = ("consumer.override.", "producer.override.", "admin.override.", "consumer.")
@@ -43,7 +44,9 @@ def is_secret_key(key: str) -> bool:
     for prefix in CONVERTER_PREFIXES:
         if key.startswith(prefix):
             setting = CONVERTER_SETTINGS.get(key[len(prefix) :])
-            return setting is not None and setting.type == Type.PASSWORD
+            if setting is None:
+                return is_secret_rule_setting(key[len(prefix) :])  # rule executors' parameters
+            return setting.type == Type.PASSWORD
     if key.startswith(ICEBERG_CATALOG_PREFIX):
         return is_secret_catalog_property(key[len(ICEBERG_CATALOG_PREFIX) :])
     return any(key.startswith(p) and key[len(p) :] in KAFKA_CLIENT_SECRET_KEYS for p in CLIENT_PREFIXES)

@@ -112,11 +112,40 @@ def test_gzip_with_json_is_accepted():
 
 
 def test_not_yet_supported_values_name_the_key_but_defaults_are_accepted():
-    # A converter setting this project reads only at its default (Confluent's deserializer would apply it).
-    problems = problems_of(base_config(**{"value.converter.use.latest.version": "true"}))
-    assert "not supported yet" in problems["value.converter.use.latest.version"]
-    config = validate_connector_config(base_config(**{"value.converter.use.latest.version": "false"}))
-    assert config.value_converter.settings["use.latest.version"] is False
+    # preserve.additional.properties=true needs Connect's Variant type, which this project does not have.
+    problems = problems_of(base_config(**{"value.converter.preserve.additional.properties": "true"}))
+    assert "not supported yet" in problems["value.converter.preserve.additional.properties"]
+    config = validate_connector_config(base_config(**{"value.converter.preserve.additional.properties": "false"}))
+    assert config.value_converter.settings["preserve.additional.properties"] is False
+    # use.latest.version is read now (the deserializers' reader schema): true is a valid value.
+    config = validate_connector_config(base_config(**{"value.converter.use.latest.version": "true"}))
+    assert config.value_converter.settings["use.latest.version"] is True
+
+
+def test_a_java_class_a_converter_setting_names_is_refused_naming_the_key_and_the_class():
+    problems = problems_of(
+        base_config(
+            **{
+                "value.converter.context.name.strategy": "com.acme.TenantContexts",
+                "value.converter.rule.executors": "checker",
+                "value.converter.rule.executors.checker.class": "com.acme.CheckExecutor",
+                "key.converter.rule.actions": "page",
+                "key.converter.rule.actions.page.class": "com.acme.PageAction",
+            }
+        )
+    )
+    assert problems["value.converter.context.name.strategy"].startswith(
+        "Invalid value com.acme.TenantContexts for configuration value.converter.context.name.strategy: "
+        "a context name strategy is a Java class"
+    )
+    assert (
+        "The rule executor 'checker' is the Java class com.acme.CheckExecutor"
+        in (problems["value.converter.rule.executors.checker.class"])
+    )
+    assert (
+        "The rule action 'page' is the Java class com.acme.PageAction"
+        in (problems["key.converter.rule.actions.page.class"])
+    )
 
 
 def test_unknown_keys_are_accepted_and_reported_with_the_nearest_known_key():

@@ -147,27 +147,125 @@ def test_producer_and_java_only_settings_are_accepted_without_effect(name):
     assert [key for key, _ in inert_converter_settings(config.explicit_keys)] == [f"value.converter.{name}"]
 
 
+def test_preserve_additional_properties_accepts_its_default_only():
+    # JsonSchemaData (Confluent 8.3+) keeps undeclared properties as Connect Variant values: no such type here.
+    message = problems(**{"preserve.additional.properties": "true"})
+    assert "'value.converter.preserve.additional.properties=true' is not supported yet by kafka_s3_assets" in message
+    assert "(only the default 'false' is)" in message
+    assert CONVERTER_SETTINGS["preserve.additional.properties"].support == Support.DEFAULT
+    assert [n for n in ALL_CONFLUENT if CONVERTER_SETTINGS[n].support == Support.DEFAULT] == [
+        "preserve.additional.properties"
+    ]
+
+
 @pytest.mark.parametrize(
-    ("name", "value", "default"),
+    ("name", "value", "read"),
     [
-        # Confluent 7.4+ deserializers read records into the subject's latest schema with these.
-        ("use.latest.version", "true", "false"),
-        ("use.latest.with.metadata", "application.version=v1", "None"),
-        ("rule.executors", "encrypt", ""),
-        (
-            "context.name.strategy",
-            "com.acme.Contexts",
-            "io.confluent.kafka.serializers.context.NullContextNameStrategy",
-        ),
-        ("avro.fail.on.trailing.data", "true", "false"),
-        ("preserve.additional.properties", "true", "false"),
-        ("schema.registry.ssl.endpoint.identification.algorithm", "", "https"),
+        ("use.latest.version", "true", True),
+        ("use.latest.with.metadata", "application.version=v1", "application.version=v1"),
+        ("latest.cache.ttl.sec", "60", 60),
+        ("avro.fail.on.trailing.data", "true", True),
+        ("discard.type.doc.default", "true", True),
+        ("schema.registry.ssl.endpoint.identification.algorithm", "", ""),
+        ("execution.environment", "CLIENT", "CLIENT"),
+        ("rule.service.loader.enable", "false", False),
+        ("rule.executors", "checker", ["checker"]),
     ],
 )
-def test_settings_that_would_change_what_is_read_accept_their_default_only(name, value, default):
-    message = problems(**{name: value})
-    assert f"'value.converter.{name}={value}' is not supported yet by kafka_s3_assets" in message
-    assert f"(only the default '{default}' is)" in message
+def test_settings_that_change_what_is_read_are_read(name, value, read):
+    config = validate(**{name: value})
+    assert CONVERTER_SETTINGS[name].support == Support.FULL
+    assert config.value_converter.settings[name] == read
+    assert not inert_converter_settings(config.explicit_keys)
+
+
+def test_a_context_name_strategy_other_than_confluents_is_refused_naming_the_class():
+    message = problems(**{"context.name.strategy": "com.acme.Contexts"})
+    assert (
+        "Invalid value com.acme.Contexts for configuration value.converter.context.name.strategy: a context name "
+        "strategy is a Java class that kafka_s3_assets cannot run"
+    ) in message
+    default = "io.confluent.kafka.serializers.context.NullContextNameStrategy"
+    assert validate(**{"context.name.strategy": default}).value_converter.settings["context.name.strategy"] == default
+
+
+def test_rule_executors_and_actions_given_as_java_classes_are_refused_naming_them():
+    message = problems(
+        **{
+            "rule.executors": "checker,other",
+            "rule.executors.checker.class": "com.acme.CheckExecutor",
+            "rule.executors.checker.param.secret": "k3y-s3cr3t",
+            "rule.actions": "alert",
+            "rule.actions.alert.class": "com.acme.AlertAction",
+        }
+    )
+    assert (
+        "value.converter.rule.executors.checker.class: The rule executor 'checker' is the Java class "
+        "com.acme.CheckExecutor: kafka_s3_assets cannot load or run Java classes"
+    ) in message
+    assert (
+        "value.converter.rule.actions.alert.class: The rule action 'alert' is the Java class com.acme.AlertAction"
+        in (message)
+    )
+    assert "'other'" not in message  # a name without a class loads nothing (AbstractKafkaSchemaSerDe.initRuleObject)
+    assert "k3y-s3cr3t" not in message
+
+
+def test_rule_settings_confluent_reads_are_kept_and_the_others_listed_as_without_effect():
+    config = validate(
+        **{
+            "rule.executors": "checker",
+            "rule.executors.encryptPii.disabled": "true",
+            "rule.executors._CEL_.onFailure": "NONE",
+            "rule.executors.unlisted.class": "com.acme.Unlisted",
+            "rule.executors._default_.param.kms": "arn:aws:kms:k3y",
+        }
+    )
+    settings = config.value_converter.settings
+    assert settings["rule.executors.encryptPii.disabled"] == "true"
+    assert settings["rule.executors._CEL_.onFailure"] == "NONE"
+    inert = dict(inert_converter_settings(config.explicit_keys))
+    assert set(inert) == {
+        "value.converter.rule.executors.unlisted.class",
+        "value.converter.rule.executors._default_.param.kms",
+    }
+    assert "not listed in rule.executors" in inert["value.converter.rule.executors.unlisted.class"]
+    from kafka_s3_assets.sink.secret_keys import is_secret_key
+
+    assert is_secret_key("value.converter.rule.executors._default_.param.kms")
+    assert not is_secret_key("value.converter.rule.executors.encryptPii.disabled")
+    # Anything else under rule.executors.<name>. is no setting of Confluent's.
+    assert "Converter setting 'value.converter.rule.executors.x.enabled' is not supported yet" in problems(
+        **{"rule.executors.x.enabled": "true"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("", "no key=value entry"),
+        ("owner", "the entry 'owner' is not key=value"),
+        ("a=1,a=2", "the key 'a' is given twice"),
+    ],
+)
+def test_use_latest_with_metadata_is_parsed_as_confluent_parses_it(spec, message):
+    assert message in problems(**{"use.latest.with.metadata": spec})
+
+
+def test_the_metadata_spec_parser():
+    from kafka_s3_assets.sink.config_keys import parse_metadata_spec
+
+    assert parse_metadata_spec("app=orders,env=prod") == {"app": "orders", "env": "prod"}
+    assert parse_metadata_spec("a==b") == {"a": "=b"}  # split at the first '='
+    assert parse_metadata_spec("'a=x,y',b=") == {"a": "x,y", "b": ""}  # CSV quoting with '
+
+
+def test_an_ssl_engine_factory_class_is_accepted_without_effect():
+    # Confluent's registry client (SslFactory) never reads ssl.engine.factory.class.
+    config = validate(**{"schema.registry.ssl.engine.factory.class": "com.acme.Engines"})
+    [(key, why)] = inert_converter_settings(config.explicit_keys)
+    assert key == "value.converter.schema.registry.ssl.engine.factory.class"
+    assert "does not read it" in why
 
 
 def test_values_are_checked_with_confluents_types_and_ranges():
@@ -293,3 +391,20 @@ def test_validate_lists_the_settings_accepted_without_effect(tmp_path, capsys):
         "(Java TLS tuning: Python's ssl negotiates TLS 1.2 or 1.3 with its default ciphers)"
     )
     assert "key:secret" not in out + err
+
+
+def test_read_path_settings_of_confluents_converters_are_refused_with_a_glue_converter():
+    glue = "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter"
+    with pytest.raises(ConfigError) as error:
+        validate_connector_config(
+            {
+                **BASE,
+                "value.converter": glue,
+                "value.converter.region": "us-east-1",
+                "value.converter.avroRecordType": "GENERIC_RECORD",
+                "value.converter.use.latest.version": "true",
+                "value.converter.discard.type.doc.default": "false",
+            }
+        )
+    assert [p.key for p in error.value.problems] == ["value.converter.use.latest.version"]
+    assert f"is not supported yet by kafka_s3_assets with {glue}" in str(error.value)

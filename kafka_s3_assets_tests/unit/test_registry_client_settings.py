@@ -16,6 +16,7 @@ import ipaddress
 import json
 import ssl
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -201,6 +202,16 @@ def pki():
     server_key, client_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     return {
         "ca": issue("ca", ca_key, ca=True),
+        # A certificate of the same CA for another host name than the 127.0.0.1 the client connects to.
+        "other_host": (
+            issue(
+                "registry.internal",
+                server_key,
+                san=[x509.DNSName("registry.internal")],
+                usage=ExtendedKeyUsageOID.SERVER_AUTH,
+            ),
+            server_key,
+        ),
         "server": (
             issue(
                 "127.0.0.1",
@@ -296,3 +307,124 @@ def test_a_wrong_truststore_password_names_the_setting(pki, tmp_path):
             },
         )
     assert error.value.setting == "schema.registry.ssl.truststore.password"
+
+
+# ---- schema.registry.ssl.endpoint.identification.algorithm ------------------------------------------------
+
+
+@pytest.fixture
+def other_host_registry(pki, servers, tmp_path) -> Server:
+    """A TLS registry whose certificate (signed by the test CA) names registry.internal, not 127.0.0.1."""
+    (tmp_path / "other.pem").write_text(key_pem(pki["other_host"][1]) + pem(pki["other_host"][0]))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "other.pem")
+    return servers(lambda _p, _h: (200, SCHEMA), tls=context)
+
+
+def _trusting(ca_pem: str, url: str, **settings: str) -> SchemaRegistryClient:
+    return SchemaRegistryClient(
+        RegistrySettings.from_converter_settings(
+            url,
+            converter_settings(
+                url,
+                **{
+                    "schema.registry.ssl.truststore.type": "PEM",
+                    "schema.registry.ssl.truststore.certificates": ca_pem,
+                    **settings,
+                },
+            ),
+        )
+    )
+
+
+@pytest.mark.parametrize("algorithm", [None, "https", "HTTPS", "NONE"])
+def test_the_registry_host_name_is_checked_unless_turned_off(pki, other_host_registry, algorithm):
+    # CachedSchemaRegistryClient.getHostnameVerifier: only "none" (exactly) and empty turn the check off. (Not
+    # set at all, Confluent's client accepts any host name too; here it is checked: docs/configuration.md.)
+    settings = {} if algorithm is None else {"schema.registry.ssl.endpoint.identification.algorithm": algorithm}
+    client = _trusting(pem(pki["ca"]), other_host_registry.url, **settings, **{"max.retries": "0"})
+    with pytest.raises(SchemaRegistryError, match="TLS with the schema registry at https://127.0.0.1:.* failed"):
+        client.schema_by_id(1)
+
+
+@pytest.mark.parametrize("algorithm", ["", "none"])
+def test_an_empty_endpoint_identification_algorithm_turns_the_host_name_check_off(pki, other_host_registry, algorithm):
+    client = _trusting(
+        pem(pki["ca"]),
+        other_host_registry.url,
+        **{"schema.registry.ssl.endpoint.identification.algorithm": algorithm},
+    )
+    assert client.schema_by_id(1).schema == '"string"'
+    assert "no hostname check" in repr(client._settings)
+
+
+def test_without_the_host_name_check_the_certificate_chain_is_still_verified(other_host_registry):
+    # A CA that did not sign the registry's certificate: refused, host name check or not.
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "another CA")])
+    now = datetime.datetime.now(datetime.UTC)
+    stranger = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    client = _trusting(
+        pem(stranger),
+        other_host_registry.url,
+        **{"schema.registry.ssl.endpoint.identification.algorithm": "", "max.retries": "0"},
+    )
+    with pytest.raises(SchemaRegistryError, match="TLS with the schema registry"):
+        client.schema_by_id(1)
+
+
+# ---- data contract rules and use.latest.with.metadata, as the registry answers them --------------------------
+
+RULES = {
+    "domainRules": [
+        {
+            "name": "checkId",
+            "kind": "CONDITION",
+            "mode": "WRITEREAD",
+            "type": "CEL",
+            "expr": "true",
+            "onFailure": "DLQ,ERROR",
+        }
+    ],
+    "encodingRules": [
+        {"name": "encrypt", "kind": "TRANSFORM", "mode": "WRITEREAD", "type": "ENCRYPT_PAYLOAD", "disabled": True}
+    ],
+    "enableAt": "CLIENT",
+}
+
+
+def rules_registry(path: str, _headers: dict) -> tuple[int, bytes]:
+    if path.startswith("/schemas/ids/3"):
+        return 200, json.dumps({"schema": '"string"', "ruleSet": RULES}).encode()
+    if path.startswith("/subjects/users-value/metadata?"):
+        return 200, json.dumps(
+            {"subject": "users-value", "version": 4, "id": 3, "schema": '"string"', "ruleSet": RULES}
+        ).encode()
+    return 404, json.dumps({"error_code": 40403, "message": "Schema not found"}).encode()
+
+
+def test_the_rule_set_of_a_schema_and_the_latest_with_metadata_come_back_with_the_schema(servers):
+    from kafka_s3_assets.sink.data_rules import DataRule
+
+    server = servers(rules_registry)
+    client = SchemaRegistryClient(RegistrySettings(server.url))
+    rule_set = client.schema_by_id(3).rule_set
+    assert rule_set is not None and rule_set.enable_at == "CLIENT" and rule_set.migration == ()
+    assert rule_set.domain == (DataRule("checkId", "CONDITION", "WRITEREAD", "CEL", None, "DLQ,ERROR", False),)
+    assert rule_set.encoding[0].disabled
+    latest = client.latest_with_metadata("users-value", {"owner": "team a", "tier": "1"})
+    assert (latest.schema_id, latest.version, latest.rule_set) == (3, 4, rule_set)
+    [(path, _)] = [r for r in server.requests if "/metadata" in r[0]]
+    # GET /subjects/{subject}/metadata with each key and value, deleted versions included (getLatestWithMetadata).
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+    assert query == {"deleted": ["true"], "key": ["owner", "tier"], "value": ["team a", "1"]}

@@ -15,6 +15,7 @@ from ..config_keys import (
     PROTOBUF_CONVERTER,
     STRING_CONVERTER,
 )
+from ..data_rules import RuleSettings
 from ..schema.connect_schema import SINK_DEFAULTS, AvroDataConfig
 from ..schema.subject_names import TOPIC_NAME_STRATEGY, SubjectNameStrategy, strategy_setting
 from .avro import AvroConverter, converter_avro_data
@@ -23,6 +24,7 @@ from .connect_json import JsonEnvelopeConverter, JsonSchemalessConverter
 from .glue import GlueSchemaSource, build_glue_converter
 from .json_schema import JsonSchemaConverter
 from .json_schema_connect import JsonSchemaDataConfig
+from .latest import LatestSettings
 from .primitives import ByteArrayConverter, StringConverter
 from .protobuf import ProtobufConverter, ProtobufSchemaSource
 from .protobuf_schema import ProtobufDataConfig
@@ -50,6 +52,9 @@ def build_converter(
             converter=converter_avro_data(config),
             sink=sink,
             subject_strategy=_subject_strategy(config, is_key),
+            fail_on_trailing_data=bool(config.settings.get("avro.fail.on.trailing.data", False)),
+            latest=LatestSettings.from_settings(config.settings),
+            rules=RuleSettings.from_settings(config.settings),
         )
     if config.class_name == PROTOBUF_CONVERTER:
         if registry is None:
@@ -60,6 +65,8 @@ def build_converter(
             config=ProtobufDataConfig.from_settings(config.settings),
             sink=sink,
             subject_strategy=_subject_strategy(config, is_key),
+            latest=LatestSettings.from_settings(config.settings),
+            rules=RuleSettings.from_settings(config.settings),
         )
     if config.class_name == JSON_SCHEMA_CONVERTER:
         if registry is None:
@@ -71,6 +78,8 @@ def build_converter(
             sink=sink,
             subject_strategy=_subject_strategy(config, is_key),
             fetch_reference=getattr(registry, "schema_by_subject_version", None),
+            latest=LatestSettings.from_settings(config.settings),
+            rules=RuleSettings.from_settings(config.settings),
         )
     if config.class_name == JSON_CONVERTER:
         if config.schemas_enable:

@@ -88,6 +88,7 @@ class _AwsAvroToConnect(_AvroToConnect):
         force_optional: bool = False,
         field_default: Any = None,
         version: int | None = None,
+        field_doc: str | None = None,
     ) -> ConnectSchema:
         resolved, _ = self.resolve(node, namespace)
         kind = kind_of(resolved)
@@ -102,7 +103,7 @@ class _AwsAvroToConnect(_AvroToConnect):
                 f"the fixed type {name}: AWSKafkaAvroConverter makes it plain bytes, a re-encoding "
                 "kafka_s3_assets does not do yet"
             )
-        return super().convert(node, namespace, force_optional, field_default, version)
+        return super().convert(node, namespace, force_optional, field_default, version, field_doc)
 
     def binary(self, schema: ConnectSchema, node: Any, props: dict, logical: str | None, kind: str) -> None:
         if logical is not None and logical.lower() == "decimal":
@@ -162,8 +163,9 @@ class _AwsAvroToConnect(_AvroToConnect):
         props: dict,
         field_default: Any,
         version: int | None,
+        field_doc: str | None = None,
     ) -> None:
-        super().finish(schema, node, namespace, kind, props, field_default, version)
+        super().finish(schema, node, namespace, kind, props, field_default, version, field_doc)
         # The field-default flag: AWS's name, whatever connect.meta.data says. Confluent's name stays only
         # where connect.parameters put it.
         if field_default is not None and props.get("connect.default") is None:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from ..data_rules import DOMAIN, ENCODING, READ, RuleFailed, RuleSettings, check_rules
 from ..records import AvroSchemaRef, ConnectData
 from ..schema.avro_from_connect import avro_file_schema_json
 from ..schema.avro_schema_json import AvroSchemaError
@@ -34,7 +35,10 @@ from .json_schema_values import (
     compile_plan,
     parse_payload,
 )
+from .latest import NOT_LATEST, LatestSchemas, LatestSettings
 from .wire_format import deserialization_failure, split_header
+
+NO_RULE_SETTINGS = RuleSettings()
 
 # (subject, version) -> that registered schema; version -1 means the latest (Confluent's references).
 SchemaFetcher = Callable[[str, int], RegisteredSchema]
@@ -52,10 +56,10 @@ class JsonSchemaRecordSchema(AvroSchemaRef):
 class _Compiled:
     """What one (topic, schema id) needs per record."""
 
-    __slots__ = ("ref", "plan", "unions")
+    __slots__ = ("ref", "plan", "unions", "subject")
 
-    def __init__(self, ref: JsonSchemaRecordSchema, plan: Plan, unions: bool):
-        self.ref, self.plan, self.unions = ref, plan, unions
+    def __init__(self, ref: JsonSchemaRecordSchema, plan: Plan, unions: bool, subject: str | None = None):
+        self.ref, self.plan, self.unions, self.subject = ref, plan, unions, subject
 
 
 class JsonSchemaConverter:
@@ -72,6 +76,8 @@ class JsonSchemaConverter:
         sink: AvroDataConfig = SINK_DEFAULTS,
         subject_strategy: SubjectNameStrategy = TOPIC_NAMES,
         fetch_reference: SchemaFetcher | None = None,
+        latest: LatestSettings = NOT_LATEST,
+        rules: RuleSettings = NO_RULE_SETTINGS,
     ):
         self._registry = registry
         self._is_key = is_key
@@ -79,6 +85,8 @@ class JsonSchemaConverter:
         self._sink = sink
         self._subject_strategy = subject_strategy
         self._fetch_reference = fetch_reference
+        self._rules = rules
+        self._latest = LatestSchemas(registry, latest) if latest.enabled else None
         self._schemas: dict[tuple[str, int], _Compiled] = {}
 
     def to_connect(self, topic: str, data: bytes | None) -> ConnectData | None:
@@ -104,15 +112,27 @@ class JsonSchemaConverter:
 
     def cached_schema(self, topic: str, schema_id: int) -> JsonSchemaRecordSchema | None:
         compiled = self._schemas.get((topic, schema_id))
-        return None if compiled is None else compiled.ref
+        if compiled is None or (self._latest is not None and self._latest.expires):
+            return None
+        return compiled.ref
 
     def _compiled(self, topic: str, schema_id: int) -> _Compiled:
         compiled = self._schemas.get((topic, schema_id))
+        if compiled is not None and self._latest is not None and self._latest.expires:
+            # latest.cache.ttl.sec: compiled again when the subject's reader schema changed
+            assert compiled.subject is not None
+            if self._latest.reader(compiled.subject, schema_id).schema_id != compiled.ref.schema_id:
+                compiled = None
         if compiled is None:
             try:
                 compiled = self._compile(topic, schema_id)
             except (JsonSchemaError, ValueConversionError, AvroSchemaError, SubjectNameError) as exc:
                 raise ConversionError(f"JSON Schema id {schema_id}: {exc}") from None
+            except RuleFailed as exc:
+                raise ConversionError(
+                    deserialization_failure(topic, "JSON")
+                    + f"Error deserializing JSON message for id {schema_id}: {exc}"
+                ) from None
             self._schemas[(topic, schema_id)] = compiled
         return compiled
 
@@ -121,13 +141,30 @@ class JsonSchemaConverter:
         if registered.schema_type.upper() != "JSON":
             raise JsonSchemaError(f"Schema id {schema_id} is a {registered.schema_type} schema, not a JSON Schema")
         raw = _parse_schema(registered.schema, f"schema id {schema_id}")
-        references = self._references(registered.references, {})
         subject = self._subject_strategy.subject(topic, self._is_key, _named_like_a_record(raw))
-        version = self._registry.version_in_subject(schema_id, subject)
+        check_rules(registered.rule_set, ENCODING, READ, self._rules, where=f"schema id {schema_id}")
+        if self._latest is None:
+            check_rules(registered.rule_set, DOMAIN, READ, self._rules, where=f"schema id {schema_id}")
+            version = self._registry.version_in_subject(schema_id, subject)
+        else:
+            # AbstractKafkaJsonSchemaDeserializer: the payload is read with the reader schema, which
+            # JsonSchemaConverter turns into the Connect schema, with the reader's (the latest's) version.
+            reader = self._latest.reader(subject, schema_id)
+            if reader.schema_type.upper() != "JSON":
+                raise JsonSchemaError(
+                    f"the reader schema of subject {subject} (id {reader.schema_id}) is a {reader.schema_type} "
+                    "schema, not a JSON Schema"
+                )
+            writer_version = self._registry.version_in_subject(schema_id, subject)
+            self._latest.check_migrations(subject, writer_version, reader, self._rules, schema_id)
+            check_rules(reader.rule_set, DOMAIN, READ, self._rules, where=f"schema id {reader.schema_id}")
+            registered, version = reader, reader.version
+            raw = _parse_schema(registered.schema, f"schema id {registered.schema_id}")
+        references = self._references(registered.references, {})
         loader = SchemaLoader(raw, references)
         connect = to_connect_schema(loader.root(), loader, self._config, version)
-        ref = record_schema(connect, schema_id, self._sink)
-        return _Compiled(ref, compile_plan(connect), has_union(connect))
+        ref = record_schema(connect, registered.schema_id, self._sink)
+        return _Compiled(ref, compile_plan(connect), has_union(connect), subject)
 
     def _references(self, references: tuple[SchemaReference, ...], resolved: dict[str, Any]) -> dict[str, Any]:
         """The referenced schemas by reference name, dependencies first; the first seen per name wins."""

@@ -23,6 +23,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError
 
+from ..data_rules import DOMAIN, ENCODING, READ, RuleFailed, RuleSettings, check_rules
 from ..records import AvroSchemaRef, ConnectData
 from ..schema.avro_from_connect import avro_file_schema_json
 from ..schema.avro_schema_json import AvroSchemaError
@@ -34,6 +35,7 @@ from ..schema.subject_names import (
     SubjectNameStrategy,
 )
 from .base import ConversionError, RegisteredSchema, SchemaSource
+from .latest import NOT_LATEST, LatestSchemas, LatestSettings
 from .protobuf_descriptors import DescriptorLoader, ProtobufSchemaError
 from .protobuf_schema import (
     PROTOBUF_DEFAULTS,
@@ -45,6 +47,8 @@ from .protobuf_schema import (
 )
 from .protobuf_values import FieldRead, ValueConversionError, message_converter, struct_reads
 from .wire_format import read_message_indexes, split_header
+
+NO_RULE_SETTINGS = RuleSettings()
 
 
 class ProtobufSchemaSource(SchemaSource, Protocol):
@@ -94,6 +98,8 @@ class _MessagePlan:
     message_class: Any
     convert: Any
     checks_required: bool
+    writer_id: int = 0
+    subject: str | None = None
 
 
 class ProtobufConverter:
@@ -107,12 +113,16 @@ class ProtobufConverter:
         config: ProtobufDataConfig = PROTOBUF_DEFAULTS,
         sink: AvroDataConfig = SINK_DEFAULTS,
         subject_strategy: SubjectNameStrategy = TOPIC_NAMES,
+        latest: LatestSettings = NOT_LATEST,
+        rules: RuleSettings = NO_RULE_SETTINGS,
     ):
         self._registry = registry
         self._is_key = is_key
         self._config = config
         self._sink = sink
         self._subject_strategy = subject_strategy
+        self._rules = rules
+        self._latest = LatestSchemas(registry, latest) if latest.enabled else None
         self._descriptors = DescriptorLoader(registry.schema_by_subject_version, cache_size=config.schemas_cache_config)
         self._cache_size = max(1, config.schemas_cache_config)
         self._plans: OrderedDict[tuple[str, int, tuple[int, ...]], _MessagePlan] = OrderedDict()
@@ -151,15 +161,15 @@ class ProtobufConverter:
         schema looks it up, one by one, and a registry failure names that record."""
         key = (topic, schema_id, indexes)
         plan = self._plans.get(key)
-        if plan is None:
-            return None
+        if plan is None or (self._latest is not None and self._latest.expires):
+            return None  # a reader schema that may have changed: records go one by one, which ask
         self._plans.move_to_end(key)
         return plan.schema
 
     def _plan(self, topic: str, schema_id: int, indexes: tuple[int, ...]) -> _MessagePlan:
         key = (topic, schema_id, indexes)
         plan = self._plans.get(key)
-        if plan is not None:
+        if plan is not None and (self._latest is None or self._still_latest(topic, plan)):
             self._plans.move_to_end(key)
             return plan
         plan = self._new_plan(topic, schema_id, indexes)
@@ -167,6 +177,11 @@ class ProtobufConverter:
         if len(self._plans) > self._cache_size:
             self._plans.popitem(last=False)
         return plan
+
+    def _still_latest(self, topic: str, plan: _MessagePlan) -> bool:
+        """Whether the plan's reader schema is still its subject's latest (latest.cache.ttl.sec)."""
+        assert self._latest is not None and plan.subject is not None
+        return self._latest.reader(plan.subject, plan.writer_id).schema_id == plan.schema.registry_schema_id
 
     def _new_plan(self, topic: str, schema_id: int, indexes: tuple[int, ...]) -> _MessagePlan:
         registered = self._registry.schema_by_id(schema_id)
@@ -177,7 +192,36 @@ class ProtobufConverter:
         except ProtobufSchemaError as exc:
             raise _failure(topic, f"Schema id {schema_id}: {exc}") from None
         subject = protobuf_subject(self._subject_strategy, topic, self._is_key, descriptor.full_name)
-        version = self._registry.version_in_subject(schema_id, subject)
+        self._check_rules(topic, schema_id, registered, ENCODING)
+        if self._latest is None:
+            self._check_rules(topic, schema_id, registered, DOMAIN)
+            version = self._registry.version_in_subject(schema_id, subject)
+        else:
+            # AbstractKafkaProtobufDeserializer: the reader schema's message of the writer's name (else its
+            # first message) parses the bytes, and ProtobufConverter converts it with the reader schema, whose
+            # version is the latest's.
+            reader = self._latest.reader(subject, schema_id)
+            if reader.schema_type.upper() != "PROTOBUF":
+                raise _failure(
+                    topic,
+                    f"Schema id {schema_id}: the reader schema of subject {subject} (id {reader.schema_id}) is a "
+                    f"{reader.schema_type} schema, not Protobuf",
+                )
+            writer_version = self._registry.version_in_subject(schema_id, subject)
+            try:
+                self._latest.check_migrations(subject, writer_version, reader, self._rules, schema_id)
+            except RuleFailed as exc:
+                raise _failure(topic, f"Error deserializing Protobuf message for id {schema_id}: {exc}") from None
+            self._check_rules(topic, schema_id, reader, DOMAIN)
+            try:
+                reader_file = self._descriptors.load(reader)
+                try:
+                    descriptor = reader_file.pool.FindMessageTypeByName(descriptor.full_name)
+                except KeyError:
+                    descriptor = reader_file.message((0,))
+            except ProtobufSchemaError as exc:
+                raise _failure(topic, f"Schema id {reader.schema_id}: {exc}") from None
+            registered, version = reader, reader.version
         try:
             converted = to_connect_schema(descriptor, version, self._config)
         except SchemaConversionError as exc:
@@ -187,9 +231,15 @@ class ProtobufConverter:
         connect = converted.schema
         reads = struct_reads(descriptor, connect, self._config) if connect.type == STRUCT else None
         messages = ProtobufMessages(message_class, reads, checks_required)
-        schema = self._schema_ref(converted, schema_id, descriptor.full_name, messages)
+        schema = self._schema_ref(converted, registered.schema_id, descriptor.full_name, messages)
         convert = message_converter(descriptor, connect, self._config)
-        return _MessagePlan(schema, message_class, convert, checks_required)
+        return _MessagePlan(schema, message_class, convert, checks_required, schema_id, subject)
+
+    def _check_rules(self, topic: str, schema_id: int, registered: RegisteredSchema, phase: str) -> None:
+        try:
+            check_rules(registered.rule_set, phase, READ, self._rules, where=f"schema id {registered.schema_id}")
+        except RuleFailed as exc:
+            raise _failure(topic, f"Error deserializing Protobuf message for id {schema_id}: {exc}") from None
 
     def _schema_ref(
         self, converted: ProtobufConnectSchema, schema_id: int, message_name: str, messages: ProtobufMessages

@@ -32,6 +32,8 @@ from .connect_schema import (
     AVRO_NAMESPACE,
     BOOLEAN,
     BYTES,
+    CONNECT_ENUM_DOC,
+    CONNECT_RECORD_DOC,
     CONVERTER_DEFAULTS,
     DATE,
     DECIMAL,
@@ -80,6 +82,7 @@ class _AvroToConnect:
     def __init__(self, config: AvroDataConfig, names: AvroNames):
         self.meta = config.connect_meta_data
         self.enhanced = config.enhanced_avro_schema_support
+        self.discard = config.discard_type_doc_default
         self.config = config
         self.names = names
         self.resolve = names.resolve
@@ -98,13 +101,15 @@ class _AvroToConnect:
             return full if self.enhanced else full.rpartition(".")[2]
         return kind
 
-    def with_cycles(self, node: Any, namespace: str | None, force_optional: bool) -> ConnectSchema:
+    def with_cycles(
+        self, node: Any, namespace: str | None, force_optional: bool, field_doc: str | None = None
+    ) -> ConnectSchema:
         """toConnectSchemaWithCycles: a record being converted becomes a reference to it."""
         resolved, _ = self.resolve(node, namespace)
         if isinstance(resolved, dict) and id(resolved) in self.cycle_references:
             self.detected_cycles.add(id(resolved))
             return CyclicSchema(self.cycle_references[id(resolved)], force_optional)
-        return self.convert(node, namespace, force_optional)
+        return self.convert(node, namespace, force_optional, field_doc=field_doc)
 
     def convert(
         self,
@@ -113,7 +118,10 @@ class _AvroToConnect:
         force_optional: bool = False,
         field_default: Any = None,
         version: int | None = None,
+        field_doc: str | None = None,
     ) -> ConnectSchema:
+        """toConnectSchema; ``field_doc`` is the doc of the field whose type this is (docDefaultVal: only
+        discard.type.doc.default reads it), passed on through the unions a field's type may be wrapped in."""
         node, namespace = self.resolve(node, namespace)
         kind = kind_of(node)
         props = props_of(node)
@@ -123,10 +131,10 @@ class _AvroToConnect:
 
         if kind == "union":
             if len(node) == 1:  # flatten.singleton.unions: the branch, required, without the field default
-                return self.with_cycles(node[0], namespace, False)
+                return self.with_cycles(node[0], namespace, False, field_doc)
             if len(node) == 2 and any(is_plain_null(b) for b in node):
                 member = next(b for b in node if not is_plain_null(b))
-                return self.with_cycles(member, namespace, True)
+                return self.with_cycles(member, namespace, True, field_doc)
             self.union(schema, node, namespace)
         elif kind == "boolean":
             schema.type = BOOLEAN
@@ -159,7 +167,7 @@ class _AvroToConnect:
         else:
             raise SchemaConversionError(f"Couldn't translate unsupported schema type {kind}.")
 
-        self.finish(schema, node, namespace, kind, props, field_default, version)
+        self.finish(schema, node, namespace, kind, props, field_default, version, field_doc)
         if force_optional:
             schema.optional = True
         if id(node) not in self.detected_cycles:
@@ -230,17 +238,19 @@ class _AvroToConnect:
     def record(self, schema: ConnectSchema, node: dict, namespace: str | None) -> None:
         schema.type = STRUCT
         self.cycle_references[id(node)] = schema
-        if self.meta and node.get("doc") is not None:
+        if not self.discard and self.meta and node.get("doc") is not None:
             schema.parameters[RECORD_DOC] = node["doc"]
         fields = []
         for avro_field in node.get("fields", []):
             name = avro_field["name"]
-            if self.meta and avro_field.get("doc") is not None:
+            if not self.discard and self.meta and avro_field.get("doc") is not None:
                 schema.parameters[FIELD_DOC_PREFIX + name] = avro_field["doc"]
             default = None
             if "default" in avro_field:
                 default = self.defaults.field_default(avro_field["default"], avro_field["type"], namespace)
-            field_schema = self.convert(avro_field["type"], namespace, False, default)
+            field_schema = self.convert(
+                avro_field["type"], namespace, False, default, field_doc=_text(avro_field.get("doc"))
+            )
             field_parameters = avro_field.get("connect.parameters")
             if self.meta and isinstance(field_parameters, dict):
                 field_schema = apply_field_level_parameters(field_schema, field_parameters)
@@ -253,8 +263,8 @@ class _AvroToConnect:
         simple = full.rpartition(".")[2]
         if self.meta:
             if node.get("doc") is not None:
-                schema.parameters[ENUM_DOC_PREFIX + simple] = node["doc"]
-            if node.get("default") is not None:
+                schema.parameters[CONNECT_ENUM_DOC if self.discard else ENUM_DOC_PREFIX + simple] = node["doc"]
+            if not self.discard and node.get("default") is not None:
                 schema.parameters[ENUM_DEFAULT_PREFIX + simple] = node["default"]
         schema.parameters[AVRO_ENUM] = full
         for symbol in node.get("symbols", []):
@@ -285,9 +295,18 @@ class _AvroToConnect:
         props: dict,
         field_default: Any,
         version: int | None,
+        field_doc: str | None = None,
     ) -> None:
         """What toConnectSchema applies after the type switch, in its order."""
-        if self.meta and _text(props.get("connect.doc")) is not None:
+        if self.discard:
+            # Only named types have a doc of their own (Avro's parser drops "doc" from other schemas).
+            own_doc = _text(node.get("doc")) if kind in ("record", "enum", "fixed") else None
+            doc = next((d for d in (field_doc, own_doc, _text(props.get("connect.doc"))) if d is not None), None)
+            if doc is not None:
+                schema.doc = doc
+            if self.meta and own_doc is not None:
+                schema.parameters[CONNECT_RECORD_DOC] = own_doc
+        elif self.meta and _text(props.get("connect.doc")) is not None:
             schema.doc = props["connect.doc"]
 
         # connect.version takes priority over the registry's version.
@@ -328,7 +347,7 @@ class _AvroToConnect:
         connect_default = props.get("connect.default")
         if field_default is None and connect_default is not None:
             field_default = JsonDefault(connect_default)
-        elif field_default is not None and self.meta and connect_default is None:
+        elif field_default is not None and not self.discard and self.meta and connect_default is None:
             schema.parameters[FIELD_DEFAULT_FLAG] = "true"
         if field_default is not None:
             # A null default is Connect's "no default" (SchemaBuilder refuses it for a required schema).

@@ -56,6 +56,8 @@ FIELD_DOC_PREFIX = AVRO_NAMESPACE + ".field.doc."
 FIELD_DEFAULT_FLAG = AVRO_NAMESPACE + ".field.default"
 ENUM_DOC_PREFIX = AVRO_NAMESPACE + ".enum.doc."
 ENUM_DEFAULT_PREFIX = AVRO_NAMESPACE + ".enum.default."
+CONNECT_RECORD_DOC = "connect.record.doc"  # discard.type.doc.default: a named type's own doc
+CONNECT_ENUM_DOC = "connect.enum.doc"
 FIXED_SIZE = "connect.fixed.size"
 
 
@@ -63,17 +65,24 @@ FIXED_SIZE = "connect.fixed.size"
 class AvroDataConfig:
     """The AvroData settings that shape both conversions (``AvroDataConfig``).
 
-    The converter's AvroData (Avro -> Connect) takes ``<converter>.connect.meta.data`` (default true)
-    and ``<converter>.enhanced.avro.schema.support`` (default false); the S3 sink's (Connect -> Avro)
-    takes the connector's ``connect.meta.data`` (true) and ``enhanced.avro.schema.support`` (true in
-    the S3 sink). Generalized sum types, scrubbing of names and discard.type.doc.default stay off, and
-    singleton unions are flattened, as by default. ``allow.optional.map.keys`` (default false) is the S3
-    sink's: with it, a map whose keys are optional strings is an Avro map, not an array of key/value records.
+    The converter's AvroData (Avro -> Connect) takes ``<converter>.connect.meta.data`` (default true),
+    ``<converter>.enhanced.avro.schema.support`` (default false) and ``<converter>.discard.type.doc.default``
+    (default false); the S3 sink's (Connect -> Avro) takes the connector's ``connect.meta.data`` (true) and
+    ``enhanced.avro.schema.support`` (true in the S3 sink), and never discards. Generalized sum types and
+    scrubbing of names stay off, and singleton unions are flattened, as by default. ``allow.optional.map.keys``
+    (default false) is the S3 sink's: with it, a map whose keys are optional strings is an Avro map, not an
+    array of key/value records.
+
+    ``discard_type_doc_default`` (Avro -> Connect only): AvroData keeps only field docs and defaults. A field's
+    doc, else its named type's doc, else its ``connect.doc``, becomes the Connect schema's doc; a named type's
+    own doc becomes the ``connect.record.doc`` parameter (an enum's also ``connect.enum.doc``); the record,
+    field and enum doc parameters, the enum default and the field-default flag are not made.
     """
 
     connect_meta_data: bool = True
     enhanced_avro_schema_support: bool = False
     allow_optional_map_keys: bool = False
+    discard_type_doc_default: bool = False
 
 
 CONVERTER_DEFAULTS = AvroDataConfig(connect_meta_data=True, enhanced_avro_schema_support=False)
