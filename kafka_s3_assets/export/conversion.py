@@ -20,6 +20,7 @@ from ..sink.converters import (
     SchemaSource,
     build_converter,
 )
+from ..sink.converters.avro import is_raw_bytes
 from ..sink.converters.wire_format import MAGIC_BYTE, WIRE_HEADER, deserialization_failure, read_message_indexes
 from ..sink.data_rules import UnrunnableRule
 from ..sink.errors import RecordError
@@ -74,8 +75,8 @@ class RecordConverter:
         if header is None:
             return None
         schema = self._cached_schema(batch, header)
-        if schema is None:
-            return None
+        if schema is None or is_raw_bytes(schema.writer_schema):
+            return None  # raw bytes values are made Avro datums one by one (converters.avro.avro_datum)
         size = WIRE_HEADER.size
         datums = []
         for value in batch.values:

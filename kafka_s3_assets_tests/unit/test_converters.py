@@ -59,6 +59,32 @@ def test_truncated_datum_fails_to_decode():
         AvroDecoder().decode(data)
 
 
+@pytest.mark.parametrize(
+    "writer_schema",
+    ["bytes", {"type": "bytes"}, {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}],
+)
+def test_a_top_level_bytes_value_is_its_raw_bytes_after_the_header(writer_schema):
+    """Confluent's Avro serializer writes a value of a top-level bytes schema as the bytes themselves, without
+    Avro's length prefix; the datum the files get is their Avro encoding."""
+    raw = bytes(range(200))  # a length whose Avro prefix takes two bytes
+    registry = FakeRegistry({7: writer_schema}, versions={7: None})  # a decimal's Connect schema has version 1
+    data = AvroConverter(registry, is_key=False).to_connect("t", b"\x00" + struct.pack(">I", 7) + raw)
+    assert data.avro_datum == b"\x90\x03" + raw
+    assert AvroDecoder().decode(data) == raw
+    empty = AvroConverter(registry, is_key=False).to_connect("t", b"\x00" + struct.pack(">I", 7))
+    assert empty.avro_datum == b"\x00" and AvroDecoder().decode(empty) == b""
+
+
+def test_raw_bytes_values_go_record_by_record_with_their_datums_made_whole():
+    config = validate_connector_config(base_config())
+    converter = RecordConverter(config, FakeRegistry({7: "bytes"}))
+    values = [b"\x00" + struct.pack(">I", 7) + payload for payload in (b"ab", b"", b"xyz")]
+    batch = RecordBatch.of([KafkaRecord("t", 0, i, None, None, v) for i, v in enumerate(values)])
+    converted = [converter.convert(record) for record in batch.records()]
+    assert [AvroDecoder().decode(r.value) for r in converted] == [b"ab", b"", b"xyz"]
+    assert converter.avro_values(batch) is None  # the batch path would copy the raw bytes as datums
+
+
 def test_file_schema_is_the_avro_data_round_trip_of_the_writer_schema():
     # AvroData.toConnectSchema takes the registry version; fromConnectSchema writes it as connect.version
     # and the record's full name as connect.name, after the fields (AvroData.java ~1045-1068).

@@ -79,7 +79,8 @@ class AvroConverter:
         schema_id, payload_start = split_header(topic, data, "Avro")
         if self._latest is not None:
             return self._read_latest(topic, schema_id, data[payload_start:])
-        return ConnectData(schema=self._schema(topic, schema_id), avro_datum=data[payload_start:])
+        schema = self._schema(topic, schema_id)
+        return ConnectData(schema=schema, avro_datum=avro_datum(schema.writer_schema, data[payload_start:]))
 
     def cached_schema(self, topic: str, schema_id: int) -> AvroSchemaRef | None:
         """The schema of ``schema_id`` if a record of it was converted already (one object per topic and id);
@@ -140,6 +141,7 @@ class AvroConverter:
             writer = _Writer(parsed, subject, version)
             self._writers[(topic, schema_id)] = writer
         assert self._latest is not None  # only called when reading the latest
+        datum = avro_datum(writer.schema, datum)
         reader = self._latest.reader(writer.subject, schema_id)
         reading = self._readings.get((topic, schema_id, reader.schema_id))
         if reading is None:
@@ -183,6 +185,24 @@ class AvroConverter:
         except Exception as exc:  # a schema fastavro refuses
             raise ConversionError(f"Schema id {reader.schema_id}: {type(exc).__name__}: {exc}") from None
         return _Reading(ref, parsed_writer, parsed_reader)
+
+
+def is_raw_bytes(writer_schema: Any) -> bool:
+    """Whether values of this writer schema are framed as raw bytes: Confluent's Avro serializer writes a value
+    of a top-level ``bytes`` schema (a decimal on bytes too) as its bytes, without Avro's length prefix, and
+    its deserializer reads them so (the rest of the record is the value)."""
+    type_ = writer_schema.get("type") if isinstance(writer_schema, dict) else writer_schema
+    return type_ == "bytes"
+
+
+def avro_datum(writer_schema: Any, payload: bytes) -> bytes:
+    """The Avro datum of a record's payload (after the 5-byte header): the payload itself, or for a raw
+    ``bytes`` value (``is_raw_bytes``) the Avro encoding of those bytes, which is what the files hold."""
+    if not is_raw_bytes(writer_schema):
+        return payload
+    from ..formats.avro_container import encode_bytes  # not at the top: the formats import the converters
+
+    return encode_bytes(payload)
 
 
 @dataclass(frozen=True)
