@@ -27,7 +27,7 @@ class BucketState:
 
     objects: dict[str, str]  # data key -> sha256 of its bytes
     manifests: list[tuple[int, int, tuple[str, ...]]]  # (start, end, object keys)
-    leases: list[str]  # leases of exports that did not finish
+    leases: list[str]  # leases of exports that did not finish (not their progress reports: see bucket_state)
     open_uploads: int
 
     @property
@@ -44,7 +44,10 @@ def bucket_state(s3_client, bucket: str) -> BucketState:
     return BucketState(
         {k: hashlib.sha256(body(k)).hexdigest() for k in list_keys(s3_client, bucket, "topics/")},
         [(m.start_offset, m.end_offset, tuple(o.key for o in m.objects)) for m in manifests],
-        list_keys(s3_client, bucket, LEASES),
+        # A running export's progress report (progress.json beside its lease) is written by a background
+        # thread on a timer, so when it first appears depends on the machine's speed; it is no part of what
+        # is committed or held, and an export that ends deletes it.
+        [k for k in list_keys(s3_client, bucket, LEASES) if not k.endswith("/progress.json")],
         len(s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])),
     )
 
