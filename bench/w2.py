@@ -30,6 +30,7 @@ Exit status: 0 when every measurement ran and the check passed (whether or not t
 from __future__ import annotations
 
 import argparse
+import gzip
 import io
 import json
 import os
@@ -148,16 +149,22 @@ def task_verdicts(output: str) -> list[str]:
 
 
 def object_seq(body: bytes, fmt: str) -> list[int]:
-    """The ``seq`` of an object's records, ``fmt`` ``parquet`` or ``avro``."""
+    """The ``seq`` of an object's records, ``fmt`` ``parquet``, ``avro`` or ``json`` (gzipped JsonFormat lines,
+    ``bench/w2_transforms.py --format json``)."""
     if fmt == "avro":
         return [row["seq"] for row in fastavro.reader(io.BytesIO(body))]
+    if fmt == "json":
+        return [json.loads(line)["seq"] for line in gzip.decompress(body).splitlines()]
     return pq.read_table(io.BytesIO(body), columns=["seq"]).column("seq").to_pylist()
+
+
+FORMAT_NAMES = {"parquet": "Parquet", "avro": "Avro", "json": "JSON"}
 
 
 def check_objects(bucket: str, topic: str, per_partition: list[int], fmt: str = "parquet") -> tuple[bool, str]:
     """Every partition's objects start at 0, flush.size, ... and hold their flush.size records in offset
     order: the ``seq`` of W1's record at offset o of a partition is o modulo the pool's size. ``fmt``: the
-    objects' format, ``parquet`` or ``avro``."""
+    objects' format, ``parquet``, ``avro`` or ``json``."""
     s3 = boto3.client("s3")
     keys = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"topics/{topic}/"):
@@ -187,7 +194,7 @@ def check_objects(bucket: str, topic: str, per_partition: list[int], fmt: str = 
     if problems:
         return False, "FAILED: " + "; ".join(problems[:5])
     return True, (
-        f"OK: {total:,} records in {len(keys)} {'Avro' if fmt == 'avro' else 'Parquet'} objects, each record at "
+        f"OK: {total:,} records in {len(keys)} {FORMAT_NAMES[fmt]} objects, each record at "
         "its offset's place (read back from the objects' seq column)"
     )
 

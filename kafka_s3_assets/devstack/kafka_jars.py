@@ -9,7 +9,12 @@ Cache: ``$KAFKA_S3_ASSETS_CACHE_DIR``, else ``$XDG_CACHE_HOME/kafka_s3_assets``,
 ``~/.cache/kafka_s3_assets``; the jars go to ``apache-kafka-<version>/lib``. Maven keeps its own copy in
 its local repository (``~/.m2``) as usual.
 
-``python -m kafka_s3_assets.devstack.kafka_jars`` resolves them ahead of time (``scripts/setup`` does).
+Any other POM is resolved the same way (:func:`pom_lib_dir`), into ``<name>-<version>/lib`` of the same
+cache, ``name`` being the POM's ``artifactId``: the unit tests run Kafka Connect's own transforms from
+``kafka_s3_assets_tests/unit/java/connect-transforms-pom.xml`` so.
+
+``python -m kafka_s3_assets.devstack.kafka_jars`` resolves the broker's jars ahead of time, and
+``python -m kafka_s3_assets.devstack.kafka_jars --pom <file>`` another POM's (``scripts/setup`` does both).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from kafka_s3_assets.devstack.errors import DevstackError
@@ -39,7 +45,18 @@ def cache_root() -> Path:
 
 def kafka_lib_dir(version: str = KAFKA_VERSION) -> Path:
     """The directory holding the broker's jars, resolving them first when they are not cached yet."""
-    home = cache_root() / f"apache-kafka-{version}"
+    return pom_lib_dir(POM, version, name="apache-kafka")
+
+
+def classpath(version: str = KAFKA_VERSION) -> str:
+    return str(kafka_lib_dir(version) / "*")
+
+
+def pom_lib_dir(pom: Path, version: str = KAFKA_VERSION, name: str | None = None) -> Path:
+    """The directory holding the runtime dependencies of ``pom`` (built with ``-Dkafka.version=<version>``),
+    ``<name>-<version>/lib`` of the cache (``name``: the POM's artifactId unless given), resolving them
+    first when they are not cached yet."""
+    home = cache_root() / f"{name or _artifact_id(pom)}-{version}"
     lib = home / "lib"
     if (home / _COMPLETE).exists():
         return lib
@@ -48,21 +65,36 @@ def kafka_lib_dir(version: str = KAFKA_VERSION) -> Path:
     with open(home / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (home / _COMPLETE).exists():
-            _resolve(version, lib)
+            _resolve(pom, version, lib)
             (home / _COMPLETE).write_text(version + "\n")
     return lib
 
 
-def classpath(version: str = KAFKA_VERSION) -> str:
-    return str(kafka_lib_dir(version) / "*")
+_MAVEN = "{http://maven.apache.org/POM/4.0.0}"
 
 
-def _resolve(version: str, lib: Path) -> None:
+def _artifact_id(pom: Path) -> str:
+    found = ElementTree.parse(pom).getroot().findtext(f"{_MAVEN}artifactId")
+    if not found:
+        raise DevstackError(f"{pom} names no artifactId")
+    return found.strip()
+
+
+def _dependencies(pom: Path) -> list[str]:
+    """The artifactIds ``pom`` depends on directly: each must be among the copied jars."""
+    root = ElementTree.parse(pom).getroot()
+    return [
+        (dependency.findtext(f"{_MAVEN}artifactId") or "").strip()
+        for dependency in root.iterfind(f"{_MAVEN}dependencies/{_MAVEN}dependency")
+    ]
+
+
+def _resolve(pom: Path, version: str, lib: Path) -> None:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise DevstackError(
-            "The devstack's Kafka broker is Apache Kafka, fetched from Maven Central by Maven, and `mvn` is not "
-            "on PATH: run scripts/setup (it installs Maven), or install Maven (apt-get install maven)."
+            "Apache Kafka's jars are fetched from Maven Central by Maven, and `mvn` is not on PATH: run "
+            "scripts/setup (it installs Maven), or install Maven (apt-get install maven)."
         )
     staging = lib.with_name(lib.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
@@ -71,32 +103,46 @@ def _resolve(version: str, lib: Path) -> None:
         "--batch-mode",
         "--quiet",
         "--file",
-        str(POM),
+        str(pom),
         f"-Dkafka.version={version}",
         "dependency:copy-dependencies",
         "-DincludeScope=runtime",
         f"-DoutputDirectory={staging}",
     ]
+    wanted = _dependencies(pom)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_RESOLVE_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
         raise DevstackError(
-            f"Maven did not resolve Apache Kafka {version} within {_RESOLVE_TIMEOUT_S:.0f}s (is Maven Central "
-            "reachable?)"
+            f"Maven did not resolve {', '.join(wanted)} (Apache Kafka {version}) from {pom} within "
+            f"{_RESOLVE_TIMEOUT_S:.0f}s (is Maven Central reachable?)"
         ) from None
-    if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
+    missing = [artifact for artifact in wanted if not any(staging.glob(f"{artifact}-*.jar"))]
+    if done.returncode != 0 or missing:
         output = (done.stdout + done.stderr).strip().splitlines()[-20:]
         raise DevstackError(
-            f"Maven could not resolve Apache Kafka {version} (org.apache.kafka:kafka_2.13) from {POM}:\n"
+            f"Maven could not resolve {', '.join(missing or wanted)} (Apache Kafka {version}) from {pom}:\n"
             + "\n".join(output)
         )
     shutil.rmtree(lib, ignore_errors=True)
     staging.rename(lib)
 
 
-if __name__ == "__main__":
+def main(argv: list[str]) -> int:
+    """``[--pom <file>]``: prints the jars' directory of the broker, or of that POM."""
     try:
-        print(kafka_lib_dir())
+        if argv[:1] == ["--pom"] and len(argv) == 2:
+            print(pom_lib_dir(Path(argv[1]).resolve()))
+        elif not argv:
+            print(kafka_lib_dir())
+        else:
+            print("usage: python -m kafka_s3_assets.devstack.kafka_jars [--pom <file>]", file=sys.stderr)
+            return 2
     except DevstackError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

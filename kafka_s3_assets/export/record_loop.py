@@ -7,8 +7,9 @@ commit of objects handed to the manifest committer. With transforms, only chains
 and ``ReplaceField$Value`` without predicates (``transforms.columnar``) take whole batches, and only into
 ParquetFormat (column by column, ``sink.transformed_batch``) or AvroFormat (each datum rewritten without
 decoding, ``sink.transformed_avro_batch``). A batch of schemaless JSON values
-goes by the JSON batch path (``sink.json_batch``) in runs, and the records between runs that it is not
-sure of go record by record in their place. Record by record is also the way while the ``record_read``
+goes by the JSON batch path (``sink.json_batch``) in runs, through those chains too
+(``sink.transformed_json_batch``), and the records between runs that it is not sure of go record by record
+in their place. Record by record is also the way while the ``record_read``
 crash point is armed, so the fault tests stop between exactly the records they name.
 """
 
@@ -20,6 +21,7 @@ from ..crash_points import armed, crash_point
 from ..sink.block_gzip_sink_writer import BlockGzipSinkWriter
 from ..sink.json_batch import JsonValueBatch, encode_lines
 from ..sink.records import KafkaRecord, RecordBatch
+from ..sink.transformed_json_batch import SchemalessJsonChain
 from ..sink.writer import TopicPartitionWriter
 from .conversion import RecordConverter
 from .errant_records import ErrantRecords
@@ -40,6 +42,8 @@ class RecordLoop:
     ):
         self._converter = converter
         self._transformer = transformer  # the connector's transforms, between the converters and the writer
+        # The chain on whole batches of schemaless JSON (None: no transforms, or a chain it cannot run).
+        self._json_chain = None if transformer is None else SchemalessJsonChain.of(transformer.chain)
         self._errant = errant
         self._writer = writer
         self._now_ms = now_ms
@@ -54,8 +58,8 @@ class RecordLoop:
         # The Block-GZIP sink's writer has no batch path (its records are bytes, converted by ByteArrayConverter).
         transformer = self._transformer
         # With transforms, only InsertField/ReplaceField chains take batches, into ParquetFormat (column by
-        # column, sink.transformed_batch) or AvroFormat (the datums rewritten undecoded, sink.transformed_avro_batch);
-        # other chains and formats go record by record.
+        # column, sink.transformed_batch) or AvroFormat (the datums rewritten undecoded, sink.transformed_avro_batch),
+        # and schemaless JSON into JsonFormat (sink.transformed_json_batch); other chains go record by record.
         columnar = transformer is None or transformer.columnar
         if self._batch_path and not crash_armed and columnar and isinstance(writer, TopicPartitionWriter):
             if self._converter.schema_pending(batch):
@@ -71,15 +75,20 @@ class RecordLoop:
                 self._on_read(len(batch))
                 self.position = batch.offsets[-1] + 1
                 return
-            if transformer is None and self._converter.plain_json() and writer.takes_batches(JsonValueBatch):
+            if (
+                (transformer is None or self._json_chain is not None)
+                and self._converter.plain_json()
+                and writer.takes_batches(JsonValueBatch)
+            ):
                 self._write_json(writer, batch)
                 return
         self._one_by_one(batch.records(), crash_armed)
 
     def _write_json(self, writer: TopicPartitionWriter, batch: RecordBatch) -> None:
         """Runs of the batch's schemaless JSON values by the JSON batch path; each record it is not sure
-        of, and each run the writer does not take, record by record in its place."""
-        lines = encode_lines(batch.values)
+        of, and each run the writer does not take, record by record in its place (through the transforms,
+        which the lines went through too)."""
+        lines = encode_lines(batch.values) if self._json_chain is None else self._json_chain.lines(batch)
         start = 0
         for stop in (*lines.uncertain, len(batch)):
             if stop > start:

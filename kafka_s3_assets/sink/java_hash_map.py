@@ -39,6 +39,30 @@ def hash_map_order(keys: tuple[str, ...], initial_capacity: int | None = None) -
     return order
 
 
+def in_hash_map_order(mapping: dict, initial_capacity: int | None = None) -> dict:
+    """``mapping`` (its keys in the order they were put) as the ``HashMap`` made so iterates it: the same
+    dict when its order is already the map's."""
+    if len(mapping) < 2:
+        return mapping
+    keys = tuple(mapping)
+    order = hash_map_order(keys, initial_capacity)
+    if order == keys:
+        return mapping
+    reordered = {}
+    for key in order:  # a plain loop: cheaper than a comprehension here
+        reordered[key] = mapping[key]
+    return reordered
+
+
+def copy_capacity(size: int) -> int | None:
+    """The initial capacity ``new HashMap<>(map)`` sizes its table for, ``map`` holding ``size`` entries
+    (None: an empty map, whose copy gets the default table). ``putMapEntries`` as Java 17 computes it,
+    ``(int) (size / 0.75f + 1.0f)``; Java 19 and later take ``ceil(size / 0.75)`` (JDK-8281631), a table
+    half as large when ``size`` is 3 x 2^k. Puts that add a key then grow that table to Java 17's, so
+    the iteration orders differ only when the puts add none."""
+    return None if size == 0 else size * 4 // 3 + 1
+
+
 def _remember(cache: dict, key, order: tuple[str, ...]) -> tuple[str, ...]:
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()  # a topic whose objects all have other keys: memory stays bounded

@@ -29,6 +29,11 @@ parses:
   ``/``, DEL, U+2028 and other text as they are, integers, literals, and floats in [0.001, 10^7)
   (orjson's shortest digits are Python's ``repr``'s, laid out as Java lays them out there).
 
+With a per-record hook (``encode_lines(values, transform)``: the connector's transforms,
+``transformed_json_batch``), each parsed value is what the hook makes of it before it is written, and a
+line written again is the record path's reading of the value through the same hook; a record the hook
+raises for goes record by record.
+
 The tests (``unit/test_json_batch.py``) hold these claims against the record path on a corpus of the
 tricky cases and on random values, floats and strings.
 """
@@ -37,7 +42,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -76,8 +81,17 @@ class JsonLines:
     uncertain: list[int]
 
 
-def encode_lines(values: Sequence[bytes | None]) -> JsonLines:
-    """The lines the record-by-record path writes for ``values`` (see the module's docstring)."""
+# What a per-record hook makes of record ``i``'s value, as the converter read it, before it is written:
+# the connector's transforms (``transformed_json_batch``). Raising leaves the record to the record path.
+ValueTransform = Callable[[int, Any], Any]
+
+
+def encode_lines(values: Sequence[bytes | None], transform: ValueTransform | None = None) -> JsonLines:
+    """The lines the record-by-record path writes for ``values`` (see the module's docstring); with
+    ``transform``, for what it makes of each value (a record it raises for is uncertain). The hook sees the
+    value the record path's converter makes (objects in ``HashMap`` order, as Python values), so a line
+    is the record path's as long as the hook is what the record path runs between its converter and its
+    writer."""
     suspects = _suspects(values)
     loads, dumps, newline = orjson.loads, orjson.dumps, orjson.OPT_APPEND_NEWLINE  # LINE_SEPARATOR
     # The text starts with a separator, so that a top-level float of the first line follows a "\n" too.
@@ -95,11 +109,18 @@ def encode_lines(values: Sequence[bytes | None]) -> JsonLines:
                     objects = value.count(b"{")  # at least the number of objects
                     if objects:
                         parsed = _flat_in_hash_map_order(parsed) if objects == 1 else _in_hash_map_order(parsed)
+                    if transform is not None:
+                        try:
+                            parsed = transform(i, parsed)
+                        except Exception:  # noqa: BLE001 - the record path meets it again, and reports it
+                            uncertain.append(i)
+                            bounds.append(len(out))
+                            continue
                     out += dumps(parsed, option=newline)  # appended at once: results kept alive cost ~2 us each
             except (orjson.JSONDecodeError, orjson.JSONEncodeError):
                 uncertain.append(i)
         bounds.append(len(out))
-    return _put_right(values, out, bounds, uncertain)
+    return _put_right(values, out, bounds, uncertain, transform)
 
 
 def _flat_in_hash_map_order(value: Any) -> Any:
@@ -168,7 +189,13 @@ def _suspects(values: Sequence[bytes | None]) -> set[int]:
 _ESCAPE_BEYOND_BMP, _REWRITE, _UNCERTAIN = 1, 2, 3  # in order of precedence: a line takes the greatest
 
 
-def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int], uncertain: list[int]) -> JsonLines:
+def _put_right(
+    values: Sequence[bytes | None],
+    out: bytearray,
+    bounds: list[int],
+    uncertain: list[int],
+    transform: ValueTransform | None,
+) -> JsonLines:
     """The lines, with those orjson wrote otherwise than Jackson put right (see the module's docstring)."""
     fixes: dict[int, int] = {}
 
@@ -199,7 +226,7 @@ def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int]
         if fix == _ESCAPE_BEYOND_BMP:
             rewritten = _BEYOND_BMP.sub(_surrogate_pair_escape, rewritten)
         else:
-            rewritten = _record_path_line(values[i]) if fix == _REWRITE else b""
+            rewritten = _record_path_line(values[i], i, transform) if fix == _REWRITE else b""
             if not rewritten:
                 still_uncertain.add(i)
         text += rewritten
@@ -213,14 +240,20 @@ def _put_right(values: Sequence[bytes | None], out: bytearray, bounds: list[int]
     return JsonLines(bytes(text), new_bounds, sorted(still_uncertain))
 
 
-def _record_path_line(value: bytes | None) -> bytes:
-    """The record-by-record path's line for ``value``; empty when it would not write one."""
+def _record_path_line(value: bytes | None, index: int, transform: ValueTransform | None) -> bytes:
+    """The record-by-record path's line for ``value`` (record ``index``, through ``transform`` when
+    given); empty when it would not write one."""
     try:
         connect_value = read_connect_value(value) if value is not None else None
     except JacksonError:  # cannot happen for what orjson parses; the record path would decide
         return b""
     if connect_value is None:
         return b""
+    if transform is not None:
+        try:
+            connect_value = transform(index, connect_value)
+        except Exception:  # noqa: BLE001 - the record path meets it again, and reports it
+            return b""
     return write_json(connect_value) + LINE_SEPARATOR
 
 

@@ -217,7 +217,7 @@ def test_every_problem_is_reported_at_once():
             }
         )
     keys = [problem.key for problem in error.value.problems]
-    assert keys == ["transforms.a.type", "transforms.b.type"]
+    assert keys == ["transforms.a.type", "transforms.b.spec"]  # Cast's spec validator refuses it
     assert "Invalid type found in casting spec: nope" in str(error.value)
 
 

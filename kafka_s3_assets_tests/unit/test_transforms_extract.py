@@ -112,12 +112,12 @@ def test_value_to_key_with_schema():
 
 
 def test_value_to_key_schemaless_and_errors():
-    # ValueToKeyTest.schemaless / nonExistingField; NonEmptyListValidator; tombstones fail.
+    # ValueToKeyTest.schemaless / nonExistingField; ValidList.anyNonDuplicateValues; tombstones fail.
     assert ValueToKey({"fields": "a,b"}).apply(record(None, {"a": 1, "b": 2, "c": 3})).key == {"a": 1, "b": 2}
     schema = struct(("a", prim(INT64)), ("b", prim(BOOLEAN)))
     with pytest.raises(DataError, match="Field does not exist: not_exist"):
         ValueToKey({"fields": "not_exist"}).apply(record(schema, {"a": 1, "b": True}))
-    with pytest.raises(TransformConfigError, match="Empty list"):
+    with pytest.raises(TransformConfigError, match="Configuration 'fields' must not be empty"):
         ValueToKey({"fields": ""})
     with pytest.raises(DataError, match=r"Only Struct objects supported for \[copying fields from value to key\]"):
         ValueToKey({"fields": "a"}).apply(record(schema, None))

@@ -96,7 +96,7 @@ def test_key_variant_and_wrong_value_types():
     assert out is not None and out.key == {"k": 1, "topic_field": "test"} and out.value == "v"
     # InsertFieldTest.topLevelStructRequired: a schema'd value that is not a struct fails.
     with pytest.raises(
-        DataError, match=r"Only Struct objects supported for \[field insertion\], found: java.lang.Long"
+        DataError, match=r"Only Struct objects supported for \[field insertion\], found: java.lang.Integer"
     ):
         transform.apply(record(key_schema=prim(INT32), key=42))
     with pytest.raises(DataError, match=r"Only Map objects supported in absence of schema for \[field insertion\]"):

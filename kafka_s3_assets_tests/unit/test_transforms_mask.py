@@ -151,17 +151,17 @@ def test_with_schema_unsupported_replacement_type(field):
 
 def test_replacement_type_mismatch():
     # MaskFieldTest.testReplacementTypeMismatch: a replacement that is not a number, for a number.
-    with pytest.raises(DataError, match=r"Unable to convert foo \(class java.lang.String\) to number"):
+    with pytest.raises(DataError, match=r"Unable to convert foo \(class java.lang.String\) to a number"):
         MaskFieldValue({"fields": "int", "replacement": "foo"}).apply(record(SCHEMA, dict(VALUES)))
     with pytest.raises(DataError, match="Unable to convert foo"):
         MaskFieldValue({"fields": "long", "replacement": "foo"}).apply(record(None, {"long": 42}))
 
 
 def test_empty_replacement_and_fields_are_refused():
-    # MaskFieldTest.testEmptyStringReplacementValue; NonEmptyListValidator on fields.
+    # MaskFieldTest.testEmptyStringReplacementValue; ValidList.anyNonDuplicateValues on fields.
     with pytest.raises(TransformConfigError, match="String must be non-empty"):
         MaskFieldValue({"fields": "a", "replacement": ""})
-    with pytest.raises(TransformConfigError, match="Empty list"):
+    with pytest.raises(TransformConfigError, match="Configuration 'fields' must not be empty"):
         MaskFieldValue({"fields": ""})
 
 

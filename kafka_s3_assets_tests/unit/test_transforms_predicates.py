@@ -58,6 +58,6 @@ def test_topic_name_matches_validates_the_pattern():
     # TopicNameMatchesTest.testPatternIsValidRegexInConfig / testPatternMayNotBeEmptyInConfig.
     with pytest.raises(TransformConfigError) as invalid:
         TopicNameMatches({"pattern": "["})
-    assert "entry must be a Java-compatible regular expression" in invalid.value.message()
+    assert "Invalid value [ for configuration pattern: Invalid regex: " in invalid.value.message()
     with pytest.raises(TransformConfigError):
         TopicNameMatches({"pattern": ""})

@@ -114,7 +114,7 @@ def test_schemaless_conversions():
     )
     assert convert({"target.type": "unix"}, None, moment) == (None, DATE_PLUS_TIME_UNIX)
     assert convert({"target.type": "string", "format": STRING_DATE_FMT}, None, moment) == (None, DATE_PLUS_TIME_STRING)
-    with pytest.raises(DataError, match="TimestampConverter does not support float objects as timestamps"):
+    with pytest.raises(DataError, match="TimestampConverter does not support class java.lang.Double objects"):
         convert({"target.type": "unix"}, None, 1.5)
 
 

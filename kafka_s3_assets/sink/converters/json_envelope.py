@@ -364,6 +364,8 @@ def _integer(schema: ConnectSchema, node: Any, path: Path) -> int:
 def _floating(schema: ConnectSchema, node: Any, path: Path) -> float:
     if isinstance(node, bool) or not isinstance(node, (int, float, decimal.Decimal)):
         raise _type_error(schema, "a JSON number", node, path)
+    if schema.type == "FLOAT32":
+        return _as_connect_holds_it(schema, float(node))  # floatValue(): a float32 widened, as a Float is
     return float(node)
 
 

@@ -3,12 +3,31 @@ operand, and Connect's ``Requirements`` checks with their messages."""
 
 from __future__ import annotations
 
+import datetime
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..config_keys import KeyDef
-from ..schema.connect_schema import ConnectSchema
+from ..schema.connect_schema import (
+    ARRAY,
+    BOOLEAN,
+    BYTES,
+    DATE,
+    DECIMAL,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    MAP,
+    STRING,
+    STRUCT,
+    TIME,
+    TIMESTAMP,
+    ConnectSchema,
+)
 from .errors import DataError
 from .record import TransformRecord
 from .settings import parse_settings
@@ -40,11 +59,13 @@ class Configurable:
 
     class_name: ClassVar[str]
     settings: ClassVar[tuple[KeyDef, ...]] = ()
+    # Kafka's classes read their settings with ConfigDef, which trims strings; Debezium's read them raw.
+    trims_strings: ClassVar[bool] = True
 
     def __init__(self, config: Mapping[str, Any]):
         self._given = dict(config)  # as handed over: what a copy in another process is built from
-        self.config = parse_settings(self.settings, config)
         self.warnings: list[str] = []
+        self.config = parse_settings(self.settings, config, self.warnings, trim_strings=self.trims_strings)
         self.configure(self.config, config)
 
     def configure(self, settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
@@ -90,33 +111,61 @@ def variants(base: type[KeyOrValueTransformation], java_name: str) -> tuple[type
     return made[0], made[1]
 
 
-def java_class_of(value: Any) -> str:
-    """The Java class Connect would hold ``value`` as, for messages."""
+# The Java class Connect holds a value of each schema type (logical types by name) in.
+SCHEMA_JAVA_CLASSES = {
+    BOOLEAN: "java.lang.Boolean",
+    INT8: "java.lang.Byte",
+    INT16: "java.lang.Short",
+    INT32: "java.lang.Integer",
+    INT64: "java.lang.Long",
+    FLOAT32: "java.lang.Float",
+    FLOAT64: "java.lang.Double",
+    STRING: "java.lang.String",
+    BYTES: "[B",
+    STRUCT: "org.apache.kafka.connect.data.Struct",
+    ARRAY: "java.util.ArrayList",
+    MAP: "java.util.HashMap",
+    DATE: "java.util.Date",
+    TIME: "java.util.Date",
+    TIMESTAMP: "java.util.Date",
+    DECIMAL: "java.math.BigDecimal",
+}
+# Schemaless values: what JsonConverter (schemas.enable=false) makes of JSON, and TimestampConverter's dates.
+_PYTHON_JAVA_CLASSES = {
+    bool: "java.lang.Boolean",
+    int: "java.lang.Long",
+    float: "java.lang.Double",
+    str: "java.lang.String",
+    bytes: "[B",
+    dict: "java.util.HashMap",
+    list: "java.util.ArrayList",
+    datetime.datetime: "java.util.Date",
+}
+
+
+def java_class_of(value: Any, schema: ConnectSchema | None = None) -> str:
+    """The Java class Connect would hold ``value`` as (of ``schema``, else schemaless), for messages."""
     if value is None:
         return "null"
-    names = {
-        bool: "java.lang.Boolean",
-        int: "java.lang.Long",
-        float: "java.lang.Double",
-        str: "java.lang.String",
-        bytes: "[B",
-        dict: "java.util.HashMap",
-        list: "java.util.ArrayList",
-    }
-    return names.get(type(value), type(value).__name__)
+    if schema is not None:
+        return SCHEMA_JAVA_CLASSES[schema.logical or schema.type]
+    return _PYTHON_JAVA_CLASSES.get(type(value), type(value).__name__)
 
 
 def require_map(value: Any, purpose: str) -> dict:
     """``Requirements.requireMap``."""
     if not isinstance(value, dict):
-        raise DataError(f"Only Map objects supported in absence of schema for [{purpose}], found: {_found(value)}")
+        raise DataError(
+            f"Only Map objects supported in absence of schema for [{purpose}], found: {java_class_of(value)}"
+        )
     return value
 
 
-def require_struct(value: Any, purpose: str) -> dict:
-    """``Requirements.requireStruct`` (a struct is a dict in datum form)."""
-    if not isinstance(value, dict):
-        raise DataError(f"Only Struct objects supported for [{purpose}], found: {_found(value)}")
+def require_struct(value: Any, purpose: str, schema: ConnectSchema | None = None) -> dict:
+    """``Requirements.requireStruct`` of a value of ``schema`` (a struct is a dict in datum form, and so is
+    a map: the schema tells them apart)."""
+    if not isinstance(value, dict) or (schema is not None and schema.type != STRUCT):
+        raise DataError(f"Only Struct objects supported for [{purpose}], found: {java_class_of(value, schema)}")
     return value
 
 
@@ -126,5 +175,8 @@ def require_schema(schema: ConnectSchema | None, purpose: str) -> ConnectSchema:
     return schema
 
 
-def _found(value: Any) -> str:
-    return "null" if value is None else java_class_of(value)
+def require_fields(schema: ConnectSchema) -> None:
+    """``Schema.fields()`` of a schema that is not a struct throws; transforms that read the fields of the
+    schema before the value fail so."""
+    if schema.type != STRUCT:
+        raise DataError("Cannot list fields on non-struct type")

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config_keys import Type
+from ..java_hash_map import copy_capacity, hash_map_order, in_hash_map_order
 from ..schema.connect_schema import (
     BOOLEAN,
     BYTES,
@@ -27,12 +28,12 @@ from ..schema.connect_schema import (
     ConnectSchema,
     copy_schema,
 )
-from .base import KeyOrValueTransformation, require_map, require_struct, variants
+from .base import KeyOrValueTransformation, java_class_of, require_fields, require_map, require_struct, variants
 from .errors import DataError, TransformConfigError
 from .java_numbers import double_to_string, narrow, parse_floating, parse_integer, saturate, to_float32
 from .record import TransformRecord
 from .schema_util import SchemaCache, copy_basics, field_value, primitive
-from .settings import REPLACE_NULL_WITH_DEFAULT, key, replace_null_with_default
+from .settings import REPLACE_NULL_WITH_DEFAULT, java_split, key, replace_null_with_default
 
 OUTPUT_TYPES = [INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING]
 INPUT_TYPES = [*OUTPUT_TYPES, BYTES]
@@ -46,21 +47,35 @@ def _java_list(types: list[str]) -> str:
 
 
 def parse_spec(mappings: list[str]) -> dict[str | None, str]:
-    """``Cast.parseFieldTypes``: field -> type, or ``{None: type}`` for a whole-value cast."""
+    """``Cast.parseFieldTypes``: field -> type, or ``{None: type}`` for a whole-value cast. Connect runs it as
+    the validator of ``spec``, so its ConfigExceptions are about ``spec``, with their own messages (the one
+    for an unknown type as Kafka writes it: ``ConfigException(name, value)`` with the message as the name)."""
     casts: dict[str | None, str] = {}
     whole = False
     for mapping in mappings:
-        parts = mapping.split(":")
+        parts = java_split(mapping, ":") or [""]
         if len(parts) > 2:
-            raise TransformConfigError("renames", f"Invalid rename mapping: {mapping}", mappings)
-        name = parts[-1].strip().upper()
+            raise TransformConfigError(
+                "spec",
+                f"Invalid value {_java_list(mappings)} for configuration renames: Invalid rename mapping: {mapping}",
+                bare=True,
+            )
+        written = parts[-1].strip()
+        name = written.upper()
         if name not in ALL_TYPES:
-            raise TransformConfigError(None, f"Invalid type found in casting spec: {parts[-1].strip()}")
+            raise TransformConfigError(
+                "spec",
+                "Invalid value java.lang.IllegalArgumentException: No enum constant "
+                f"org.apache.kafka.connect.data.Schema.Type.{name} for configuration Invalid type found in casting "
+                f"spec: {written}",
+                bare=True,
+            )
         if name not in OUTPUT_TYPES:
             raise TransformConfigError(
-                None,
+                "spec",
                 f"Cast transformation does not support casting to {name}; supported types are "
                 f"{_java_list(OUTPUT_TYPES)}",
+                bare=True,
             )
         if len(parts) == 1:
             casts[WHOLE_VALUE] = name
@@ -69,24 +84,32 @@ def parse_spec(mappings: list[str]) -> dict[str | None, str]:
             casts[parts[0].strip()] = name
     if whole and len(mappings) > 1:
         raise TransformConfigError(
-            None,
+            "spec",
             "Cast transformations that specify a type to cast the entire value to may only specify a single "
             "cast in their spec",
+            bare=True,
         )
     return casts
 
 
-def _non_empty_spec(_key: str, value: Any) -> str | None:
-    return "Must specify at least one field to cast." if value is not None and len(value) == 0 else None
+def _valid_spec(_key: str, value: Any) -> str | None:
+    """The validator of ``spec``: at least one cast, each parsed (``parseFieldTypes``)."""
+    if value is not None:
+        if len(value) == 0:
+            raise TransformConfigError("spec", "Must specify at least one field to cast.", bare=True)
+        parse_spec(value)
+    return None
 
 
 class Cast(KeyOrValueTransformation):
     purpose = "cast types"
-    settings = (key("spec", Type.LIST, validator=_non_empty_spec), replace_null_with_default())
+    settings = (key("spec", Type.LIST, validator=_valid_spec), replace_null_with_default())
 
     def configure(self, settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
         self.casts = parse_spec(settings["spec"])
         self.whole_value_type = self.casts.get(WHOLE_VALUE)
+        # Schemaless fields are put in the order Java's HashMap of casts holds them.
+        self.schemaless_order = list(hash_map_order(tuple(n for n in self.casts if n is not None)))
         self.replace_null = settings[REPLACE_NULL_WITH_DEFAULT]
         self.cache: SchemaCache[tuple[ConnectSchema, list[tuple[str, ConnectSchema, str | None]]]] = SchemaCache()
 
@@ -98,16 +121,16 @@ class Cast(KeyOrValueTransformation):
         if schema is None:
             if self.whole_value_type is not None:
                 return self.operand.updated(record, None, cast_value(None, value, self.whole_value_type))
+            # new HashMap<>(value) with each cast put: as a dict in that map's iteration order.
             source = require_map(value, self.purpose)
             updated = dict(source)
-            for name, field_type in self.casts.items():
-                assert name is not None
-                updated[name] = cast_value(None, source.get(name), field_type)
-            return self.operand.updated(record, None, updated)
+            for name in self.schemaless_order:
+                updated[name] = cast_value(None, source.get(name), self.casts[name])
+            return self.operand.updated(record, None, in_hash_map_order(updated, copy_capacity(len(source))))
         new_schema, plan = self.cache.get(schema, self._plan)
         if self.whole_value_type is not None:
             return self.operand.updated(record, new_schema, cast_value(schema, value, self.whole_value_type))
-        struct = require_struct(value, self.purpose)
+        struct = require_struct(value, self.purpose, schema)
         replace_null = self.replace_null
         out = {}
         for name, member, target in plan:
@@ -124,6 +147,7 @@ class Cast(KeyOrValueTransformation):
         if self.whole_value_type is not None:
             built = copy_basics(schema, self.whole_value_type)
         else:
+            require_fields(schema)  # built before the value is looked at
             fields = []
             for name, member in schema.fields:
                 target = self.casts.get(name)
@@ -167,8 +191,8 @@ def cast_value(schema: ConnectSchema | None, value: Any, target: str) -> Any:
         source = _inferred_type(value)
         if source is None:
             raise DataError(
-                f"Cast transformation was passed a value of type {type(value).__name__} which is not supported "
-                "by Connect's data API"
+                f"Cast transformation was passed a value of type class {java_class_of(value)} which is not "
+                "supported by Connect's data API"
             )
     else:
         source = schema.type
@@ -183,6 +207,8 @@ def cast_value(schema: ConnectSchema | None, value: Any, target: str) -> Any:
         return to_string(value, logical, source)
     try:
         return _to_number_or_boolean(value, target)
+    except DataError:
+        raise  # not a NumberFormatException: Connect's own DataException, as it is
     except ValueError:
         shown = to_string(value, logical, source)
         raise DataError(f"Value ({shown}) was out of range for requested data type") from None

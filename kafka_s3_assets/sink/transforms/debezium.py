@@ -98,6 +98,7 @@ def _references(prefix: str, text: str, key_name: str) -> list[FieldReference]:
 class ExtractNewRecordState(Transformation):
     class_name = CLASS_NAME
     purpose = "source field insertion"
+    trims_strings = False  # Debezium reads its settings as given
     settings = (
         key(MODE_KEY, Type.STRING, "tombstone", _mode),
         key("add.fields", Type.STRING, ""),

@@ -13,12 +13,14 @@ class TransformConfigError(ValueError):
     validate endpoint does, with the key under its ``transforms.<alias>.`` prefix.
     """
 
-    def __init__(self, key: str | None, reason: str, value: object = MISSING, *, missing: bool = False):
-        self.key, self.reason, self.value, self.missing = key, reason, value, missing
+    def __init__(
+        self, key: str | None, reason: str, value: object = MISSING, *, missing: bool = False, bare: bool = False
+    ):
+        self.key, self.reason, self.value, self.missing, self.bare = key, reason, value, missing, bare
         super().__init__(self.message())
 
     def message(self, prefix: str = "") -> str:
-        if self.key is None:
+        if self.key is None or self.bare:  # bare: a validator's own ConfigException(message) about the key
             return self.reason
         full = prefix + self.key
         if self.missing:

@@ -7,13 +7,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config_keys import Type
-from ..schema.connect_schema import STRUCT, ConnectSchema
+from ..java_hash_map import in_hash_map_order
+from ..schema.connect_schema import ConnectSchema
 from .base import KAFKA_PACKAGE, KeyOrValueTransformation, Transformation, require_map, require_struct, variants
 from .errors import DataError
 from .field_path import SYNTAX_VERSIONS, field_schema, map_value, parse_path, struct_value
 from .record import TransformRecord
-from .schema_util import SchemaCache, field_value
-from .settings import REPLACE_NULL_WITH_DEFAULT, key, non_empty_list, one_of, replace_null_with_default
+from .schema_util import SchemaCache, field_value, struct_schema
+from .settings import REPLACE_NULL_WITH_DEFAULT, distinct_names, key, one_of, replace_null_with_default
 
 
 class ExtractField(KeyOrValueTransformation):
@@ -36,7 +37,7 @@ class ExtractField(KeyOrValueTransformation):
             source = None if value is None else require_map(value, self.purpose)
             return self.operand.updated(record, None, None if source is None else map_value(source, self.path))
         if value is not None:
-            require_struct(value, self.purpose)
+            require_struct(value, self.purpose, schema)
         found = field_schema(schema, self.path)
         if found is None:
             raise DataError(f"Unknown field: {self.field}")  # IllegalArgumentException, tombstones included
@@ -63,7 +64,7 @@ class HoistField(KeyOrValueTransformation):
         value = self.operand.value(record)
         if schema is None:
             return self.operand.updated(record, None, {self.field: value})
-        new_schema = self.cache.get(schema, lambda s: ConnectSchema(STRUCT, fields=[(self.field, s)]))
+        new_schema = self.cache.get(schema, lambda s: struct_schema([(self.field, s)]))
         if value is None and not schema.optional:
             raise DataError(f'Invalid value: null used for required field: "{self.field}", schema type: {schema.type}')
         return self.operand.updated(record, new_schema, {self.field: value})
@@ -77,7 +78,7 @@ class ValueToKey(Transformation):
 
     class_name = KAFKA_PACKAGE + "ValueToKey"
     purpose = "copying fields from value to key"
-    settings = (key("fields", Type.LIST, validator=non_empty_list), replace_null_with_default())
+    settings = (key("fields", Type.LIST, validator=distinct_names(False)), replace_null_with_default())
 
     def configure(self, settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
         self.fields = settings["fields"]
@@ -87,9 +88,11 @@ class ValueToKey(Transformation):
     def apply(self, record: TransformRecord) -> TransformRecord | None:
         schema = record.value_schema
         if schema is None:
+            # new HashMap<>(fields.size()) with each field put: as a dict in that map's iteration order.
             source = require_map(record.value, self.purpose)
-            return record.with_key(None, {name: source.get(name) for name in self.fields})
-        struct = require_struct(record.value, self.purpose)
+            key_map = {name: source.get(name) for name in self.fields}
+            return record.with_key(None, in_hash_map_order(key_map, len(self.fields)))
+        struct = require_struct(record.value, self.purpose, schema)
         key_schema = self.cache.get(schema, self._key_schema)
         key_value = {name: field_value(struct, name, member, self.replace_null) for name, member in key_schema.fields}
         return record.with_key(key_schema, key_value)
@@ -101,4 +104,4 @@ class ValueToKey(Transformation):
             if member is None:
                 raise DataError(f"Field does not exist: {name}")
             fields.append((name, member))
-        return ConnectSchema(STRUCT, fields=fields)
+        return struct_schema(fields)

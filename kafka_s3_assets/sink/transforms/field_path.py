@@ -7,7 +7,7 @@ from typing import Any
 
 from ..schema.connect_schema import STRUCT, ConnectSchema
 from .base import require_map
-from .errors import TransformConfigError
+from .errors import DataError, TransformConfigError
 
 SYNTAX_VERSIONS = ("V1", "V2")
 
@@ -68,11 +68,14 @@ def _incomplete(text: str, at: int) -> None:
 
 
 def field_schema(schema: ConnectSchema, path: tuple[str, ...]) -> ConnectSchema | None:
-    """``fieldFrom``: the schema of the field at ``path``, or None when a step is missing."""
+    """``fieldFrom``: the schema of the field at ``path``, or None when a step is missing; a step into a
+    schema that is not a struct fails as ``Schema.field`` does."""
     current: ConnectSchema | None = schema
     for step in path:
-        if current is None or current.type != STRUCT:
+        if current is None:
             return None
+        if current.type != STRUCT:
+            raise DataError("Cannot look up fields on non-struct type")
         current = current.field(step)
     return current
 

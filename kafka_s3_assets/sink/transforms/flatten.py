@@ -8,7 +8,7 @@ from typing import Any
 
 from ..config_keys import Type
 from ..schema.connect_schema import MAP, STRUCT, ConnectSchema, copy_schema
-from .base import KeyOrValueTransformation, require_map, require_struct, variants
+from .base import KeyOrValueTransformation, java_class_of, require_map, require_struct, variants
 from .errors import DataError
 from .record import TransformRecord
 from .schema_util import SchemaCache, copy_basics
@@ -45,7 +45,7 @@ class Flatten(KeyOrValueTransformation):
             flat: dict[str, Any] = {}
             self._flatten_map(require_map(value, self.purpose), "", flat)
             return self.operand.updated(record, None, flat)
-        struct = require_struct(value, self.purpose)
+        struct = require_struct(value, self.purpose, schema)
         new_schema, leaves = self.cache.get(schema, self._plan)
         return self.operand.updated(record, new_schema, {leaf.name: _read(struct, leaf) for leaf in leaves})
 
@@ -58,7 +58,7 @@ class Flatten(KeyOrValueTransformation):
                 self._flatten_map(item, flat_name, out)
             else:
                 raise DataError(
-                    f"Flatten transformation was passed a value of type {type(item).__name__} which is not "
+                    f"Flatten transformation was passed a value of type class {java_class_of(item)} which is not "
                     "supported by Connect's data API"
                 )
 
@@ -97,15 +97,16 @@ class Flatten(KeyOrValueTransformation):
 
 
 def _read(struct: dict, leaf: Leaf) -> Any:
-    """The leaf's value as ``Struct.get`` reads it at each level (a null field reads as its default); a
-    null struct on the way leaves the field unset, which reads as the flattened field's default."""
+    """The leaf's value as ``Struct.get`` reads it at each level (a null field reads as its own schema's
+    default); a null struct on the way leaves the field unset: null, whatever the flattened field's default
+    (which is what a later ``Struct.get`` would read, and replace.null.with.default=false would not)."""
     current: Any = struct
     for name, member in leaf.path:
         if current is None:
-            return leaf.schema.default
+            return None
         item = current.get(name)
         current = member.default if item is None else item
-    return leaf.schema.default if current is None else current
+    return current
 
 
 FlattenKey, FlattenValue = variants(Flatten, "Flatten")

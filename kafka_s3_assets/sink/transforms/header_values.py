@@ -1,50 +1,97 @@
 """``Values.parseString`` for InsertHeader's ``value.literal``: the schema and datum Connect infers from a
-literal (booleans, the smallest integer type, float32 for decimals, ISO dates and times, else a string)."""
+literal (booleans, the smallest integer type, float32 for decimals, ISO dates and times, else a string),
+and ``Values.convertToString``, the text SimpleHeaderConverter writes of a header a transform set."""
 
 from __future__ import annotations
 
-import datetime
 import decimal
 import re
 import struct
+import unicodedata
 from typing import Any
 
 from ..schema.connect_schema import BOOLEAN, DECIMAL, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, STRING, ConnectSchema
 from .cast import to_string
 from .errors import TransformConfigError
+from .java_date_format import MILLIS_PER_DAY, DateParseError, JavaDateFormat
 from .schema_util import date_schema, time_schema, timestamp_schema
 
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _INTEGER_TYPES = ((INT8, 8), (INT16, 16), (INT32, 32), (INT64, 64))
 
 
 def parse_header_literal(text: str) -> tuple[ConnectSchema | None, Any]:
-    token = text.strip()
-    if token == "null":
-        return None, None
-    if token in ("true", "false"):
-        return ConnectSchema(BOOLEAN), token == "true"
-    if (token.startswith("[") and token.endswith("]")) or (token.startswith("{") and token.endswith("}")):
+    """``Values.parseString`` of a top-level literal, read as Connect's parser reads it: in tokens split at
+    the delimiters ``: , { } [ ] "`` (unless escaped by a backslash). ``null``, ``true`` and ``false`` must be
+    the whole literal; otherwise the first token decides: an ISO date, time or timestamp (with the four
+    tokens after it, which the time's colons split off), else a number (the smallest integer type, float32,
+    float64), else the literal is a string. What follows a date or a number is ignored (``1,2`` is the
+    int8 1), as Connect ignores it."""
+    if text == "":
+        return ConnectSchema(STRING), text
+    tokens = _tokens(text)
+    first = next((i for i, token in enumerate(tokens) if _java_trim(token)), None)
+    if first is None:
+        return ConnectSchema(STRING), tokens[-1]  # nothing but blanks: the last blank token
+    token = _java_trim(tokens[first])
+    if first == len(tokens) - 1:
+        if token == "null":
+            return None, None
+        if token in ("true", "false"):
+            return ConnectSchema(BOOLEAN), token == "true"
+    bare = _java_trim(text)
+    if (bare.startswith("[") and bare.endswith("]")) or (bare.startswith("{") and bare.endswith("}")):
         # Connect parses these as arrays and maps with inferred element schemas; not done here.
         raise TransformConfigError("value.literal", "array and map literals are not supported by kafka_s3_assets", text)
-    if token and token[0].isdigit():
-        temporal = _temporal(token.replace("\\:", ":"))
+    if unicodedata.category(token[0]) == "Nd":
+        following = tokens[first + 1 : first + 5]
+        temporal = _temporal(token + "".join(following)) if len(following) == 4 else None
+        if temporal is None:
+            temporal = _temporal(token)
         if temporal is not None:
             return temporal
-    if token and (token[0].isdigit() or token[0] in "+-"):
+    if unicodedata.category(token[0]) == "Nd" or token[0] in "+-":
         number = _number(token)
         if number is not None:
             return number
     return ConnectSchema(STRING), text
 
 
+_DELIMITERS = frozenset(':,{}[]"')
+
+
+def _tokens(text: str) -> list[str]:
+    """``Values.Parser``'s tokens: the text between delimiters, and each delimiter on its own."""
+    tokens: list[str] = []
+    start, n = 0, len(text)
+    while start < n:
+        escaped = False
+        end = start
+        while end < n:
+            c = text[end]
+            if c == "\\":
+                escaped = not escaped
+            elif c in _DELIMITERS and not escaped:
+                break
+            else:
+                escaped = False
+            end += 1
+        if end == start:  # a delimiter
+            end += 1
+        tokens.append(text[start:end])
+        start = end
+    return tokens
+
+
+def _java_trim(text: str) -> str:
+    return text.strip("".join(chr(c) for c in range(0x21)))
+
+
 def _number(token: str) -> tuple[ConnectSchema, Any] | None:
-    try:
-        exact = decimal.Decimal(token)
-    except decimal.InvalidOperation:
+    """``parseAsNumber`` of ``new BigDecimal(token)``; None where Connect reads a string (or, for an integer
+    beyond 64 bits, a Decimal, whose text is the literal's: held as the string here)."""
+    if not _BIG_DECIMAL.fullmatch(token):
         return None
-    if not exact.is_finite():
-        return None
+    exact = decimal.Decimal(token)
     if exact == exact.to_integral_value():
         integral = int(exact)
         for type_, bits in _INTEGER_TYPES:
@@ -59,21 +106,32 @@ def _number(token: str) -> tuple[ConnectSchema, Any] | None:
         except OverflowError:
             if as_float not in (float("inf"), float("-inf")):
                 return ConnectSchema(FLOAT64), as_float
-    return None  # a huge integer: Connect holds it as a Decimal, which headers here do not carry
+    return None
+
+
+_BIG_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")  # what new BigDecimal(String) reads
+# Values' ISO patterns, recognised by length (parsed in UTC, see docs/transforms.md).
+_ISO_PATTERNS = {
+    13: ("HH:mm:ss.SSS'Z'", time_schema),
+    24: ("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", timestamp_schema),
+    10: ("yyyy-MM-dd", date_schema),
+}
 
 
 def _temporal(token: str) -> tuple[ConnectSchema, int] | None:
-    """The three ISO forms ``Values`` recognises by length (parsed in UTC, see docs/transforms.md)."""
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", token):
-        day = datetime.datetime.strptime(token, "%Y-%m-%d").replace(tzinfo=datetime.UTC)
-        return date_schema(), (day - _EPOCH).days
-    if re.fullmatch(r"\d{2}:\d{2}:\d{2}\.\d{3}Z", token):
-        h, m, s = int(token[0:2]), int(token[3:5]), int(token[6:8])
-        return time_schema(), ((h * 60 + m) * 60 + s) * 1000 + int(token[9:12])
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", token):
-        moment = datetime.datetime.strptime(token[:-1], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=datetime.UTC)
-        return timestamp_schema(), (moment - _EPOCH) // datetime.timedelta(milliseconds=1)
-    return None
+    """``parseAsTemporal``: a leniently parsed ISO date (days), time or timestamp (milliseconds)."""
+    token = token.replace("\\:", ":")
+    found = _ISO_PATTERNS.get(len(token))
+    if found is None:
+        return None
+    pattern, schema = found
+    try:
+        millis = JavaDateFormat(pattern).parse(token)
+    except DateParseError:
+        return None
+    if schema is date_schema:
+        return schema(), millis // MILLIS_PER_DAY
+    return schema(), millis
 
 
 def header_text(schema: ConnectSchema | None, value: Any) -> str | None:

@@ -6,17 +6,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config_keys import Type
+from ..java_hash_map import copy_capacity, in_hash_map_order
 from ..schema.connect_schema import ConnectSchema
 from .base import KAFKA_PACKAGE, KeyOrValueTransformation, Transformation, require_map, require_struct, variants
 from .errors import DataError, TransformConfigError
 from .record import Header, TransformRecord
 from .schema_util import SchemaCache, copy_basics, field_value
-from .settings import REPLACE_NULL_WITH_DEFAULT, key, non_empty_list, one_of, replace_null_with_default
+from .settings import REPLACE_NULL_WITH_DEFAULT, distinct_names, key, non_empty_list, one_of, replace_null_with_default
 
 
 class DropHeaders(Transformation):
     class_name = KAFKA_PACKAGE + "DropHeaders"
-    settings = (key("headers", Type.LIST, validator=non_empty_list),)
+    settings = (key("headers", Type.LIST, validator=distinct_names(False)),)
 
     def configure(self, settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
         self.dropped = frozenset(settings["headers"])
@@ -54,11 +55,13 @@ class HeaderFrom(KeyOrValueTransformation):
         value = self.operand.value(record)
         pairs = list(zip(self.fields, self.headers))
         if schema is None:
+            # new HashMap<>(value), the moved fields removed: as a dict in that map's iteration order.
             source = require_map(value, self.what)
             added = tuple(Header(header, None, source.get(name)) for name, header in pairs)
-            updated = {k: v for k, v in source.items() if k not in self.fields} if self.move else source
+            kept = {k: v for k, v in source.items() if k not in self.fields} if self.move else dict(source)
+            updated = in_hash_map_order(kept, copy_capacity(len(source)))
             return self.operand.updated(record, None, updated).replace(headers=record.headers + added)
-        struct = require_struct(value, self.what)
+        struct = require_struct(value, self.what, schema)
         added_headers = []
         for name, header in pairs:
             member = schema.field(name)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config_keys import Type
+from ..java_hash_map import copy_capacity, in_hash_map_order
 from ..schema.connect_schema import INT32, INT64, STRING, ConnectSchema
 from .base import KAFKA_PACKAGE, KeyOrValueTransformation, Transformation, require_map, require_struct, variants
 from .errors import DataError, TransformConfigError
@@ -71,23 +72,34 @@ class InsertField(KeyOrValueTransformation):
             return record  # tombstones pass (KAFKA-8523)
         schema = self.operand.schema(record)
         if schema is None:
-            updated = dict(require_map(value, self.purpose))
-            for name, inserted in self._insertions(record):
-                updated[name] = inserted
+            updated = self.schemaless(value, record.topic, record.partition, record.offset, record.timestamp)
             return self.operand.updated(record, None, updated)
-        struct = require_struct(value, self.purpose)
+        struct = require_struct(value, self.purpose, schema)
         new_schema, copy = self.cache.get(schema, self._plan)
         out = copy(struct)
-        for name, inserted in self._insertions(record):
+        for name, inserted in self._insertions(record.topic, record.partition, record.offset, record.timestamp):
             out[name] = inserted
         return self.operand.updated(record, new_schema, out)
 
-    def _insertions(self, record: TransformRecord) -> list[tuple[str, Any]]:
+    def schemaless(self, value: Any, topic: str, partition: int | None, offset: int, timestamp: int | None) -> dict:
+        """``applySchemaless`` of a record with these coordinates: ``new HashMap<>(value)`` with the fields
+        put, as a dict in that map's iteration order (``java_hash_map``: its table sized by the copy, grown
+        by the puts), which is the order JsonFormat writes it in. Also run on whole batches of schemaless
+        JSON (``sink.transformed_json_batch``). Raises ``DataError`` for a value that is not a map."""
+        source = require_map(value, self.purpose)
+        updated = dict(source)
+        for name, inserted in self._insertions(topic, partition, offset, timestamp):
+            updated[name] = inserted
+        return in_hash_map_order(updated, copy_capacity(len(source)))
+
+    def _insertions(
+        self, topic: str, partition: int | None, offset: int, timestamp: int | None
+    ) -> list[tuple[str, Any]]:
         values = {
-            TOPIC: record.topic,
-            PARTITION: record.partition,
-            OFFSET: record.offset,
-            TIMESTAMP: record.timestamp,  # a Timestamp field: epoch ms in datum form
+            TOPIC: topic,
+            PARTITION: partition,
+            OFFSET: offset,
+            TIMESTAMP: timestamp,  # a Timestamp field: epoch ms in datum form
             STATIC: self.static_value,
         }
         found: list[tuple[str, Any]] = []

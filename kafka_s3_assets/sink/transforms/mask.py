@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..config_keys import Type
+from ..java_hash_map import copy_capacity, hash_map_order, in_hash_map_order
 from ..schema.connect_schema import (
     ARRAY,
     BOOLEAN,
-    BYTES,
     DATE,
     DECIMAL,
     DECIMAL_SCALE,
@@ -28,47 +29,30 @@ from ..schema.connect_schema import (
     INT64,
     MAP,
     STRING,
-    STRUCT,
     TIME,
     TIMESTAMP,
     ConnectSchema,
 )
-from .base import KeyOrValueTransformation, require_map, require_struct, variants
+from .base import SCHEMA_JAVA_CLASSES, KeyOrValueTransformation, java_class_of, require_map, require_struct, variants
 from .errors import DataError
+from .java_numbers import to_float32, wrap
 from .record import TransformRecord
 from .schema_util import SchemaCache, field_value
-from .settings import REPLACE_NULL_WITH_DEFAULT, key, non_empty_list, non_empty_string, replace_null_with_default
+from .settings import REPLACE_NULL_WITH_DEFAULT, distinct_names, key, non_empty_string, replace_null_with_default
 
 Masker = Callable[[Any], Any]
-
-# The Java class Connect holds a value of each schema type in, for messages.
-JAVA_CLASSES = {
-    BOOLEAN: "java.lang.Boolean",
-    INT8: "java.lang.Byte",
-    INT16: "java.lang.Short",
-    INT32: "java.lang.Integer",
-    INT64: "java.lang.Long",
-    FLOAT32: "java.lang.Float",
-    FLOAT64: "java.lang.Double",
-    STRING: "java.lang.String",
-    BYTES: "[B",
-    STRUCT: "org.apache.kafka.connect.data.Struct",
-    ARRAY: "java.util.ArrayList",
-    MAP: "java.util.HashMap",
-    DATE: "java.util.Date",
-    TIME: "java.util.Date",
-    TIMESTAMP: "java.util.Date",
-    DECIMAL: "java.math.BigDecimal",
-}
+_NOT_A_NUMBER = "Unable to convert {} (class java.lang.String) to a number"
+_JAVA_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")  # what new BigDecimal(String) reads
 
 
 def _unscaled(number: decimal.Decimal, scale: int) -> bytes:
-    """A BigDecimal of the schema's scale in datum form (two's-complement unscaled bytes)."""
+    """A BigDecimal of the schema's scale in datum form (two's-complement unscaled bytes). Of another scale
+    it fails here, as ``Decimal.fromLogical`` fails when Connect writes it (docs/transforms.md)."""
     sign, digits, exponent = number.as_tuple()
     if -int(exponent) != scale:
         raise DataError(
-            f"BigDecimal has mismatching scale value for given Decimal schema: {number} has scale "
-            f"{-int(exponent)}, the schema {scale}"
+            "Decimal value has mismatching scale for given Decimal schema. Schema has scale "
+            f"{scale}, value has scale {-int(exponent)}."
         )
     unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
     bits = unscaled.bit_length() if unscaled >= 0 else (~unscaled).bit_length()
@@ -78,13 +62,15 @@ def _unscaled(number: decimal.Decimal, scale: int) -> bytes:
 class MaskField(KeyOrValueTransformation):
     purpose = "mask fields"
     settings = (
-        key("fields", Type.LIST, validator=non_empty_list),
+        key("fields", Type.LIST, validator=distinct_names(False)),
         key("replacement", Type.STRING, None, non_empty_string),
         replace_null_with_default(),
     )
 
     def configure(self, settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
         self.fields = list(dict.fromkeys(settings["fields"]))
+        # Schemaless fields are put in the order of Java's HashSet of them (new HashSet<>(list)).
+        self.schemaless_order = hash_map_order(tuple(self.fields), max(len(self.fields) * 4 // 3 + 1, 16))
         self.replacement: str | None = settings["replacement"]
         self.replace_null = settings[REPLACE_NULL_WITH_DEFAULT]
         self.cache: SchemaCache[dict[str, Masker]] = SchemaCache()
@@ -93,12 +79,13 @@ class MaskField(KeyOrValueTransformation):
         schema = self.operand.schema(record)
         value = self.operand.value(record)
         if schema is None:
+            # new HashMap<>(value) with each masked field put: as a dict in that map's iteration order.
             source = require_map(value, self.purpose)
             updated = dict(source)
-            for name in self.fields:
+            for name in self.schemaless_order:
                 updated[name] = self._mask_schemaless(source.get(name))
-            return self.operand.updated(record, None, updated)
-        struct = require_struct(value, self.purpose)
+            return self.operand.updated(record, None, in_hash_map_order(updated, copy_capacity(len(source))))
+        struct = require_struct(value, self.purpose, schema)
         maskers = self.cache.get(schema, self._maskers)
         out = {}
         for name, member in schema.fields:
@@ -115,7 +102,7 @@ class MaskField(KeyOrValueTransformation):
 
     def _masker_for(self, schema: ConnectSchema) -> Masker:
         kind = schema.logical or schema.type
-        java_class = JAVA_CLASSES[kind]
+        java_class = SCHEMA_JAVA_CLASSES[kind]
         if self.replacement is None:
             empty = {
                 BOOLEAN: False,
@@ -129,8 +116,10 @@ class MaskField(KeyOrValueTransformation):
                 DATE: 0,
                 TIME: 0,
                 TIMESTAMP: 0,
-                DECIMAL: b"\x00",
             }
+            if kind == DECIMAL:  # BigDecimal.ZERO, of scale 0
+                zero = _unscaled(decimal.Decimal(0), int(schema.parameters.get(DECIMAL_SCALE, "0")))
+                return lambda _value: zero
             if kind in empty:
                 constant = empty[kind]
                 return lambda _value: constant
@@ -153,13 +142,13 @@ class MaskField(KeyOrValueTransformation):
         text = self.replacement
         assert text is not None
         try:
-            if kind in (FLOAT32, FLOAT64):
-                return float(text)
-            if kind == DECIMAL:
+            if kind == DECIMAL:  # BigDecimal::new
+                if not _JAVA_DECIMAL.fullmatch(text):
+                    raise DataError(_NOT_A_NUMBER.format(text))
                 return _unscaled(decimal.Decimal(text), int(schema.parameters.get(DECIMAL_SCALE, "0")))
-            return int(text)
-        except (ValueError, decimal.InvalidOperation):
-            return _Deferred(f"Unable to convert {text} (class java.lang.String) to number")
+            return replacement_number(text, kind)
+        except DataError as exc:
+            return _Deferred(str(exc))
 
     # -- schemaless: the mask follows the value's Python type (Java class)
 
@@ -183,16 +172,31 @@ class MaskField(KeyOrValueTransformation):
                 return []
             if isinstance(value, dict):
                 return {}
-            raise DataError(f"Cannot mask value of type: class {_java_class(value)}")
+            raise DataError(f"Cannot mask value of type: class {java_class_of(value)}")
         text = self.replacement
         if isinstance(value, str):
             return text
-        if isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
-            try:
-                return type(value)(text)
-            except (ValueError, decimal.InvalidOperation):
-                raise DataError(f"Unable to convert {text} (class java.lang.String) to number") from None
-        raise DataError(f"Cannot mask value of type class {_java_class(value)} with custom replacement.")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return replacement_number(text, FLOAT64 if isinstance(value, float) else INT64)  # a Double's, a Long's
+        raise DataError(f"Cannot mask value of type class {java_class_of(value)} with custom replacement.")
+
+
+def replacement_number(text: str, kind: str) -> int | float:
+    """The replacement as Kafka 4's MaskField converts it for a number of ``kind``: ``Values.convertToByte``
+    ... ``convertToDouble``, which read the text as a ``BigDecimal`` and narrow it as Java does: an integer
+    type truncates toward zero and wraps (``(byte) longValue()``: "300" is 44 for an int8), a float type
+    rounds (``doubleValue()``, then ``(float)``), past its range to infinity."""
+    if not _JAVA_DECIMAL.fullmatch(text):
+        raise DataError(_NOT_A_NUMBER.format(text))
+    exact = decimal.Decimal(text)
+    if kind in (FLOAT32, FLOAT64):
+        as_double = float(exact)
+        return to_float32(as_double) if kind == FLOAT32 else as_double
+    exponent = exact.as_tuple().exponent
+    assert isinstance(exponent, int)
+    if exponent >= 64:  # a multiple of 10^64, so of 2^64: longValue() is 0 (and int() would be huge)
+        return 0
+    return wrap(int(exact), {INT8: 8, INT16: 16, INT32: 32, INT64: 64}[kind])
 
 
 class _Deferred:
@@ -207,11 +211,6 @@ def _refuse(message: str) -> Masker:
         raise DataError(message)
 
     return fail
-
-
-def _java_class(value: Any) -> str:
-    names = {bool: "java.lang.Boolean", bytes: "[B", datetime.datetime: "java.util.Date"}
-    return names.get(type(value), type(value).__name__)
 
 
 MaskFieldKey, MaskFieldValue = variants(MaskField, "MaskField")

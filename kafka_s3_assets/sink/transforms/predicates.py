@@ -3,17 +3,15 @@ transform applies to a record."""
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
 from ..config_keys import Type
 from .base import Configurable
-from .errors import TransformConfigError
 from .java_regex import compile_java
 from .record import TransformRecord
-from .settings import key, non_empty_string
+from .settings import key, non_empty_string, valid_regex
 
 PACKAGE = "org.apache.kafka.connect.transforms.predicates."
 
@@ -46,26 +44,18 @@ class RecordIsTombstone(Predicate):
         return record.value is None
 
 
-def _java_regex(_key: str, value: Any) -> str | None:
-    if value is None:
-        return None
-    try:
-        compile_java(value)
-    except re.error as exc:
-        return f"entry must be a Java-compatible regular expression: {exc}"
-    return None
+def _non_empty_regex(key: str, value: Any) -> str | None:
+    """``CompositeValidator.of(new NonEmptyString(), new RegexValidator())``."""
+    return non_empty_string(key, value) or valid_regex(key, value)
 
 
 class TopicNameMatches(Predicate):
     """True when the topic fully matches ``pattern`` (``Matcher.matches``, not ``find``)."""
 
     class_name = PACKAGE + "TopicNameMatches"
-    settings = (key("pattern", Type.STRING, validator=non_empty_string),)
+    settings = (key("pattern", Type.STRING, validator=_non_empty_regex),)
 
     def configure(self, settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
-        problem = _java_regex("pattern", settings["pattern"])
-        if problem:
-            raise TransformConfigError("pattern", problem, settings["pattern"])
         self.pattern = compile_java(settings["pattern"])
 
     def test(self, record: TransformRecord) -> bool:

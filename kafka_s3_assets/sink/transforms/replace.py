@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config_keys import Type
+from ..java_hash_map import in_hash_map_order
 from ..schema.connect_schema import ConnectSchema
 from .base import KeyOrValueTransformation, require_map, require_struct, variants
 from .errors import DataError
 from .record import TransformRecord
 from .schema_util import RowCopier, SchemaCache, copy_basics, row_copier
-from .settings import REPLACE_NULL_WITH_DEFAULT, key, replace_null_with_default
+from .settings import REPLACE_NULL_WITH_DEFAULT, distinct_names, java_split, key, replace_null_with_default
 
 # Deprecated name -> current name (KIP-629); removed in Kafka 4.0, read here as 3.9 reads them.
 LEGACY_NAMES = {"blacklist": "exclude", "whitelist": "include"}
@@ -20,7 +21,7 @@ LEGACY_NAMES = {"blacklist": "exclude", "whitelist": "include"}
 
 def _renames_valid(_key: str, value: Any) -> str | None:
     for mapping in value or []:
-        if len(mapping.split(":")) != 2:
+        if len(java_split(mapping, ":")) != 2:
             return f"Invalid rename mapping: {mapping}"
     return None
 
@@ -28,8 +29,8 @@ def _renames_valid(_key: str, value: Any) -> str | None:
 class ReplaceField(KeyOrValueTransformation):
     purpose = "field replacement"
     settings = (
-        key("exclude", Type.LIST, []),
-        key("include", Type.LIST, []),
+        key("exclude", Type.LIST, [], distinct_names(True)),
+        key("include", Type.LIST, [], distinct_names(True)),
         key("renames", Type.LIST, [], _renames_valid),
         replace_null_with_default(),
     )
@@ -42,7 +43,7 @@ class ReplaceField(KeyOrValueTransformation):
     def configure(self, settings: dict[str, Any], raw: Mapping[str, Any]) -> None:
         self.exclude = frozenset(settings["exclude"])
         self.include = frozenset(settings["include"])
-        self.renames = dict(mapping.split(":") for mapping in settings["renames"])
+        self.renames = dict(java_split(mapping, ":") for mapping in settings["renames"])
         self.replace_null = settings[REPLACE_NULL_WITH_DEFAULT]
         self.cache: SchemaCache[tuple[ConnectSchema, RowCopier]] = SchemaCache()
 
@@ -55,12 +56,22 @@ class ReplaceField(KeyOrValueTransformation):
             return record
         schema = self.operand.schema(record)
         if schema is None:
-            source = require_map(value, self.purpose)
-            kept = {self.renames.get(name, name): item for name, item in source.items() if self.keeps(name)}
-            return self.operand.updated(record, None, kept)
-        struct = require_struct(value, self.purpose)
+            return self.operand.updated(record, None, self.schemaless(value))
+        struct = require_struct(value, self.purpose, schema)
         new_schema, copy = self.cache.get(schema, self._plan)
         return self.operand.updated(record, new_schema, copy(struct))
+
+    def schemaless(self, value: Any) -> dict:
+        """``applySchemaless``: the kept fields (renamed) put in the source's iteration order into
+        ``new HashMap<>(value.size())``, as a dict in that map's iteration order (``java_hash_map``: a
+        renamed field's bucket is its new name's, and the table is sized for the source, not for what is
+        kept), which is the order JsonFormat writes it in; a name put twice (a rename onto a kept name)
+        keeps its first place and its last value. Also run on whole batches of schemaless JSON
+        (``sink.transformed_json_batch``). Raises ``DataError`` for a value that is not a map."""
+        source = require_map(value, self.purpose)
+        renames, keeps = self.renames, self.keeps
+        kept = {renames.get(name, name): item for name, item in source.items() if keeps(name)}
+        return in_hash_map_order(kept, len(source))
 
     def _plan(self, schema: ConnectSchema) -> tuple[ConnectSchema, RowCopier]:
         plan = [(self.renames.get(name, name), name, member) for name, member in schema.fields if self.keeps(name)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..config_keys import Type
 from ..schema.connect_schema import STRUCT, ConnectSchema, copy_schema
-from .base import KeyOrValueTransformation, require_schema, variants
+from .base import KeyOrValueTransformation, require_fields, require_schema, variants
 from .errors import TransformConfigError
 from .record import TransformRecord
 from .schema_util import RowCopier, SchemaCache, row_copier, same_names
@@ -42,6 +42,9 @@ class SetSchemaMetadata(KeyOrValueTransformation):
         return self.operand.updated(record, new_schema, value)
 
     def _plan(self, schema: ConnectSchema) -> tuple[ConnectSchema, RowCopier]:
+        # Kafka builds the new schema with schema.fields(), which a schema that is not a struct refuses: it
+        # renames structs only (Kafka 4).
+        require_fields(schema)
         return self._renamed(schema), row_copier(same_names(schema), self.replace_null)
 
     def _renamed(self, schema: ConnectSchema) -> ConnectSchema:

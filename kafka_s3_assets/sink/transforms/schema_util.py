@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
 from ..schema.connect_schema import DATE, INT32, INT64, STRUCT, TIME, TIMESTAMP, ConnectSchema
+from .errors import DataError
 
 PlanT = TypeVar("PlanT")
 
@@ -17,15 +18,35 @@ def copy_basics(
     schema: ConnectSchema, type_: str = STRUCT, fields: Iterable[tuple[str, ConnectSchema]] = ()
 ) -> ConnectSchema:
     """``copySchemaBasics``: name, version, doc and parameters of ``schema`` on a new schema of ``type_``;
-    optional and default are *not* copied (the new schema is required and has no default)."""
+    optional and default are *not* copied (the new schema is required and has no default). A struct's
+    fields are added as ``SchemaBuilder.field`` adds them (:func:`checked_fields`)."""
     return ConnectSchema(
         type_,
         name=schema.name,
         version=schema.version,
         doc=schema.doc,
         parameters=schema.parameters,
-        fields=fields,
+        fields=checked_fields(fields) if type_ == STRUCT else fields,
     )
+
+
+def struct_schema(fields: Iterable[tuple[str, ConnectSchema]]) -> ConnectSchema:
+    """``SchemaBuilder.struct()`` with ``fields``: unnamed, required, no version."""
+    return ConnectSchema(STRUCT, fields=checked_fields(fields))
+
+
+def checked_fields(fields: Iterable[tuple[str, ConnectSchema]]) -> list[tuple[str, ConnectSchema]]:
+    """``fields`` as ``SchemaBuilder.field`` takes them, refusing an empty name and a name twice with its
+    ``SchemaBuilderException`` (a ``DataException``)."""
+    out = list(fields)
+    seen: set[str] = set()
+    for name, _ in out:
+        if not name:
+            raise DataError("fieldName cannot be null.")
+        if name in seen:
+            raise DataError(f"Cannot create field because of field name duplication {name}")
+        seen.add(name)
+    return out
 
 
 def primitive(type_: str, optional: bool = False) -> ConnectSchema:

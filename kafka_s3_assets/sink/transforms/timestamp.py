@@ -8,8 +8,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..config_keys import Type
+from ..java_hash_map import copy_capacity, in_hash_map_order
 from ..schema.connect_schema import DATE, INT64, STRING, STRUCT, TIME, TIMESTAMP, ConnectSchema, copy_schema
-from .base import KAFKA_PACKAGE, KeyOrValueTransformation, Transformation, require_map, require_struct, variants
+from .base import (
+    KAFKA_PACKAGE,
+    KeyOrValueTransformation,
+    Transformation,
+    java_class_of,
+    require_map,
+    require_struct,
+    variants,
+)
 from .errors import DataError, TransformConfigError
 from .java_date_format import DateParseError, JavaDateFormat, PatternError
 from .record import TransformRecord
@@ -78,7 +87,7 @@ class TimestampConverter(KeyOrValueTransformation):
     def _to_millis(self, value: Any, source: str) -> int:
         if source == TYPE_STRING:
             if not isinstance(value, str):
-                raise DataError(f"Expected string timestamp to be a String, but found {type(value).__name__}")
+                raise DataError(f"Expected string timestamp to be a String, but found class {java_class_of(value)}")
             if self.format is None:
                 raise DataError("TimestampConverter has no format to parse a string timestamp (Connect: NPE)")
             try:
@@ -89,7 +98,7 @@ class TimestampConverter(KeyOrValueTransformation):
                 ) from None
         if source == TYPE_UNIX:
             if isinstance(value, bool) or not isinstance(value, int):
-                raise DataError(f"Expected Unix timestamp to be a Long, but found {type(value).__name__}")
+                raise DataError(f"Expected Unix timestamp to be a Long, but found class {java_class_of(value)}")
             if self.precision == "seconds":
                 return _saturated(value * 1000)
             if self.precision == "microseconds":
@@ -147,13 +156,15 @@ class TimestampConverter(KeyOrValueTransformation):
         if schema is None:
             if value is None or not self.field:
                 return self.operand.updated(record, None, self.convert(value, None, False))
-            updated = dict(require_map(value, self.purpose))
-            updated[self.field] = self.convert(updated.get(self.field), None, False)
-            return self.operand.updated(record, None, updated)
+            # new HashMap<>(value) with the field put: as a dict in that map's iteration order.
+            source = require_map(value, self.purpose)
+            updated = dict(source)
+            updated[self.field] = self.convert(source.get(self.field), None, False)
+            return self.operand.updated(record, None, in_hash_map_order(updated, copy_capacity(len(source))))
         if not self.field:
             converted = self.convert(value, source_type(schema), True)
             return self.operand.updated(record, self.target_schema(schema.optional), converted)
-        struct = None if value is None else require_struct(value, self.purpose)
+        struct = None if value is None else require_struct(value, self.purpose, schema)
         new_schema = self.cache.get(schema, self._struct_schema)
         return self.operand.updated(record, new_schema, None if struct is None else self._struct(struct, schema))
 
@@ -196,7 +207,7 @@ def _inferred(value: Any) -> str:
         return TYPE_UNIX
     if isinstance(value, str):
         return TYPE_STRING
-    raise DataError(f"TimestampConverter does not support {type(value).__name__} objects as timestamps")
+    raise DataError(f"TimestampConverter does not support class {java_class_of(value)} objects as timestamps")
 
 
 TimestampConverterKey, TimestampConverterValue = variants(TimestampConverter, "TimestampConverter")
@@ -221,9 +232,11 @@ class TimestampRouter(Transformation):
 
     def apply(self, record: TransformRecord) -> TransformRecord | None:
         if record.timestamp is None:
+            # Connect prints the whole record (key, value, headers); a record without a timestamp has the
+            # type NoTimestampType.
             raise DataError(
                 f"Timestamp missing on record: SinkRecord{{kafkaOffset={record.offset}, "
-                f"timestampType={record.timestamp_type}}} ConnectRecord{{topic='{record.topic}', "
+                f"timestampType=NoTimestampType}} ConnectRecord{{topic='{record.topic}', "
                 f"kafkaPartition={record.partition}, timestamp=null}}"
             )
         stamp = self.format.format(record.timestamp)
