@@ -7,9 +7,11 @@ starting), so on two cores one pytest process left the other core mostly idle; t
 * The devstack: every worker brings it up in one state directory the controller names (``up`` is
   idempotent, so under a file lock the first worker starts it and the others find it running); the
   controller stops it when the run ends. Without xdist the suite starts and stops its own, as before.
-* Spark: the tests that use Spark (the ``spark`` marker, or a Spark fixture) form one xdist group, so one
-  worker runs them all, with the one session; every other test file is a group of its own, so a module's
-  fixtures (a stack, a broker, `dagster dev` of its own) are set up once, as without xdist.
+* Spark: the tests that use the in-process Spark session (a Spark fixture) form one xdist group, so one
+  worker runs them all, with the one session. Every other test goes to whichever worker is free, one by
+  one: the tests that run Spark in a subprocess (a CLI, `dagster dev`: the ``spark`` marker alone) are more
+  than half of the suite's time, so grouping them, or grouping by file, leaves one worker the long pole. A
+  module-scoped fixture may then be set up once per worker (measured: about a minute of the run).
 """
 
 from __future__ import annotations
@@ -76,8 +78,19 @@ class SharedDevstack:
 
 
 def group_for_workers(items: list[pytest.Item]) -> None:
-    """Spark tests in one group, every other file a group of its own (``--dist loadgroup``)."""
+    """The tests that use the in-process Spark session in one group (``--dist loadgroup``); the others alone."""
     for item in items:
-        uses_spark = item.get_closest_marker("spark") is not None or bool(SPARK_FIXTURES & set(item.fixturenames))
-        group = SPARK_GROUP if uses_spark else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+            _name_group(item, SPARK_GROUP)
+
+
+def _name_group(item: pytest.Item, group: str) -> None:
+    """pytest-xdist (3.8) tells the controller a test's group by appending ``@<group>`` to ``item._nodeid``,
+    which pytest 9.2 no longer reads (a node's id is ``str(item._id)``): without this the groups were silently
+    ignored and the Spark tests ran on both workers, with a session on each. On a pytest that has no ``_id``,
+    xdist's own suffix works."""
+    if hasattr(item, "_id"):
+        from _pytest.nodes import coerce_node_id  # pytest's own parsing of an id (pytest 9.2+)
+
+        item._id = coerce_node_id(f"{item.nodeid}@{group}")
