@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -30,7 +31,7 @@ HOP_BY_HOP = frozenset(
 )
 
 
-class LoopbackHttpServer:
+class LoopbackHttpServer(ABC):
     """Serves ``handler_class`` on a free loopback port in daemon threads until ``stop``; a context manager."""
 
     def __init__(self, thread_name: str):
@@ -38,8 +39,9 @@ class LoopbackHttpServer:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
+    @abstractmethod
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        raise NotImplementedError
+        """The request handler of this server (a class that can reach this instance)."""
 
     @property
     def port(self) -> int:

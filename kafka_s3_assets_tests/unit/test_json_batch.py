@@ -25,10 +25,11 @@ import zlib
 import orjson
 import pytest
 
-from kafka_s3_assets.export.conversion import RecordConverter
+from kafka_s3_assets.export.conversion import RecordConverter, sink_avro_data
 from kafka_s3_assets.export.errant_records import ErrantRecords
 from kafka_s3_assets.export.record_loop import RecordLoop
 from kafka_s3_assets.export.tolerance import ErrorPolicy
+from kafka_s3_assets.export.transforming import RecordTransformer
 from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.converters import ConversionError, JsonSchemalessConverter
 from kafka_s3_assets.sink.errors import RecordError
@@ -389,13 +390,22 @@ def w3_values(count: int, start: int = 0) -> list[bytes]:
 
 
 def run(config: dict, records: list[KafkaRecord], batch_size: int, batch_path: bool, dead_letters=None) -> dict:
+    """The records written by the record loop in batches of ``batch_size``, with the batch path on or off:
+    the objects, commits, error, tolerated records, dead letters and how many runs the batch path took.
+    With the config's transforms, through them, and which records' offsets the record path's transforms ran
+    for (``transformed one by one``)."""
     cfg = validate_connector_config(config)
     errant = ErrantRecords(ErrorPolicy.from_config(cfg), dead_letters)
-    writer, store = writer_for(config, reporter=errant)
+    writer, store = writer_for(config, topic=records[0].topic, partition=records[0].partition, reporter=errant)
     errant.follow(writer.inner)
     taken = []
     write_batch = writer.inner.write_batch
     writer.inner.write_batch = lambda *args: taken.append(write_batch(*args)) or taken[-1]
+    transformer, transformed = None, []
+    if cfg.transforms:
+        transformer = RecordTransformer(cfg.transforms, sink_avro_data(cfg))
+        transform = transformer.transform
+        transformer.transform = lambda record: transformed.append(record.offset) or transform(record)  # type: ignore[method-assign]
     committed = []
     loop = RecordLoop(
         RecordConverter(cfg, None),
@@ -404,6 +414,7 @@ def run(config: dict, records: list[KafkaRecord], batch_size: int, batch_path: b
         NOW,
         lambda *batches: committed.extend(batches),
         batch_path=batch_path,
+        transformer=transformer,
     )
     error = None
     try:
@@ -412,26 +423,32 @@ def run(config: dict, records: list[KafkaRecord], batch_size: int, batch_path: b
     except RecordError as exc:
         error = str(exc)
     settled = errant.settle(committed)
-    return {
+    outcome = {
         "objects": store.objects,
         "committed": committed,
         "open": writer.open_record_count,
         "position": loop.position,
         "error": error,
         "tolerated": settled.tolerated,
-        "dead letters": [r.offset for r, _h in dead_letters.sent] if dead_letters else None,
+        "dead letters": dead_letters.sent if dead_letters else None,
         "runs taken": taken.count(True),
     }
+    return outcome | ({"transformed one by one": transformed} if transformer is not None else {})
 
 
 def both(config: dict, records: list[KafkaRecord], batch_size: int, dead_letters=lambda: None) -> dict:
-    """Runs both ways, checks they agree, returns the batch path's outcome (with how many runs it took)."""
+    """Runs both ways, checks they agree, returns the batch path's outcome (with how many runs it took, and
+    with transforms the offsets of the records the record path's transforms ran for, fewer than without it)."""
     batched = run(config, records, batch_size, batch_path=True, dead_letters=dead_letters())
     one_by_one = run(config, records, batch_size, batch_path=False, dead_letters=dead_letters())
     assert one_by_one.pop("runs taken") == 0
     taken = batched.pop("runs taken")
+    extra = {}
+    if "transformed one by one" in batched:
+        transformed = extra["transformed one by one"] = batched.pop("transformed one by one")
+        assert len(one_by_one.pop("transformed one by one")) > len(transformed)
     assert batched == one_by_one
-    return {**batched, "runs taken": taken}
+    return {**batched, "runs taken": taken, **extra}
 
 
 @pytest.mark.parametrize(
@@ -495,7 +512,7 @@ def test_bad_records_are_tolerated_to_the_dlq_as_one_by_one(compression, flush_s
     )
     out = both(config, kafka_records(values), batch_size, dead_letters=FakeDeadLetters)
     bad = [i for i, v in enumerate(values) if record_line(v) is None]
-    assert out["error"] is None and out["dead letters"] == bad and len(bad) > 10
+    assert out["error"] is None and [r.offset for r, _h in out["dead letters"]] == bad and len(bad) > 10
     assert out["runs taken"] > 0
 
 

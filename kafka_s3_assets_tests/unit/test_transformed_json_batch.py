@@ -27,12 +27,7 @@ import random
 
 import pytest
 
-from kafka_s3_assets.export.conversion import RecordConverter, sink_avro_data
-from kafka_s3_assets.export.errant_records import ErrantRecords
-from kafka_s3_assets.export.record_loop import RecordLoop
-from kafka_s3_assets.export.tolerance import ErrorPolicy
 from kafka_s3_assets.export.transforming import RecordTransformer
-from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.converters import ConversionError, JsonSchemalessConverter
 from kafka_s3_assets.sink.errors import RecordError
 from kafka_s3_assets.sink.formats.json_format import JsonFormat
@@ -46,9 +41,8 @@ from kafka_s3_assets.sink.transforms.insert import InsertFieldValue
 from kafka_s3_assets.sink.transforms.replace import ReplaceFieldValue
 
 from .java_programs import run as run_java
-from .sink_helpers import writer_for
 from .test_errant_records import FakeDeadLetters
-from .test_json_batch import json_config, kafka_records, w3_values
+from .test_json_batch import both, json_config, kafka_records, w3_values
 
 pytestmark = [pytest.mark.unit]
 
@@ -270,60 +264,6 @@ def test_other_chains_do_not_take_the_batch_path():
 
 
 # -- objects: the record loop with the batch path on and off -----------------------------------------
-
-
-def run(config: dict, records: list[KafkaRecord], batch_size: int, batch_path: bool, dead_letters=None) -> dict:
-    cfg = validate_connector_config(config)
-    errant = ErrantRecords(ErrorPolicy.from_config(cfg), dead_letters)
-    writer, store = writer_for(config, topic=TOPIC, partition=records[0].partition, reporter=errant)
-    errant.follow(writer.inner)
-    taken = []
-    write_batch = writer.inner.write_batch
-    writer.inner.write_batch = lambda *args: taken.append(write_batch(*args)) or taken[-1]
-    transforms = RecordTransformer(cfg.transforms, sink_avro_data(cfg))
-    transformed = []
-    transform = transforms.transform
-    transforms.transform = lambda record: transformed.append(record.offset) or transform(record)  # type: ignore[method-assign]
-    committed = []
-    loop = RecordLoop(
-        RecordConverter(cfg, None),
-        errant,
-        writer.inner,
-        NOW,
-        lambda *batches: committed.extend(batches),
-        batch_path=batch_path,
-        transformer=transforms,
-    )
-    error = None
-    try:
-        for i in range(0, len(records), batch_size):
-            loop.write(RecordBatch.of(records[i : i + batch_size]))
-    except RecordError as exc:
-        error = str(exc)
-    settled = errant.settle(committed)
-    return {
-        "objects": store.objects,
-        "committed": committed,
-        "open": writer.open_record_count,
-        "position": loop.position,
-        "error": error,
-        "tolerated": settled.tolerated,
-        "dead letters": dead_letters.sent if dead_letters else None,
-        "runs taken": taken.count(True),
-        "transformed one by one": transformed,
-    }
-
-
-def both(config: dict, records: list[KafkaRecord], batch_size: int, dead_letters=lambda: None) -> dict:
-    """Runs both ways, checks they agree, returns the batch path's outcome (with how many runs it took, and
-    the offsets of the records the record path's transforms ran for)."""
-    batched = run(config, records, batch_size, batch_path=True, dead_letters=dead_letters())
-    one_by_one = run(config, records, batch_size, batch_path=False, dead_letters=dead_letters())
-    assert one_by_one.pop("runs taken") == 0
-    taken, transformed = batched.pop("runs taken"), batched.pop("transformed one by one")
-    assert len(one_by_one.pop("transformed one by one")) > len(transformed)
-    assert batched == one_by_one
-    return {**batched, "runs taken": taken, "transformed one by one": transformed}
 
 
 def lineage_config(**overrides) -> dict:
