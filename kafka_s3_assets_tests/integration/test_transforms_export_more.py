@@ -404,3 +404,19 @@ def test_timestamp_converter_to_a_connect_timestamp_in_avro_and_parquet(kafka, s
         assert schema.field("seen").type == pa.timestamp("ms", tz="UTC")
         assert schema.field("left").type == pa.timestamp("ms", tz="UTC")
         assert (schema.field("seen").nullable, schema.field("left").nullable) == (False, True)
+
+
+def test_timestamp_converter_to_a_connect_timestamp_in_json(kafka, s3_client, bucket):
+    """The same chain into JsonFormat: JsonConverter (schemas off) writes a Connect Timestamp as its epoch
+    milliseconds, a number, and the optional one that stayed null as null; the fields keep the struct's order."""
+    topic = kafka.create_topic()
+    visits = [{"id": i, "seen": s, "left": left} for i, (s, left) in enumerate(zip(SEEN, LEFT, strict=True))]
+    kafka.produce_avro(topic, visits, schema=VISIT_SCHEMA)
+    config = connector_config(topic, bucket, **{**PARSE_SEEN, "format.class": FMT + "json.JsonFormat"})
+    [key] = export(config, topic, succeed=True).object_keys
+    lines = body(s3_client, bucket, key).decode().splitlines()
+    assert lines == [
+        '{"id":0,"seen":1743553800000,"left":1743555600000}',
+        '{"id":1,"seen":946684799000,"left":null}',
+        '{"id":2,"seen":1743599107000,"left":1743602400000}',
+    ]
