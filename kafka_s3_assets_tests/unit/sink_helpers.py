@@ -10,6 +10,7 @@ import fastavro
 
 from kafka_s3_assets.sink.config import validate_connector_config
 from kafka_s3_assets.sink.converters import AvroConverter, AvroDecoder, RegisteredSchema
+from kafka_s3_assets.sink.converters.avro import is_raw_bytes
 from kafka_s3_assets.sink.formats import build_format
 from kafka_s3_assets.sink.naming import ObjectNaming
 from kafka_s3_assets.sink.partitioners import build_partitioner
@@ -58,9 +59,14 @@ class FakeRegistry:
 
 
 def framed(schema: dict, value: dict, schema_id: int) -> bytes:
+    """A value as Confluent's Avro serializer frames it: a top-level ``bytes`` value is its raw bytes (no
+    Avro length prefix), any other the Avro encoding of the value."""
     buffer = io.BytesIO()
     fastavro.schemaless_writer(buffer, fastavro.parse_schema(schema), value)
-    return b"\x00" + struct.pack(">I", schema_id) + buffer.getvalue()
+    datum = buffer.getvalue()
+    if is_raw_bytes(schema):  # the bytes (a decimal's too) without the length varint before them
+        datum = datum[next(i for i, byte in enumerate(datum) if byte < 0x80) + 1 :]
+    return b"\x00" + struct.pack(">I", schema_id) + datum
 
 
 def avro_records(
