@@ -78,11 +78,17 @@ class SharedDevstack:
 
 
 def group_for_workers(items: list[pytest.Item]) -> None:
-    """The tests that use the in-process Spark session in one group (``--dist loadgroup``); the others alone."""
+    """The tests that use the in-process Spark session in one group (``--dist loadgroup``), those of a module
+    that names a group of its own (``pytest.mark.xdist_group``: a costly module fixture, such as a Spark
+    cluster, set up once) in that group; the others alone."""
     for item in items:
         if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
             _name_group(item, SPARK_GROUP)
+        else:
+            named = item.get_closest_marker("xdist_group")
+            if named is not None and named.args:
+                _name_group(item, str(named.args[0]))
 
 
 def _name_group(item: pytest.Item, group: str) -> None:

@@ -20,7 +20,14 @@ from kafka_s3_assets.devstack.ports import pick_free_ports
 
 from ..conftest import connector_config, list_keys
 
-pytestmark = [pytest.mark.integration, pytest.mark.kafka, pytest.mark.s3, pytest.mark.registry, pytest.mark.spark]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.kafka,
+    pytest.mark.s3,
+    pytest.mark.registry,
+    pytest.mark.spark,
+    pytest.mark.xdist_group("spark_standalone"),  # one worker: the module's cluster is started once
+]
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 
